@@ -1,0 +1,8 @@
+// Copies (with conversion and broadcasting) into a contiguous output, for other kernel families.
+#pragma once
+#include "core/array.h"
+
+namespace nuvec::cpu {
+// `out` has its contiguous buffer; `in` broadcasts to out's shape.
+void copy_into(const Array& in, Array& out);
+}  // namespace nuvec::cpu

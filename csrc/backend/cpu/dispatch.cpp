@@ -1,0 +1,46 @@
+// Chooses the kernel build for this processor once, at first use. NUVEC_CPU_ISA=portable|avx2|avx512
+// forces a lower one (for tests and comparisons).
+#include <cstdlib>
+#include <cstring>
+
+#include "backend/cpu/kernels.h"
+#include "core/device.h"
+
+namespace nuvec::cpu {
+namespace {
+
+KernelTable* build() {
+  auto* t = new KernelTable();
+  const char* want = std::getenv("NUVEC_CPU_ISA");
+  auto allowed = [&](const char* isa) { return !want || std::strcmp(want, isa) == 0; };
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  bool has512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+  bool has2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+  if (has512 && allowed("avx512")) {
+    t->isa = "avx512";
+    avx512::fill_convert(*t), avx512::fill_unary(*t), avx512::fill_binary(*t), avx512::fill_select(*t);
+    return t;
+  }
+  if (has2 && (allowed("avx2") || (want && std::strcmp(want, "avx512") == 0))) {
+    t->isa = "avx2";
+    avx2::fill_convert(*t), avx2::fill_unary(*t), avx2::fill_binary(*t), avx2::fill_select(*t);
+    return t;
+  }
+#endif
+  t->isa = "portable";
+  portable::fill_convert(*t), portable::fill_unary(*t), portable::fill_binary(*t), portable::fill_select(*t);
+  return t;
+}
+
+}  // namespace
+
+const KernelTable& kernels() {
+  static const KernelTable* t = build();
+  return *t;
+}
+
+}  // namespace nuvec::cpu
+
+const char* nuvec::cpu_kernel_isa() { return cpu::kernels().isa; }

@@ -1,0 +1,192 @@
+// The element-wise engine: broadcasting, strides and dtype conversion around contiguous kernels.
+// The iteration space is collapsed, cut into runs of at most kChunk elements along the innermost
+// axis, and each run's operands are passed straight through when they are contiguous in the
+// compute dtype, or first gathered into a small per-thread buffer.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "backend/cpu/copy.h"
+#include "backend/cpu/kernels.h"
+#include "core/primitives/elementwise.h"
+#include "core/threads.h"
+
+namespace nuvec {
+namespace cpu {
+namespace {
+
+constexpr int64_t kChunk = 2048;
+constexpr int64_t kParallelGrain = int64_t(1) << 15;  // elements per thread below which we stay serial
+constexpr int kMaxOperands = 3;
+
+struct Operand {
+  const char* data;
+  Dtype dtype;
+  Dtype compute;
+  Strides strides;  // broadcast to the output's rank, in elements
+};
+
+// Input strides seen through broadcasting to `shape`.
+Strides broadcast_strides(const Array& a, const Shape& shape) {
+  Strides s(shape.size(), 0);
+  size_t off = shape.size() - a.shape().size();
+  for (size_t i = 0; i < a.shape().size(); ++i) s[off + i] = a.shape()[i] == 1 ? 0 : a.strides()[i];
+  return s;
+}
+
+// Merges axes that every operand walks as one.
+void collapse(Shape& shape, std::vector<Strides*> strides) {
+  Shape ns;
+  std::vector<Strides> nst(strides.size());
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 1) continue;
+    bool merge = !ns.empty();
+    for (size_t k = 0; merge && k < strides.size(); ++k)
+      merge = nst[k].back() == (*strides[k])[i] * shape[i];
+    if (merge) {
+      ns.back() *= shape[i];
+      for (size_t k = 0; k < strides.size(); ++k) nst[k].back() = (*strides[k])[i];
+    } else {
+      ns.push_back(shape[i]);
+      for (size_t k = 0; k < strides.size(); ++k) nst[k].push_back((*strides[k])[i]);
+    }
+  }
+  if (ns.empty()) {
+    ns.push_back(1);
+    for (auto& s : nst) s.push_back(0);
+  }
+  shape = ns;
+  for (size_t k = 0; k < strides.size(); ++k) *strides[k] = nst[k];
+}
+
+struct Scratch {
+  alignas(64) char in[kMaxOperands][kChunk * 8];
+  alignas(64) char out[kChunk * 8];
+};
+
+// Runs `kernel` over the output (contiguous, freshly allocated or donated).
+void run(EwKernel kernel, const EwParams& params, std::vector<Operand> ops, char* out, Dtype out_dtype,
+         Dtype out_compute, Shape shape) {
+  const KernelTable& kt = kernels();
+  Strides out_strides = Array::row_strides(shape);
+  std::vector<Strides*> all{&out_strides};
+  for (auto& op : ops) all.push_back(&op.strides);
+  collapse(shape, all);
+  int nd = int(shape.size());
+  int64_t inner = shape[nd - 1];
+  int64_t rows = 1;
+  for (int i = 0; i < nd - 1; ++i) rows *= shape[i];
+  int64_t pieces = (inner + kChunk - 1) / kChunk;
+  int64_t units = rows * pieces;
+  size_t osz = size_of(out_dtype);
+  ConvertKernel store = out_dtype == out_compute ? nullptr : kt.convert[int(out_compute)][int(out_dtype)];
+  int64_t grain = std::max<int64_t>(1, kParallelGrain / std::min(inner, kChunk));
+  parallel_for(units, grain, [&](int64_t u0, int64_t u1) {
+    thread_local Scratch scratch;
+    const void* in_ptr[kMaxOperands];
+    bool in_scalar[kMaxOperands];
+    for (int64_t u = u0; u < u1; ++u) {
+      int64_t row = u / pieces, start = (u % pieces) * kChunk, len = std::min(kChunk, inner - start);
+      int64_t rest = row;
+      int64_t offsets[kMaxOperands] = {};
+      for (int d = nd - 2; d >= 0; --d) {
+        int64_t idx = rest % shape[d];
+        rest /= shape[d];
+        for (size_t k = 0; k < ops.size(); ++k) offsets[k] += idx * ops[k].strides[d];
+      }
+      for (size_t k = 0; k < ops.size(); ++k) {
+        const Operand& op = ops[k];
+        int64_t st = op.strides[nd - 1];
+        const char* base = op.data + (offsets[k] + start * st) * int64_t(size_of(op.dtype));
+        bool scalar = st == 0 && ops.size() > 1;
+        int64_t n = scalar ? 1 : len;
+        if (op.dtype == op.compute && (st == 1 || scalar)) {
+          in_ptr[k] = base;
+        } else {
+          kt.convert[int(op.dtype)][int(op.compute)](base, st, scratch.in[k], n);
+          in_ptr[k] = scratch.in[k];
+        }
+        in_scalar[k] = scalar;
+      }
+      char* dst = out + (row * inner + start) * int64_t(osz);
+      if (store) {
+        kernel(in_ptr, in_scalar, scratch.out, len, params);
+        store(scratch.out, 1, dst, len);
+      } else {
+        kernel(in_ptr, in_scalar, dst, len, params);
+      }
+    }
+  });
+}
+
+// An input whose buffer nothing else uses can become the output's.
+bool donate(const Array& in, Array& out) {
+  if (in.use_count() != 1 || !in.buffer() || in.buffer().use_count() != 1 || !in.buffer()->owned()) return false;
+  if (in.itemsize() != out.itemsize() || in.shape() != out.shape() || !in.row_contiguous() || in.offset() != 0)
+    return false;
+  out.set_contiguous_data(in.buffer());
+  return true;
+}
+
+void prepare_output(const std::vector<Array>& in, Array& out) {
+  for (const Array& a : in)
+    if (donate(a, out)) return;
+  out.allocate_contiguous();
+}
+
+void eval_elementwise(const Elementwise& prim, EwKernel kernel, const std::vector<Array>& in, Array& out) {
+  prepare_output(in, out);
+  if (out.size() == 0) return;
+  std::vector<Operand> ops;
+  for (size_t k = 0; k < in.size(); ++k)
+    ops.push_back({in[k].data_bytes(), in[k].dtype(), prim.compute()[k], broadcast_strides(in[k], out.shape())});
+  run(kernel, prim.params(), std::move(ops), out.data_bytes(), out.dtype(), prim.out_compute(), out.shape());
+}
+
+void missing_kernel(const char* op, Dtype d) {
+  throw KernelError(EvalErrorKind::other, std::string("no CPU kernel for dtype ") + name_of(d) + " in " + op);
+}
+
+// Moves p.i bytes per element: the conversion already happened while gathering the input.
+void byte_copy(const void* const* in, const bool*, void* out, int64_t n, const EwParams& p) {
+  std::memcpy(out, in[0], size_t(n) * size_t(p.i));
+}
+
+}  // namespace
+
+void copy_into(const Array& in, Array& out) {
+  if (out.size() == 0) return;
+  std::vector<Operand> ops{{in.data_bytes(), in.dtype(), out.dtype(), broadcast_strides(in, out.shape())}};
+  EwParams p;
+  p.i = int(out.itemsize());
+  run(&byte_copy, p, std::move(ops), out.data_bytes(), out.dtype(), out.dtype(), out.shape());
+}
+
+}  // namespace cpu
+
+void Unary::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+  if (op_ == UnaryOp::copy || op_ == UnaryOp::stop_gradient) {
+    if (in[0].dtype() == out[0].dtype() && in[0].shape() == out[0].shape()) {
+      out[0].set_data(in[0].buffer(), in[0].strides(), in[0].offset());  // same bits: share them
+      return;
+    }
+    out[0].allocate_contiguous();
+    cpu::copy_into(in[0], out[0]);
+    return;
+  }
+  cpu::EwKernel k = cpu::kernels().unary[int(op_)][int(compute_[0])];
+  if (!k) cpu::missing_kernel(name(), compute_[0]);
+  cpu::eval_elementwise(*this, k, in, out[0]);
+}
+
+void Binary::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+  cpu::EwKernel k = cpu::kernels().binary[int(op_)][int(compute_[0])];
+  if (!k) cpu::missing_kernel(name(), compute_[0]);
+  cpu::eval_elementwise(*this, k, in, out[0]);
+}
+
+void Select::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+  cpu::eval_elementwise(*this, cpu::kernels().select[int(compute_[1])], in, out[0]);
+}
+
+}  // namespace nuvec

@@ -1,0 +1,40 @@
+// The table of contiguous CPU kernels, filled once for the processor found at run time
+// (AVX-512, AVX2 or portable builds of the same sources in backend/cpu/simd/).
+#pragma once
+#include <cstdint>
+
+#include "core/dtype.h"
+#include "core/primitives/elementwise.h"
+
+namespace nuvec::cpu {
+
+// in[k] points at n elements of input k, or at one element repeated when in_scalar[k].
+using EwKernel = void (*)(const void* const* in, const bool* in_scalar, void* out, int64_t n, const EwParams& p);
+// dst[i] = src[i * src_stride] converted, for i < n (strides in elements).
+using ConvertKernel = void (*)(const void* src, int64_t src_stride, void* dst, int64_t n);
+
+struct KernelTable {
+  const char* isa = "";
+  EwKernel unary[kUnaryOps][kNumDtypes] = {};
+  EwKernel binary[kBinaryOps][kNumDtypes] = {};
+  EwKernel select[kNumDtypes] = {};
+  ConvertKernel convert[kNumDtypes][kNumDtypes] = {};
+};
+
+const KernelTable& kernels();
+
+#define NUVEC_DECLARE_ISA(ns)                \
+  namespace ns {                             \
+  void fill_convert(KernelTable& t);         \
+  void fill_unary(KernelTable& t);           \
+  void fill_binary(KernelTable& t);          \
+  void fill_select(KernelTable& t);          \
+  }
+NUVEC_DECLARE_ISA(portable)
+#if defined(__x86_64__)
+NUVEC_DECLARE_ISA(avx2)
+NUVEC_DECLARE_ISA(avx512)
+#endif
+#undef NUVEC_DECLARE_ISA
+
+}  // namespace nuvec::cpu

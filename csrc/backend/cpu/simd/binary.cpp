@@ -1,0 +1,267 @@
+// Binary kernels: one functor per op; the loop template handles scalar operands.
+#include <cmath>
+#include <limits>
+
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/simd/simd.h"
+
+namespace nuvec::cpu::NUVEC_ISA {
+namespace {
+
+template <class T> constexpr bool numeric = true;
+template <class T> constexpr bool not_complex = !is_complex_v<T>;
+template <class T> constexpr bool integral = std::is_integral_v<T>;
+template <class T> constexpr bool int_only = is_int_v<T>;
+template <class T> constexpr bool real_float = is_float_v<T>;
+
+#define NUVEC_BINARY(Name, Ok, expr)                                   \
+  struct Name {                                                        \
+    template <class T> static constexpr bool ok = Ok<T>;               \
+    template <class T>                                                 \
+    static auto f(T a, T b, const EwParams& p) { return expr; }        \
+  };
+
+template <class T>
+T add(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) return a || b; else return T(a + b);
+}
+template <class T>
+T sub(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) return a != b; else return T(a - b);
+}
+template <class T>
+T mul(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) return a && b; else return T(a * b);
+}
+
+// NumPy's floored division and remainder; integer division by zero gives 0.
+template <class T>
+T floor_div(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return a && b;
+  } else if constexpr (std::is_integral_v<T>) {
+    if (b == 0) return 0;
+    if constexpr (std::is_signed_v<T>) {
+      if (b == T(-1)) return T(0 - std::make_unsigned_t<T>(a));  // avoids INT_MIN / -1
+      T q = a / b;
+      if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+      return q;
+    } else {
+      return a / b;
+    }
+  } else {
+    if (b == 0) return a / b;
+    T mod = std::fmod(a, b);
+    T div = (a - mod) / b;
+    if (mod != 0 && ((b < 0) != (mod < 0))) div -= T(1);
+    if (div == 0) return std::copysign(T(0), a / b);
+    T fl = std::floor(div);
+    return div - fl > T(0.5) ? fl + T(1) : fl;
+  }
+}
+template <class T>
+T rem(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return false;
+  } else if constexpr (std::is_integral_v<T>) {
+    if (b == 0) return 0;
+    if constexpr (std::is_signed_v<T>) {
+      if (b == T(-1)) return 0;
+      T r = a % b;
+      if (r != 0 && ((r < 0) != (b < 0))) r += b;
+      return r;
+    } else {
+      return a % b;
+    }
+  } else {
+    if (b == 0) return std::fmod(a, b);
+    T mod = std::fmod(a, b);
+    if (mod != 0) {
+      if ((b < 0) != (mod < 0)) mod += b;
+    } else {
+      mod = std::copysign(T(0), b);
+    }
+    return mod;
+  }
+}
+
+template <class T>
+T power(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return a || !b;
+  } else if constexpr (std::is_integral_v<T>) {
+    if constexpr (std::is_signed_v<T>) {
+      if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
+    }
+    std::make_unsigned_t<T> r = 1, base = a;
+    for (auto e = std::make_unsigned_t<T>(b); e; e >>= 1) {
+      if (e & 1) r *= base;
+      base *= base;
+    }
+    return T(r);
+  } else {
+    return std::pow(a, b);
+  }
+}
+
+template <class T>
+bool lt(T a, T b) {
+  if constexpr (is_complex_v<T>) return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag());
+  else return a < b;
+}
+template <class T>
+bool is_nan(T a) {
+  if constexpr (is_complex_v<T>) return std::isnan(a.real()) || std::isnan(a.imag());
+  else if constexpr (is_float_v<T>) return std::isnan(a);
+  else return false;
+}
+// maximum / minimum propagate NaN, as MLX and NumPy do.
+template <class T>
+T max_of(T a, T b) {
+  if (is_nan(a)) return a;
+  if (is_nan(b)) return b;
+  return lt(a, b) ? b : a;
+}
+template <class T>
+T min_of(T a, T b) {
+  if (is_nan(a)) return a;
+  if (is_nan(b)) return b;
+  return lt(b, a) ? b : a;
+}
+
+template <class T>
+T shift_left(T a, T b) {
+  constexpr int bits = sizeof(T) * 8;
+  if (b < 0 || b >= T(bits)) return 0;
+  return T(std::make_unsigned_t<T>(a) << b);
+}
+template <class T>
+T shift_right(T a, T b) {
+  constexpr int bits = sizeof(T) * 8;
+  if (b < 0 || b >= T(bits)) return (std::is_signed_v<T> && a < 0) ? T(-1) : T(0);
+  return T(a >> b);
+}
+
+template <class T>
+T log_add_exp(T a, T b) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+  if (a == b) return a + T(0.6931471805599453);
+  T m = std::max(a, b);
+  return m + std::log1p(std::exp(-std::fabs(a - b)));
+}
+
+template <class T>
+bool close(T a, T b, const EwParams& p) {
+  if (is_nan(a) || is_nan(b)) return p.i && is_nan(a) && is_nan(b);
+  if (a == b) return true;
+  if constexpr (is_complex_v<T> || is_float_v<T>) {
+    double d = std::abs(std::complex<double>(a) - std::complex<double>(b));
+    return d <= p.b + p.a * std::abs(std::complex<double>(b));
+  } else {
+    double d = std::fabs(double(a) - double(b));
+    return d <= p.b + p.a * std::fabs(double(b));
+  }
+}
+
+NUVEC_BINARY(Add, numeric, add(a, b))
+NUVEC_BINARY(Subtract, numeric, sub(a, b))
+NUVEC_BINARY(Multiply, numeric, mul(a, b))
+NUVEC_BINARY(Divide, numeric, T(a / b))
+NUVEC_BINARY(FloorDivide, not_complex, floor_div(a, b))
+NUVEC_BINARY(Remainder, not_complex, rem(a, b))
+NUVEC_BINARY(Power, numeric, power(a, b))
+NUVEC_BINARY(Maximum, numeric, max_of(a, b))
+NUVEC_BINARY(Minimum, numeric, min_of(a, b))
+NUVEC_BINARY(Equal, numeric, bool(a == b))
+NUVEC_BINARY(NotEqual, numeric, bool(a != b))
+NUVEC_BINARY(Less, numeric, lt(a, b))
+NUVEC_BINARY(LessEqual, numeric, !lt(b, a) && !is_nan(a) && !is_nan(b))
+NUVEC_BINARY(Greater, numeric, lt(b, a))
+NUVEC_BINARY(GreaterEqual, numeric, !lt(a, b) && !is_nan(a) && !is_nan(b))
+NUVEC_BINARY(LogicalAnd, numeric, bool(a != T(0) && b != T(0)))
+NUVEC_BINARY(LogicalOr, numeric, bool(a != T(0) || b != T(0)))
+NUVEC_BINARY(BitwiseAnd, integral, T(a & b))
+NUVEC_BINARY(BitwiseOr, integral, T(a | b))
+NUVEC_BINARY(BitwiseXor, integral, T(a ^ b))
+NUVEC_BINARY(LeftShift, int_only, shift_left(a, b))
+NUVEC_BINARY(RightShift, int_only, shift_right(a, b))
+NUVEC_BINARY(Arctan2, real_float, T(std::atan2(a, b)))
+NUVEC_BINARY(LogAddExp, real_float, log_add_exp(a, b))
+NUVEC_BINARY(IsClose, numeric, close(a, b, p))
+NUVEC_BINARY(EqualNan, numeric, bool(a == b || (is_nan(a) && is_nan(b))))
+
+// Float32 forms with an explicit vector version.
+template <class Op> struct VecForm { static constexpr bool has = false; };
+#define NUVEC_VEC_FORM(Op, expr)                                   \
+  template <> struct VecForm<Op> {                                 \
+    static constexpr bool has = true;                              \
+    static VecF vec(VecF a, VecF b) { return expr; }               \
+  };
+NUVEC_VEC_FORM(Add, a + b)
+NUVEC_VEC_FORM(Subtract, a - b)
+NUVEC_VEC_FORM(Multiply, a * b)
+NUVEC_VEC_FORM(Divide, a / b)
+#ifdef NUVEC_HAS_VECTOR_MATH
+NUVEC_VEC_FORM(Power, NUVEC_MVEC2(pow)(a, b))
+NUVEC_VEC_FORM(Arctan2, NUVEC_MVEC2(atan2)(a, b))
+#endif
+
+template <class Op, class T>
+void binary_kernel(const void* const* in, const bool* scalar, void* out, int64_t n, const EwParams& p) {
+  const T* a = static_cast<const T*>(in[0]);
+  const T* b = static_cast<const T*>(in[1]);
+  using O = decltype(Op::f(T{}, T{}, p));
+  O* o = static_cast<O*>(out);
+  if constexpr (std::is_same_v<T, float> && VecForm<Op>::has) {
+    map_vec2(a, scalar[0], b, scalar[1], o, n, [](VecF x, VecF y) { return VecForm<Op>::vec(x, y); });
+  } else if (scalar[1]) {
+    const T bv = b[0];
+    for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i], bv, p);
+  } else if (scalar[0]) {
+    const T av = a[0];
+    for (int64_t i = 0; i < n; ++i) o[i] = Op::f(av, b[i], p);
+  } else {
+    for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i], b[i], p);
+  }
+}
+
+template <class Op>
+void fill_op(KernelTable& t, BinaryOp op) {
+  for_each_compute_dtype([&](auto d) {
+    using T = ctype_t<d.value>;
+    if constexpr (Op::template ok<T>) t.binary[int(op)][int(d.value)] = &binary_kernel<Op, T>;
+  });
+}
+
+}  // namespace
+
+void fill_binary(KernelTable& t) {
+  fill_op<Add>(t, BinaryOp::add);
+  fill_op<Subtract>(t, BinaryOp::subtract);
+  fill_op<Multiply>(t, BinaryOp::multiply);
+  fill_op<Divide>(t, BinaryOp::divide);
+  fill_op<FloorDivide>(t, BinaryOp::floor_divide);
+  fill_op<Remainder>(t, BinaryOp::remainder);
+  fill_op<Power>(t, BinaryOp::power);
+  fill_op<Maximum>(t, BinaryOp::maximum);
+  fill_op<Minimum>(t, BinaryOp::minimum);
+  fill_op<Equal>(t, BinaryOp::equal);
+  fill_op<NotEqual>(t, BinaryOp::not_equal);
+  fill_op<Less>(t, BinaryOp::less);
+  fill_op<LessEqual>(t, BinaryOp::less_equal);
+  fill_op<Greater>(t, BinaryOp::greater);
+  fill_op<GreaterEqual>(t, BinaryOp::greater_equal);
+  fill_op<LogicalAnd>(t, BinaryOp::logical_and);
+  fill_op<LogicalOr>(t, BinaryOp::logical_or);
+  fill_op<BitwiseAnd>(t, BinaryOp::bitwise_and);
+  fill_op<BitwiseOr>(t, BinaryOp::bitwise_or);
+  fill_op<BitwiseXor>(t, BinaryOp::bitwise_xor);
+  fill_op<LeftShift>(t, BinaryOp::left_shift);
+  fill_op<RightShift>(t, BinaryOp::right_shift);
+  fill_op<Arctan2>(t, BinaryOp::arctan2);
+  fill_op<LogAddExp>(t, BinaryOp::logaddexp);
+  fill_op<IsClose>(t, BinaryOp::isclose);
+  fill_op<EqualNan>(t, BinaryOp::equal_nan);
+}
+
+}  // namespace nuvec::cpu::NUVEC_ISA

@@ -1,0 +1,91 @@
+// Explicit SIMD for the kernel builds: a native-width vector type and float32 math through
+// glibc's vector math library (libmvec), whose variant matches the build's instruction set.
+// Each file in this folder is compiled once per ISA with NUVEC_ISA naming its namespace.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "backend/cpu/ctypes.h"
+
+#ifndef NUVEC_ISA
+#error "NUVEC_ISA must name the instruction set this file is built for"
+#endif
+
+namespace nuvec::cpu::NUVEC_ISA {
+
+#if defined(__AVX512F__)
+constexpr int kVecBytes = 64;
+#elif defined(__AVX2__)
+constexpr int kVecBytes = 32;
+#else
+constexpr int kVecBytes = 16;
+#endif
+
+// (GCC ignores vector_size on alias templates, so each vector type is spelled out.)
+typedef float VecF __attribute__((vector_size(kVecBytes)));
+constexpr int kLanesF = kVecBytes / 4;
+
+inline VecF load(const float* p) {
+  VecF v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+inline void store(float* p, VecF v) { std::memcpy(p, &v, sizeof(v)); }
+
+#if defined(__GLIBC__) && defined(__x86_64__)
+#define NUVEC_HAS_VECTOR_MATH 1
+#if defined(__AVX512F__)
+#define NUVEC_MVEC(name) _ZGVeN16v_##name##f
+#define NUVEC_MVEC2(name) _ZGVeN16vv_##name##f
+#elif defined(__AVX2__)
+#define NUVEC_MVEC(name) _ZGVdN8v_##name##f
+#define NUVEC_MVEC2(name) _ZGVdN8vv_##name##f
+#else
+#define NUVEC_MVEC(name) _ZGVbN4v_##name##f
+#define NUVEC_MVEC2(name) _ZGVbN4vv_##name##f
+#endif
+extern "C" {
+#define NUVEC_DECLARE_MVEC(name) VecF NUVEC_MVEC(name)(VecF);
+#define NUVEC_DECLARE_MVEC2(name) VecF NUVEC_MVEC2(name)(VecF, VecF);
+NUVEC_DECLARE_MVEC(exp) NUVEC_DECLARE_MVEC(expm1) NUVEC_DECLARE_MVEC(log) NUVEC_DECLARE_MVEC(log1p)
+NUVEC_DECLARE_MVEC(log2) NUVEC_DECLARE_MVEC(log10) NUVEC_DECLARE_MVEC(sin) NUVEC_DECLARE_MVEC(cos)
+NUVEC_DECLARE_MVEC(tan) NUVEC_DECLARE_MVEC(asin) NUVEC_DECLARE_MVEC(acos) NUVEC_DECLARE_MVEC(atan)
+NUVEC_DECLARE_MVEC(sinh) NUVEC_DECLARE_MVEC(cosh) NUVEC_DECLARE_MVEC(tanh) NUVEC_DECLARE_MVEC(asinh)
+NUVEC_DECLARE_MVEC(acosh) NUVEC_DECLARE_MVEC(atanh) NUVEC_DECLARE_MVEC(erf)
+NUVEC_DECLARE_MVEC2(pow) NUVEC_DECLARE_MVEC2(atan2)
+}
+#undef NUVEC_DECLARE_MVEC
+#undef NUVEC_DECLARE_MVEC2
+#endif
+
+// Applies a vector function to n floats; the tail goes through the same vector code (padded),
+// so an element's result never depends on where it sits.
+template <class VF>
+inline void map_vec(const float* a, float* o, int64_t n, VF vf) {
+  int64_t i = 0;
+  for (; i + kLanesF <= n; i += kLanesF) store(o + i, vf(load(a + i)));
+  if (i < n) {
+    float in[kLanesF] = {}, out[kLanesF];
+    std::memcpy(in, a + i, (n - i) * 4);
+    store(out, vf(load(in)));
+    std::memcpy(o + i, out, (n - i) * 4);
+  }
+}
+
+template <class VF>
+inline void map_vec2(const float* a, bool a_scalar, const float* b, bool b_scalar, float* o, int64_t n, VF vf) {
+  VecF sa = VecF{} + (a_scalar ? a[0] : 0.0f), sb = VecF{} + (b_scalar ? b[0] : 0.0f);
+  int64_t i = 0;
+  for (; i + kLanesF <= n; i += kLanesF)
+    store(o + i, vf(a_scalar ? sa : load(a + i), b_scalar ? sb : load(b + i)));
+  if (i < n) {
+    float ta[kLanesF] = {}, tb[kLanesF] = {}, out[kLanesF];
+    if (!a_scalar) std::memcpy(ta, a + i, (n - i) * 4);
+    if (!b_scalar) std::memcpy(tb, b + i, (n - i) * 4);
+    store(out, vf(a_scalar ? sa : load(ta), b_scalar ? sb : load(tb)));
+    std::memcpy(o + i, out, (n - i) * 4);
+  }
+}
+
+}  // namespace nuvec::cpu::NUVEC_ISA

@@ -1,0 +1,332 @@
+// Unary kernels: one functor per op; the loop template owns vectorisation.
+#include <cmath>
+#include <limits>
+
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/simd/simd.h"
+
+namespace nuvec::cpu::NUVEC_ISA {
+namespace {
+
+template <class T> constexpr bool real_float = is_float_v<T>;
+template <class T> constexpr bool inexact = is_float_v<T> || is_complex_v<T>;
+template <class T> constexpr bool any_type = true;
+
+// The float32 inverse error function MLX uses (N. Juffa's minimax polynomials in log(1 - a^2),
+// split at |t| = 6.125); the same constants give the same bits, which random.normal relies on.
+inline float erfinv_f(float a) {
+  constexpr float tail[] = {3.03697567e-10f, 2.93243101e-8f, 1.22150334e-6f, 2.84108955e-5f, 3.93552968e-4f,
+                            3.02698812e-3f,  4.83185798e-3f, -2.64646143e-1f, 8.40016484e-1f};
+  constexpr float center[] = {5.43877832e-9f,  1.43285448e-7f,  1.22774793e-6f, 1.12963626e-7f, -5.61530760e-5f,
+                              -1.47697632e-4f, 2.31468678e-3f, 1.15392581e-2f, -2.32015476e-1f, 8.86226892e-1f};
+  float t = std::log(std::fma(a, 0.0f - a, 1.0f));
+  float p;
+  if (std::fabs(t) > 6.125f) {
+    p = tail[0];
+    for (int k = 1; k < 9; ++k) p = std::fma(p, t, tail[k]);
+  } else {
+    p = center[0];
+    for (int k = 1; k < 10; ++k) p = std::fma(p, t, center[k]);
+  }
+  return a * p;
+}
+
+// Two Newton steps on erf refine the float32 estimate to double precision.
+inline double erfinv_d(double x) {
+  if (!(std::fabs(x) < 1.0)) {
+    if (std::fabs(x) == 1.0) return std::copysign(std::numeric_limits<double>::infinity(), x);
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  double y = erfinv_f(float(x));
+  if (!std::isfinite(y)) y = std::copysign(5.9, x);
+  for (int i = 0; i < 3; ++i) y -= (std::erf(y) - x) / (1.1283791670955126 * std::exp(-y * y));
+  return y;
+}
+
+#define NUVEC_SCALAR_OP(Name, Ok, expr)                      \
+  struct Name {                                              \
+    template <class T> static constexpr bool ok = Ok<T>;     \
+    template <class T>                                       \
+    static auto f(T x, const EwParams& p) { return expr; }   \
+  };
+
+// Ops whose float32 form has a libmvec vector version.
+#ifdef NUVEC_HAS_VECTOR_MATH
+#define NUVEC_VEC_MATH(fn) static VecF vec(VecF v) { return NUVEC_MVEC(fn)(v); }
+#else
+#define NUVEC_VEC_MATH(fn)
+#endif
+#define NUVEC_MATH_OP(Name, fn, complex_expr)                                     \
+  struct Name {                                                                   \
+    template <class T> static constexpr bool ok = inexact<T>;                     \
+    template <class T>                                                            \
+    static auto f(T x, const EwParams&) {                                         \
+      if constexpr (is_complex_v<T>) return T(complex_expr);                      \
+      else return T(std::fn(x));                                                  \
+    }                                                                             \
+    NUVEC_VEC_MATH(fn)                                                            \
+  };
+
+NUVEC_MATH_OP(Exp, exp, std::exp(x))
+NUVEC_MATH_OP(Expm1, expm1, std::exp(x) - T(1))
+NUVEC_MATH_OP(Log, log, std::log(x))
+NUVEC_MATH_OP(Log1p, log1p, std::log(T(1) + x))
+NUVEC_MATH_OP(Log2, log2, std::log(x) / T(std::log(2.0f)))
+NUVEC_MATH_OP(Log10, log10, std::log10(x))
+NUVEC_MATH_OP(Sin, sin, std::sin(x))
+NUVEC_MATH_OP(Cos, cos, std::cos(x))
+NUVEC_MATH_OP(Tan, tan, std::tan(x))
+NUVEC_MATH_OP(Arcsin, asin, std::asin(x))
+NUVEC_MATH_OP(Arccos, acos, std::acos(x))
+NUVEC_MATH_OP(Arctan, atan, std::atan(x))
+NUVEC_MATH_OP(Sinh, sinh, std::sinh(x))
+NUVEC_MATH_OP(Cosh, cosh, std::cosh(x))
+NUVEC_MATH_OP(Tanh, tanh, std::tanh(x))
+NUVEC_MATH_OP(Arcsinh, asinh, std::asinh(x))
+NUVEC_MATH_OP(Arccosh, acosh, std::acosh(x))
+NUVEC_MATH_OP(Arctanh, atanh, std::atanh(x))
+
+struct Erf {
+  template <class T> static constexpr bool ok = real_float<T>;
+  template <class T> static T f(T x, const EwParams&) { return std::erf(x); }
+#ifdef NUVEC_HAS_VECTOR_MATH
+  static VecF vec(VecF v) { return NUVEC_MVEC(erf)(v); }
+#endif
+};
+
+struct Erfinv {
+  template <class T> static constexpr bool ok = real_float<T>;
+  template <class T> static T f(T x, const EwParams&) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (!(std::fabs(x) < 1.0f))
+        return std::fabs(x) == 1.0f ? std::copysign(INFINITY, x) : NAN;
+      return erfinv_f(x);
+    } else {
+      return erfinv_d(x);
+    }
+  }
+};
+
+struct Sigmoid {
+  template <class T> static constexpr bool ok = inexact<T>;
+  template <class T> static T f(T x, const EwParams&) { return T(1) / (T(1) + std::exp(-x)); }
+#ifdef NUVEC_HAS_VECTOR_MATH
+  static VecF vec(VecF v) { return 1.0f / (1.0f + NUVEC_MVEC(exp)(-v)); }
+#endif
+};
+
+struct Sqrt {
+  template <class T> static constexpr bool ok = inexact<T>;
+  template <class T> static T f(T x, const EwParams&) { return std::sqrt(x); }
+};
+struct Rsqrt {
+  template <class T> static constexpr bool ok = inexact<T>;
+  template <class T> static T f(T x, const EwParams&) { return T(1) / std::sqrt(x); }
+};
+struct Reciprocal {
+  template <class T> static constexpr bool ok = inexact<T>;
+  template <class T> static T f(T x, const EwParams&) { return T(1) / x; }
+};
+
+struct Abs {
+  template <class T> static constexpr bool ok = true;
+  template <class T> static auto f(T x, const EwParams&) {
+    if constexpr (is_complex_v<T>) return std::abs(x);
+    else if constexpr (std::is_unsigned_v<T>) return x;
+    else if constexpr (is_float_v<T>) return std::fabs(x);
+    else return T(x < 0 ? -x : x);
+  }
+};
+
+struct Negative {
+  template <class T> static constexpr bool ok = !std::is_same_v<T, bool>;
+  template <class T> static T f(T x, const EwParams&) { return T(-x); }
+};
+
+struct Sign {
+  template <class T> static constexpr bool ok = true;
+  template <class T> static T f(T x, const EwParams&) {
+    if constexpr (is_complex_v<T>) return x == T(0) ? T(0) : x / std::abs(x);
+    else if constexpr (std::is_same_v<T, bool>) return x;
+    else if constexpr (std::is_unsigned_v<T>) return T(x > 0);
+    else return x > 0 ? T(1) : (x < 0 ? T(-1) : x);  // NaN and signed zero pass through
+  }
+};
+
+struct Square {
+  template <class T> static constexpr bool ok = true;
+  template <class T> static T f(T x, const EwParams&) {
+    if constexpr (std::is_same_v<T, bool>) return x;
+    else return T(x * x);
+  }
+};
+
+// floor/ceil/round leave integers as they are (round with negative decimals rounds them).
+struct Floor {
+  template <class T> static constexpr bool ok = !is_complex_v<T>;
+  template <class T> static T f(T x, const EwParams&) {
+    if constexpr (is_float_v<T>) return std::floor(x); else return x;
+  }
+};
+struct Ceil {
+  template <class T> static constexpr bool ok = !is_complex_v<T>;
+  template <class T> static T f(T x, const EwParams&) {
+    if constexpr (is_float_v<T>) return std::ceil(x); else return x;
+  }
+};
+struct Round {
+  template <class T> static constexpr bool ok = !is_complex_v<T>;
+  template <class T> static T f(T x, const EwParams& p) {
+    if constexpr (is_float_v<T>) {
+      if (p.i == 0) return std::nearbyint(x);
+      T scale = T(std::pow(10.0, std::abs(p.i)));
+      return p.i > 0 ? std::nearbyint(x * scale) / scale : std::nearbyint(x / scale) * scale;
+    } else if constexpr (is_int_v<T>) {
+      if (p.i >= 0) return x;
+      double scale = std::pow(10.0, -p.i);
+      return T(std::nearbyint(double(x) / scale) * scale);
+    } else {
+      return x;
+    }
+  }
+};
+
+template <class T>
+bool nan_of(T x) {
+  if constexpr (is_complex_v<T>) return std::isnan(x.real()) || std::isnan(x.imag());
+  else if constexpr (is_float_v<T>) return std::isnan(x);
+  else return false;
+}
+template <class T>
+bool inf_of(T x, int sign) {  // sign 0: either infinity
+  if constexpr (is_complex_v<T>) return sign == 0 && (std::isinf(x.real()) || std::isinf(x.imag()));
+  else if constexpr (is_float_v<T>) return std::isinf(x) && (sign == 0 || (sign > 0) == (x > 0));
+  else return false;
+}
+
+NUVEC_SCALAR_OP(Isnan, any_type, nan_of(x))
+NUVEC_SCALAR_OP(Isinf, any_type, inf_of(x, 0))
+NUVEC_SCALAR_OP(Isposinf, any_type, inf_of(x, 1))
+NUVEC_SCALAR_OP(Isneginf, any_type, inf_of(x, -1))
+NUVEC_SCALAR_OP(Isfinite, any_type, !nan_of(x) && !inf_of(x, 0))
+NUVEC_SCALAR_OP(LogicalNot, any_type, bool(x == T(0)))
+
+struct BitwiseInvert {
+  template <class T> static constexpr bool ok = std::is_integral_v<T>;
+  template <class T> static T f(T x, const EwParams&) {
+    if constexpr (std::is_same_v<T, bool>) return !x; else return T(~x);
+  }
+};
+
+struct Conjugate {
+  template <class T> static constexpr bool ok = true;
+  template <class T> static T f(T x, const EwParams&) {
+    if constexpr (is_complex_v<T>) return std::conj(x); else return x;
+  }
+};
+struct Real {
+  template <class T> static constexpr bool ok = true;
+  template <class T> static auto f(T x, const EwParams&) {
+    if constexpr (is_complex_v<T>) return x.real(); else return x;
+  }
+};
+struct Imag {
+  template <class T> static constexpr bool ok = true;
+  template <class T> static auto f(T x, const EwParams&) {
+    if constexpr (is_complex_v<T>) return x.imag(); else return T(0);
+  }
+};
+
+template <class R>
+R replace_non_finite(R x, const EwParams& p) {
+  if (std::isnan(x)) return R(p.a);
+  if (std::isinf(x)) return R(x > 0 ? p.b : p.c);
+  return x;
+}
+struct NanToNum {
+  template <class T> static constexpr bool ok = true;
+  template <class T> static T f(T x, const EwParams& p) {
+    if constexpr (is_complex_v<T>) return T(replace_non_finite(x.real(), p), replace_non_finite(x.imag(), p));
+    else if constexpr (is_float_v<T>) return replace_non_finite(x, p);
+    else return x;
+  }
+};
+
+struct Copy {
+  template <class T> static constexpr bool ok = true;
+  template <class T> static T f(T x, const EwParams&) { return x; }
+};
+
+template <class Op, class = void> struct has_vec : std::false_type {};
+template <class Op> struct has_vec<Op, std::void_t<decltype(Op::vec(VecF{}))>> : std::true_type {};
+
+template <class Op, class T>
+void unary_kernel(const void* const* in, const bool*, void* out, int64_t n, const EwParams& p) {
+  const T* a = static_cast<const T*>(in[0]);
+  using O = decltype(Op::f(T{}, p));
+  O* o = static_cast<O*>(out);
+  if constexpr (std::is_same_v<T, float> && has_vec<Op>::value) {
+    map_vec(a, o, n, [](VecF v) { return Op::vec(v); });
+  } else {
+    for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i], p);
+  }
+}
+
+template <class Op>
+void fill_op(KernelTable& t, UnaryOp op) {
+  for_each_compute_dtype([&](auto d) {
+    using T = ctype_t<d.value>;
+    if constexpr (Op::template ok<T>) t.unary[int(op)][int(d.value)] = &unary_kernel<Op, T>;
+  });
+}
+
+}  // namespace
+
+void fill_unary(KernelTable& t) {
+  fill_op<Abs>(t, UnaryOp::abs);
+  fill_op<Negative>(t, UnaryOp::negative);
+  fill_op<Sign>(t, UnaryOp::sign);
+  fill_op<Sqrt>(t, UnaryOp::sqrt);
+  fill_op<Rsqrt>(t, UnaryOp::rsqrt);
+  fill_op<Square>(t, UnaryOp::square);
+  fill_op<Reciprocal>(t, UnaryOp::reciprocal);
+  fill_op<Exp>(t, UnaryOp::exp);
+  fill_op<Expm1>(t, UnaryOp::expm1);
+  fill_op<Log>(t, UnaryOp::log);
+  fill_op<Log1p>(t, UnaryOp::log1p);
+  fill_op<Log2>(t, UnaryOp::log2);
+  fill_op<Log10>(t, UnaryOp::log10);
+  fill_op<Sin>(t, UnaryOp::sin);
+  fill_op<Cos>(t, UnaryOp::cos);
+  fill_op<Tan>(t, UnaryOp::tan);
+  fill_op<Arcsin>(t, UnaryOp::arcsin);
+  fill_op<Arccos>(t, UnaryOp::arccos);
+  fill_op<Arctan>(t, UnaryOp::arctan);
+  fill_op<Sinh>(t, UnaryOp::sinh);
+  fill_op<Cosh>(t, UnaryOp::cosh);
+  fill_op<Tanh>(t, UnaryOp::tanh);
+  fill_op<Arcsinh>(t, UnaryOp::arcsinh);
+  fill_op<Arccosh>(t, UnaryOp::arccosh);
+  fill_op<Arctanh>(t, UnaryOp::arctanh);
+  fill_op<Erf>(t, UnaryOp::erf);
+  fill_op<Erfinv>(t, UnaryOp::erfinv);
+  fill_op<Sigmoid>(t, UnaryOp::sigmoid);
+  fill_op<Floor>(t, UnaryOp::floor);
+  fill_op<Ceil>(t, UnaryOp::ceil);
+  fill_op<Round>(t, UnaryOp::round);
+  fill_op<Isnan>(t, UnaryOp::isnan);
+  fill_op<Isinf>(t, UnaryOp::isinf);
+  fill_op<Isposinf>(t, UnaryOp::isposinf);
+  fill_op<Isneginf>(t, UnaryOp::isneginf);
+  fill_op<Isfinite>(t, UnaryOp::isfinite);
+  fill_op<LogicalNot>(t, UnaryOp::logical_not);
+  fill_op<BitwiseInvert>(t, UnaryOp::bitwise_invert);
+  fill_op<Conjugate>(t, UnaryOp::conjugate);
+  fill_op<Real>(t, UnaryOp::real);
+  fill_op<Imag>(t, UnaryOp::imag);
+  fill_op<NanToNum>(t, UnaryOp::nan_to_num);
+  fill_op<Copy>(t, UnaryOp::stop_gradient);
+  fill_op<Copy>(t, UnaryOp::copy);
+}
+
+}  // namespace nuvec::cpu::NUVEC_ISA

@@ -1,0 +1,90 @@
+// Layout primitives on the CPU: new strides over the same buffer, or a copy where needed.
+#include "backend/cpu/copy.h"
+#include "core/primitives/views.h"
+
+namespace nuvec {
+
+void Slice::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+  const Array& x = in[0];
+  Strides st(x.ndim());
+  int64_t offset = x.offset();
+  for (int i = 0; i < x.ndim(); ++i) {
+    st[i] = x.strides()[i] * step_[i];
+    if (out[0].shape()[i] > 0) offset += start_[i] * x.strides()[i];
+  }
+  out[0].set_data(x.buffer(), std::move(st), offset);
+}
+
+void Transpose::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+  const Array& x = in[0];
+  Strides st(perm_.size());
+  for (size_t i = 0; i < perm_.size(); ++i) st[i] = x.strides()[perm_[i]];
+  out[0].set_data(x.buffer(), std::move(st), x.offset());
+}
+
+void Broadcast::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+  const Array& x = in[0];
+  const Shape& shape = out[0].shape();
+  Strides st(shape.size(), 0);
+  size_t off = shape.size() - x.shape().size();
+  for (size_t i = 0; i < x.shape().size(); ++i) st[off + i] = x.shape()[i] == 1 ? 0 : x.strides()[i];
+  out[0].set_data(x.buffer(), std::move(st), x.offset());
+}
+
+namespace {
+// Strides that read `x` in row-major order with `shape`, when its strides allow (NumPy's
+// no-copy reshape): each run of new axes must map onto a run of old axes that is contiguous.
+bool reshape_strides(const Array& x, const Shape& shape, Strides& out) {
+  Shape os;
+  Strides ost;
+  for (int i = 0; i < x.ndim(); ++i)
+    if (x.shape(i) != 1) os.push_back(x.shape(i)), ost.push_back(x.strides()[i]);
+  out.assign(shape.size(), 0);
+  if (x.size() == 0) {
+    out = Array::row_strides(shape);
+    return true;
+  }
+  size_t oi = 0, ni = 0;
+  while (ni < shape.size() && oi < os.size()) {
+    size_t oj = oi + 1, nj = ni + 1;
+    int64_t np = shape[ni], op = os[oi];
+    while (np != op) {
+      if (np < op) np *= shape[nj++];
+      else op *= os[oj++];
+    }
+    for (size_t k = oi; k + 1 < oj; ++k)
+      if (ost[k] != os[k + 1] * ost[k + 1]) return false;
+    out[nj - 1] = ost[oj - 1];
+    for (size_t k = nj - 1; k > ni; --k) out[k - 1] = out[k] * shape[k];
+    ni = nj, oi = oj;
+  }
+  return true;
+}
+}  // namespace
+
+void Reshape::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+  const Array& x = in[0];
+  Strides st;
+  if (reshape_strides(x, out[0].shape(), st)) {
+    out[0].set_data(x.buffer(), std::move(st), x.offset());
+    return;
+  }
+  // Strides cannot express it: copy in row-major order, then read with the new shape.
+  Array flat = Array::allocate(x.shape(), x.dtype());
+  cpu::copy_into(x, flat);
+  out[0].set_data(flat.buffer(), Array::row_strides(out[0].shape()), 0);
+}
+
+void ViewDtype::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+  const Array& x = in[0];
+  if (x.row_contiguous() && (x.offset() * int64_t(x.itemsize())) % int64_t(out[0].itemsize()) == 0) {
+    int64_t offset = x.offset() * int64_t(x.itemsize()) / int64_t(out[0].itemsize());
+    out[0].set_data(x.buffer(), Array::row_strides(out[0].shape()), offset);
+    return;
+  }
+  Array flat = Array::allocate(x.shape(), x.dtype());
+  cpu::copy_into(x, flat);
+  out[0].set_data(flat.buffer(), Array::row_strides(out[0].shape()), 0);
+}
+
+}  // namespace nuvec

@@ -1,0 +1,75 @@
+// Creation ops.
+#include <cmath>
+#include <string>
+
+#include "core/ops.h"
+#include "core/primitives/creation.h"
+
+namespace nuvec {
+
+Array full(const Shape& shape, const Array& value, std::optional<Dtype> dtype, Stream s) {
+  check_shape(shape, "full");
+  Shape out_shape = broadcast_shapes(value.shape(), shape, "full");
+  if (out_shape != shape)
+    throw OpError("full", "the value cannot be broadcast to the requested shape");
+  Dtype d = dtype.value_or(value.dtype());
+  return Array::lazy(shape, d, std::make_shared<Unary>(UnaryOp::copy, value.dtype(), d), {value}, s);
+}
+
+Array arange(double start, double stop, double step, Dtype dtype, Stream s) {
+  if (step == 0) throw OpError("arange", "step cannot be 0");
+  if (!std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step))
+    throw OpError("arange", "start, stop and step must be finite");
+  if (dtype == Dtype::bool_) throw OpError("arange", "bool is not supported");
+  double n = std::ceil((stop - start) / step);
+  if (n > double(int64_t(1) << 48)) throw OpError("arange", "too many elements");
+  int64_t size = n > 0 ? int64_t(n) : 0;
+  return Array::lazy({size}, dtype, std::make_shared<Arange>(start, step), {}, s);
+}
+
+Array linspace(double start, double stop, int64_t num, Dtype dtype, Stream s) {
+  if (num < 0) throw OpError("linspace", "num must be non-negative, got " + std::to_string(num));
+  if (!is_floating(dtype) && !is_integer(dtype)) throw OpError("linspace", std::string("unsupported dtype ") + name_of(dtype));
+  double step = num > 1 ? (stop - start) / double(num - 1) : 0.0;
+  // Computed in double so the last element is exactly `stop`, then cast.
+  Array a = Array::lazy({num}, Dtype::float64, std::make_shared<Arange>(start, step), {}, s);
+  if (num > 1) {
+    Array idx = Array::lazy({num}, Dtype::int32, std::make_shared<Arange>(0, 1), {}, s);
+    Array last = binary(BinaryOp::equal, idx, scalar_array(int64_t(num - 1)), s);
+    a = where(last, scalar_array(stop, Dtype::float64), a, s);
+  }
+  return astype(a, dtype, s);
+}
+
+Array tri(int64_t n, int64_t m, int64_t k, Dtype dtype, Stream s) {
+  check_shape({n, m}, "tri");
+  Array rows = arange(0, double(n), 1, Dtype::int64, s);
+  Array cols = arange(0, double(m), 1, Dtype::int64, s);
+  Array mask = binary(BinaryOp::greater_equal, reshape(binary(BinaryOp::add, rows, scalar_array(k, Dtype::int64), s), {n, 1}, s),
+                      reshape(cols, {1, m}, s), s);
+  return astype(mask, dtype, s);
+}
+
+Array eye(int64_t n, int64_t m, int64_t k, Dtype dtype, Stream s) {
+  check_shape({n, m}, "eye");
+  Array rows = arange(0, double(n), 1, Dtype::int64, s);
+  Array cols = arange(0, double(m), 1, Dtype::int64, s);
+  Array mask = binary(BinaryOp::equal, reshape(binary(BinaryOp::add, rows, scalar_array(k, Dtype::int64), s), {n, 1}, s),
+                      reshape(cols, {1, m}, s), s);
+  return astype(mask, dtype, s);
+}
+
+namespace {
+Array triangle(const Array& x, int64_t k, bool lower, const char* op, Stream s) {
+  if (x.ndim() < 2) throw OpError(op, "the array must have at least 2 dimensions");
+  int64_t n = x.shape(-2), m = x.shape(-1);
+  Array mask = tri(n, m, lower ? k : k - 1, Dtype::bool_, s);
+  if (!lower) mask = unary(UnaryOp::logical_not, mask, s);
+  return where(mask, x, scalar_array(int64_t(0), x.dtype()), s);
+}
+}  // namespace
+
+Array tril(const Array& x, int64_t k, Stream s) { return triangle(x, k, true, "tril", s); }
+Array triu(const Array& x, int64_t k, Stream s) { return triangle(x, k, false, "triu", s); }
+
+}  // namespace nuvec

@@ -1,0 +1,96 @@
+// Layout ops: views sharing the input's buffer wherever strides allow.
+#include <algorithm>
+#include <string>
+
+#include "core/ops.h"
+#include "core/primitives/reduce.h"
+#include "core/primitives/views.h"
+
+namespace nuvec {
+
+Array reshape(const Array& x, Shape shape, Stream s) {
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      if (infer >= 0) throw OpError("reshape", "only one dimension can be -1");
+      infer = int(i);
+    } else if (shape[i] < 0) {
+      throw OpError("reshape", "negative dimensions are not allowed");
+    } else {
+      known *= shape[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || x.size() % known != 0)
+      throw OpError("reshape", "cannot reshape an array of size " + std::to_string(x.size()));
+    shape[infer] = x.size() / known;
+  }
+  check_shape(shape, "reshape");
+  if (shape_size(shape) != x.size())
+    throw OpError("reshape", "cannot reshape an array of size " + std::to_string(x.size()) + " into a shape of size " +
+                                 std::to_string(shape_size(shape)));
+  if (shape == x.shape()) return x;
+  return Array::lazy(std::move(shape), x.dtype(), std::make_shared<Reshape>(), {x}, s);
+}
+
+Array transpose(const Array& x, std::vector<int> perm, Stream s) {
+  int nd = x.ndim();
+  if (perm.empty())
+    for (int i = nd - 1; i >= 0; --i) perm.push_back(i);
+  if (int(perm.size()) != nd)
+    throw OpError("transpose", "axes must have one entry per dimension (" + std::to_string(nd) + ")");
+  std::vector<bool> seen(nd, false);
+  Shape shape(nd);
+  for (int i = 0; i < nd; ++i) {
+    perm[i] = normalize_axis(perm[i], nd, "transpose");
+    if (seen[perm[i]]) throw OpError("transpose", "repeated axis in axes");
+    seen[perm[i]] = true;
+    shape[i] = x.shape(perm[i]);
+  }
+  return Array::lazy(std::move(shape), x.dtype(), std::make_shared<Transpose>(std::move(perm)), {x}, s);
+}
+
+Array broadcast_to(const Array& x, const Shape& shape, Stream s) {
+  check_shape(shape, "broadcast_to");
+  if (x.shape() == shape) return x;
+  Shape b = broadcast_shapes(x.shape(), shape, "broadcast_to");
+  if (b != shape) throw OpError("broadcast_to", "the array cannot be broadcast to the requested shape");
+  return Array::lazy(shape, x.dtype(), std::make_shared<Broadcast>(), {x}, s);
+}
+
+Array slice(const Array& x, const Shape& start, const Shape& stop, const Shape& step, Stream s) {
+  int nd = x.ndim();
+  if (int(start.size()) != nd || int(stop.size()) != nd || int(step.size()) != nd)
+    throw OpError("slice", "start, stop and step need one entry per dimension");
+  Shape shape(nd);
+  for (int i = 0; i < nd; ++i) {
+    if (step[i] == 0) throw OpError("slice", "slice step cannot be zero");
+    int64_t n = step[i] > 0 ? (stop[i] - start[i] + step[i] - 1) / step[i] : (start[i] - stop[i] - step[i] - 1) / -step[i];
+    shape[i] = std::max<int64_t>(n, 0);
+  }
+  return Array::lazy(std::move(shape), x.dtype(), std::make_shared<Slice>(start, step), {x}, s);
+}
+
+Array view(const Array& x, Dtype dtype, Stream s) {
+  if (dtype == x.dtype()) return x;
+  size_t from = x.itemsize(), to = size_of(dtype);
+  Shape shape = x.shape();
+  if (from != to) {
+    if (shape.empty()) throw OpError("view", "a 0-d array cannot change its itemsize");
+    int64_t bytes = shape.back() * int64_t(from);
+    if (bytes % int64_t(to) != 0)
+      throw OpError("view", "the last dimension's byte size must be divisible by the new itemsize");
+    shape.back() = bytes / int64_t(to);
+  }
+  return Array::lazy(std::move(shape), dtype, std::make_shared<ViewDtype>(), {x}, s);
+}
+
+Array all(const Array& x, Stream s) {
+  return Array::lazy({}, Dtype::bool_, std::make_shared<ReduceAll>(ReduceOp::all), {x}, s);
+}
+Array any(const Array& x, Stream s) {
+  return Array::lazy({}, Dtype::bool_, std::make_shared<ReduceAll>(ReduceOp::any), {x}, s);
+}
+
+}  // namespace nuvec

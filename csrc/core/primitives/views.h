@@ -1,0 +1,50 @@
+// Layout primitives: their outputs share the input's buffer with new strides and offset
+// (a copy only where strides cannot express the result, e.g. reshaping a transposed array).
+#pragma once
+#include "core/primitive.h"
+
+namespace nuvec {
+
+class Slice : public Primitive {
+ public:
+  Slice(Shape start, Shape step) : start_(std::move(start)), step_(std::move(step)) {}
+  const char* name() const override { return "slice"; }
+  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  const Shape& start() const { return start_; }
+  const Shape& step() const { return step_; }
+
+ private:
+  Shape start_, step_;
+};
+
+class Transpose : public Primitive {
+ public:
+  explicit Transpose(std::vector<int> perm) : perm_(std::move(perm)) {}
+  const char* name() const override { return "transpose"; }
+  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  const std::vector<int>& perm() const { return perm_; }
+
+ private:
+  std::vector<int> perm_;
+};
+
+class Broadcast : public Primitive {
+ public:
+  const char* name() const override { return "broadcast_to"; }
+  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+};
+
+class Reshape : public Primitive {
+ public:
+  const char* name() const override { return "reshape"; }
+  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+};
+
+// Reinterprets the bytes of a row-contiguous array as another dtype.
+class ViewDtype : public Primitive {
+ public:
+  const char* name() const override { return "view"; }
+  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+};
+
+}  // namespace nuvec

@@ -1,0 +1,16 @@
+// The CPU thread pool. Work is split by a partition that depends only on the problem size, so
+// results never depend on how many threads run it.
+#pragma once
+#include <cstdint>
+#include <functional>
+
+namespace nuvec {
+
+int get_num_threads();
+void set_num_threads(int n);  // NUVEC_NUM_THREADS sets the starting value (default: the cores available)
+
+// Runs fn(begin, end) over [0, n) in ceil(n / grain)-sized pieces spread over the threads;
+// inline when n is at most `grain`.
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+}  // namespace nuvec

@@ -1,0 +1,346 @@
+#include "python/convert.h"
+
+#include <complex>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/eval.h"
+#include "python/dlpack.h"
+
+namespace nuvec::python {
+
+std::optional<Scalar> as_scalar(nb::handle h) {
+  PyObject* o = h.ptr();
+  if (PyBool_Check(o)) return Scalar(o == Py_True);
+  if (PyLong_Check(o)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow) throw OpError("array", "Python integer is too large for int64");
+    return Scalar(int64_t(v));
+  }
+  if (PyFloat_Check(o)) return Scalar(PyFloat_AS_DOUBLE(o));
+  if (PyComplex_Check(o)) return Scalar(std::complex<double>(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o)));
+  return std::nullopt;
+}
+
+Stream to_stream(nb::handle h) {
+  if (h.is_none()) return default_stream(default_device());
+  if (nb::isinstance<Stream>(h)) return nb::cast<Stream>(h);
+  if (nb::isinstance<Device>(h)) {
+    Device d = nb::cast<Device>(h);
+    if (!is_available(d)) throw OpError("stream", "the device is not available in this build");
+    return default_stream(d);
+  }
+  if (nb::isinstance<DeviceType>(h)) {
+    Device d{nb::cast<DeviceType>(h), 0};
+    if (!is_available(d)) throw OpError("stream", "the device is not available in this build");
+    return default_stream(d);
+  }
+  throw OpError("stream", "expected a Stream, a Device or None");
+}
+
+void eval_now(const std::vector<Array>& arrays) {
+  bool pending = false;
+  for (const Array& a : arrays) pending |= !a.evaluated();
+  if (!pending) return;
+  nb::gil_scoped_release release;
+  eval(arrays);
+}
+
+namespace {
+
+// NumPy's buffer format characters.
+std::optional<Dtype> dtype_of_format(const char* fmt, Py_ssize_t itemsize) {
+  std::string f(fmt ? fmt : "B");
+  while (!f.empty() && (f[0] == '<' || f[0] == '=' || f[0] == '@' || f[0] == '|')) f.erase(0, 1);
+  if (f == "?") return Dtype::bool_;
+  if (f == "e") return Dtype::float16;
+  if (f == "f") return Dtype::float32;
+  if (f == "d") return Dtype::float64;
+  if (f == "Zf") return Dtype::complex64;
+  if (f.size() == 1) {
+    char c = f[0];
+    bool is_signed = c == 'b' || c == 'h' || c == 'i' || c == 'l' || c == 'q' || c == 'n';
+    bool is_unsigned = c == 'B' || c == 'H' || c == 'I' || c == 'L' || c == 'Q' || c == 'N';
+    if (is_signed || is_unsigned) {
+      switch (itemsize) {
+        case 1: return is_signed ? Dtype::int8 : Dtype::uint8;
+        case 2: return is_signed ? Dtype::int16 : Dtype::uint16;
+        case 4: return is_signed ? Dtype::int32 : Dtype::uint32;
+        case 8: return is_signed ? Dtype::int64 : Dtype::uint64;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// A copy of a buffer-protocol object, or nothing when it has no (usable) buffer.
+std::optional<Array> from_buffer_object(nb::handle obj, std::optional<Dtype> dtype) {
+  if (!PyObject_CheckBuffer(obj.ptr()) || PyBytes_Check(obj.ptr()) || PyByteArray_Check(obj.ptr()))
+    return std::nullopt;
+  auto* view = new Py_buffer;
+  if (PyObject_GetBuffer(obj.ptr(), view, PyBUF_RECORDS_RO) != 0) {
+    PyErr_Clear();
+    delete view;
+    return std::nullopt;
+  }
+  auto release = [view] {
+    PyGILState_STATE st = PyGILState_Ensure();
+    PyBuffer_Release(view);
+    PyGILState_Release(st);
+    delete view;
+  };
+  std::optional<Dtype> src = dtype_of_format(view->format, view->itemsize);
+  if (!src) {
+    std::string fmt = view->format ? view->format : "?";
+    release();
+    throw OpError("array", "unsupported buffer format '" + fmt + "'");
+  }
+  Shape shape(view->shape, view->shape + view->ndim);
+  Strides strides(view->ndim);
+  for (int i = 0; i < view->ndim; ++i) {
+    if (view->strides[i] % view->itemsize != 0) {
+      release();
+      throw OpError("array", "buffer strides must be multiples of the item size");
+    }
+    strides[i] = view->strides[i] / view->itemsize;
+  }
+  auto buffer = Buffer::external(view->buf, size_t(view->len), release);
+  Array source = Array::from_buffer(shape, *src, std::move(buffer), std::move(strides), 0);
+  // COMPAT: float64 data becomes float32 unless float64 is asked for.
+  Dtype target = dtype.value_or(*src == Dtype::float64 ? Dtype::float32 : *src);
+  Array out = Array::lazy(shape, target, std::make_shared<Unary>(UnaryOp::copy, *src, target), {source},
+                          default_stream(default_device()));
+  eval_now({out});
+  return out;
+}
+
+enum class ListKind { boolean, integer, floating, complex };
+
+struct ListScan {
+  Shape shape;
+  ListKind kind = ListKind::boolean;
+  bool has_arrays = false;
+};
+
+void scan_list(nb::handle h, size_t depth, ListScan& s) {
+  if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
+    nb::sequence seq = nb::borrow<nb::sequence>(h);
+    int64_t n = int64_t(nb::len(seq));
+    if (depth == s.shape.size()) s.shape.push_back(n);
+    else if (depth > s.shape.size() || s.shape[depth] != n)
+      throw OpError("array", "nested sequences must be rectangular (inhomogeneous shape)");
+    for (nb::handle item : seq) scan_list(item, depth + 1, s);
+    return;
+  }
+  if (depth != s.shape.size()) throw OpError("array", "nested sequences must be rectangular (inhomogeneous shape)");
+  if (auto v = as_scalar(h)) {
+    ListKind k = std::holds_alternative<bool>(*v) ? ListKind::boolean
+                 : std::holds_alternative<int64_t>(*v) ? ListKind::integer
+                 : std::holds_alternative<double>(*v) ? ListKind::floating
+                                                      : ListKind::complex;
+    if (int(k) > int(s.kind)) s.kind = k;
+    return;
+  }
+  s.has_arrays = true;
+}
+
+template <class T>
+void fill_list(nb::handle h, std::vector<T>& out) {
+  if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
+    for (nb::handle item : nb::borrow<nb::sequence>(h)) fill_list(item, out);
+    return;
+  }
+  Scalar v = *as_scalar(h);
+  std::visit(
+      [&](auto x) {
+        if constexpr (std::is_same_v<T, std::complex<double>>) out.push_back(T(x));
+        else if constexpr (std::is_same_v<decltype(x), std::complex<double>>) out.push_back(T(x.real()));
+        else out.push_back(T(x));
+      },
+      v);
+}
+
+template <class T>
+Array list_array(nb::handle h, const Shape& shape, Dtype source, Dtype target) {
+  std::vector<T> values;
+  values.reserve(size_t(shape_size(shape)));
+  fill_list(h, values);
+  Array src = Array::allocate(shape, source);
+  if constexpr (std::is_same_v<T, std::complex<double>>) {
+    auto* p = src.data<std::complex<float>>();
+    for (size_t i = 0; i < values.size(); ++i) p[i] = std::complex<float>(values[i]);
+  } else {
+    std::memcpy(src.data_bytes(), values.data(), values.size() * sizeof(T));
+  }
+  return astype(src, target, default_stream(default_device()));
+}
+
+Array from_list(nb::handle h, std::optional<Dtype> dtype) {
+  ListScan s;
+  scan_list(h, 0, s);
+  if (s.has_arrays) {
+    // Sequences of arrays: let NumPy stack them, keeping their dtype.
+    nb::module_ np = nb::module_::import_("numpy");
+    nb::list items;
+    for (nb::handle item : nb::borrow<nb::sequence>(h)) {
+      if (nb::isinstance<Array>(item)) {
+        Array a = *nb::inst_ptr<Array>(item);
+        if (a.dtype() == Dtype::bfloat16) a = astype(a, Dtype::float32, default_stream(default_device()));
+        eval_now({a});
+        items.append(nb::cast(a));
+      } else {
+        items.append(item);
+      }
+    }
+    nb::list converted;
+    for (nb::handle item : items) converted.append(np.attr("asarray")(item));
+    nb::object arr = np.attr("stack")(converted);
+    if (!dtype) {
+      // Stacked nuvec arrays keep their dtype; other float64 data becomes float32.
+      for (nb::handle item : nb::borrow<nb::sequence>(h))
+        if (nb::isinstance<Array>(item)) {
+          dtype = nb::inst_ptr<Array>(item)->dtype();
+          break;
+        }
+    }
+    return to_array(arr, dtype);
+  }
+  Dtype source, target;
+  switch (s.kind) {
+    case ListKind::boolean: source = target = Dtype::bool_; break;
+    case ListKind::integer: {
+      source = Dtype::int64;
+      target = Dtype::int32;
+      std::vector<int64_t> probe;
+      fill_list(h, probe);
+      for (int64_t v : probe)
+        if (v < INT32_MIN || v > INT32_MAX) target = Dtype::int64;
+      break;
+    }
+    case ListKind::floating: source = Dtype::float64, target = Dtype::float32; break;
+    default: source = target = Dtype::complex64; break;
+  }
+  if (dtype) target = *dtype;
+  Array out = s.kind == ListKind::boolean    ? list_array<uint8_t>(h, s.shape, source, target)
+              : s.kind == ListKind::integer  ? list_array<int64_t>(h, s.shape, source, target)
+              : s.kind == ListKind::floating ? list_array<double>(h, s.shape, source, target)
+                                             : list_array<std::complex<double>>(h, s.shape, source, target);
+  eval_now({out});
+  return out;
+}
+
+}  // namespace
+
+Array to_array(nb::handle obj, std::optional<Dtype> dtype) {
+  Stream s = default_stream(default_device());
+  if (nb::isinstance<Array>(obj)) {
+    Array a = *nb::inst_ptr<Array>(obj);
+    return dtype ? astype(a, *dtype, s) : a;
+  }
+  if (auto v = as_scalar(obj)) return scalar_array(*v, dtype);
+  if (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) return from_list(obj, dtype);
+  if (auto a = from_buffer_object(obj, dtype)) return *a;
+  if (nb::hasattr(obj, "__dlpack__")) {
+    Array a = from_dlpack_capsule(obj.attr("__dlpack__")());
+    Array out = Array::lazy(a.shape(), dtype.value_or(a.dtype()),
+                            std::make_shared<Unary>(UnaryOp::copy, a.dtype(), dtype.value_or(a.dtype())), {a}, s);
+    eval_now({out});
+    return out;
+  }
+  if (nb::hasattr(obj, "__array__")) {
+    nb::object arr = nb::module_::import_("numpy").attr("asarray")(obj);
+    if (auto a = from_buffer_object(arr, dtype)) return *a;
+  }
+  throw OpError("array", std::string("cannot make an array from an object of type ") +
+                             nb::cast<std::string>(nb::str(obj.type().attr("__name__"))));
+}
+
+Array arg_like(nb::handle h, Dtype other, const char* op) {
+  if (nb::isinstance<Array>(h)) return *nb::inst_ptr<Array>(h);
+  if (auto v = as_scalar(h)) return weak_scalar(*v, other, op);
+  return to_array(h);
+}
+
+std::pair<Array, Array> binary_args(nb::handle a, nb::handle b, const char* op) {
+  bool a_arr = nb::isinstance<Array>(a), b_arr = nb::isinstance<Array>(b);
+  if (a_arr && b_arr) return {*nb::inst_ptr<Array>(a), *nb::inst_ptr<Array>(b)};
+  if (a_arr) {
+    const Array& x = *nb::inst_ptr<Array>(a);
+    return {x, arg_like(b, x.dtype(), op)};
+  }
+  if (b_arr) {
+    const Array& y = *nb::inst_ptr<Array>(b);
+    return {arg_like(a, y.dtype(), op), y};
+  }
+  // Neither is an array: a scalar is weak next to a converted operand.
+  auto sa = as_scalar(a), sb = as_scalar(b);
+  if (sa && !sb) {
+    Array y = to_array(b);
+    return {weak_scalar(*sa, y.dtype(), op), y};
+  }
+  if (sb && !sa) {
+    Array x = to_array(a);
+    return {x, weak_scalar(*sb, x.dtype(), op)};
+  }
+  return {to_array(a), to_array(b)};
+}
+
+namespace {
+nb::object element(const char* p, Dtype d) {
+  auto get = [&](auto v) {
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+  };
+  switch (d) {
+    case Dtype::bool_: return nb::bool_(get(bool{}));
+    case Dtype::uint8: return nb::int_(get(uint8_t{}));
+    case Dtype::uint16: return nb::int_(get(uint16_t{}));
+    case Dtype::uint32: return nb::int_(get(uint32_t{}));
+    case Dtype::uint64: return nb::steal(PyLong_FromUnsignedLongLong(get(uint64_t{})));
+    case Dtype::int8: return nb::int_(get(int8_t{}));
+    case Dtype::int16: return nb::int_(get(int16_t{}));
+    case Dtype::int32: return nb::int_(get(int32_t{}));
+    case Dtype::int64: return nb::steal(PyLong_FromLongLong(get(int64_t{})));
+    case Dtype::float16: return nb::float_(double(get(_Float16{})));
+    case Dtype::float32: return nb::float_(double(get(float{})));
+    case Dtype::float64: return nb::float_(get(double{}));
+    case Dtype::bfloat16: {
+      uint32_t u = uint32_t(get(uint16_t{})) << 16;
+      float f;
+      std::memcpy(&f, &u, 4);
+      return nb::float_(double(f));
+    }
+    case Dtype::complex64: {
+      auto c = get(std::complex<float>{});
+      return nb::steal(PyComplex_FromDoubles(c.real(), c.imag()));
+    }
+  }
+  return nb::none();
+}
+
+nb::object list_at(const Array& a, int axis, const char* p) {
+  if (axis == a.ndim()) return element(p, a.dtype());
+  nb::list out;
+  int64_t step = a.strides()[axis] * int64_t(a.itemsize());
+  for (int64_t i = 0; i < a.shape(axis); ++i) out.append(list_at(a, axis + 1, p + i * step));
+  return out;
+}
+}  // namespace
+
+nb::object item(const Array& a) {
+  if (a.size() != 1)
+    throw OpError("item", "only arrays of one element can be converted to a Python scalar (size " +
+                              std::to_string(a.size()) + ")");
+  eval_now({a});
+  return element(a.data_bytes(), a.dtype());
+}
+
+nb::object tolist(const Array& a) {
+  eval_now({a});
+  if (a.size() == 0 && a.ndim() == 0) return nb::none();
+  return list_at(a, 0, a.size() ? a.data_bytes() : nullptr);
+}
+
+}  // namespace nuvec::python

@@ -1,0 +1,34 @@
+// Python values to arrays and back.
+#pragma once
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+
+#include <optional>
+
+#include "core/array.h"
+#include "core/ops.h"
+
+namespace nuvec::python {
+
+namespace nb = nanobind;
+
+// A Python bool/int/float/complex (or NumPy scalar of those kinds), else nothing.
+std::optional<Scalar> as_scalar(nb::handle h);
+// mx.array(obj, dtype): arrays, scalars, nested sequences, buffer-protocol and DLPack objects.
+Array to_array(nb::handle obj, std::optional<Dtype> dtype = std::nullopt);
+// An op's array argument: an array as is, anything else through to_array.
+inline Array arg(nb::handle h) {
+  if (nb::isinstance<Array>(h)) return *nb::inst_ptr<Array>(h);
+  return to_array(h);
+}
+// An op's second operand next to an array: Python scalars take the array's dtype (weak).
+Array arg_like(nb::handle h, Dtype other, const char* op);
+// Both operands of a binary op, with MLX's weak-scalar rules.
+std::pair<Array, Array> binary_args(nb::handle a, nb::handle b, const char* op);
+
+Stream to_stream(nb::handle h);  // None, a Stream, a Device or a DeviceType
+void eval_now(const std::vector<Array>& arrays);  // releases the GIL while computing
+nb::object item(const Array& a);
+nb::object tolist(const Array& a);
+
+}  // namespace nuvec::python

@@ -1,0 +1,22 @@
+// The extension module nuvec._core.
+#include <nanobind/nanobind.h>
+
+#include "core/device.h"
+#include "python/errors.h"
+
+namespace nb = nanobind;
+
+namespace nuvec::python {
+void init_runtime(nb::module_& m);
+void init_array(nb::module_& m);
+void init_ops(nb::module_& m);
+}  // namespace nuvec::python
+
+NB_MODULE(_core, m) {
+  m.doc() = "nuvec's compiled core: lazy arrays over a multi-threaded SIMD CPU backend.";
+  nuvec::python::init_errors(m);
+  nuvec::python::init_runtime(m);
+  nuvec::python::init_array(m);
+  nuvec::python::init_ops(m);
+  m.def("_cpu_isa", [] { return nuvec::cpu_kernel_isa(); }, "The kernel build chosen for this processor.");
+}

@@ -1,0 +1,270 @@
+// Module-level operations. Each accepts arrays or anything `array()` accepts, and `stream=`.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/vector.h>
+
+#include <cmath>
+
+#include "core/ops.h"
+#include "python/convert.h"
+
+namespace nuvec::python {
+namespace {
+
+Shape to_shape(nb::handle h, const char* op) {
+  if (PyLong_Check(h.ptr())) return {nb::cast<int64_t>(h)};
+  if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
+    Shape s;
+    for (nb::handle d : nb::borrow<nb::sequence>(h)) {
+      if (!PyLong_Check(d.ptr()) && !PyIndex_Check(d.ptr())) throw OpError(op, "shape entries must be integers");
+      s.push_back(nb::cast<int64_t>(nb::int_(d)));
+    }
+    return s;
+  }
+  throw OpError(op, "shape must be an int or a sequence of ints");
+}
+
+Dtype dtype_or(nb::handle h, Dtype fallback) { return h.is_none() ? fallback : nb::cast<Dtype>(h); }
+
+#define NUVEC_BIND_UNARY(name)                                                                           \
+  m.def(                                                                                                 \
+      #name, [](nb::handle a, nb::handle s) { return unary(UnaryOp::name, arg(a), to_stream(s)); },      \
+      nb::arg("a"), nb::kw_only(), nb::arg("stream") = nb::none(), "Element-wise " #name ".");
+#define NUVEC_BIND_BINARY(name)                                                                        \
+  m.def(                                                                                               \
+      #name,                                                                                           \
+      [](nb::handle a, nb::handle b, nb::handle s) {                                                   \
+        auto [x, y] = binary_args(a, b, #name);                                                        \
+        return binary(BinaryOp::name, x, y, to_stream(s));                                             \
+      },                                                                                               \
+      nb::arg("a"), nb::arg("b"), nb::kw_only(), nb::arg("stream") = nb::none(), "Element-wise " #name \
+      " with broadcasting.");
+
+}  // namespace
+
+void init_ops(nb::module_& m) {
+  // Element-wise unary.
+  NUVEC_BIND_UNARY(abs) NUVEC_BIND_UNARY(negative) NUVEC_BIND_UNARY(sign) NUVEC_BIND_UNARY(sqrt)
+  NUVEC_BIND_UNARY(rsqrt) NUVEC_BIND_UNARY(square) NUVEC_BIND_UNARY(reciprocal) NUVEC_BIND_UNARY(exp)
+  NUVEC_BIND_UNARY(expm1) NUVEC_BIND_UNARY(log) NUVEC_BIND_UNARY(log1p) NUVEC_BIND_UNARY(log2)
+  NUVEC_BIND_UNARY(log10) NUVEC_BIND_UNARY(sin) NUVEC_BIND_UNARY(cos) NUVEC_BIND_UNARY(tan)
+  NUVEC_BIND_UNARY(arcsin) NUVEC_BIND_UNARY(arccos) NUVEC_BIND_UNARY(arctan) NUVEC_BIND_UNARY(sinh)
+  NUVEC_BIND_UNARY(cosh) NUVEC_BIND_UNARY(tanh) NUVEC_BIND_UNARY(arcsinh) NUVEC_BIND_UNARY(arccosh)
+  NUVEC_BIND_UNARY(arctanh) NUVEC_BIND_UNARY(erf) NUVEC_BIND_UNARY(erfinv) NUVEC_BIND_UNARY(sigmoid)
+  NUVEC_BIND_UNARY(floor) NUVEC_BIND_UNARY(ceil) NUVEC_BIND_UNARY(isnan) NUVEC_BIND_UNARY(isinf)
+  NUVEC_BIND_UNARY(isposinf) NUVEC_BIND_UNARY(isneginf) NUVEC_BIND_UNARY(isfinite)
+  NUVEC_BIND_UNARY(logical_not) NUVEC_BIND_UNARY(bitwise_invert) NUVEC_BIND_UNARY(conjugate)
+  NUVEC_BIND_UNARY(real) NUVEC_BIND_UNARY(imag) NUVEC_BIND_UNARY(stop_gradient)
+  m.attr("conj") = m.attr("conjugate");
+
+  m.def(
+      "round", [](nb::handle a, int decimals, nb::handle s) { return round(arg(a), decimals, to_stream(s)); },
+      nb::arg("a"), nb::arg("decimals") = 0, nb::kw_only(), nb::arg("stream") = nb::none(),
+      "Rounds half to even, to `decimals` places.");
+  m.def(
+      "nan_to_num",
+      [](nb::handle a, double nan, std::optional<double> posinf, std::optional<double> neginf, nb::handle s) {
+        return nan_to_num(arg(a), nan, posinf, neginf, to_stream(s));
+      },
+      nb::arg("a"), nb::arg("nan") = 0.0, nb::arg("posinf") = nb::none(), nb::arg("neginf") = nb::none(),
+      nb::kw_only(), nb::arg("stream") = nb::none(),
+      "Replaces NaN and infinities with finite numbers (by default the dtype's extremes).");
+  m.def(
+      "degrees", [](nb::handle a, nb::handle s) { return degrees(arg(a), to_stream(s)); }, nb::arg("a"),
+      nb::kw_only(), nb::arg("stream") = nb::none(), "Radians to degrees.");
+  m.def(
+      "radians", [](nb::handle a, nb::handle s) { return radians(arg(a), to_stream(s)); }, nb::arg("a"),
+      nb::kw_only(), nb::arg("stream") = nb::none(), "Degrees to radians.");
+
+  // Element-wise binary.
+  NUVEC_BIND_BINARY(add) NUVEC_BIND_BINARY(subtract) NUVEC_BIND_BINARY(multiply) NUVEC_BIND_BINARY(divide)
+  NUVEC_BIND_BINARY(floor_divide) NUVEC_BIND_BINARY(remainder) NUVEC_BIND_BINARY(power)
+  NUVEC_BIND_BINARY(maximum) NUVEC_BIND_BINARY(minimum) NUVEC_BIND_BINARY(equal) NUVEC_BIND_BINARY(not_equal)
+  NUVEC_BIND_BINARY(less) NUVEC_BIND_BINARY(less_equal) NUVEC_BIND_BINARY(greater)
+  NUVEC_BIND_BINARY(greater_equal) NUVEC_BIND_BINARY(logical_and) NUVEC_BIND_BINARY(logical_or)
+  NUVEC_BIND_BINARY(bitwise_and) NUVEC_BIND_BINARY(bitwise_or) NUVEC_BIND_BINARY(bitwise_xor)
+  NUVEC_BIND_BINARY(left_shift) NUVEC_BIND_BINARY(right_shift) NUVEC_BIND_BINARY(arctan2)
+  NUVEC_BIND_BINARY(logaddexp)
+
+  m.def(
+      "divmod",
+      [](nb::handle a, nb::handle b, nb::handle s) {
+        auto [x, y] = binary_args(a, b, "divmod");
+        Stream st = to_stream(s);
+        return std::make_pair(binary(BinaryOp::floor_divide, x, y, st), binary(BinaryOp::remainder, x, y, st));
+      },
+      nb::arg("a"), nb::arg("b"), nb::kw_only(), nb::arg("stream") = nb::none(),
+      "(floor_divide(a, b), remainder(a, b)).");
+  m.def(
+      "isclose",
+      [](nb::handle a, nb::handle b, double rtol, double atol, bool equal_nan, nb::handle s) {
+        auto [x, y] = binary_args(a, b, "isclose");
+        return isclose(x, y, rtol, atol, equal_nan, to_stream(s));
+      },
+      nb::arg("a"), nb::arg("b"), nb::arg("rtol") = 1e-5, nb::arg("atol") = 1e-8, nb::kw_only(),
+      nb::arg("equal_nan") = false, nb::arg("stream") = nb::none(), "|a - b| <= atol + rtol * |b|, element-wise.");
+  m.def(
+      "allclose",
+      [](nb::handle a, nb::handle b, double rtol, double atol, bool equal_nan, nb::handle s) {
+        auto [x, y] = binary_args(a, b, "allclose");
+        return allclose(x, y, rtol, atol, equal_nan, to_stream(s));
+      },
+      nb::arg("a"), nb::arg("b"), nb::arg("rtol") = 1e-5, nb::arg("atol") = 1e-8, nb::kw_only(),
+      nb::arg("equal_nan") = false, nb::arg("stream") = nb::none(), "Whether isclose holds everywhere (a 0-d bool).");
+  m.def(
+      "array_equal",
+      [](nb::handle a, nb::handle b, bool equal_nan, nb::handle s) {
+        auto [x, y] = binary_args(a, b, "array_equal");
+        return array_equal(x, y, equal_nan, to_stream(s));
+      },
+      nb::arg("a"), nb::arg("b"), nb::arg("equal_nan") = false, nb::kw_only(), nb::arg("stream") = nb::none(),
+      "Whether the shapes and all values are equal (a 0-d bool).");
+  m.def(
+      "where",
+      [](nb::handle c, nb::handle x, nb::handle y, nb::handle s) {
+        auto [a, b] = binary_args(x, y, "where");
+        return where(arg_like(c, Dtype::bool_, "where"), a, b, to_stream(s));
+      },
+      nb::arg("condition"), nb::arg("x"), nb::arg("y"), nb::kw_only(), nb::arg("stream") = nb::none(),
+      "x where condition is true, else y.");
+  m.def(
+      "clip",
+      [](nb::handle a, nb::handle lo, nb::handle hi, nb::handle s) {
+        Array x = arg(a);
+        std::optional<Array> l, h;
+        if (!lo.is_none()) l = arg_like(lo, x.dtype(), "clip");
+        if (!hi.is_none()) h = arg_like(hi, x.dtype(), "clip");
+        return clip(x, l, h, to_stream(s));
+      },
+      nb::arg("a"), nb::arg("a_min").none(), nb::arg("a_max").none(), nb::kw_only(), nb::arg("stream") = nb::none(),
+      "Limits values to [a_min, a_max] (either may be None).");
+
+  // Creation.
+  m.def(
+      "zeros",
+      [](nb::handle shape, nb::handle dtype, nb::handle s) {
+        return full(to_shape(shape, "zeros"), scalar_array(int64_t(0), dtype_or(dtype, Dtype::float32)),
+                    std::nullopt, to_stream(s));
+      },
+      nb::arg("shape"), nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("stream") = nb::none(),
+      "An array of zeros.");
+  m.def(
+      "ones",
+      [](nb::handle shape, nb::handle dtype, nb::handle s) {
+        return full(to_shape(shape, "ones"), scalar_array(int64_t(1), dtype_or(dtype, Dtype::float32)),
+                    std::nullopt, to_stream(s));
+      },
+      nb::arg("shape"), nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("stream") = nb::none(),
+      "An array of ones.");
+  m.def(
+      "full",
+      [](nb::handle shape, nb::handle vals, nb::handle dtype, nb::handle s) {
+        std::optional<Dtype> d;
+        if (!dtype.is_none()) d = nb::cast<Dtype>(dtype);
+        Array v = arg(vals);
+        return full(to_shape(shape, "full"), v, d, to_stream(s));
+      },
+      nb::arg("shape"), nb::arg("vals"), nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("stream") = nb::none(),
+      "An array of `shape` filled with `vals` (broadcast).");
+  m.def(
+      "zeros_like",
+      [](const Array& a, nb::handle dtype, nb::handle s) {
+        return full(a.shape(), scalar_array(int64_t(0), dtype_or(dtype, a.dtype())), std::nullopt, to_stream(s));
+      },
+      nb::arg("a"), nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("stream") = nb::none(),
+      "Zeros with a's shape and dtype.");
+  m.def(
+      "ones_like",
+      [](const Array& a, nb::handle dtype, nb::handle s) {
+        return full(a.shape(), scalar_array(int64_t(1), dtype_or(dtype, a.dtype())), std::nullopt, to_stream(s));
+      },
+      nb::arg("a"), nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("stream") = nb::none(),
+      "Ones with a's shape and dtype.");
+  m.def(
+      "arange",
+      [](nb::handle a, nb::handle b, nb::handle c, nb::handle dtype, nb::handle s) {
+        auto num = [](nb::handle h) {
+          if (!PyLong_Check(h.ptr()) && !PyFloat_Check(h.ptr()) && !PyIndex_Check(h.ptr()))
+            throw OpError("arange", "start, stop and step must be numbers");
+          return nb::cast<double>(nb::float_(h));
+        };
+        bool ints = PyLong_Check(a.ptr()) && (b.is_none() || PyLong_Check(b.ptr())) && (c.is_none() || PyLong_Check(c.ptr()));
+        double start = 0, stop, step = c.is_none() ? 1.0 : num(c);
+        if (b.is_none()) stop = num(a);
+        else start = num(a), stop = num(b);
+        return arange(start, stop, step, dtype_or(dtype, ints ? Dtype::int32 : Dtype::float32), to_stream(s));
+      },
+      nb::arg("start"), nb::arg("stop") = nb::none(), nb::arg("step") = nb::none(), nb::kw_only(),
+      nb::arg("dtype") = nb::none(), nb::arg("stream") = nb::none(),
+      "Evenly spaced values in [start, stop): arange(stop) or arange(start, stop, step).");
+  m.def(
+      "linspace",
+      [](double start, double stop, int64_t num, nb::handle dtype, nb::handle s) {
+        return linspace(start, stop, num, dtype_or(dtype, Dtype::float32), to_stream(s));
+      },
+      nb::arg("start"), nb::arg("stop"), nb::arg("num") = 50, nb::arg("dtype") = nb::none(), nb::kw_only(),
+      nb::arg("stream") = nb::none(), "`num` evenly spaced values from start to stop inclusive.");
+  m.def(
+      "eye",
+      [](int64_t n, std::optional<int64_t> mcols, int64_t k, nb::handle dtype, nb::handle s) {
+        return eye(n, mcols.value_or(n), k, dtype_or(dtype, Dtype::float32), to_stream(s));
+      },
+      nb::arg("n"), nb::arg("m") = nb::none(), nb::arg("k") = 0, nb::arg("dtype") = nb::none(), nb::kw_only(),
+      nb::arg("stream") = nb::none(), "Ones on the k-th diagonal, zeros elsewhere.");
+  m.def(
+      "identity",
+      [](int64_t n, nb::handle dtype, nb::handle s) {
+        return eye(n, n, 0, dtype_or(dtype, Dtype::float32), to_stream(s));
+      },
+      nb::arg("n"), nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("stream") = nb::none(),
+      "The n x n identity matrix.");
+  m.def(
+      "tri",
+      [](int64_t n, std::optional<int64_t> mcols, int64_t k, nb::handle dtype, nb::handle s) {
+        return tri(n, mcols.value_or(n), k, dtype_or(dtype, Dtype::float32), to_stream(s));
+      },
+      nb::arg("n"), nb::arg("m") = nb::none(), nb::arg("k") = 0, nb::arg("dtype") = nb::none(), nb::kw_only(),
+      nb::arg("stream") = nb::none(), "Ones at and below the k-th diagonal.");
+  m.def(
+      "tril", [](nb::handle x, int64_t k, nb::handle s) { return tril(arg(x), k, to_stream(s)); }, nb::arg("x"),
+      nb::arg("k") = 0, nb::kw_only(), nb::arg("stream") = nb::none(), "Zeros above the k-th diagonal.");
+  m.def(
+      "triu", [](nb::handle x, int64_t k, nb::handle s) { return triu(arg(x), k, to_stream(s)); }, nb::arg("x"),
+      nb::arg("k") = 0, nb::kw_only(), nb::arg("stream") = nb::none(), "Zeros below the k-th diagonal.");
+  m.def(
+      "astype", [](nb::handle a, Dtype d, nb::handle s) { return astype(arg(a), d, to_stream(s)); }, nb::arg("a"),
+      nb::arg("dtype"), nb::kw_only(), nb::arg("stream") = nb::none(), "A copy converted to `dtype`.");
+  m.def(
+      "view", [](nb::handle a, Dtype d, nb::handle s) { return view(arg(a), d, to_stream(s)); }, nb::arg("a"),
+      nb::arg("dtype"), nb::kw_only(), nb::arg("stream") = nb::none(), "The same bytes read as `dtype`.");
+
+  // Layout.
+  m.def(
+      "reshape",
+      [](nb::handle a, nb::handle shape, nb::handle s) { return reshape(arg(a), to_shape(shape, "reshape"), to_stream(s)); },
+      nb::arg("a"), nb::arg("shape"), nb::kw_only(), nb::arg("stream") = nb::none(),
+      "The same elements in a new shape (a view when strides allow).");
+  m.def(
+      "transpose",
+      [](nb::handle a, std::optional<std::vector<int>> axes, nb::handle s) {
+        return transpose(arg(a), axes.value_or(std::vector<int>{}), to_stream(s));
+      },
+      nb::arg("a"), nb::arg("axes") = nb::none(), nb::kw_only(), nb::arg("stream") = nb::none(),
+      "Permutes the axes (reverses them by default); a view.");
+  m.def(
+      "broadcast_to",
+      [](nb::handle a, nb::handle shape, nb::handle s) {
+        return broadcast_to(arg(a), to_shape(shape, "broadcast_to"), to_stream(s));
+      },
+      nb::arg("a"), nb::arg("shape"), nb::kw_only(), nb::arg("stream") = nb::none(),
+      "A view of `a` broadcast to `shape`.");
+  m.def(
+      "all", [](nb::handle a, nb::handle s) { return all(arg(a), to_stream(s)); }, nb::arg("a"), nb::kw_only(),
+      nb::arg("stream") = nb::none(), "Whether every element is nonzero (a 0-d bool).");
+  m.def(
+      "any", [](nb::handle a, nb::handle s) { return any(arg(a), to_stream(s)); }, nb::arg("a"), nb::kw_only(),
+      nb::arg("stream") = nb::none(), "Whether any element is nonzero (a 0-d bool).");
+}
+
+}  // namespace nuvec::python

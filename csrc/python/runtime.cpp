@@ -1,0 +1,125 @@
+// Dtypes, devices, streams, evaluation, memory and threads.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+
+#include <string>
+
+#include "core/eval.h"
+#include "core/threads.h"
+#include "python/convert.h"
+#include "python/dlpack.h"
+
+namespace nuvec::python {
+namespace {
+
+// Arrays in a tree of lists, tuples and dicts (other leaves are ignored, as MLX).
+void collect(nb::handle h, std::vector<Array>& out) {
+  if (nb::isinstance<Array>(h)) {
+    out.push_back(*nb::inst_ptr<Array>(h));
+  } else if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
+    for (nb::handle x : nb::borrow<nb::sequence>(h)) collect(x, out);
+  } else if (PyDict_Check(h.ptr())) {
+    for (auto [k, v] : nb::borrow<nb::dict>(h)) collect(v, out);
+  }
+}
+
+std::string device_repr(const Device& d) {
+  return std::string("Device(") + (d.type == DeviceType::cpu ? "cpu" : "gpu") + ", " + std::to_string(d.index) + ")";
+}
+
+}  // namespace
+
+void init_runtime(nb::module_& m) {
+  const char* names[] = {"bool_", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
+                         "float16", "float32", "float64", "bfloat16", "complex64"};
+  nb::enum_<Dtype> dtype(m, "Dtype", "An element type.");
+  for (int i = 0; i < kNumDtypes; ++i) dtype.value(names[i], Dtype(i));
+  dtype.def_prop_ro("size", [](Dtype d) { return size_of(d); }, "Bytes per element.")
+      .def("__repr__", [](Dtype d) { return std::string("nuvec.") + name_of(d); })
+      .def("__str__", [](Dtype d) { return std::string("nuvec.") + name_of(d); });
+  for (int i = 0; i < kNumDtypes; ++i) m.attr(names[i]) = nb::cast(Dtype(i));
+
+  nb::enum_<DeviceType>(m, "DeviceType").value("cpu", DeviceType::cpu).value("gpu", DeviceType::gpu);
+  m.attr("cpu") = DeviceType::cpu;
+  m.attr("gpu") = DeviceType::gpu;
+  nb::class_<Device>(m, "Device", "A device: the CPU (and a GPU where a backend is built).")
+      .def(nb::init<DeviceType, int>(), nb::arg("type"), nb::arg("index") = 0)
+      .def_ro("type", &Device::type)
+      .def_ro("index", &Device::index)
+      .def("__repr__", &device_repr)
+      .def("__eq__", [](const Device& a, nb::handle b) {
+        if (nb::isinstance<DeviceType>(b)) return a.type == nb::cast<DeviceType>(b);
+        return nb::isinstance<Device>(b) && nb::cast<Device>(b) == a;
+      });
+  nb::implicitly_convertible<DeviceType, Device>();
+  nb::class_<Stream>(m, "Stream", "A queue of work on a device.")
+      .def_ro("device", &Stream::device)
+      .def_ro("index", &Stream::index)
+      .def("__repr__", [](const Stream& s) { return "Stream(" + device_repr(s.device) + ", " + std::to_string(s.index) + ")"; })
+      .def("__eq__", [](const Stream& a, nb::handle b) { return nb::isinstance<Stream>(b) && nb::cast<Stream>(b) == a; });
+
+  m.def("is_available", &is_available, nb::arg("device"), "Whether the device can run work in this build.");
+  m.def("default_device", &default_device, "The device ops run on by default.");
+  m.def("set_default_device", &set_default_device, nb::arg("device"), "Sets the default device.");
+  m.def(
+      "default_stream", [](const Device& d) { return default_stream(d); }, nb::arg("device"),
+      "This thread's default stream on the device.");
+  m.def("set_default_stream", &set_default_stream, nb::arg("stream"), "Sets this thread's default stream.");
+  m.def("new_stream", &new_stream, nb::arg("device"), "A new stream on the device.");
+  m.def(
+      "synchronize",
+      [](nb::handle s) {
+        nb::gil_scoped_release release;
+        if (s.is_none()) synchronize_all();
+        else synchronize(nb::cast<Stream>(s));
+      },
+      nb::arg("stream") = nb::none(), "Waits for the work queued on the stream (all streams by default).");
+
+  m.def(
+      "eval",
+      [](nb::args args) {
+        std::vector<Array> arrays;
+        collect(args, arrays);
+        eval_now(arrays);
+      },
+      "Evaluates the arrays in the arguments (arrays or trees of arrays).");
+  m.def(
+      "async_eval",
+      [](nb::args args) {
+        std::vector<Array> arrays;
+        collect(args, arrays);
+        if (!arrays.empty()) async_eval(arrays);
+      },
+      "Starts evaluating the arrays on their stream's worker and returns at once.");
+
+  m.def("get_active_memory", &memory::active, "Bytes held by live arrays (excluding the cache).");
+  m.def("get_peak_memory", &memory::peak, "The largest active memory since the start or reset_peak_memory.");
+  m.def("reset_peak_memory", &memory::reset_peak, "Resets the peak to the current active memory.");
+  m.def("get_cache_memory", &memory::cache, "Bytes of freed buffers kept for reuse.");
+  m.def("set_memory_limit", &memory::set_memory_limit, nb::arg("limit"),
+        "Evaluation raises rather than exceed `limit` bytes of active memory; returns the previous limit.");
+  m.def("set_cache_limit", &memory::set_cache_limit, nb::arg("limit"),
+        "The most bytes the cache keeps; returns the previous limit.");
+  m.def("clear_cache", &memory::clear_cache, "Frees the cached buffers.");
+
+  m.def("get_num_threads", &get_num_threads, "Threads CPU kernels use.");
+  m.def(
+      "set_num_threads",
+      [](int n) {
+        if (n < 1) throw OpError("set_num_threads", "the number of threads must be at least 1");
+        nb::gil_scoped_release release;
+        set_num_threads(n);
+      },
+      nb::arg("n"), "Sets the number of threads CPU kernels use (results do not depend on it).");
+
+  m.def(
+      "from_dlpack",
+      [](nb::handle obj) {
+        if (nb::isinstance<Array>(obj)) return *nb::inst_ptr<Array>(obj);
+        nb::object capsule = nb::hasattr(obj, "__dlpack__") ? obj.attr("__dlpack__")() : nb::borrow(obj);
+        return from_dlpack_capsule(capsule);
+      },
+      nb::arg("x"), "An array sharing the memory of a DLPack producer (no copy).");
+}
+
+}  // namespace nuvec::python

@@ -1,0 +1,19 @@
+"""nuvec: lazy arrays with MLX's API over a fast, deterministic C++ core.
+
+    import nuvec as mx
+"""
+import os as _os
+
+from . import _core
+from ._core import *  # noqa: F401,F403
+from ._core import array, OpError, AxisError, EvalError, EvalIndexError, EvalMemoryError  # noqa: F401
+from ._dtypes import (  # noqa: F401
+    DtypeCategory, bool_, complexfloating, floating, generic, inexact, integer, issubdtype, number,
+    signedinteger, unsignedinteger,
+)
+from ._streams import stream  # noqa: F401
+from . import _array_methods  # noqa: F401  (attaches __repr__, __array__ and friends)
+
+__version__ = "0.1.0"
+
+_core._add_internal_dir(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)

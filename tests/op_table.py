@@ -1,0 +1,441 @@
+"""THE table of element-wise ops: one entry per op drives test_ops_elementwise.py and
+test_mlx_diff.py.
+
+Each `Op` has: the framework function name, arity, a NumPy reference (computed in float64 /
+complex128 for inexact results, in the input's own dtype for integer results, so wrap-around
+matches), the dtypes it accepts, an input domain per argument, tolerances per result dtype and a
+result-dtype rule.
+"""
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+import scipy.special
+
+from helpers import (ALL, BOOL_INT, COMPLEX, FLOATS, FMAX, INEXACT, INTS, NO_COMPLEX, NP,
+                     UINTS, at_least_float, np_values, promote)
+
+
+# ----------------------------------------------------------------------------- domains
+@dataclass(frozen=True)
+class Domain:
+    """Where one input's values are drawn from.
+
+    kind:
+      "real"    floats uniform in (lo, hi); ints uniform in [int_lo, int_hi] (default
+                [ceil(lo), floor(hi)]) clipped to the dtype; bool random; complex parts in cplx.
+      "nonzero" |x| in [lo, hi] with a random sign (ints: [max(1, int_lo), int_hi]; bool: True).
+      "pow2"    +-2**k, k in [-2, 3] (ints: nonzero in [1, 8] with sign; bool: True), so that
+                quotients are exact in every precision.
+      "full"    ints over the dtype's whole range (floats as "real").
+      "shift"   shift amounts in [0, bits - 1].
+      "bool"    always bool (where's condition).
+      "decimals2" floats whose value*100 is never near a rounding tie.
+    zero_frac / special_frac: fraction of elements replaced by 0 / by nan, inf, -inf (complex
+    values get them only with special_complex: the ordering of complex NaNs is not pinned down).
+    """
+
+    kind: str = "real"
+    lo: float = -5.0
+    hi: float = 5.0
+    int_lo: Optional[int] = None
+    int_hi: Optional[int] = None
+    cplx: tuple = (-2.0, 2.0)
+    zero_frac: float = 0.0
+    special_frac: float = 0.0
+    special_complex: bool = False
+
+    def _int_bounds(self, name):
+        info = np.iinfo(NP[name])
+        if self.kind == "full":
+            return int(info.min), int(info.max)
+        lo = self.int_lo if self.int_lo is not None else math.ceil(self.lo)
+        hi = self.int_hi if self.int_hi is not None else math.floor(self.hi)
+        lo, hi = max(lo, int(info.min)), min(hi, int(info.max))
+        if lo > hi:
+            raise ValueError(f"empty integer domain {self} for {name}")
+        return lo, hi
+
+    def sample(self, rng, shape, name):
+        """NumPy values (held in helpers.NP[name]) exactly representable in dtype `name`."""
+        n = int(np.prod(shape, dtype=np.int64))
+        if self.kind == "bool" or name == "bool":
+            if self.kind in ("nonzero", "pow2"):
+                v = np.ones(n, dtype=bool)
+            else:
+                v = rng.random(n) < 0.5
+            return v.reshape(shape)
+        if name in INTS:
+            v = self._sample_int(rng, n, name)
+        elif name in COMPLEX:
+            lo, hi = self.cplx
+            v = rng.uniform(lo, hi, n) + 1j * rng.uniform(lo, hi, n)
+            if self.kind in ("nonzero", "pow2"):
+                small = np.abs(v) < 0.25
+                v[small] = 0.5 + 0.5j
+        else:
+            v = self._sample_float(rng, n, name)
+        if self.zero_frac:
+            v[rng.random(n) < self.zero_frac] = 0
+        v = np_values(v, name)
+        if self.special_frac and (name in FLOATS or (self.special_complex and name in COMPLEX)):
+            mask = rng.random(n) < self.special_frac
+            specials = np.array([np.nan, np.inf, -np.inf])[rng.integers(0, 3, n)]
+            if name in COMPLEX:
+                re_or_im = rng.random(n) < 0.5
+                v = v.astype(np.complex64)
+                v.real[mask & re_or_im] = specials[mask & re_or_im]
+                v.imag[mask & ~re_or_im] = specials[mask & ~re_or_im]
+            else:
+                v[mask] = specials[mask]
+        return v.reshape(shape)
+
+    def _sample_int(self, rng, n, name):
+        dt = NP[name]
+        if self.kind == "shift":
+            return rng.integers(0, np.dtype(dt).itemsize * 8, n).astype(dt)
+        lo, hi = self._int_bounds(name)
+        if self.kind in ("nonzero", "pow2"):
+            hi = 8 if self.kind == "pow2" else hi
+            mag = rng.integers(max(1, lo if lo > 0 else 1), max(hi, 1) + 1, n)
+            if name in UINTS:
+                return mag.astype(dt)
+            return (mag * rng.choice([-1, 1], n)).astype(dt)
+        return rng.integers(lo, hi, n, dtype=dt, endpoint=True)
+
+    def _sample_float(self, rng, n, name):
+        if self.kind == "nonzero":
+            return rng.uniform(self.lo, self.hi, n) * rng.choice([-1.0, 1.0], n)
+        if self.kind == "pow2":
+            return rng.choice([-1.0, 1.0], n) * 2.0 ** rng.integers(-2, 4, n)
+        v = rng.uniform(self.lo, self.hi, n)
+        if self.kind == "decimals2":
+            v = np_values(v, name).astype(np.float64)
+            frac = np.abs(v * 100) % 1.0
+            v[np.abs(frac - 0.5) < 0.05] = 0.25
+        return v
+
+
+REAL = Domain()
+WIDE = Domain(lo=-10.0, hi=10.0, int_lo=-100, int_hi=100)
+POS = Domain(lo=0.1, hi=10.0, int_lo=1, int_hi=10)
+NONNEG = Domain(lo=0.0, hi=10.0, int_lo=0, int_hi=10)
+UNIT = Domain(lo=-0.99, hi=0.99, int_lo=-1, int_hi=1)
+INNER = Domain(lo=-0.9, hi=0.9, int_lo=0, int_hi=0)
+FULL = Domain(kind="full", lo=-100.0, hi=100.0)
+SPECIAL = Domain(lo=-10.0, hi=10.0, int_lo=-100, int_hi=100, special_frac=0.3, zero_frac=0.1)
+SPECIAL_C = Domain(lo=-10.0, hi=10.0, int_lo=-100, int_hi=100, special_frac=0.3, zero_frac=0.1,
+                   special_complex=True)
+SPARSE = Domain(lo=-5.0, hi=5.0, zero_frac=0.4)
+BOOLS = Domain(kind="bool")
+
+
+# ----------------------------------------------------------------------------- result rules
+def same(*names):
+    return promote(*names)
+
+
+def floatish(*names):
+    return at_least_float(promote(*names))
+
+
+def boolean(*names):
+    return "bool"
+
+
+def real_part(*names):
+    p = promote(*names)
+    return "float32" if p == "complex64" else p
+
+
+def shift_rule(*names):
+    p = promote(*names)
+    return "uint8" if p == "bool" else p
+
+
+# ----------------------------------------------------------------------------- tolerances
+BASE_TOL = {
+    "float16": (2e-3, 1e-3),
+    "bfloat16": (1.6e-2, 1e-2),
+    "float32": (1e-5, 1e-6),
+    "float64": (1e-12, 1e-13),
+    "complex64": (1e-5, 1e-6),
+}
+
+
+def tol(**overrides):
+    t = dict(BASE_TOL)
+    t.update(overrides)
+    return t
+
+
+# ----------------------------------------------------------------------------- references
+def _bool_via_int(f):
+    """NumPy lacks bool loops for some ufuncs (sign, subtract): compute on ints and cast."""
+
+    def ref(*args):
+        if all(np.asarray(a).dtype == np.bool_ for a in args):
+            return f(*[np.asarray(a).astype(np.int64) for a in args]).astype(bool)
+        return f(*args)
+
+    return ref
+
+
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _rsqrt(x):
+    return 1.0 / np.sqrt(x)
+
+
+def _nan_to_num(x, dt):
+    if dt in FLOATS:
+        return np.nan_to_num(x, nan=0.0, posinf=FMAX[dt], neginf=-FMAX[dt])
+    return x
+
+
+def _degrees(x):
+    return x * (180.0 / np.pi)
+
+
+def _radians(x):
+    return x * (np.pi / 180.0)
+
+
+def _clip(x, lo, hi):
+    return np.minimum(np.maximum(x, lo), hi)
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    arity: int
+    ref: Callable
+    dtypes: tuple = ALL
+    domains: tuple = (REAL,)
+    result: Callable = same
+    tol: dict = field(default_factory=tol)
+    kwargs: dict = field(default_factory=dict)
+    id: Optional[str] = None
+    # Fraction of the second input's elements copied from the first (so comparisons see ties).
+    pair: float = 0.0
+    # Input slots whose dtype is fixed (e.g. where's condition) rather than the test dtype.
+    fixed: dict = field(default_factory=dict)
+    n_out: int = 1
+    ref_wants_dtype: bool = False
+    # The result is a scalar (allclose, array_equal): no broadcasting shape checks.
+    reduces: bool = False
+    # MLX 0.32 computes this op's float64 case in single precision; nuvec computes it in double
+    # (COMPAT.md), so the float64 case is nuvec_only when checked against NumPy.
+    mlx_f64_lowp: bool = False
+
+    @property
+    def test_id(self):
+        return self.id or self.name
+
+    def domain(self, i):
+        return self.domains[i] if i < len(self.domains) else self.domains[-1]
+
+    def slot_dtypes(self, dt):
+        return tuple(self.fixed.get(i, dt) for i in range(self.arity))
+
+    def result_dtype(self, dt):
+        names = [d for i, d in enumerate(self.slot_dtypes(dt)) if i not in self.fixed]
+        return self.result(*names)
+
+    def sample(self, rng, shapes, dt):
+        """NumPy inputs for dtype `dt`, one per argument, of the given shapes."""
+        names = self.slot_dtypes(dt)
+        xs = [self.domain(i).sample(rng, shapes[i], names[i]) for i in range(self.arity)]
+        if self.pair and self.arity >= 2 and shapes[0] == shapes[1]:
+            mask = rng.random(shapes[1]) < self.pair
+            xs[1] = np.where(mask, xs[0], xs[1]).astype(xs[1].dtype)
+        return xs
+
+    def call(self, mx, *xs, **extra):
+        kw = dict(self.kwargs)
+        kw.update(extra)
+        return getattr(mx, self.name)(*xs, **kw)
+
+    def reference(self, xs, dt):
+        """The NumPy oracle: a list of n_out arrays of the expected result values."""
+        res = self.result_dtype(dt)
+        names = self.slot_dtypes(dt)
+        ins = []
+        for i, (x, name) in enumerate(zip(xs, names)):
+            if i in self.fixed:
+                ins.append(np.asarray(x))
+            elif name in COMPLEX or res in COMPLEX:
+                ins.append(np.asarray(x).astype(np.complex128))
+            elif name in FLOATS or res in FLOATS:
+                ins.append(np.asarray(x).astype(np.float64))
+            else:
+                ins.append(np.asarray(x))
+        with np.errstate(all="ignore"):
+            kw = dict(self.kwargs)
+            if self.ref_wants_dtype:
+                kw["dt"] = dt
+            out = self.ref(*ins, **kw)
+        outs = list(out) if self.n_out > 1 else [out]
+        result = []
+        for o in outs:
+            o = np.asarray(o)
+            if res in INEXACT:
+                o = o.astype(np.complex128 if res in COMPLEX else np.float64)
+            else:
+                with np.errstate(all="ignore"):
+                    o = o.astype(NP[res])
+            result.append(o)
+        return result
+
+    def tolerance(self, dt):
+        res = self.result_dtype(dt)
+        return self.tol.get(res, (0.0, 0.0))
+
+
+def U(name, ref, dtypes=ALL, domain=REAL, result=same, **kw):
+    return Op(name, 1, ref, dtypes, (domain,), result, **kw)
+
+
+def B(name, ref, dtypes=ALL, domains=(REAL,), result=same, **kw):
+    return Op(name, 2, ref, dtypes, tuple(domains), result, **kw)
+
+
+TRANSC_TOL = tol(float32=(2e-5, 1e-6), complex64=(5e-5, 5e-6))
+FLOAT_NOT_F64 = tuple(d for d in ALL if d not in ("float64", "complex64"))
+
+OPS = [
+    # ---------------------------------------------------------------- unary
+    U("abs", np.abs, ALL, WIDE, real_part),
+    U("negative", np.negative, tuple(d for d in ALL if d != "bool"), WIDE),
+    U("sign", _bool_via_int(np.sign), ALL, SPARSE),
+    U("sqrt", np.sqrt, ALL, NONNEG, floatish, tol=TRANSC_TOL),
+    U("rsqrt", _rsqrt, ALL, POS, floatish, tol=TRANSC_TOL),
+    U("square", np.square, ALL, WIDE),
+    U("reciprocal", np.reciprocal, ALL, Domain(kind="nonzero", lo=0.5, hi=10.0, int_lo=1,
+                                                 int_hi=10), floatish),
+    U("exp", np.exp, ALL, REAL, floatish, mlx_f64_lowp=True, tol=TRANSC_TOL),
+    U("expm1", np.expm1, NO_COMPLEX, Domain(lo=-3.0, hi=3.0), floatish, tol=TRANSC_TOL),
+    U("log", np.log, ALL, POS, floatish, tol=TRANSC_TOL),
+    U("log1p", np.log1p, ALL, Domain(lo=-0.9, hi=10.0, int_lo=0, int_hi=10), floatish,
+      tol=TRANSC_TOL),
+    U("log2", np.log2, ALL, POS, floatish, tol=TRANSC_TOL),
+    U("log10", np.log10, ALL, POS, floatish, tol=TRANSC_TOL),
+    U("sin", np.sin, ALL, REAL, floatish, mlx_f64_lowp=True, tol=TRANSC_TOL),
+    U("cos", np.cos, ALL, REAL, floatish, mlx_f64_lowp=True, tol=TRANSC_TOL),
+    U("tan", np.tan, ALL, Domain(lo=-1.2, hi=1.2, cplx=(-1.0, 1.0)), floatish,
+      tol=TRANSC_TOL),
+    U("arcsin", np.arcsin, ALL, UNIT, floatish, tol=TRANSC_TOL),
+    U("arccos", np.arccos, ALL, UNIT, floatish, tol=TRANSC_TOL),
+    U("arctan", np.arctan, ALL, REAL, floatish, tol=TRANSC_TOL),
+    U("sinh", np.sinh, ALL, REAL, floatish, tol=TRANSC_TOL),
+    U("cosh", np.cosh, ALL, REAL, floatish, tol=TRANSC_TOL),
+    U("tanh", np.tanh, ALL, REAL, floatish, tol=TRANSC_TOL),
+    U("arcsinh", np.arcsinh, ALL, REAL, floatish, tol=TRANSC_TOL),
+    U("arccosh", np.arccosh, ALL, Domain(lo=1.0, hi=10.0, int_lo=1, int_hi=10), floatish,
+      tol=TRANSC_TOL),
+    U("arctanh", np.arctanh, ALL, INNER, floatish, tol=TRANSC_TOL),
+    U("erf", scipy.special.erf, NO_COMPLEX, Domain(lo=-3.0, hi=3.0), floatish,
+      mlx_f64_lowp=True, tol=TRANSC_TOL),
+    U("erfinv", scipy.special.erfinv, NO_COMPLEX, INNER, floatish,
+      mlx_f64_lowp=True, tol=tol(float32=(1e-4, 1e-6), float64=(1e-6, 1e-7))),
+    U("sigmoid", _sigmoid, NO_COMPLEX, Domain(lo=-10.0, hi=10.0), floatish, mlx_f64_lowp=True, tol=TRANSC_TOL),
+    U("floor", np.floor, NO_COMPLEX, WIDE),
+    U("ceil", np.ceil, NO_COMPLEX, WIDE),
+    U("round", np.round, ALL, WIDE),
+    U("round", np.round, ("float32", "float64"), Domain(kind="decimals2", lo=-5.0, hi=5.0),
+      kwargs={"decimals": 2}, id="round_decimals2", mlx_f64_lowp=True),
+    U("isnan", np.isnan, ALL, SPECIAL_C, boolean),
+    U("isinf", np.isinf, ALL, SPECIAL_C, boolean),
+    U("isposinf", np.isposinf, NO_COMPLEX, SPECIAL, boolean),
+    U("isneginf", np.isneginf, NO_COMPLEX, SPECIAL, boolean),
+    U("isfinite", np.isfinite, ALL, SPECIAL_C, boolean),
+    U("logical_not", np.logical_not, ALL, SPARSE, boolean),
+    U("bitwise_invert", np.invert, BOOL_INT, FULL),
+    U("conjugate", np.conjugate, ALL, WIDE),
+    U("real", np.real, ALL, WIDE, real_part),
+    U("imag", np.imag, ALL, WIDE, real_part),
+    U("degrees", _degrees, ALL, REAL, floatish, tol=TRANSC_TOL),
+    U("radians", _radians, ALL, REAL, floatish, tol=TRANSC_TOL),
+    U("stop_gradient", lambda x: x, ALL, WIDE),
+    U("nan_to_num", _nan_to_num, FLOAT_NOT_F64, SPECIAL, ref_wants_dtype=True),
+    # ---------------------------------------------------------------- binary
+    B("add", np.add, ALL, (WIDE,)),
+    B("subtract", _bool_via_int(np.subtract), ALL, (WIDE,)),
+    B("multiply", np.multiply, ALL, (WIDE,)),
+    B("divide", np.divide, ALL,
+      (WIDE, Domain(kind="nonzero", lo=0.5, hi=10.0, int_lo=1, int_hi=10)), floatish),
+    B("floor_divide", np.floor_divide, NO_COMPLEX,
+      (Domain(lo=-20.0, hi=20.0, int_lo=-100, int_hi=100), Domain(kind="pow2"))),
+    B("remainder", np.remainder, NO_COMPLEX,
+      (Domain(lo=-20.0, hi=20.0, int_lo=-100, int_hi=100), Domain(kind="pow2"))),
+    B("divmod", np.divmod, NO_COMPLEX,
+      (Domain(lo=-20.0, hi=20.0, int_lo=-100, int_hi=100), Domain(kind="pow2")), n_out=2),
+    B("power", np.power, ALL,
+      (Domain(lo=0.1, hi=3.0, int_lo=-3, int_hi=3, cplx=(-1.5, 1.5)),
+       Domain(lo=-3.0, hi=3.0, int_lo=0, int_hi=4, cplx=(-1.0, 1.0))),
+      tol=tol(float32=(5e-5, 1e-6), complex64=(2e-4, 1e-5))),
+    B("maximum", np.maximum, ALL, (SPECIAL,), pair=0.3),
+    B("minimum", np.minimum, ALL, (SPECIAL,), pair=0.3),
+    B("equal", np.equal, ALL, (SPECIAL,), boolean, pair=0.5),
+    B("not_equal", np.not_equal, ALL, (SPECIAL,), boolean, pair=0.5),
+    B("less", np.less, ALL, (SPECIAL,), boolean, pair=0.5),
+    B("less_equal", np.less_equal, ALL, (SPECIAL,), boolean, pair=0.5),
+    B("greater", np.greater, ALL, (SPECIAL,), boolean, pair=0.5),
+    B("greater_equal", np.greater_equal, ALL, (SPECIAL,), boolean, pair=0.5),
+    B("logical_and", np.logical_and, ALL, (SPARSE,), boolean),
+    B("logical_or", np.logical_or, ALL, (SPARSE,), boolean),
+    B("bitwise_and", np.bitwise_and, BOOL_INT, (FULL,)),
+    B("bitwise_or", np.bitwise_or, BOOL_INT, (FULL,)),
+    B("bitwise_xor", np.bitwise_xor, BOOL_INT, (FULL,)),
+    B("left_shift", np.left_shift, BOOL_INT, (FULL, Domain(kind="shift")), shift_rule),
+    B("right_shift", np.right_shift, BOOL_INT, (FULL, Domain(kind="shift")), shift_rule),
+    B("arctan2", np.arctan2, NO_COMPLEX, (REAL,), floatish, tol=TRANSC_TOL),
+    B("logaddexp", np.logaddexp, NO_COMPLEX, (Domain(lo=-10.0, hi=10.0),), floatish,
+      mlx_f64_lowp=True, tol=TRANSC_TOL),
+    B("isclose", np.isclose, ALL, (SPECIAL,), boolean, pair=0.5),
+    B("allclose", np.allclose, ALL, (REAL,), boolean, pair=1.0, reduces=True),
+    B("array_equal", np.array_equal, ALL, (REAL,), boolean, pair=1.0, reduces=True),
+    # ---------------------------------------------------------------- ternary
+    Op("where", 3, np.where, ALL, (BOOLS, WIDE, WIDE), same, fixed={0: "bool"}),
+    Op("clip", 3, _clip, NO_COMPLEX, (WIDE,), same),
+]
+
+OPS_BY_ID = {op.test_id: op for op in OPS}
+assert len(OPS_BY_ID) == len(OPS), "duplicate op ids"
+
+UNARY = [op for op in OPS if op.arity == 1]
+BINARY = [op for op in OPS if op.arity == 2]
+TERNARY = [op for op in OPS if op.arity == 3]
+
+# Every op name the foundation must provide.
+REQUIRED_NAMES = sorted({op.name for op in OPS})
+
+
+def cases(ops=OPS):
+    """(op, dtype) parameters with readable ids; float64 cases that MLX computes in single
+    precision are marked nuvec_only."""
+    import pytest
+
+    out = []
+    for op in ops:
+        for dt in op.dtypes:
+            marks = [pytest.mark.nuvec_only] if (op.mlx_f64_lowp and dt == "float64") else []
+            out.append(pytest.param(op, dt, id=f"{op.test_id}-{dt}", marks=marks))
+    return out
+
+
+def dtypes_checked(op, is_mlx):
+    """The dtypes whose values are checked against NumPy for `op` under this implementation."""
+    if is_mlx and op.mlx_f64_lowp:
+        return tuple(d for d in op.dtypes if d != "float64")
+    return op.dtypes
+
+
+def case_id(val):
+    if isinstance(val, Op):
+        return val.test_id
+    return None
