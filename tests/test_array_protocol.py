@@ -7,8 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from _impl import mx
-from helpers import (ALL, ITEMSIZE, MX, NP, assert_array_equal_np, dtype_name, np_values,
-                     to_mx, to_np)
+from helpers import ALL, ITEMSIZE, MX, NP, assert_array_equal_np, np_values, to_mx
 
 
 # ----------------------------------------------------------------------------- attributes

@@ -2,14 +2,13 @@
 constructors zeros/ones/full/*_like/arange/linspace/eye/identity/tri/tril/triu, astype, view."""
 
 import array
-import itertools
 
 import numpy as np
 import pytest
 
 from _impl import mx
-from helpers import (ALL, FLOATS, INTS, MX, NP, assert_array_equal_np, dtype_name, np_values,
-                     round_to_bf16, to_mx, to_np)
+from helpers import (ALL, MX, NP, assert_array_equal_np, dtype_name, np_values, round_to_bf16,
+                     to_mx)
 
 
 # ----------------------------------------------------------------------------- mx.array

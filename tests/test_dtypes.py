@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from _impl import mx
-from helpers import (ALL, FLOATS, INTS, ITEMSIZE, MX, PROMOTE, SINTS, UINTS,
-                     assert_array_equal_np, dtype_name)
+from helpers import (ALL, FLOATS, ITEMSIZE, MX, PROMOTE, SINTS, UINTS, assert_array_equal_np,
+                     dtype_name)
 
 
 def test_promotion_table_is_symmetric_and_complete():

@@ -27,6 +27,7 @@ void check_shape(const Shape& shape, const char* op);
 // Element-wise.
 Array unary(UnaryOp op, const Array& x, Stream s, EwParams p = {});
 Array binary(BinaryOp op, const Array& a, const Array& b, Stream s, EwParams p = {});
+std::pair<Array, Array> divmod(const Array& a, const Array& b, Stream s);
 Array where(const Array& cond, const Array& x, const Array& y, Stream s);
 Array clip(const Array& x, const std::optional<Array>& lo, const std::optional<Array>& hi, Stream s);
 Array round(const Array& x, int decimals, Stream s);
@@ -39,7 +40,8 @@ Array array_equal(const Array& a, const Array& b, bool equal_nan, Stream s);
 Array astype(const Array& x, Dtype dtype, Stream s);
 
 // Creation.
-Array full(const Shape& shape, const Array& value, std::optional<Dtype> dtype, Stream s);
+// `op` names the caller in errors (zeros, ones, full, ...).
+Array full(const Shape& shape, const Array& value, std::optional<Dtype> dtype, Stream s, const char* op = "full");
 Array arange(double start, double stop, double step, Dtype dtype, Stream s);
 Array linspace(double start, double stop, int64_t num, Dtype dtype, Stream s);
 Array eye(int64_t n, int64_t m, int64_t k, Dtype dtype, Stream s);

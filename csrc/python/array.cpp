@@ -117,7 +117,7 @@ void init_array(nb::module_& m) {
   cls.def(
          "__init__",
          [](Array* self, nb::handle val, std::optional<Dtype> dtype) { new (self) Array(to_array(val, dtype)); },
-         nb::arg("val"), nb::arg("dtype") = nb::none(),
+         nb::arg("val"), nb::arg("dtype").none() = nb::none(),
          "Makes an array from a scalar, a nested sequence, a NumPy array, a buffer or a DLPack object.")
       .def_prop_ro("shape", [](const Array& a) { return shape_tuple(a.shape()); })
       .def_prop_ro("ndim", [](const Array& a) { return a.ndim(); })
@@ -130,10 +130,10 @@ void init_array(nb::module_& m) {
       .def("tolist", &tolist, "The elements as nested Python lists.")
       .def(
           "astype", [](const Array& a, Dtype d, nb::handle s) { return astype(a, d, to_stream(s)); },
-          nb::arg("dtype"), nb::arg("stream") = nb::none(), "A copy converted to `dtype`.")
+          nb::arg("dtype"), nb::arg("stream").none() = nb::none(), "A copy converted to `dtype`.")
       .def(
           "view", [](const Array& a, Dtype d, nb::handle s) { return view(a, d, to_stream(s)); }, nb::arg("dtype"),
-          nb::arg("stream") = nb::none(), "The same bytes read as `dtype`.")
+          nb::arg("stream").none() = nb::none(), "The same bytes read as `dtype`.")
       .def("__len__",
            [](const Array& a) {
              if (a.ndim() == 0) throw nb::type_error("len() of a 0-d array");
@@ -162,7 +162,7 @@ void init_array(nb::module_& m) {
              return nb::int_(item(a));
            })
       .def("__hash__", [](nb::handle self) { return reinterpret_cast<intptr_t>(self.ptr()); })
-      .def("__getitem__", [](const Array& a, nb::handle idx) { return get_item(a, idx); })
+      .def("__getitem__", [](const Array& a, nb::handle idx) { return get_item(a, idx); }, nb::arg("index").none())
       .def("__dlpack__",
            [](const Array& a, nb::kwargs) {
              eval_now({a});
@@ -216,8 +216,8 @@ void init_array(nb::module_& m) {
       .def("__rshift__", &forward<BinaryOp::right_shift>)
       .def("__rrshift__", &reflected<BinaryOp::right_shift>)
       .def("__irshift__", &forward<BinaryOp::right_shift>)
-      .def("__eq__", &compare<BinaryOp::equal>)
-      .def("__ne__", &compare<BinaryOp::not_equal>)
+      .def("__eq__", &compare<BinaryOp::equal>, nb::arg("other").none())
+      .def("__ne__", &compare<BinaryOp::not_equal>, nb::arg("other").none())
       .def("__lt__", &forward<BinaryOp::less>)
       .def("__le__", &forward<BinaryOp::less_equal>)
       .def("__gt__", &forward<BinaryOp::greater>)

@@ -1,5 +1,7 @@
 #include "python/convert.h"
 
+#include <nanobind/stl/string.h>
+
 #include <complex>
 #include <cstring>
 #include <string>
@@ -77,8 +79,7 @@ std::optional<Dtype> dtype_of_format(const char* fmt, Py_ssize_t itemsize) {
 
 // A copy of a buffer-protocol object, or nothing when it has no (usable) buffer.
 std::optional<Array> from_buffer_object(nb::handle obj, std::optional<Dtype> dtype) {
-  if (!PyObject_CheckBuffer(obj.ptr()) || PyBytes_Check(obj.ptr()) || PyByteArray_Check(obj.ptr()))
-    return std::nullopt;
+  if (!PyObject_CheckBuffer(obj.ptr())) return std::nullopt;
   auto* view = new Py_buffer;
   if (PyObject_GetBuffer(obj.ptr(), view, PyBUF_RECORDS_RO) != 0) {
     PyErr_Clear();
@@ -92,6 +93,12 @@ std::optional<Array> from_buffer_object(nb::handle obj, std::optional<Dtype> dty
     delete view;
   };
   std::optional<Dtype> src = dtype_of_format(view->format, view->itemsize);
+  if (!src && view->format && std::string(view->format).find("Zd") != std::string::npos) {
+    // complex128 has no nuvec dtype: NumPy narrows it to complex64 first.
+    release();
+    nb::object narrowed = nb::module_::import_("numpy").attr("asarray")(obj, "complex64");
+    return from_buffer_object(narrowed, dtype);
+  }
   if (!src) {
     std::string fmt = view->format ? view->format : "?";
     release();
@@ -207,6 +214,7 @@ Array from_list(nb::handle h, std::optional<Dtype> dtype) {
     }
     return to_array(arr, dtype);
   }
+  if (s.shape.empty() || shape_size(s.shape) == 0) s.kind = ListKind::floating;  // [] is float32, as MLX
   Dtype source, target;
   switch (s.kind) {
     case ListKind::boolean: source = target = Dtype::bool_; break;
@@ -257,9 +265,25 @@ Array to_array(nb::handle obj, std::optional<Dtype> dtype) {
                              nb::cast<std::string>(nb::str(obj.type().attr("__name__"))));
 }
 
+namespace {
+// Python scalars, and NumPy scalars, which MLX treats like them next to an array.
+std::optional<Scalar> weak_value(nb::handle h) {
+  if (auto v = as_scalar(h)) return v;
+  static PyObject* np_generic = [] {
+    nb::object g = nb::module_::import_("numpy").attr("generic");
+    return g.release().ptr();
+  }();
+  if (PyObject_IsInstance(h.ptr(), np_generic) == 1) {
+    nb::object py = h.attr("item")();
+    if (auto v = as_scalar(py)) return v;
+  }
+  return std::nullopt;
+}
+}  // namespace
+
 Array arg_like(nb::handle h, Dtype other, const char* op) {
   if (nb::isinstance<Array>(h)) return *nb::inst_ptr<Array>(h);
-  if (auto v = as_scalar(h)) return weak_scalar(*v, other, op);
+  if (auto v = weak_value(h)) return weak_scalar(*v, other, op);
   return to_array(h);
 }
 
@@ -275,7 +299,7 @@ std::pair<Array, Array> binary_args(nb::handle a, nb::handle b, const char* op) 
     return {arg_like(a, y.dtype(), op), y};
   }
   // Neither is an array: a scalar is weak next to a converted operand.
-  auto sa = as_scalar(a), sb = as_scalar(b);
+  auto sa = weak_value(a), sb = weak_value(b);
   if (sa && !sb) {
     Array y = to_array(b);
     return {weak_scalar(*sa, y.dtype(), op), y};

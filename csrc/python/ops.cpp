@@ -30,7 +30,7 @@ Dtype dtype_or(nb::handle h, Dtype fallback) { return h.is_none() ? fallback : n
 #define NUVEC_BIND_UNARY(name)                                                                           \
   m.def(                                                                                                 \
       #name, [](nb::handle a, nb::handle s) { return unary(UnaryOp::name, arg(a), to_stream(s)); },      \
-      nb::arg("a"), nb::kw_only(), nb::arg("stream") = nb::none(), "Element-wise " #name ".");
+      nb::arg("a"), nb::kw_only(), nb::arg("stream").none() = nb::none(), "Element-wise " #name ".");
 #define NUVEC_BIND_BINARY(name)                                                                        \
   m.def(                                                                                               \
       #name,                                                                                           \
@@ -38,7 +38,7 @@ Dtype dtype_or(nb::handle h, Dtype fallback) { return h.is_none() ? fallback : n
         auto [x, y] = binary_args(a, b, #name);                                                        \
         return binary(BinaryOp::name, x, y, to_stream(s));                                             \
       },                                                                                               \
-      nb::arg("a"), nb::arg("b"), nb::kw_only(), nb::arg("stream") = nb::none(), "Element-wise " #name \
+      nb::arg("a"), nb::arg("b"), nb::kw_only(), nb::arg("stream").none() = nb::none(), "Element-wise " #name \
       " with broadcasting.");
 
 }  // namespace
@@ -60,22 +60,22 @@ void init_ops(nb::module_& m) {
 
   m.def(
       "round", [](nb::handle a, int decimals, nb::handle s) { return round(arg(a), decimals, to_stream(s)); },
-      nb::arg("a"), nb::arg("decimals") = 0, nb::kw_only(), nb::arg("stream") = nb::none(),
+      nb::arg("a"), nb::arg("decimals") = 0, nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "Rounds half to even, to `decimals` places.");
   m.def(
       "nan_to_num",
       [](nb::handle a, double nan, std::optional<double> posinf, std::optional<double> neginf, nb::handle s) {
         return nan_to_num(arg(a), nan, posinf, neginf, to_stream(s));
       },
-      nb::arg("a"), nb::arg("nan") = 0.0, nb::arg("posinf") = nb::none(), nb::arg("neginf") = nb::none(),
-      nb::kw_only(), nb::arg("stream") = nb::none(),
+      nb::arg("a"), nb::arg("nan") = 0.0, nb::arg("posinf").none() = nb::none(), nb::arg("neginf").none() = nb::none(),
+      nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "Replaces NaN and infinities with finite numbers (by default the dtype's extremes).");
   m.def(
       "degrees", [](nb::handle a, nb::handle s) { return degrees(arg(a), to_stream(s)); }, nb::arg("a"),
-      nb::kw_only(), nb::arg("stream") = nb::none(), "Radians to degrees.");
+      nb::kw_only(), nb::arg("stream").none() = nb::none(), "Radians to degrees.");
   m.def(
       "radians", [](nb::handle a, nb::handle s) { return radians(arg(a), to_stream(s)); }, nb::arg("a"),
-      nb::kw_only(), nb::arg("stream") = nb::none(), "Degrees to radians.");
+      nb::kw_only(), nb::arg("stream").none() = nb::none(), "Degrees to radians.");
 
   // Element-wise binary.
   NUVEC_BIND_BINARY(add) NUVEC_BIND_BINARY(subtract) NUVEC_BIND_BINARY(multiply) NUVEC_BIND_BINARY(divide)
@@ -91,10 +91,9 @@ void init_ops(nb::module_& m) {
       "divmod",
       [](nb::handle a, nb::handle b, nb::handle s) {
         auto [x, y] = binary_args(a, b, "divmod");
-        Stream st = to_stream(s);
-        return std::make_pair(binary(BinaryOp::floor_divide, x, y, st), binary(BinaryOp::remainder, x, y, st));
+        return divmod(x, y, to_stream(s));
       },
-      nb::arg("a"), nb::arg("b"), nb::kw_only(), nb::arg("stream") = nb::none(),
+      nb::arg("a"), nb::arg("b"), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "(floor_divide(a, b), remainder(a, b)).");
   m.def(
       "isclose",
@@ -103,7 +102,7 @@ void init_ops(nb::module_& m) {
         return isclose(x, y, rtol, atol, equal_nan, to_stream(s));
       },
       nb::arg("a"), nb::arg("b"), nb::arg("rtol") = 1e-5, nb::arg("atol") = 1e-8, nb::kw_only(),
-      nb::arg("equal_nan") = false, nb::arg("stream") = nb::none(), "|a - b| <= atol + rtol * |b|, element-wise.");
+      nb::arg("equal_nan") = false, nb::arg("stream").none() = nb::none(), "|a - b| <= atol + rtol * |b|, element-wise.");
   m.def(
       "allclose",
       [](nb::handle a, nb::handle b, double rtol, double atol, bool equal_nan, nb::handle s) {
@@ -111,14 +110,14 @@ void init_ops(nb::module_& m) {
         return allclose(x, y, rtol, atol, equal_nan, to_stream(s));
       },
       nb::arg("a"), nb::arg("b"), nb::arg("rtol") = 1e-5, nb::arg("atol") = 1e-8, nb::kw_only(),
-      nb::arg("equal_nan") = false, nb::arg("stream") = nb::none(), "Whether isclose holds everywhere (a 0-d bool).");
+      nb::arg("equal_nan") = false, nb::arg("stream").none() = nb::none(), "Whether isclose holds everywhere (a 0-d bool).");
   m.def(
       "array_equal",
       [](nb::handle a, nb::handle b, bool equal_nan, nb::handle s) {
         auto [x, y] = binary_args(a, b, "array_equal");
         return array_equal(x, y, equal_nan, to_stream(s));
       },
-      nb::arg("a"), nb::arg("b"), nb::arg("equal_nan") = false, nb::kw_only(), nb::arg("stream") = nb::none(),
+      nb::arg("a"), nb::arg("b"), nb::arg("equal_nan") = false, nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "Whether the shapes and all values are equal (a 0-d bool).");
   m.def(
       "where",
@@ -126,7 +125,7 @@ void init_ops(nb::module_& m) {
         auto [a, b] = binary_args(x, y, "where");
         return where(arg_like(c, Dtype::bool_, "where"), a, b, to_stream(s));
       },
-      nb::arg("condition"), nb::arg("x"), nb::arg("y"), nb::kw_only(), nb::arg("stream") = nb::none(),
+      nb::arg("condition"), nb::arg("x"), nb::arg("y"), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "x where condition is true, else y.");
   m.def(
       "clip",
@@ -137,7 +136,7 @@ void init_ops(nb::module_& m) {
         if (!hi.is_none()) h = arg_like(hi, x.dtype(), "clip");
         return clip(x, l, h, to_stream(s));
       },
-      nb::arg("a"), nb::arg("a_min").none(), nb::arg("a_max").none(), nb::kw_only(), nb::arg("stream") = nb::none(),
+      nb::arg("a"), nb::arg("a_min").none(), nb::arg("a_max").none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "Limits values to [a_min, a_max] (either may be None).");
 
   // Creation.
@@ -145,17 +144,17 @@ void init_ops(nb::module_& m) {
       "zeros",
       [](nb::handle shape, nb::handle dtype, nb::handle s) {
         return full(to_shape(shape, "zeros"), scalar_array(int64_t(0), dtype_or(dtype, Dtype::float32)),
-                    std::nullopt, to_stream(s));
+                    std::nullopt, to_stream(s), "zeros");
       },
-      nb::arg("shape"), nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("stream") = nb::none(),
+      nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "An array of zeros.");
   m.def(
       "ones",
       [](nb::handle shape, nb::handle dtype, nb::handle s) {
         return full(to_shape(shape, "ones"), scalar_array(int64_t(1), dtype_or(dtype, Dtype::float32)),
-                    std::nullopt, to_stream(s));
+                    std::nullopt, to_stream(s), "ones");
       },
-      nb::arg("shape"), nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("stream") = nb::none(),
+      nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "An array of ones.");
   m.def(
       "full",
@@ -165,21 +164,23 @@ void init_ops(nb::module_& m) {
         Array v = arg(vals);
         return full(to_shape(shape, "full"), v, d, to_stream(s));
       },
-      nb::arg("shape"), nb::arg("vals"), nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("stream") = nb::none(),
+      nb::arg("shape"), nb::arg("vals"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "An array of `shape` filled with `vals` (broadcast).");
   m.def(
       "zeros_like",
       [](const Array& a, nb::handle dtype, nb::handle s) {
-        return full(a.shape(), scalar_array(int64_t(0), dtype_or(dtype, a.dtype())), std::nullopt, to_stream(s));
+        return full(a.shape(), scalar_array(int64_t(0), dtype_or(dtype, a.dtype())), std::nullopt, to_stream(s),
+                    "zeros_like");
       },
-      nb::arg("a"), nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("stream") = nb::none(),
+      nb::arg("a"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "Zeros with a's shape and dtype.");
   m.def(
       "ones_like",
       [](const Array& a, nb::handle dtype, nb::handle s) {
-        return full(a.shape(), scalar_array(int64_t(1), dtype_or(dtype, a.dtype())), std::nullopt, to_stream(s));
+        return full(a.shape(), scalar_array(int64_t(1), dtype_or(dtype, a.dtype())), std::nullopt, to_stream(s),
+                    "ones_like");
       },
-      nb::arg("a"), nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("stream") = nb::none(),
+      nb::arg("a"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "Ones with a's shape and dtype.");
   m.def(
       "arange",
@@ -195,76 +196,76 @@ void init_ops(nb::module_& m) {
         else start = num(a), stop = num(b);
         return arange(start, stop, step, dtype_or(dtype, ints ? Dtype::int32 : Dtype::float32), to_stream(s));
       },
-      nb::arg("start"), nb::arg("stop") = nb::none(), nb::arg("step") = nb::none(), nb::kw_only(),
-      nb::arg("dtype") = nb::none(), nb::arg("stream") = nb::none(),
+      nb::arg("start"), nb::arg("stop").none() = nb::none(), nb::arg("step").none() = nb::none(), nb::kw_only(),
+      nb::arg("dtype").none() = nb::none(), nb::arg("stream").none() = nb::none(),
       "Evenly spaced values in [start, stop): arange(stop) or arange(start, stop, step).");
   m.def(
       "linspace",
       [](double start, double stop, int64_t num, nb::handle dtype, nb::handle s) {
         return linspace(start, stop, num, dtype_or(dtype, Dtype::float32), to_stream(s));
       },
-      nb::arg("start"), nb::arg("stop"), nb::arg("num") = 50, nb::arg("dtype") = nb::none(), nb::kw_only(),
-      nb::arg("stream") = nb::none(), "`num` evenly spaced values from start to stop inclusive.");
+      nb::arg("start"), nb::arg("stop"), nb::arg("num") = 50, nb::arg("dtype").none() = nb::none(), nb::kw_only(),
+      nb::arg("stream").none() = nb::none(), "`num` evenly spaced values from start to stop inclusive.");
   m.def(
       "eye",
       [](int64_t n, std::optional<int64_t> mcols, int64_t k, nb::handle dtype, nb::handle s) {
         return eye(n, mcols.value_or(n), k, dtype_or(dtype, Dtype::float32), to_stream(s));
       },
-      nb::arg("n"), nb::arg("m") = nb::none(), nb::arg("k") = 0, nb::arg("dtype") = nb::none(), nb::kw_only(),
-      nb::arg("stream") = nb::none(), "Ones on the k-th diagonal, zeros elsewhere.");
+      nb::arg("n"), nb::arg("m").none() = nb::none(), nb::arg("k") = 0, nb::arg("dtype").none() = nb::none(), nb::kw_only(),
+      nb::arg("stream").none() = nb::none(), "Ones on the k-th diagonal, zeros elsewhere.");
   m.def(
       "identity",
       [](int64_t n, nb::handle dtype, nb::handle s) {
         return eye(n, n, 0, dtype_or(dtype, Dtype::float32), to_stream(s));
       },
-      nb::arg("n"), nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("stream") = nb::none(),
+      nb::arg("n"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "The n x n identity matrix.");
   m.def(
       "tri",
       [](int64_t n, std::optional<int64_t> mcols, int64_t k, nb::handle dtype, nb::handle s) {
         return tri(n, mcols.value_or(n), k, dtype_or(dtype, Dtype::float32), to_stream(s));
       },
-      nb::arg("n"), nb::arg("m") = nb::none(), nb::arg("k") = 0, nb::arg("dtype") = nb::none(), nb::kw_only(),
-      nb::arg("stream") = nb::none(), "Ones at and below the k-th diagonal.");
+      nb::arg("n"), nb::arg("m").none() = nb::none(), nb::arg("k") = 0, nb::arg("dtype").none() = nb::none(), nb::kw_only(),
+      nb::arg("stream").none() = nb::none(), "Ones at and below the k-th diagonal.");
   m.def(
       "tril", [](nb::handle x, int64_t k, nb::handle s) { return tril(arg(x), k, to_stream(s)); }, nb::arg("x"),
-      nb::arg("k") = 0, nb::kw_only(), nb::arg("stream") = nb::none(), "Zeros above the k-th diagonal.");
+      nb::arg("k") = 0, nb::kw_only(), nb::arg("stream").none() = nb::none(), "Zeros above the k-th diagonal.");
   m.def(
       "triu", [](nb::handle x, int64_t k, nb::handle s) { return triu(arg(x), k, to_stream(s)); }, nb::arg("x"),
-      nb::arg("k") = 0, nb::kw_only(), nb::arg("stream") = nb::none(), "Zeros below the k-th diagonal.");
+      nb::arg("k") = 0, nb::kw_only(), nb::arg("stream").none() = nb::none(), "Zeros below the k-th diagonal.");
   m.def(
       "astype", [](nb::handle a, Dtype d, nb::handle s) { return astype(arg(a), d, to_stream(s)); }, nb::arg("a"),
-      nb::arg("dtype"), nb::kw_only(), nb::arg("stream") = nb::none(), "A copy converted to `dtype`.");
+      nb::arg("dtype"), nb::kw_only(), nb::arg("stream").none() = nb::none(), "A copy converted to `dtype`.");
   m.def(
       "view", [](nb::handle a, Dtype d, nb::handle s) { return view(arg(a), d, to_stream(s)); }, nb::arg("a"),
-      nb::arg("dtype"), nb::kw_only(), nb::arg("stream") = nb::none(), "The same bytes read as `dtype`.");
+      nb::arg("dtype"), nb::kw_only(), nb::arg("stream").none() = nb::none(), "The same bytes read as `dtype`.");
 
   // Layout.
   m.def(
       "reshape",
       [](nb::handle a, nb::handle shape, nb::handle s) { return reshape(arg(a), to_shape(shape, "reshape"), to_stream(s)); },
-      nb::arg("a"), nb::arg("shape"), nb::kw_only(), nb::arg("stream") = nb::none(),
+      nb::arg("a"), nb::arg("shape"), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "The same elements in a new shape (a view when strides allow).");
   m.def(
       "transpose",
       [](nb::handle a, std::optional<std::vector<int>> axes, nb::handle s) {
         return transpose(arg(a), axes.value_or(std::vector<int>{}), to_stream(s));
       },
-      nb::arg("a"), nb::arg("axes") = nb::none(), nb::kw_only(), nb::arg("stream") = nb::none(),
+      nb::arg("a"), nb::arg("axes").none() = nb::none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "Permutes the axes (reverses them by default); a view.");
   m.def(
       "broadcast_to",
       [](nb::handle a, nb::handle shape, nb::handle s) {
         return broadcast_to(arg(a), to_shape(shape, "broadcast_to"), to_stream(s));
       },
-      nb::arg("a"), nb::arg("shape"), nb::kw_only(), nb::arg("stream") = nb::none(),
+      nb::arg("a"), nb::arg("shape"), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "A view of `a` broadcast to `shape`.");
   m.def(
       "all", [](nb::handle a, nb::handle s) { return all(arg(a), to_stream(s)); }, nb::arg("a"), nb::kw_only(),
-      nb::arg("stream") = nb::none(), "Whether every element is nonzero (a 0-d bool).");
+      nb::arg("stream").none() = nb::none(), "Whether every element is nonzero (a 0-d bool).");
   m.def(
       "any", [](nb::handle a, nb::handle s) { return any(arg(a), to_stream(s)); }, nb::arg("a"), nb::kw_only(),
-      nb::arg("stream") = nb::none(), "Whether any element is nonzero (a 0-d bool).");
+      nb::arg("stream").none() = nb::none(), "Whether any element is nonzero (a 0-d bool).");
 }
 
 }  // namespace nuvec::python

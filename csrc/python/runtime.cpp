@@ -73,7 +73,7 @@ void init_runtime(nb::module_& m) {
         if (s.is_none()) synchronize_all();
         else synchronize(nb::cast<Stream>(s));
       },
-      nb::arg("stream") = nb::none(), "Waits for the work queued on the stream (all streams by default).");
+      nb::arg("stream").none() = nb::none(), "Waits for the work queued on the stream (all streams by default).");
 
   m.def(
       "eval",

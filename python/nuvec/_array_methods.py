@@ -43,7 +43,7 @@ def _repr(self):
     x = self.astype(_core.float32) if self.dtype == _core.bfloat16 else self
     a = np.asarray(x)
     if a.size == 0:
-        return f"array([], shape={tuple(a.shape)}, dtype={dtype})" if a.ndim > 1 else f"array([], dtype={dtype})"
+        return f"array([], dtype={dtype})"
     body = _format(a, a.dtype.kind, len("array("), a.size > _SUMMARY_THRESHOLD)
     return f"array({body}, dtype={dtype})"
 

@@ -166,8 +166,10 @@ void copy_into(const Array& in, Array& out) {
 
 void Unary::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
   if (op_ == UnaryOp::copy || op_ == UnaryOp::stop_gradient) {
-    if (in[0].dtype() == out[0].dtype() && in[0].shape() == out[0].shape()) {
-      out[0].set_data(in[0].buffer(), in[0].strides(), in[0].offset());  // same bits: share them
+    // Same bits: share our own buffer; memory borrowed from outside (NumPy, DLPack) is copied,
+    // since its owner may change it.
+    if (in[0].dtype() == out[0].dtype() && in[0].shape() == out[0].shape() && in[0].buffer()->owned()) {
+      out[0].set_data(in[0].buffer(), in[0].strides(), in[0].offset());
       return;
     }
     out[0].allocate_contiguous();

@@ -7,13 +7,12 @@
 
 namespace nuvec {
 
-Array full(const Shape& shape, const Array& value, std::optional<Dtype> dtype, Stream s) {
-  check_shape(shape, "full");
-  Shape out_shape = broadcast_shapes(value.shape(), shape, "full");
-  if (out_shape != shape)
-    throw OpError("full", "the value cannot be broadcast to the requested shape");
+Array full(const Shape& shape, const Array& value, std::optional<Dtype> dtype, Stream s, const char* op) {
+  check_shape(shape, op);
+  Shape out_shape = broadcast_shapes(value.shape(), shape, op);
+  if (out_shape != shape) throw OpError(op, "the value cannot be broadcast to the requested shape");
   Dtype d = dtype.value_or(value.dtype());
-  return Array::lazy(shape, d, std::make_shared<Unary>(UnaryOp::copy, value.dtype(), d), {value}, s);
+  return Array::lazy(shape, d, std::make_shared<Unary>(UnaryOp::copy, value.dtype(), d, EwParams{}, op), {value}, s);
 }
 
 Array arange(double start, double stop, double step, Dtype dtype, Stream s) {

@@ -32,8 +32,10 @@ UnaryRule unary_rule(UnaryOp op) {
     case UnaryOp::erf:
     case UnaryOp::erfinv: return {Rule::float_out, true, true, false};
     case UnaryOp::floor:
-    case UnaryOp::ceil:
-    case UnaryOp::round: return {Rule::same, true, true, false};
+    case UnaryOp::ceil: return {Rule::same, true, true, false};
+    case UnaryOp::round: return {Rule::same, true, true, true};
+    case UnaryOp::expm1:
+    case UnaryOp::sigmoid: return {Rule::float_out, true, true, false};
     case UnaryOp::isnan:
     case UnaryOp::isinf:
     case UnaryOp::isposinf:
@@ -109,6 +111,8 @@ Array binary(BinaryOp op, const Array& a, const Array& b, Stream s, EwParams p) 
   const char* name = op_name(op);
   Shape shape = a.shape() == b.shape() ? a.shape() : broadcast_shapes(a.shape(), b.shape(), name);
   Dtype common = promote(a.dtype(), b.dtype());
+  bool shift = op == BinaryOp::left_shift || op == BinaryOp::right_shift;
+  if (shift && common == Dtype::bool_) common = Dtype::uint8;  // as MLX
   BinaryRule r = binary_rule(op);
   bool logical = op == BinaryOp::logical_and || op == BinaryOp::logical_or;
   if ((common == Dtype::bool_ && !r.bool_ok) || (is_floating(common) && !r.float_ok) ||
@@ -123,6 +127,11 @@ Array binary(BinaryOp op, const Array& a, const Array& b, Stream s, EwParams p) 
   Dtype in_compute = logical ? Dtype::bool_ : compute_type(r.rule == Rule::bool_out ? common : out);
   return Array::lazy(std::move(shape), out, std::make_shared<Binary>(op, in_compute, compute_type(out), p), {a, b},
                      s);
+}
+
+std::pair<Array, Array> divmod(const Array& a, const Array& b, Stream s) {
+  if (is_complex(promote(a.dtype(), b.dtype()))) unsupported("divmod", Dtype::complex64);
+  return {binary(BinaryOp::floor_divide, a, b, s), binary(BinaryOp::remainder, a, b, s)};
 }
 
 Array where(const Array& cond, const Array& x, const Array& y, Stream s) {
@@ -191,7 +200,7 @@ Array array_equal(const Array& a, const Array& b, bool equal_nan, Stream s) {
 Array astype(const Array& x, Dtype dtype, Stream s) {
   if (x.dtype() == dtype) return x;
   // A copy converts each element straight from the input's dtype to the output's.
-  return Array::lazy(x.shape(), dtype, std::make_shared<Unary>(UnaryOp::copy, x.dtype(), dtype), {x}, s);
+  return Array::lazy(x.shape(), dtype, std::make_shared<Unary>(UnaryOp::copy, x.dtype(), dtype, EwParams{}, "astype"), {x}, s);
 }
 
 }  // namespace nuvec

@@ -56,15 +56,17 @@ class Elementwise : public Primitive {
 
 class Unary : public Elementwise {
  public:
-  Unary(UnaryOp op, Dtype in_compute, Dtype out_compute, EwParams p = {})
-      : Elementwise({in_compute}, out_compute, p), op_(op) {}
-  const char* name() const override { return op_name(op_); }
+  // `label` names ops built on another's kernel (astype and full are copies).
+  Unary(UnaryOp op, Dtype in_compute, Dtype out_compute, EwParams p = {}, const char* label = nullptr)
+      : Elementwise({in_compute}, out_compute, p), op_(op), label_(label) {}
+  const char* name() const override { return label_ ? label_ : op_name(op_); }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
   bool is_equivalent(const Primitive& o) const override;
   UnaryOp op() const { return op_; }
 
  private:
   UnaryOp op_;
+  const char* label_;
 };
 
 class Binary : public Elementwise {

@@ -155,6 +155,7 @@ bool close(T a, T b, const EwParams& p) {
   if (is_nan(a) || is_nan(b)) return p.i && is_nan(a) && is_nan(b);
   if (a == b) return true;
   if constexpr (is_complex_v<T> || is_float_v<T>) {
+    if (!std::isfinite(std::abs(a)) || !std::isfinite(std::abs(b))) return false;  // unequal infinities
     double d = std::abs(std::complex<double>(a) - std::complex<double>(b));
     return d <= p.b + p.a * std::abs(std::complex<double>(b));
   } else {

@@ -175,9 +175,11 @@ struct Ceil {
   }
 };
 struct Round {
-  template <class T> static constexpr bool ok = !is_complex_v<T>;
+  template <class T> static constexpr bool ok = true;
   template <class T> static T f(T x, const EwParams& p) {
-    if constexpr (is_float_v<T>) {
+    if constexpr (is_complex_v<T>) {
+      return T(f(x.real(), p), f(x.imag(), p));
+    } else if constexpr (is_float_v<T>) {
       if (p.i == 0) return std::nearbyint(x);
       T scale = T(std::pow(10.0, std::abs(p.i)));
       return p.i > 0 ? std::nearbyint(x * scale) / scale : std::nearbyint(x / scale) * scale;
