@@ -264,13 +264,6 @@ def test_basic_indexing_matches_numpy(index):
     assert_array_equal_np(x[index], _A[index])
 
 
-def test_integer_array_indexing():
-    x = mx.array(_A)
-    assert_array_equal_np(x[mx.array([1, 0, 1])], _A[[1, 0, 1]])
-    assert_array_equal_np(x[[1, 0]], _A[[1, 0]])
-    assert_array_equal_np(x[:, mx.array([2, 0])], _A[:, [2, 0]])
-
-
 def test_indexing_a_view():
     x = mx.array(_A)
     assert_array_equal_np(x.T[1, ::-1], _A.T[1, ::-1])

@@ -146,22 +146,32 @@ def test_op_error_is_catchable_as_value_error():
         pytest.fail("no error raised")
 
 
+AXIS_ERRORS = [
+    ("transpose", lambda: mx.transpose(mx.zeros((2, 3)), (0, 5))),
+    ("expand_dims", lambda: mx.expand_dims(mx.zeros((2, 3)), 5)),
+]
+
+
+def _needs(name):
+    if not hasattr(mx, name):
+        pytest.skip(f"mx.{name} is not part of the framework yet")
+
+
+@pytest.mark.parametrize("name,fn", AXIS_ERRORS, ids=[n for n, _ in AXIS_ERRORS])
+def test_axis_out_of_range_raises(name, fn):
+    _needs(name)
+    with pytest.raises((IndexError, ValueError)):
+        fn()
+
+
 @pytest.mark.nuvec_only
-@pytest.mark.parametrize("fn", [
-    lambda: mx.transpose(mx.zeros((2, 3)), (0, 5)),
-    lambda: mx.expand_dims(mx.zeros((2, 3)), 5),
-], ids=["transpose", "expand_dims"])
-def test_axis_out_of_range_is_op_error_and_index_error(fn):
+@pytest.mark.parametrize("name,fn", AXIS_ERRORS, ids=[n for n, _ in AXIS_ERRORS])
+def test_axis_out_of_range_is_op_error_and_index_error(name, fn):
+    _needs(name)
     with pytest.raises(mx.OpError) as info:
         fn()
     assert isinstance(info.value, IndexError)
-
-
-def test_axis_out_of_range_raises():
-    with pytest.raises((IndexError, ValueError)):
-        mx.transpose(mx.zeros((2, 3)), (0, 5))
-    with pytest.raises((IndexError, ValueError)):
-        mx.expand_dims(mx.zeros((2, 3)), 5)
+    assert info.value.op_name == name
 
 
 # ----------------------------------------------------------------------------- eval-time errors

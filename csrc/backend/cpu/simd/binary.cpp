@@ -31,7 +31,14 @@ T sub(T a, T b) {
 }
 template <class T>
 T mul(T a, T b) {
-  if constexpr (std::is_same_v<T, bool>) return a && b; else return T(a * b);
+  if constexpr (std::is_same_v<T, bool>) {
+    return a && b;
+  } else if constexpr (is_complex_v<T>) {
+    // The textbook product, as NumPy computes it (std::complex's checks for infinities cost 5x).
+    return T(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
+  } else {
+    return T(a * b);
+  }
 }
 
 // NumPy's floored division and remainder; integer division by zero gives 0.
@@ -109,6 +116,13 @@ bool lt(T a, T b) {
   if constexpr (is_complex_v<T>) return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag());
   else return a < b;
 }
+// Real comparisons are IEEE's (false with NaN) and vectorise; complex ones are lexicographic.
+template <class T>
+bool le(T a, T b) {
+  if constexpr (is_complex_v<T>)
+    return a.real() < b.real() || (a.real() == b.real() && a.imag() <= b.imag());
+  else return a <= b;
+}
 template <class T>
 bool is_nan(T a) {
   if constexpr (is_complex_v<T>) return std::isnan(a.real()) || std::isnan(a.imag());
@@ -176,9 +190,9 @@ NUVEC_BINARY(Minimum, numeric, min_of(a, b))
 NUVEC_BINARY(Equal, numeric, bool(a == b))
 NUVEC_BINARY(NotEqual, numeric, bool(a != b))
 NUVEC_BINARY(Less, numeric, lt(a, b))
-NUVEC_BINARY(LessEqual, numeric, !lt(b, a) && !is_nan(a) && !is_nan(b))
+NUVEC_BINARY(LessEqual, numeric, le(a, b))
 NUVEC_BINARY(Greater, numeric, lt(b, a))
-NUVEC_BINARY(GreaterEqual, numeric, !lt(a, b) && !is_nan(a) && !is_nan(b))
+NUVEC_BINARY(GreaterEqual, numeric, le(b, a))
 NUVEC_BINARY(LogicalAnd, numeric, bool(a != T(0) && b != T(0)))
 NUVEC_BINARY(LogicalOr, numeric, bool(a != T(0) || b != T(0)))
 NUVEC_BINARY(BitwiseAnd, integral, T(a & b))
