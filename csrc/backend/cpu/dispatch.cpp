@@ -9,32 +9,47 @@
 namespace nuvec::cpu {
 namespace {
 
-KernelTable* build() {
-  auto* t = new KernelTable();
+Isa detect() {
   const char* want = std::getenv("NUVEC_CPU_ISA");
-  auto allowed = [&](const char* isa) { return !want || std::strcmp(want, isa) == 0; };
+  auto allowed = [&](const char* name) { return !want || std::strcmp(want, name) == 0; };
 #if defined(__x86_64__)
   __builtin_cpu_init();
   bool has512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                 __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
   bool has2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-  if (has512 && allowed("avx512")) {
-    t->isa = "avx512";
-    avx512::fill_convert(*t), avx512::fill_unary(*t), avx512::fill_binary(*t), avx512::fill_select(*t);
-    return t;
-  }
-  if (has2 && (allowed("avx2") || (want && std::strcmp(want, "avx512") == 0))) {
-    t->isa = "avx2";
-    avx2::fill_convert(*t), avx2::fill_unary(*t), avx2::fill_binary(*t), avx2::fill_select(*t);
-    return t;
-  }
+  if (has512 && allowed("avx512")) return Isa::avx512;
+  // Asking for AVX-512 on a processor without it falls back to AVX2.
+  if (has2 && (allowed("avx2") || std::strcmp(want, "avx512") == 0)) return Isa::avx2;
 #endif
-  t->isa = "portable";
-  portable::fill_convert(*t), portable::fill_unary(*t), portable::fill_binary(*t), portable::fill_select(*t);
-  return t;
+  return Isa::portable;
+}
+
+KernelTable* build() {
+  auto* t = new KernelTable();
+  switch (isa()) {
+#if defined(__x86_64__)
+    case Isa::avx512:
+      t->isa = "avx512";
+      avx512::fill_convert(*t), avx512::fill_unary(*t), avx512::fill_binary(*t), avx512::fill_select(*t);
+      return t;
+    case Isa::avx2:
+      t->isa = "avx2";
+      avx2::fill_convert(*t), avx2::fill_unary(*t), avx2::fill_binary(*t), avx2::fill_select(*t);
+      return t;
+#endif
+    default:
+      t->isa = "portable";
+      portable::fill_convert(*t), portable::fill_unary(*t), portable::fill_binary(*t), portable::fill_select(*t);
+      return t;
+  }
 }
 
 }  // namespace
+
+Isa isa() {
+  static const Isa chosen = detect();
+  return chosen;
+}
 
 const KernelTable& kernels() {
   static const KernelTable* t = build();

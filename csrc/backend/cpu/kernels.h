@@ -23,6 +23,11 @@ struct KernelTable {
 
 const KernelTable& kernels();
 
+// The instruction set chosen once for this processor (NUVEC_CPU_ISA may force a lower one);
+// other kernel families pick their builds by it.
+enum class Isa { portable, avx2, avx512 };
+Isa isa();
+
 #define NUVEC_DECLARE_ISA(ns)                \
   namespace ns {                             \
   void fill_convert(KernelTable& t);         \
