@@ -64,11 +64,11 @@ struct Scratch {
   alignas(64) char out[kChunk * 8];
 };
 
-// Runs `kernel` over the output (contiguous, freshly allocated or donated).
+// Runs `kernel` over the output: usually contiguous (freshly allocated or donated), or a strided
+// region of a larger array (concatenate's slabs).
 void run(EwKernel kernel, const EwParams& params, std::vector<Operand> ops, char* out, Dtype out_dtype,
-         Dtype out_compute, Shape shape) {
+         Dtype out_compute, Shape shape, Strides out_strides) {
   const KernelTable& kt = kernels();
-  Strides out_strides = Array::row_strides(shape);
   std::vector<Strides*> all{&out_strides};
   for (auto& op : ops) all.push_back(&op.strides);
   collapse(shape, all);
@@ -88,11 +88,12 @@ void run(EwKernel kernel, const EwParams& params, std::vector<Operand> ops, char
     for (int64_t u = u0; u < u1; ++u) {
       int64_t row = u / pieces, start = (u % pieces) * kChunk, len = std::min(kChunk, inner - start);
       int64_t rest = row;
-      int64_t offsets[kMaxOperands] = {};
+      int64_t offsets[kMaxOperands] = {}, out_offset = 0;
       for (int d = nd - 2; d >= 0; --d) {
         int64_t idx = rest % shape[d];
         rest /= shape[d];
         for (size_t k = 0; k < ops.size(); ++k) offsets[k] += idx * ops[k].strides[d];
+        out_offset += idx * out_strides[d];
       }
       for (size_t k = 0; k < ops.size(); ++k) {
         const Operand& op = ops[k];
@@ -108,8 +109,14 @@ void run(EwKernel kernel, const EwParams& params, std::vector<Operand> ops, char
         }
         in_scalar[k] = scalar;
       }
-      char* dst = out + (row * inner + start) * int64_t(osz);
-      if (store) {
+      int64_t out_step = out_strides[nd - 1];
+      char* dst = out + (out_offset + start * out_step) * int64_t(osz);
+      if (out_step != 1) {
+        // A strided output region: compute into scratch, convert in place, then spread.
+        kernel(in_ptr, in_scalar, scratch.out, len, params);
+        if (store) store(scratch.out, 1, scratch.out, len);
+        for (int64_t i = 0; i < len; ++i) std::memcpy(dst + i * out_step * int64_t(osz), scratch.out + i * osz, osz);
+      } else if (store) {
         kernel(in_ptr, in_scalar, scratch.out, len, params);
         store(scratch.out, 1, dst, len);
       } else {
@@ -140,7 +147,8 @@ void eval_elementwise(const Elementwise& prim, EwKernel kernel, const std::vecto
   std::vector<Operand> ops;
   for (size_t k = 0; k < in.size(); ++k)
     ops.push_back({in[k].data_bytes(), in[k].dtype(), prim.compute()[k], broadcast_strides(in[k], out.shape())});
-  run(kernel, prim.params(), std::move(ops), out.data_bytes(), out.dtype(), prim.out_compute(), out.shape());
+  run(kernel, prim.params(), std::move(ops), out.data_bytes(), out.dtype(), prim.out_compute(), out.shape(),
+      out.strides());
 }
 
 void missing_kernel(const char* op, Dtype d) {
@@ -159,7 +167,7 @@ void copy_into(const Array& in, Array& out) {
   std::vector<Operand> ops{{in.data_bytes(), in.dtype(), out.dtype(), broadcast_strides(in, out.shape())}};
   EwParams p;
   p.i = int(out.itemsize());
-  run(&byte_copy, p, std::move(ops), out.data_bytes(), out.dtype(), out.dtype(), out.shape());
+  run(&byte_copy, p, std::move(ops), out.data_bytes(), out.dtype(), out.dtype(), out.shape(), out.strides());
 }
 
 }  // namespace cpu
