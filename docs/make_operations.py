@@ -13,6 +13,7 @@ import ast
 import enum
 import inspect
 import os
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -44,8 +45,15 @@ GROUPS = [
      "from int arguments, else float32; full and the `_like` functions keep their input's dtype.",
      ["array", "zeros", "ones", "full", "zeros_like", "ones_like", "arange", "linspace", "eye",
       "identity", "tri", "tril", "triu", "astype", "view"]),
-    ("Layout", "Views share the input's memory wherever strides allow.",
-     ["reshape", "transpose", "broadcast_to"]),
+    ("Shapes and layout", "Views share the input's memory wherever strides allow.",
+     ["reshape", "flatten", "unflatten", "squeeze", "expand_dims", "transpose", "swapaxes",
+      "moveaxis", "broadcast_to", "broadcast_arrays", "atleast_1d", "atleast_2d", "atleast_3d",
+      "concatenate", "concat", "stack", "split", "tile", "repeat", "pad", "roll", "as_strided",
+      "contiguous", "meshgrid", "diagonal", "diag", "kron"]),
+    ("Indexing", "Besides `x[...]` and `x[...] = v` (see the `array` class): integer indices "
+     "out of range raise `EvalIndexError` when evaluated.",
+     ["take", "take_along_axis", "put_along_axis", "slice", "slice_update", "nonzero",
+      "ArrayAt", "ArrayAtIndexer"]),
     ("Reductions", "Over the whole array only, so far (no `axis` argument yet).",
      ["all", "any"]),
     ("Evaluation", "Arrays are lazy: these (and `item`, `tolist`, printing, NumPy and DLPack "
@@ -73,12 +81,17 @@ GROUPS = [
      ["OpError", "AxisError", "EvalError", "EvalIndexError", "EvalMemoryError"]),
 ]
 
-# Other spellings of table ops.
-ALIASES = {"conj": "conjugate"}
+
+def table_aliases():
+    """Other public names bound to a table op's function (conj for conjugate, ...)."""
+    names = [n for n in dir(nuvec) if not n.startswith("_")]
+    return {n: op for op in op_table.REQUIRED_NAMES for n in names
+            if n != op and getattr(nuvec, n) is getattr(nuvec, op)}
+
 
 # Members of `array` listed in its own section, and its operators: (syntax, dunder, function).
-ARRAY_MEMBERS = ["shape", "ndim", "size", "dtype", "itemsize", "nbytes", "T", "item", "tolist",
-                 "astype", "view"]
+ARRAY_MEMBERS = ["shape", "ndim", "size", "dtype", "itemsize", "nbytes", "T", "at", "item",
+                 "tolist", "astype", "view"]
 OPERATORS = [
     ("a + b", "__add__", "add"), ("a - b", "__sub__", "subtract"),
     ("a * b", "__mul__", "multiply"), ("a / b", "__truediv__", "divide"),
@@ -165,7 +178,10 @@ def signature_and_summary(obj, name):
         doc = inspect.getdoc(obj) or ""
     lines = doc.strip().splitlines()
     sig = None
-    if lines and lines[0].startswith(name + "(") and ")" in lines[0]:
+    first = re.match(r"(\w+)\(.*\)", lines[0].strip()) if lines else None
+    if first and first.group(1) != name and getattr(nuvec, first.group(1), None) is obj:
+        return None, f"Another name for `{first.group(1)}`."
+    if first and first.group(1) == name:
         sig = _strip_annotations(lines[0].strip())
         lines = lines[1:]
     elif callable(obj) and not isinstance(obj, type):
@@ -173,7 +189,7 @@ def signature_and_summary(obj, name):
             sig = name + str(inspect.signature(obj))
         except (TypeError, ValueError):
             sig = None
-    text = " ".join(" ".join(lines).split())
+    text = " ".join(" ".join(lines).split()) or "*(no docstring)*"
     return sig, text
 
 
@@ -272,9 +288,13 @@ def array_section():
         if not hasattr(nuvec.array, dunder):
             raise ValueError(f"array has no {dunder}")
         out.append(f"| {code(syntax)} | `{fn}` |")
-    out += ["", "Indexing: `x[i]`, `x[a:b:s]`, `x[...]`, `x[None]` and tuples of them (basic "
-            "indexing) give views; an integer out of range raises `AxisError` "
-            "at the call.", ""]
+    out += ["", "Indexing follows NumPy: ints, slices, `...` and `None` give views (an int out "
+            "of range raises `AxisError` at the call); integer arrays (and lists, NumPy arrays) "
+            "gather, and boolean arrays select where true (evaluating the mask at once). "
+            "`x[index] = v` updates the array object in place (other names for that object see "
+            "the change, as in MLX); `x.at[index].add(v)` (also `subtract`, `multiply`, "
+            "`divide`, `maximum`, `minimum`) returns a new array and accumulates over repeated "
+            "indices.", ""]
     return out
 
 
@@ -284,7 +304,7 @@ def _drop_self(sig):
 
 # ----------------------------------------------------------------------------- the page
 def covered_names():
-    names = set(op_table.REQUIRED_NAMES) | set(ALIASES)
+    names = set(op_table.REQUIRED_NAMES) | set(table_aliases())
     for _, _, group in GROUPS:
         names.update(group)
     return names
@@ -320,10 +340,10 @@ def render():
         "",
     ]
     lines += elementwise_section("Unary", op_table.UNARY)
-    for alias, target in ALIASES.items():
-        lines += [f"`{alias}` is another name for `{target}`.", ""]
     lines += elementwise_section("Binary", op_table.BINARY)
     lines += elementwise_section("Ternary", op_table.TERNARY)
+    for alias, target in sorted(table_aliases().items()):
+        lines += [f"`{alias}` is another name for `{target}`.", ""]
     lines += promotion_section()
     for title, intro, names in GROUPS:
         lines += group_section(title, intro, names)
