@@ -40,9 +40,10 @@ ABBR = {
 
 # The names that are not element-wise ops of the table, by group. (title, intro, names)
 GROUPS = [
-    ("Creation", "Arrays from values and parameters. `shape` is an int or a sequence of ints. Without "
-     "`dtype`: zeros, ones, eye, identity, tri and linspace make float32; arange makes int32 "
-     "from int arguments, else float32; full and the `_like` functions keep their input's dtype.",
+    ("Creation", "Arrays from values and parameters. `shape` is an int or a sequence of ints. "
+     "Without `dtype`: zeros, ones, eye, identity, tri and linspace make float32; arange makes "
+     "int32 from int arguments, else float32; full and the `_like` functions keep their input's "
+     "dtype.",
      ["array", "zeros", "ones", "full", "zeros_like", "ones_like", "arange", "linspace", "eye",
       "identity", "tri", "tril", "triu", "astype", "view"]),
     ("Shapes and layout", "Views share the input's memory wherever strides allow.",

@@ -167,15 +167,15 @@ Array stack(const std::vector<Array>& xs, int axis, Stream s) {
 
 std::vector<Array> split(const Array& x, const Shape& indices, int axis, Stream s) {
   int ax = normalize_axis(axis, x.ndim(), "split");
-  int64_t n = x.shape(ax), prev = 0;
+  int64_t n = x.shape(ax), prev = 0;  // clamped to [0, n]
   std::vector<Array> out;
   for (size_t i = 0; i <= indices.size(); ++i) {
     int64_t stop = i < indices.size() ? indices[i] : n;
     if (stop < 0) stop += n;
     stop = std::clamp<int64_t>(stop, 0, n);
-    int64_t start = std::min(prev, n);
-    out.push_back(slice_axis(x, ax, start, std::max(stop, start), s));
-    prev = std::max(stop, start);
+    // NumPy's pieces are x[previous index : index], empty when the indices go backwards.
+    out.push_back(slice_axis(x, ax, prev, std::max(stop, prev), s));
+    prev = stop;
   }
   return out;
 }
