@@ -327,15 +327,16 @@ def render():
         "check every op against NumPy with); do not edit: change the table or the script and "
         "run `python docs/make_operations.py`.",
         "",
-        "Every op takes a keyword-only `stream`. "
+        "Ops take a keyword-only `stream` (a stream, a device, or None for the default) where "
+        "their signature shows it. "
         "Dtype groups below: integers = " + ", ".join(INTS) + "; floats = "
         + ", ".join(FLOATS) + "; " + COMPLEX[0] + " is the only complex dtype.",
         "",
         "## Element-wise",
         "",
         "Element-wise ops take arrays or anything `array()` accepts (scalars, nested lists, NumPy "
-        "arrays). Broadcasting follows NumPy. The result dtype is given for inputs of one dtype; mixed "
-        "dtypes promote first (table below); a Python scalar is weak, taking the array's dtype "
+        "arrays). Broadcasting follows NumPy. The result dtype is given for inputs of one dtype; "
+        "mixed dtypes promote first (table below); a Python scalar is weak, taking the array's dtype "
         "where its value allows (docs/getting-started.md). \"the input's\" means the result "
         "keeps the (promoted) input dtype.",
         "",
