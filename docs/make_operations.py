@@ -336,8 +336,8 @@ def render():
         "",
         "Element-wise ops take arrays or anything `array()` accepts (scalars, nested lists, NumPy "
         "arrays). Broadcasting follows NumPy. The result dtype is given for inputs of one dtype; "
-        "mixed dtypes promote first (table below); a Python scalar is weak, taking the array's dtype "
-        "where its value allows (docs/getting-started.md). \"the input's\" means the result "
+        "mixed dtypes promote first (table below); a Python scalar is weak, taking the array's "
+        "dtype where its value allows (docs/getting-started.md). \"the input's\" means the result "
         "keeps the (promoted) input dtype.",
         "",
     ]
