@@ -57,8 +57,4 @@ Array broadcast_to(const Array& x, const Shape& shape, Stream s);
 Array slice(const Array& x, const Shape& start, const Shape& stop, const Shape& step, Stream s);
 Array view(const Array& x, Dtype dtype, Stream s);
 
-// Reductions over all elements.
-Array all(const Array& x, Stream s);
-Array any(const Array& x, Stream s);
-
 }  // namespace nuvec
