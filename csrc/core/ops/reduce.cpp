@@ -74,9 +74,10 @@ Array variance(const Array& x, const std::vector<int>& axes, bool keepdims, int 
   return divide_by(reduce(ReduceOp::sum, sq, axes, keepdims, sq.dtype(), s), reduced_count(x.shape(), axes) - ddof, s);
 }
 
-// Reduced axes that are the trailing ones can be merged into one last axis for a fused kernel.
-bool trailing(const std::vector<int>& axes, int ndim) {
-  return !axes.empty() && axes.front() == ndim - int(axes.size());
+// The fused kernels take reduced axes that are the trailing ones (merged into one last axis),
+// of the dtypes computed in float32; float64 is composed in double precision.
+bool fusable(const Array& x, const std::vector<int>& axes) {
+  return !axes.empty() && axes.front() == x.ndim() - int(axes.size()) && x.dtype() != Dtype::float64;
 }
 
 // x as (kept..., product of the trailing reduced axes), for the fused kernels.
@@ -136,7 +137,7 @@ Array logsumexp(const Array& x, const Axes& axes, bool keepdims, Stream s) {
   if (reduced_count(x.shape(), ax) == 0) throw OpError("logsumexp", "cannot reduce over zero elements (an axis of size 0)");
   Shape out_shape = reduced_shape(x.shape(), ax, keepdims);
   Array xf = astype(x, stats_result(x.dtype()), s);
-  if (trailing(ax, x.ndim())) {
+  if (fusable(xf, ax)) {
     Array rows = merge_trailing(xf, ax, s);
     Shape row_shape(rows.shape().begin(), rows.shape().end() - 1);
     return reshape(Array::lazy(row_shape, xf.dtype(), std::make_shared<LogSumExp>(), {rows}, s), out_shape, s);
@@ -158,7 +159,7 @@ Array softmax(const Array& x, const Axes& axes, bool, Stream s) {
   Array xf = astype(x, stats_result(x.dtype()), s);
   if (ax.empty()) return unary(UnaryOp::exp, binary(BinaryOp::subtract, xf, xf, s), s);
   if (xf.size() == 0) return xf;
-  if (trailing(ax, x.ndim())) {
+  if (fusable(xf, ax)) {
     Array rows = merge_trailing(xf, ax, s);
     return reshape(Array::lazy(rows.shape(), xf.dtype(), std::make_shared<Softmax>(), {rows}, s), x.shape(), s);
   }

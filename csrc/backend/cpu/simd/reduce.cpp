@@ -26,6 +26,10 @@ constexpr int kLanes = kVecBytes / int(sizeof(A));
 template <class A>
 using VecA = typename VecN<A, kLanes<A>>::type;
 
+// How far ahead a single streaming read asks for memory: one stream per core does not keep
+// enough loads in flight by itself.
+constexpr int64_t kPrefetchBytes = 4096;
+
 template <class V>
 V load_raw(const void* p) {
   V v;
@@ -162,8 +166,10 @@ struct Kernels : Rule<op, D> {
     if constexpr (R::vec) {
       VecA<A> acc[4];
       for (auto& a : acc) a = VecA<A>{} + R::identity();
-      for (; i + kStep <= n; i += kStep)
+      for (; i + kStep <= n; i += kStep) {
+        for (int k = 0; k < 4; ++k) __builtin_prefetch(reinterpret_cast<const char*>(p + i) + kPrefetchBytes + 64 * k);
         for (int k = 0; k < 4; ++k) acc[k] = R::combine(acc[k], load_as<A>(p + i + k * L));
+      }
       for (; i + L <= n; i += L) acc[0] = R::combine(acc[0], load_as<A>(p + i));
       r = R::horizontal(R::combine(R::combine(acc[0], acc[1]), R::combine(acc[2], acc[3])));
     } else {
