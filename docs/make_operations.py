@@ -55,8 +55,11 @@ GROUPS = [
      "out of range raise `EvalIndexError` when evaluated.",
      ["take", "take_along_axis", "put_along_axis", "slice", "slice_update", "nonzero",
       "ArrayAt", "ArrayAtIndexer"]),
-    ("Reductions", "Over the whole array only, so far (no `axis` argument yet).",
-     ["all", "any"]),
+    ("Reductions", "Over any set of axes (`axis=None` is all of them) with `keepdims`; sums "
+     "are blocked/pairwise and bit-identical whatever the thread count; half types accumulate "
+     "in float32. `softmax` and `logsumexp` over the last axis are fused kernels.",
+     ["sum", "prod", "max", "min", "mean", "var", "std", "logsumexp", "all", "any", "argmax",
+      "argmin", "softmax"]),
     ("Evaluation", "Arrays are lazy: these (and `item`, `tolist`, printing, NumPy and DLPack "
      "export) compute them.",
      ["eval", "async_eval"]),

@@ -230,6 +230,8 @@ def _check_setitem(problem, value_kind, mlx_safe=False):
     positions, err = numpy_getitem(np.arange(a.size).reshape(shape), index)
     if err is not None:
         return  # an invalid index: covered by the getitem property
+    # MLX crashes (SIGFPE) on some empty regions, and refuses a bare `None` index in setitem.
+    assume(not (mlx_safe and (positions.size == 0 or index is None)))
     repeated = len(np.unique(positions)) != positions.size
     if value_kind == "broadcast" and (repeated or positions.ndim == 0):
         value_kind = "positional"  # a broadcast value writes different values to one place

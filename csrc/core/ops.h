@@ -100,8 +100,4 @@ Array slice_update_dynamic(const Array& x, const Array& update, const Array& sta
 Array nonzero_flags(const Array& x, Stream s);
 std::vector<Array> nonzero(const Array& evaluated_flags);
 
-// Reductions over all elements.
-Array all(const Array& x, Stream s);
-Array any(const Array& x, Stream s);
-
 }  // namespace nuvec
