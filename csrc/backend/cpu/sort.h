@@ -1,5 +1,5 @@
-// Helpers the CPU sort and scan kernels share: both work row by row along one axis of a
-// row-contiguous array.
+// The CPU sort kernels' entry points, and helpers the sort and scan kernels share (both work
+// row by row along one axis of a row-contiguous array).
 #pragma once
 #include <cstdint>
 
@@ -18,5 +18,19 @@ struct AxisRows {
 
 // `a` itself when row-contiguous, else a row-contiguous copy.
 Array row_contiguous(const Array& a);
+
+// The sort and partition kernels of each instruction set's build (backend/cpu/simd/sort.cpp):
+// `x` is row-contiguous, `out` row-contiguous and allocated; values, or uint32 indices.
+#define NUVEC_DECLARE_SORT_ISA(ns)                                                           \
+  namespace ns {                                                                             \
+  void sort_axis(const Array& x, int axis, Array& out, bool indices);                        \
+  void partition_axis(const Array& x, int axis, int64_t kth, Array& out, bool indices);      \
+  }
+NUVEC_DECLARE_SORT_ISA(portable)
+#if defined(__x86_64__)
+NUVEC_DECLARE_SORT_ISA(avx2)
+NUVEC_DECLARE_SORT_ISA(avx512)
+#endif
+#undef NUVEC_DECLARE_SORT_ISA
 
 }  // namespace nuvec::cpu
