@@ -11,6 +11,7 @@ from hypothesis.extra.numpy import array_shapes
 from _impl import IS_MLX, mx
 from helpers import (ALL, FLOATS, INTS, NP, assert_array_equal_np, np_values, round_to_bf16, seeded_rng,
                      to_mx, to_np)
+from test_sort import assert_all_equal, outputs_per_thread_count
 
 OPS = ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp")
 HALF = ("float16", "bfloat16")
@@ -228,17 +229,7 @@ def test_bad_axis(op):
 @pytest.mark.nuvec_only
 def test_same_bits_for_any_thread_count():
     x = mx.array(seeded_rng("threads").standard_normal((37, 5001)).astype(np.float32))
-    before = mx.get_num_threads()
-    try:
-        outs = []
-        for n in (1, 2, 3):
-            mx.set_num_threads(n)
-            outs.append([np.array(mx.cumsum(x, axis=a)) for a in (0, 1, None)])
-    finally:
-        mx.set_num_threads(before)
-    for o in outs[1:]:
-        for a, b in zip(o, outs[0]):
-            assert np.array_equal(a, b)
+    assert_all_equal(outputs_per_thread_count(lambda: [np.array(mx.cumsum(x, axis=a)) for a in (0, 1, None)]))
 
 
 @pytest.mark.skipif(IS_MLX, reason="compares nuvec with MLX")

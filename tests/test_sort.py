@@ -215,21 +215,30 @@ def test_axis_error_names_the_op():
 
 
 # ----------------------------------------------------------------------------- determinism, MLX
-@pytest.mark.nuvec_only
-def test_same_result_for_any_thread_count():
-    rng = seeded_rng("threads")
-    x = mx.array(rng.integers(0, 50, (3, 200_000)).astype(np.float32))
+def outputs_per_thread_count(compute, counts=(1, 2, 3)):
+    """compute() (a list of NumPy arrays) run under each thread count; the count restored."""
     before = mx.get_num_threads()
     try:
         outs = []
-        for n in (1, 2, 3):
+        for n in counts:
             mx.set_num_threads(n)
-            outs.append((np.array(mx.argsort(x)), np.array(mx.sort(x, axis=0)), np.array(mx.argpartition(x, 777))))
+            outs.append(compute())
     finally:
         mx.set_num_threads(before)
+    return outs
+
+
+def assert_all_equal(outs):
     for o in outs[1:]:
         for a, b in zip(o, outs[0]):
             assert np.array_equal(a, b)
+
+
+@pytest.mark.nuvec_only
+def test_same_result_for_any_thread_count():
+    x = mx.array(seeded_rng("threads").integers(0, 50, (3, 200_000)).astype(np.float32))
+    assert_all_equal(outputs_per_thread_count(
+        lambda: [np.array(mx.argsort(x)), np.array(mx.sort(x, axis=0)), np.array(mx.argpartition(x, 777))]))
 
 
 @pytest.mark.skipif(IS_MLX, reason="compares nuvec with MLX")
