@@ -10,6 +10,8 @@ namespace nuvec::python {
 void init_runtime(nb::module_& m);
 void init_array(nb::module_& m);
 void init_ops(nb::module_& m);
+void init_shape(nb::module_& m);
+void init_indexing(nb::module_& m);
 void init_sort_scan(nb::module_& m);
 }  // namespace nuvec::python
 
@@ -19,6 +21,8 @@ NB_MODULE(_core, m) {
   nuvec::python::init_runtime(m);
   nuvec::python::init_array(m);
   nuvec::python::init_ops(m);
+  nuvec::python::init_shape(m);
+  nuvec::python::init_indexing(m);
   nuvec::python::init_sort_scan(m);
   m.def("_cpu_isa", [] { return nuvec::cpu_kernel_isa(); }, "The kernel build chosen for this processor.");
 }

@@ -47,4 +47,37 @@ class ViewDtype : public Primitive {
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
 };
 
+// Row-contiguous data read with explicit strides and offset (elements), checked in bounds.
+class AsStrided : public Primitive {
+ public:
+  AsStrided(Strides strides, int64_t offset) : strides_(std::move(strides)), offset_(offset) {}
+  const char* name() const override { return "as_strided"; }
+  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  const Strides& strides() const { return strides_; }
+  int64_t offset() const { return offset_; }
+
+ private:
+  Strides strides_;
+  int64_t offset_;
+};
+
+// The diagonal of two axes, moved last: a view.
+class Diagonal : public Primitive {
+ public:
+  Diagonal(int64_t offset, int axis1, int axis2) : offset_(offset), axis1_(axis1), axis2_(axis2) {}
+  const char* name() const override { return "diagonal"; }
+  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+
+ private:
+  int64_t offset_;
+  int axis1_, axis2_;
+};
+
+// The input itself when row-contiguous, else a row-major copy.
+class Contiguous : public Primitive {
+ public:
+  const char* name() const override { return "contiguous"; }
+  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+};
+
 }  // namespace nuvec
