@@ -60,6 +60,15 @@ GROUPS = [
      "in float32. `softmax` and `logsumexp` over the last axis are fused kernels.",
      ["sum", "prod", "max", "min", "mean", "var", "std", "logsumexp", "all", "any", "argmax",
       "argmin", "softmax"]),
+    ("Sorting", "Along `axis` (default -1; None sorts the flattened array). sort and argsort are "
+     "stable with NumPy's order (NaNs last, complex numbers lexicographic); indices are uint32. "
+     "topk gives the k largest in no promised order.",
+     ["sort", "argsort", "partition", "argpartition", "topk"]),
+    ("Scans", "Along `axis` (default None: the flattened array), with `reverse` and `inclusive`; "
+     "also array methods. Results combine strictly in order, so they never depend on the threads. "
+     "cumsum of bool counts in int32; logcumsumexp of integers gives float32; half types "
+     "accumulate in float32.",
+     ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]),
     ("Evaluation", "Arrays are lazy: these (and `item`, `tolist`, printing, NumPy and DLPack "
      "export) compute them.",
      ["eval", "async_eval"]),

@@ -14,6 +14,7 @@ void init_shape(nb::module_& m);
 void init_indexing(nb::module_& m);
 void init_reduce(nb::module_& m);
 void init_transforms(nb::module_& m);
+void init_sort_scan(nb::module_& m);
 }  // namespace nuvec::python
 
 NB_MODULE(_core, m) {
@@ -26,5 +27,6 @@ NB_MODULE(_core, m) {
   nuvec::python::init_indexing(m);
   nuvec::python::init_reduce(m);
   nuvec::python::init_transforms(m);
+  nuvec::python::init_sort_scan(m);
   m.def("_cpu_isa", [] { return nuvec::cpu_kernel_isa(); }, "The kernel build chosen for this processor.");
 }
