@@ -10,6 +10,7 @@ namespace nuvec::python {
 void init_runtime(nb::module_& m);
 void init_array(nb::module_& m);
 void init_ops(nb::module_& m);
+void init_linalg(nb::module_& m);
 }  // namespace nuvec::python
 
 NB_MODULE(_core, m) {
@@ -18,5 +19,6 @@ NB_MODULE(_core, m) {
   nuvec::python::init_runtime(m);
   nuvec::python::init_array(m);
   nuvec::python::init_ops(m);
+  nuvec::python::init_linalg(m);
   m.def("_cpu_isa", [] { return nuvec::cpu_kernel_isa(); }, "The kernel build chosen for this processor.");
 }
