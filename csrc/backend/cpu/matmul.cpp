@@ -6,6 +6,8 @@
 // size: A' (M x 2K) holds [re, im] along k, B' (2K x 2N) holds [[re, im], [-im, re]] blocks, so
 // C' = A' B' is the complex result with [re, im] along n, written in place.
 #include <algorithm>
+#include <atomic>
+#include <functional>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
@@ -37,6 +39,15 @@ const GemmKernels& gemm_kernels() {
 namespace {
 
 enum class Mode { f32, f64, bf16, c64 };
+
+// Runs fn(i) for i < n on the pool: threads claim items one at a time, so a thread slowed by
+// other work on the machine takes fewer. Each item's arithmetic is fixed by the shapes alone.
+void for_each_item(int64_t n, const std::function<void(int64_t)>& fn) {
+  std::atomic<int64_t> next{0};
+  parallel_for(std::min<int64_t>(n, get_num_threads()), 1, [&](int64_t, int64_t) {
+    for (int64_t i; (i = next.fetch_add(1)) < n;) fn(i);
+  });
+}
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
@@ -237,9 +248,11 @@ void gemm_blocked(const Plan& p, const Operand& a, const Operand& b, const Out& 
     int64_t kb = std::min(p.kc, p.k - pc * p.kc);
     return bp + (pc * p.kc * np + j * round_up(kb, p.P) * p.nr) * int64_t(p.esz);
   };
-  parallel_for(panels, 4, [&](int64_t j0, int64_t j1) {
+  constexpr int64_t kPanelsPerItem = 4;
+  for_each_item(ceil_div(panels, kPanelsPerItem), [&](int64_t item) {
+    int64_t j0 = item * kPanelsPerItem, j1 = std::min(panels, j0 + kPanelsPerItem);
     thread_local Scratch run;
-    void* buf = run.get(size_t(std::max(p.kc, p.nr * (j1 - j0)) + 64) * 8);
+    void* buf = run.get(size_t(std::max(p.kc, p.nr * kPanelsPerItem) + 64) * 8);
     for (int64_t pc = 0; pc < nk; ++pc) {
       int64_t kb = std::min(p.kc, p.k - pc * p.kc);
       pack_any(p, b, j0 * p.nr, std::min(p.n, j1 * p.nr) - j0 * p.nr, p.nr, pc * p.kc, kb, b_panel(pc, j0), buf);
@@ -250,51 +263,49 @@ void gemm_blocked(const Plan& p, const Operand& a, const Operand& b, const Out& 
   while (mt * ceil_div(p.n, nc) < 8 && nc > 4 * p.nr) nc = round_up(nc / 2, p.nr);
   int64_t nt = ceil_div(p.n, nc);
   size_t csz = p.mode == Mode::f64 ? 8 : 4;
-  parallel_for(mt * nt, 1, [&](int64_t t0, int64_t t1) {
+  for_each_item(mt * nt, [&](int64_t t) {
     thread_local Scratch apack, run, ctile;
     void* ap = apack.get(size_t(round_up(p.mc, p.mr) * round_up(p.kc, p.P)) * p.esz);
     void* buf = run.get(size_t(std::max(p.kc, p.mc) + 64) * 8);
-    for (int64_t t = t0; t < t1; ++t) {
-      int64_t i0 = (t / nt) * p.mc, j0 = (t % nt) * nc;
-      int64_t mb = std::min(p.mc, p.m - i0), nbw = std::min(nc, p.n - j0);
-      char* c;
-      int64_t ldc;
-      if (out.direct) {
-        c = out.data + (i0 * out.ld + (p.mode == Mode::c64 ? j0 / 2 : j0)) * int64_t(size_of(out.dtype));
-        ldc = p.mode == Mode::c64 ? 2 * out.ld : out.ld;
-      } else {
-        c = static_cast<char*>(ctile.get(size_t(mb * nbw) * 4));
-        ldc = nbw;
-      }
-      for (int64_t pc = 0; pc < nk; ++pc) {
-        int64_t kb = std::min(p.kc, p.k - pc * p.kc), kbp = round_up(kb, p.P);
-        pack_any(p, a, i0, mb, p.mr, pc * p.kc, kb, ap, buf);
-        for (int64_t jr = 0; jr < nbw; jr += p.nr) {
-          const char* bpan = b_panel(pc, (j0 + jr) / p.nr);
-          int64_t nr = std::min<int64_t>(p.nr, nbw - jr);
-          for (int64_t ir = 0; ir < mb; ir += p.mr) {
-            int64_t mr = std::min<int64_t>(p.mr, mb - ir);
-            const char* apan = static_cast<const char*>(ap) + ir * kbp * int64_t(p.esz);
-            char* cij = c + (ir * ldc + jr) * int64_t(csz);
-            if (mr == p.mr && nr == p.nr) {
-              call_micro(p, kbp, apan, bpan, cij, ldc, pc > 0);
-              continue;
-            }
-            // Edge tile: the same kernel on a full-size copy, so the arithmetic is unchanged.
-            alignas(64) char tmp[32 * 64 * 8];
-            for (int64_t i = 0; i < mr && pc > 0; ++i)
-              std::memcpy(tmp + i * p.nr * csz, cij + i * ldc * int64_t(csz), size_t(nr) * csz);
-            call_micro(p, kbp, apan, bpan, tmp, p.nr, pc > 0);
-            for (int64_t i = 0; i < mr; ++i)
-              std::memcpy(cij + i * ldc * int64_t(csz), tmp + i * p.nr * csz, size_t(nr) * csz);
+    int64_t i0 = (t / nt) * p.mc, j0 = (t % nt) * nc;
+    int64_t mb = std::min(p.mc, p.m - i0), nbw = std::min(nc, p.n - j0);
+    char* c;
+    int64_t ldc;
+    if (out.direct) {
+      c = out.data + (i0 * out.ld + (p.mode == Mode::c64 ? j0 / 2 : j0)) * int64_t(size_of(out.dtype));
+      ldc = p.mode == Mode::c64 ? 2 * out.ld : out.ld;
+    } else {
+      c = static_cast<char*>(ctile.get(size_t(mb * nbw) * 4));
+      ldc = nbw;
+    }
+    for (int64_t pc = 0; pc < nk; ++pc) {
+      int64_t kb = std::min(p.kc, p.k - pc * p.kc), kbp = round_up(kb, p.P);
+      pack_any(p, a, i0, mb, p.mr, pc * p.kc, kb, ap, buf);
+      for (int64_t jr = 0; jr < nbw; jr += p.nr) {
+        const char* bpan = b_panel(pc, (j0 + jr) / p.nr);
+        int64_t nr = std::min<int64_t>(p.nr, nbw - jr);
+        for (int64_t ir = 0; ir < mb; ir += p.mr) {
+          int64_t mr = std::min<int64_t>(p.mr, mb - ir);
+          const char* apan = static_cast<const char*>(ap) + ir * kbp * int64_t(p.esz);
+          char* cij = c + (ir * ldc + jr) * int64_t(csz);
+          if (mr == p.mr && nr == p.nr) {
+            call_micro(p, kbp, apan, bpan, cij, ldc, pc > 0);
+            continue;
           }
+          // Edge tile: the same kernel on a full-size copy, so the arithmetic is unchanged.
+          alignas(64) char tmp[32 * 64 * 8];
+          for (int64_t i = 0; i < mr && pc > 0; ++i)
+            std::memcpy(tmp + i * p.nr * csz, cij + i * ldc * int64_t(csz), size_t(nr) * csz);
+          call_micro(p, kbp, apan, bpan, tmp, p.nr, pc > 0);
+          for (int64_t i = 0; i < mr; ++i)
+            std::memcpy(cij + i * ldc * int64_t(csz), tmp + i * p.nr * csz, size_t(nr) * csz);
         }
       }
-      if (!out.direct) {
-        ConvertKernel store = kernels().convert[int(Dtype::float32)][int(out.dtype)];
-        for (int64_t i = 0; i < mb; ++i)
-          store(c + i * ldc * 4, 1, out.data + ((i0 + i) * out.ld + j0) * int64_t(size_of(out.dtype)), nbw);
-      }
+    }
+    if (!out.direct) {
+      ConvertKernel store = kernels().convert[int(Dtype::float32)][int(out.dtype)];
+      for (int64_t i = 0; i < mb; ++i)
+        store(c + i * ldc * 4, 1, out.data + ((i0 + i) * out.ld + j0) * int64_t(size_of(out.dtype)), nbw);
     }
   });
 }
@@ -318,9 +329,9 @@ bool gemm_skinny(Mode mode, const Operand& a, const Operand& b, int64_t m, int64
   std::vector<float> cbuf(out.direct ? 0 : size_t(m * n));
   float* c = out.direct ? reinterpret_cast<float*>(out.data) : cbuf.data();
   int64_t ldc = out.direct ? out.ld : n;
-  constexpr int64_t kChunk = 256;  // columns per piece of work
-  parallel_for(ceil_div(n, kChunk), 1, [&](int64_t c0, int64_t c1) {
-    int64_t j0 = c0 * kChunk, j1 = std::min(n, c1 * kChunk);
+  constexpr int64_t kChunk = 512;  // columns per piece of work
+  for_each_item(ceil_div(n, kChunk), [&](int64_t item) {
+    int64_t j0 = item * kChunk, j1 = std::min(n, j0 + kChunk);
     if (mode == Mode::f64) {
       g.skinny_f64(m, k, reinterpret_cast<const double*>(abuf.data()), lda, reinterpret_cast<const double*>(b.at(j0, 0)),
                    b.k_stride, j1 - j0, reinterpret_cast<double*>(out.data) + j0, ldc);

@@ -40,6 +40,34 @@ inline VecD fmadd(VecD a, VecD b, VecD c) {
 #endif
 }
 
+// Every lane x (not `V{} + x`, which costs an addition: x + 0 is not x for x = -0).
+inline VecF splat(float x) {
+#if defined(__AVX512F__)
+  return _mm512_set1_ps(x);
+#elif defined(__AVX2__)
+  return _mm256_set1_ps(x);
+#elif defined(__SSE2__)
+  return _mm_set1_ps(x);
+#else
+  VecF v;
+  for (int i = 0; i < kLanesF; ++i) v[i] = x;
+  return v;
+#endif
+}
+inline VecD splat(double x) {
+#if defined(__AVX512F__)
+  return _mm512_set1_pd(x);
+#elif defined(__AVX2__)
+  return _mm256_set1_pd(x);
+#elif defined(__SSE2__)
+  return _mm_set1_pd(x);
+#else
+  VecD v;
+  for (int i = 0; i < kVecBytes / 8; ++i) v[i] = x;
+  return v;
+#endif
+}
+
 template <class V, class T>
 inline V loadv(const T* p) {
   V v;
@@ -75,7 +103,7 @@ void micro(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, bool accumulat
     for (int j = 0; j < NV; ++j) bv[j] = loadv<V>(b + j * L);
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
-      V av = V{} + a[i];
+      V av = splat(a[i]);
 #pragma GCC unroll 4
       for (int j = 0; j < NV; ++j) acc[i][j] = fmadd(av, bv[j], acc[i][j]);
     }
@@ -86,11 +114,11 @@ void micro(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, bool accumulat
     for (int j = 0; j < NV; ++j) storev(c + i * ldc + j * L, acc[i][j]);
 }
 
-// kLanesF values of B's storage type, as float32.
-template <class S>
-inline VecF load_f32(const S* p) {
-  if constexpr (std::is_same_v<S, float>) {
-    return loadv<VecF>(p);
+// One vector of B's storage type, as the compute type.
+template <class V, class S>
+inline V load_as(const S* p) {
+  if constexpr (std::is_same_v<S, float> || std::is_same_v<S, double>) {
+    return loadv<V>(p);
   } else if constexpr (std::is_same_v<S, bf16>) {
     VecU u = __builtin_convertvector(loadv<VecH>(p), VecU) << 16;
     VecF f;
@@ -101,85 +129,90 @@ inline VecF load_f32(const S* p) {
   }
 }
 
-// One block of up to NV vectors of columns for R rows; `width` < NV * kLanesF only in the last
-// (partial) block, whose B values are copied into a zero-padded vector first.
-template <class S, int R, int NV>
-void skinny_block(int64_t k, const float* a, int64_t lda, const S* b, int64_t ldb, int64_t width, float* c,
-                  int64_t ldc) {
-  constexpr int L = kLanesF;
-  VecF acc[R][NV] = {};
-  bool partial = width < NV * L;
-  for (int64_t kk = 0; kk < k; ++kk) {
-    const S* row = b + kk * ldb;
-    VecF bv[NV];
-    if (!partial) {
+// The skinny kernels walk B row by row (long contiguous runs, which the prefetchers follow)
+// and keep the accumulators in c, loading and storing them once per kSkinnyK rows of B; c
+// holds exact compute-type values between passes, so the chain over k is unchanged.
+constexpr int kSkinnyK = 4;
+
+// c[i][j0 .. j0 + L) += rows k0 .. k0 + KU of B; `width` < L only for the last, partial vector.
+template <class V, class S, int R, int KU, class E>
+inline void skinny_step(const V (&av)[R][kSkinnyK], const S* b, int64_t ldb, int64_t width, E* c, int64_t ldc) {
+  constexpr int L = sizeof(V) / sizeof(E);
+  V acc[R];
+  if (width == L) {
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) acc[i] = loadv<V>(c + i * ldc);
 #pragma GCC unroll 4
-      for (int j = 0; j < NV; ++j) bv[j] = load_f32(row + j * L);
-    } else {
-      S tmp[NV * L] = {};
-      std::memcpy(tmp, row, size_t(width) * sizeof(S));
-      for (int j = 0; j < NV; ++j) bv[j] = load_f32(tmp + j * L);
+    for (int u = 0; u < KU; ++u) {
+      V bv = load_as<V>(b + u * ldb);
+#pragma GCC unroll 8
+      for (int i = 0; i < R; ++i) acc[i] = fmadd(av[i][u], bv, acc[i]);
     }
 #pragma GCC unroll 8
-    for (int i = 0; i < R; ++i) {
-      VecF av = VecF{} + a[i * lda + kk];
-#pragma GCC unroll 4
-      for (int j = 0; j < NV; ++j) acc[i][j] = fmadd(av, bv[j], acc[i][j]);
-    }
+    for (int i = 0; i < R; ++i) storev(c + i * ldc, acc[i]);
+    return;
+  }
+  E tmp[L] = {};
+  for (int i = 0; i < R; ++i) {
+    std::memcpy(tmp, c + i * ldc, size_t(width) * sizeof(E));
+    acc[i] = loadv<V>(tmp);
+  }
+  for (int u = 0; u < KU; ++u) {
+    S row[L] = {};
+    std::memcpy(row, b + u * ldb, size_t(width) * sizeof(S));
+    V bv = load_as<V>(row);
+    for (int i = 0; i < R; ++i) acc[i] = fmadd(av[i][u], bv, acc[i]);
   }
   for (int i = 0; i < R; ++i) {
-    float out[NV * L];
-    for (int j = 0; j < NV; ++j) storev(out + j * L, acc[i][j]);
-    std::memcpy(c + i * ldc, out, size_t(width) * sizeof(float));
+    storev(tmp, acc[i]);
+    std::memcpy(c + i * ldc, tmp, size_t(width) * sizeof(E));
   }
 }
 
-template <class S, int R>
-void skinny_rows(int64_t k, const float* a, int64_t lda, const S* b, int64_t ldb, int64_t n, float* c, int64_t ldc) {
-  constexpr int W = kSkinnyNV * kLanesF;
-  int64_t j = 0;
-  for (; j + W <= n; j += W) skinny_block<S, R, kSkinnyNV>(k, a, lda, b + j, ldb, W, c + j, ldc);
-  for (; j < n; j += kLanesF)
-    skinny_block<S, R, 1>(k, a, lda, b + j, ldb, std::min<int64_t>(kLanesF, n - j), c + j, ldc);
+template <class V, class S, int R, int KU, class E>
+void skinny_pass(const E* a, int64_t lda, const S* b, int64_t ldb, int64_t n, E* c, int64_t ldc) {
+  constexpr int L = sizeof(V) / sizeof(E);
+  V av[R][kSkinnyK];
+  for (int i = 0; i < R; ++i)
+    for (int u = 0; u < KU; ++u) av[i][u] = splat(a[i * lda + u]);
+  for (int64_t j = 0; j < n; j += L)
+    skinny_step<V, S, R, KU>(av, b + j, ldb, std::min<int64_t>(L, n - j), c + j, ldc);
+}
+
+template <class V, class S, int R, class E>
+void skinny_rows(int64_t k, const E* a, int64_t lda, const S* b, int64_t ldb, int64_t n, E* c, int64_t ldc) {
+  for (int i = 0; i < R; ++i) std::memset(c + i * ldc, 0, size_t(n) * sizeof(E));
+  int64_t kk = 0;
+  for (; kk + kSkinnyK <= k; kk += kSkinnyK)
+    skinny_pass<V, S, R, kSkinnyK>(a + kk, lda, b + kk * ldb, ldb, n, c, ldc);
+  for (; kk < k; ++kk) skinny_pass<V, S, R, 1>(a + kk, lda, b + kk * ldb, ldb, n, c, ldc);
 }
 
 // Rows in groups of up to kSkinnyR; a group of r rows runs the kernel built for exactly r.
-template <class S, int R = kSkinnyR>
-void skinny_group(int64_t r, int64_t k, const float* a, int64_t lda, const S* b, int64_t ldb, int64_t n, float* c,
+template <class V, class S, class E, int R = kSkinnyR>
+void skinny_group(int64_t r, int64_t k, const E* a, int64_t lda, const S* b, int64_t ldb, int64_t n, E* c,
                   int64_t ldc) {
   if constexpr (R > 1)
-    if (r < R) return skinny_group<S, R - 1>(r, k, a, lda, b, ldb, n, c, ldc);
-  skinny_rows<S, R>(k, a, lda, b, ldb, n, c, ldc);
+    if (r < R) return skinny_group<V, S, E, R - 1>(r, k, a, lda, b, ldb, n, c, ldc);
+  skinny_rows<V, S, R>(k, a, lda, b, ldb, n, c, ldc);
+}
+
+template <class V, class S, class E>
+void skinny_any(int64_t m, int64_t k, const E* a, int64_t lda, const S* b, int64_t ldb, int64_t n, E* c,
+                int64_t ldc) {
+  for (int64_t i = 0; i < m; i += kSkinnyR)
+    skinny_group<V, S, E>(std::min<int64_t>(kSkinnyR, m - i), k, a + i * lda, lda, b, ldb, n, c + i * ldc, ldc);
 }
 
 template <class S>
 void skinny(int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, int64_t n, float* c,
             int64_t ldc) {
-  for (int64_t i = 0; i < m; i += kSkinnyR)
-    skinny_group<S>(std::min<int64_t>(kSkinnyR, m - i), k, static_cast<const float*>(a) + i * lda, lda,
-                    static_cast<const S*>(b), ldb, n, c + i * ldc, ldc);
+  skinny_any<VecF>(m, k, static_cast<const float*>(a), lda, static_cast<const S*>(b), ldb, n, c, ldc);
 }
 
-// float64: the same blocking with one row at a time.
 void skinny_f64(int64_t m, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb, int64_t n,
                 double* c, int64_t ldc) {
-  constexpr int L = kVecBytes / 8;
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; j += 4 * L) {
-      int64_t width = std::min<int64_t>(4 * L, n - j);
-      VecD acc[4] = {};
-      for (int64_t kk = 0; kk < k; ++kk) {
-        double tmp[4 * L] = {};
-        const double* row = b + kk * ldb + j;
-        if (width < 4 * L) std::memcpy(tmp, row, size_t(width) * 8), row = tmp;
-        VecD av = VecD{} + a[i * lda + kk];
-        for (int v = 0; v < 4; ++v) acc[v] = fmadd(av, loadv<VecD>(row + v * L), acc[v]);
-      }
-      double out[4 * L];
-      for (int v = 0; v < 4; ++v) storev(out + v * L, acc[v]);
-      std::memcpy(c + i * ldc + j, out, size_t(width) * 8);
-    }
-  }
+  skinny_any<VecD>(m, k, a, lda, b, ldb, n, c, ldc);
 }
 
 #if defined(__AVX512F__)
@@ -215,55 +248,48 @@ NUVEC_BF16 void micro_bf16(int64_t kc, const uint16_t* a, const uint16_t* b, flo
     for (int j = 0; j < NV; ++j) _mm512_storeu_ps(c + i * ldc + j * 16, acc[i][j]);
 }
 
-// 16 columns of rows 2p and 2p+1 (zero past the last row) as bfloat16 pairs.
+// 16 columns of rows 2p and 2p+1 (r1 null past the last row) as bfloat16 pairs.
 NUVEC_BF16 inline __m512i pairs(const uint16_t* r0, const uint16_t* r1, int64_t width) {
-  __m256i x0, x1;
-  if (width >= 16) {
-    x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r0));
-    x1 = r1 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r1)) : _mm256_setzero_si256();
-  } else {
-    __mmask16 m = __mmask16((1u << width) - 1);
-    x0 = _mm256_maskz_loadu_epi16(m, r0);
-    x1 = r1 ? _mm256_maskz_loadu_epi16(m, r1) : _mm256_setzero_si256();
-  }
+  __mmask16 m = width >= 16 ? __mmask16(0xffff) : __mmask16((1u << width) - 1);
+  __m256i x0 = _mm256_maskz_loadu_epi16(m, r0);
+  __m256i x1 = r1 ? _mm256_maskz_loadu_epi16(m, r1) : _mm256_setzero_si256();
   return _mm512_or_si512(_mm512_cvtepu16_epi32(x0), _mm512_slli_epi32(_mm512_cvtepu16_epi32(x1), 16));
 }
 
-template <int R, int NV>
-NUVEC_BF16 void skinny_bf16_block(int64_t k, const uint32_t* a, int64_t lda, const uint16_t* b, int64_t ldb,
-                                  int64_t width, float* c, int64_t ldc) {
-  __m512 acc[R][NV];
+// As skinny_pass, over KU pairs of B's rows starting at row 2 * p0 (row k is zero).
+template <int R, int KU>
+NUVEC_BF16 void skinny_bf16_pass(const uint32_t* a, int64_t lda, const uint16_t* b, int64_t ldb, int64_t k,
+                                 int64_t p0, int64_t n, float* c, int64_t ldc) {
+  __m512i av[R][KU];
+  const uint16_t* r[2 * KU];
   for (int i = 0; i < R; ++i)
-    for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_setzero_ps();
-  int64_t kp = (k + 1) / 2;
-  for (int64_t p = 0; p < kp; ++p) {
-    const uint16_t* r0 = b + 2 * p * ldb;
-    const uint16_t* r1 = 2 * p + 1 < k ? r0 + ldb : nullptr;
-    __m512i bv[NV];
-#pragma GCC unroll 4
-    for (int j = 0; j < NV; ++j)
-      bv[j] = pairs(r0 + j * 16, r1 ? r1 + j * 16 : nullptr, std::max<int64_t>(0, width - j * 16));
+    for (int u = 0; u < KU; ++u) av[i][u] = _mm512_set1_epi32(int(a[i * lda + p0 + u]));
+  for (int u = 0; u < 2 * KU; ++u) r[u] = 2 * p0 + u < k ? b + (2 * p0 + u) * ldb : nullptr;
+  for (int64_t j = 0; j < n; j += 16) {
+    int64_t w = std::min<int64_t>(16, n - j);
+    __mmask16 m = w == 16 ? __mmask16(0xffff) : __mmask16((1u << w) - 1);
+    __m512 acc[R];
 #pragma GCC unroll 8
-    for (int i = 0; i < R; ++i) {
-      __m512i av = _mm512_set1_epi32(int(a[i * lda + p]));
+    for (int i = 0; i < R; ++i) acc[i] = _mm512_maskz_loadu_ps(m, c + i * ldc + j);
 #pragma GCC unroll 4
-      for (int j = 0; j < NV; ++j) acc[i][j] = dot2(acc[i][j], av, bv[j]);
+    for (int u = 0; u < KU; ++u) {
+      __m512i bv = pairs(r[2 * u] + j, r[2 * u + 1] ? r[2 * u + 1] + j : nullptr, w);
+#pragma GCC unroll 8
+      for (int i = 0; i < R; ++i) acc[i] = dot2(acc[i], av[i][u], bv);
     }
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) _mm512_mask_storeu_ps(c + i * ldc + j, m, acc[i]);
   }
-  for (int i = 0; i < R; ++i)
-    for (int j = 0; j < NV; ++j) {
-      int64_t w = std::min<int64_t>(16, width - j * 16);
-      if (w > 0) _mm512_mask_storeu_ps(c + i * ldc + j * 16, __mmask16((1u << w) - 1), acc[i][j]);
-    }
 }
 
 template <int R>
 NUVEC_BF16 void skinny_bf16_rows(int64_t k, const uint32_t* a, int64_t lda, const uint16_t* b, int64_t ldb,
                                  int64_t n, float* c, int64_t ldc) {
-  constexpr int W = kSkinnyNV * 16;
-  int64_t j = 0;
-  for (; j + W <= n; j += W) skinny_bf16_block<R, kSkinnyNV>(k, a, lda, b + j, ldb, W, c + j, ldc);
-  for (; j < n; j += 16) skinny_bf16_block<R, 1>(k, a, lda, b + j, ldb, std::min<int64_t>(16, n - j), c + j, ldc);
+  constexpr int KU = kSkinnyK / 2;
+  for (int i = 0; i < R; ++i) std::memset(c + i * ldc, 0, size_t(n) * sizeof(float));
+  int64_t kp = (k + 1) / 2, p = 0;
+  for (; p + KU <= kp; p += KU) skinny_bf16_pass<R, KU>(a, lda, b, ldb, k, p, n, c, ldc);
+  for (; p < kp; ++p) skinny_bf16_pass<R, 1>(a, lda, b, ldb, k, p, n, c, ldc);
 }
 
 template <int R = kSkinnyR>
