@@ -146,25 +146,47 @@ struct Source {
 
 // Packs lanes [lane0, lane0 + lanes) by k [k0, k0 + kb) into panels of L lanes: panel p holds,
 // for each group of P consecutive k, L lanes of P values; padding lanes and k are zero.
+// `buf` holds at least 2 * max(kb, lanes) values.
 template <class T, int P>
 void pack(const Source<T>& src, int64_t lane0, int64_t lanes, int L, int64_t k0, int64_t kb, T* dst, T* buf) {
   int64_t kbp = round_up(kb, P), panel = kbp * L, panels = ceil_div(lanes, L);
   if (lanes % L || kb % P) std::memset(dst, 0, size_t(panels * panel) * sizeof(T));
-  if (src.op.lane_major()) {
+  const Operand& op = src.op;
+  if (op.lane_major() && src.mode != Mode::c64 && op.dtype == src.target && op.k_stride == 1) {
+    // k-contiguous in the pack type: transpose units of P values (32 or 64 bits) in registers.
+    const GemmKernels& g = gemm_kernels();
+    TransposeKernel tr = sizeof(T) * P == 8 ? g.transpose64 : g.transpose32;
+    int64_t row_bytes = op.lane_stride * int64_t(sizeof(T));
+    for (int64_t p = 0; p < panels; ++p) {
+      int64_t rows = std::min<int64_t>(L, lanes - p * L);
+      const char* first = op.at(lane0 + p * L, k0);
+      tr(first, row_bytes, rows, kb / P, dst + p * panel, L);
+      if (kb % P)  // the last, half-filled pair
+        for (int64_t r = 0; r < rows; ++r)
+          dst[p * panel + (kb / P) * L * P + r * P] = reinterpret_cast<const T*>(first + r * row_bytes)[kb - 1];
+    }
+  } else if (op.lane_major()) {
     for (int64_t lane = 0; lane < lanes; ++lane) {
       const T* r = src.lane_run(lane0 + lane, k0, kb, buf);
       T* d = dst + (lane / L) * panel + (lane % L) * P;
       for (int64_t k = 0; k < kb; ++k) d[(k / P) * L * P + k % P] = r[k];
     }
-  } else {
+  } else if constexpr (P == 1) {
     for (int64_t k = 0; k < kb; ++k) {
       const T* r = src.k_run(k0 + k, lane0, lanes, buf);
-      T* d = dst + (k / P) * L * P + k % P;
-      if constexpr (P == 1) {
-        for (int64_t p = 0; p < panels; ++p)
-          std::memcpy(d + p * panel, r + p * L, size_t(std::min<int64_t>(L, lanes - p * L)) * sizeof(T));
-      } else {
-        for (int64_t lane = 0; lane < lanes; ++lane) d[(lane / L) * panel + (lane % L) * P] = r[lane];
+      for (int64_t p = 0; p < panels; ++p)
+        std::memcpy(dst + p * panel + k * L, r + p * L, size_t(std::min<int64_t>(L, lanes - p * L)) * sizeof(T));
+    }
+  } else {
+    // Pairs of 16-bit values from two rows of k at a time, written as 32-bit words.
+    std::vector<T> zeros(kb % 2 ? size_t(lanes) : 0, T(0));
+    for (int64_t k = 0; k < kb; k += 2) {
+      const T* r0 = src.k_run(k0 + k, lane0, lanes, buf);
+      const T* r1 = k + 1 < kb ? src.k_run(k0 + k + 1, lane0, lanes, buf + lanes) : zeros.data();
+      for (int64_t p = 0; p < panels; ++p) {
+        uint32_t* d = reinterpret_cast<uint32_t*>(dst + p * panel) + (k / 2) * L;
+        int64_t n = std::min<int64_t>(L, lanes - p * L);
+        for (int64_t l = 0; l < n; ++l) d[l] = uint32_t(r0[p * L + l]) | uint32_t(r1[p * L + l]) << 16;
       }
     }
   }
@@ -210,8 +232,10 @@ void call_micro(const Plan& p, int64_t kb, const void* a, const void* b, void* c
 template <class T>
 void pack_block(const Plan& p, const Source<T>& src, int64_t lane0, int64_t lanes, int L, int64_t k0, int64_t kb,
                 void* dst, void* buf) {
-  if (p.P == 2) pack<T, 2>(src, lane0, lanes, L, k0, kb, static_cast<T*>(dst), static_cast<T*>(buf));
-  else pack<T, 1>(src, lane0, lanes, L, k0, kb, static_cast<T*>(dst), static_cast<T*>(buf));
+  if constexpr (std::is_same_v<T, uint16_t>) {
+    if (p.P == 2) return pack<T, 2>(src, lane0, lanes, L, k0, kb, static_cast<T*>(dst), static_cast<T*>(buf));
+  }
+  pack<T, 1>(src, lane0, lanes, L, k0, kb, static_cast<T*>(dst), static_cast<T*>(buf));
 }
 
 Dtype pack_target(Mode m) {

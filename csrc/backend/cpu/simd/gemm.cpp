@@ -310,9 +310,55 @@ NUVEC_BF16 void skinny_bf16(int64_t m, int64_t k, const void* a, int64_t lda, co
 #undef NUVEC_BF16
 #endif
 
+template <class E>
+void transpose_scalar(const char* src, int64_t row_bytes, int64_t r0, int64_t rows, int64_t c0, int64_t cols,
+                      E* dst, int64_t ldd) {
+  for (int64_t r = r0; r < rows; ++r) {
+    const char* row = src + r * row_bytes;
+    for (int64_t c = c0; c < cols; ++c) std::memcpy(dst + c * ldd + r, row + c * int64_t(sizeof(E)), sizeof(E));
+  }
+}
+
+void transpose32(const char* src, int64_t row_bytes, int64_t rows, int64_t cols, void* dstv, int64_t ldd) {
+  float* dst = static_cast<float*>(dstv);
+  int64_t r = 0;
+#if defined(__AVX2__)
+  // 8 x 8 blocks in registers: unpack pairs, then quads, then 128-bit halves.
+  for (; r + 8 <= rows; r += 8) {
+    int64_t c = 0;
+    for (; c + 8 <= cols; c += 8) {
+      __m256 x[8], y[8];
+      for (int i = 0; i < 8; ++i) x[i] = _mm256_loadu_ps(reinterpret_cast<const float*>(src + (r + i) * row_bytes) + c);
+      for (int i = 0; i < 8; i += 2) {
+        y[i] = _mm256_unpacklo_ps(x[i], x[i + 1]);
+        y[i + 1] = _mm256_unpackhi_ps(x[i], x[i + 1]);
+      }
+      for (int i = 0; i < 8; i += 4) {
+        x[i] = _mm256_shuffle_ps(y[i], y[i + 2], 0x44);
+        x[i + 1] = _mm256_shuffle_ps(y[i], y[i + 2], 0xee);
+        x[i + 2] = _mm256_shuffle_ps(y[i + 1], y[i + 3], 0x44);
+        x[i + 3] = _mm256_shuffle_ps(y[i + 1], y[i + 3], 0xee);
+      }
+      for (int i = 0; i < 4; ++i) {
+        _mm256_storeu_ps(dst + (c + i) * ldd + r, _mm256_permute2f128_ps(x[i], x[i + 4], 0x20));
+        _mm256_storeu_ps(dst + (c + i + 4) * ldd + r, _mm256_permute2f128_ps(x[i], x[i + 4], 0x31));
+      }
+    }
+    transpose_scalar<float>(src, row_bytes, r, r + 8, c, cols, dst, ldd);
+  }
+#endif
+  transpose_scalar<float>(src, row_bytes, r, rows, 0, cols, dst, ldd);
+}
+
+void transpose64(const char* src, int64_t row_bytes, int64_t rows, int64_t cols, void* dst, int64_t ldd) {
+  transpose_scalar<double>(src, row_bytes, 0, rows, 0, cols, static_cast<double*>(dst), ldd);
+}
+
 }  // namespace
 
 void fill_gemm(GemmKernels& t) {
+  t.transpose32 = &transpose32;
+  t.transpose64 = &transpose64;
   constexpr int LF = kLanesF, LD = kVecBytes / 8;
   t.f32_shape = {kMR, kNV * LF};
   t.f64_shape = {kMR, kNV * LD};
