@@ -263,34 +263,36 @@ struct Out {
 // One product C = A B (A: m x k, B: k x n, sizes of the dtype), blocked and split over threads.
 void gemm_blocked(const Plan& p, const Operand& a, const Operand& b, const Out& out) {
   int64_t np = round_up(p.n, p.nr), nk = ceil_div(p.k, p.kc);
-  int64_t panels = np / p.nr;
-  // B packed once, all k blocks, panel by panel, in parallel.
-  size_t bbytes = size_t(round_up(p.k, p.P) * np) * p.esz;
-  std::shared_ptr<Buffer> bpack = Buffer::allocate(std::max<size_t>(bbytes, 64));
-  char* bp = static_cast<char*>(bpack->data());
-  auto b_panel = [&](int64_t pc, int64_t j) {
-    int64_t kb = std::min(p.kc, p.k - pc * p.kc);
-    return bp + (pc * p.kc * np + j * round_up(kb, p.P) * p.nr) * int64_t(p.esz);
-  };
-  constexpr int64_t kPanelsPerItem = 4;
-  for_each_item(ceil_div(panels, kPanelsPerItem), [&](int64_t item) {
-    int64_t j0 = item * kPanelsPerItem, j1 = std::min(panels, j0 + kPanelsPerItem);
-    thread_local Scratch run;
-    void* buf = run.get(size_t(std::max(p.kc, p.nr * kPanelsPerItem) + 64) * 8);
-    for (int64_t pc = 0; pc < nk; ++pc) {
-      int64_t kb = std::min(p.kc, p.k - pc * p.kc);
-      pack_any(p, b, j0 * p.nr, std::min(p.n, j1 * p.nr) - j0 * p.nr, p.nr, pc * p.kc, kb, b_panel(pc, j0), buf);
-    }
-  });
   // Output tiles: row blocks of mc by column blocks, split until there are enough to share.
   int64_t mt = ceil_div(p.m, p.mc), nc = np;
   while (mt * ceil_div(p.n, nc) < 8 && nc > 4 * p.nr) nc = round_up(nc / 2, p.nr);
   int64_t nt = ceil_div(p.n, nc);
+  // With several row blocks, B is packed once for all of them (in parallel, panel by panel);
+  // with one, each tile packs its own columns block by block, so B goes through memory once.
+  bool shared_b = mt > 1;
+  std::shared_ptr<Buffer> bpack;
+  if (shared_b) {
+    bpack = Buffer::allocate(std::max<size_t>(size_t(round_up(p.k, p.P) * np) * p.esz, 64));
+    int64_t panels = np / p.nr;
+    constexpr int64_t kPanelsPerItem = 4;
+    for_each_item(ceil_div(panels, kPanelsPerItem), [&](int64_t item) {
+      int64_t j0 = item * kPanelsPerItem, j1 = std::min(panels, j0 + kPanelsPerItem);
+      thread_local Scratch run;
+      void* buf = run.get(size_t(std::max(p.kc, p.nr * kPanelsPerItem) + 64) * 8);
+      char* bp = static_cast<char*>(bpack->data());
+      for (int64_t pc = 0; pc < nk; ++pc) {
+        int64_t kb = std::min(p.kc, p.k - pc * p.kc);
+        char* dst = bp + (pc * p.kc * np + j0 * round_up(kb, p.P) * p.nr) * int64_t(p.esz);
+        pack_any(p, b, j0 * p.nr, std::min(p.n, j1 * p.nr) - j0 * p.nr, p.nr, pc * p.kc, kb, dst, buf);
+      }
+    });
+  }
   size_t csz = p.mode == Mode::f64 ? 8 : 4;
   for_each_item(mt * nt, [&](int64_t t) {
-    thread_local Scratch apack, run, ctile;
+    thread_local Scratch apack, bblock, run, ctile;
     void* ap = apack.get(size_t(round_up(p.mc, p.mr) * round_up(p.kc, p.P)) * p.esz);
-    void* buf = run.get(size_t(std::max(p.kc, p.mc) + 64) * 8);
+    char* bb = shared_b ? nullptr : static_cast<char*>(bblock.get(size_t(nc * round_up(p.kc, p.P)) * p.esz));
+    void* buf = run.get(size_t(std::max({p.kc, p.mc, nc}) + 64) * 8);
     int64_t i0 = (t / nt) * p.mc, j0 = (t % nt) * nc;
     int64_t mb = std::min(p.mc, p.m - i0), nbw = std::min(nc, p.n - j0);
     char* c;
@@ -305,8 +307,15 @@ void gemm_blocked(const Plan& p, const Operand& a, const Operand& b, const Out& 
     for (int64_t pc = 0; pc < nk; ++pc) {
       int64_t kb = std::min(p.kc, p.k - pc * p.kc), kbp = round_up(kb, p.P);
       pack_any(p, a, i0, mb, p.mr, pc * p.kc, kb, ap, buf);
+      const char* bpc;  // this k block's panels of the tile's columns
+      if (shared_b) {
+        bpc = static_cast<const char*>(bpack->data()) + (pc * p.kc * np + j0 * kbp) * int64_t(p.esz);
+      } else {
+        pack_any(p, b, j0, nbw, p.nr, pc * p.kc, kb, bb, buf);
+        bpc = bb;
+      }
       for (int64_t jr = 0; jr < nbw; jr += p.nr) {
-        const char* bpan = b_panel(pc, (j0 + jr) / p.nr);
+        const char* bpan = bpc + jr * kbp * int64_t(p.esz);
         int64_t nr = std::min<int64_t>(p.nr, nbw - jr);
         for (int64_t ir = 0; ir < mb; ir += p.mr) {
           int64_t mr = std::min<int64_t>(p.mr, mb - ir);
