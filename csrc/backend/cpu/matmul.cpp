@@ -362,9 +362,11 @@ bool gemm_skinny(Mode mode, const Operand& a, const Operand& b, int64_t m, int64
   std::vector<float> cbuf(out.direct ? 0 : size_t(m * n));
   float* c = out.direct ? reinterpret_cast<float*>(out.data) : cbuf.data();
   int64_t ldc = out.direct ? out.ld : n;
-  constexpr int64_t kChunk = 512;  // columns per piece of work
-  for_each_item(ceil_div(n, kChunk), [&](int64_t item) {
-    int64_t j0 = item * kChunk, j1 = std::min(n, j0 + kChunk);
+  // Four pieces of work (long runs of each row of B, which the prefetchers follow), or more
+  // of at least 256 columns.
+  int64_t chunk = std::max<int64_t>(256, round_up(ceil_div(n, 4), 64));
+  for_each_item(ceil_div(n, chunk), [&](int64_t item) {
+    int64_t j0 = item * chunk, j1 = std::min(n, j0 + chunk);
     if (mode == Mode::f64) {
       g.skinny_f64(m, k, reinterpret_cast<const double*>(abuf.data()), lda, reinterpret_cast<const double*>(b.at(j0, 0)),
                    b.k_stride, j1 - j0, reinterpret_cast<double*>(out.data) + j0, ldc);
