@@ -11,8 +11,8 @@
 
 namespace nuvec::cpu {
 
-// c[i * ldc + j] for i < MR, j < NR from a packed A panel (kc x MR, k-major) and a packed B panel
-// (kc x NR, k-major); starts from c's values when `accumulate`, else from zero. For bfloat16
+// c[i * ldc + j] for i < R, j < NR from a packed A panel (kc x MR, k-major; the kernel for R rows
+// reads the first R of each MR) and a packed B panel (kc x NR, k-major); starts from c's values when `accumulate`, else from zero. For bfloat16
 // pairs, kc counts pairs and a panel holds, per pair, MR (or NR) 32-bit pairs.
 using MicroF32 = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate);
 using MicroF64 = void (*)(int64_t kc, const double* a, const double* b, double* c, int64_t ldc, bool accumulate);
@@ -35,12 +35,15 @@ struct MicroShape {
   int mr = 0, nr = 0;
 };
 
+constexpr int kMaxMR = 16;
+
 struct GemmKernels {
   const char* isa = "";
   MicroShape f32_shape, f64_shape, bf16_shape;
-  MicroF32 f32 = nullptr;
-  MicroF64 f64 = nullptr;
-  MicroBf16 bf16 = nullptr;  // null where the processor lacks AVX512_BF16: bfloat16 computes as float32
+  // Indexed by the rows of the tile, 1 .. mr (the last row panel of A may have fewer).
+  MicroF32 f32[kMaxMR + 1] = {};
+  MicroF64 f64[kMaxMR + 1] = {};
+  MicroBf16 bf16[kMaxMR + 1] = {};  // empty where the processor lacks AVX512_BF16: bfloat16 computes as float32
   int skinny_rows = 0;       // the skinny kernels take m <= skinny_rows
   SkinnyKernel skinny_f32 = nullptr, skinny_f16 = nullptr, skinny_bf16_as_f32 = nullptr;
   SkinnyKernel skinny_bf16 = nullptr;  // bfloat16 pairs, with `bf16`

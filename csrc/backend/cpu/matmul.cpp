@@ -211,21 +211,24 @@ Plan make_plan(Mode mode, int64_t m, int64_t n, int64_t k) {
   if (mode == Mode::c64) p.n = 2 * n, p.k = 2 * k;
   // A micro-panel of B (kc x nr) stays in L1 (32 KiB); a block of A (mc x kc) in L2 (256 KiB).
   p.kc = std::min<int64_t>(round_up(p.k, 2), std::max<int64_t>(64, (32768 / (int64_t(p.nr) * int64_t(p.esz))) & ~1));
-  p.mc = std::max<int64_t>(p.mr, (262144 / (p.kc * int64_t(p.esz))) / p.mr * p.mr);
+  int64_t mc_max = std::max<int64_t>(p.mr, (262144 / (p.kc * int64_t(p.esz))) / p.mr * p.mr);
+  p.mc = round_up(ceil_div(p.m, ceil_div(p.m, mc_max)), p.mr);  // row blocks of equal size
   return p;
 }
 
-void call_micro(const Plan& p, int64_t kb, const void* a, const void* b, void* c, int64_t ldc, bool acc) {
+void call_micro(const Plan& p, int64_t rows, int64_t kb, const void* a, const void* b, void* c, int64_t ldc,
+                bool acc) {
   const GemmKernels& g = gemm_kernels();
   switch (p.mode) {
     case Mode::f64:
-      g.f64(kb, static_cast<const double*>(a), static_cast<const double*>(b), static_cast<double*>(c), ldc, acc);
+      g.f64[rows](kb, static_cast<const double*>(a), static_cast<const double*>(b), static_cast<double*>(c), ldc, acc);
       return;
     case Mode::bf16:
-      g.bf16(kb / 2, static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b), static_cast<float*>(c), ldc, acc);
+      g.bf16[rows](kb / 2, static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b), static_cast<float*>(c), ldc,
+                   acc);
       return;
     default:
-      g.f32(kb, static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(c), ldc, acc);
+      g.f32[rows](kb, static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(c), ldc, acc);
   }
 }
 
@@ -265,7 +268,7 @@ void gemm_blocked(const Plan& p, const Operand& a, const Operand& b, const Out& 
   int64_t np = round_up(p.n, p.nr), nk = ceil_div(p.k, p.kc);
   // Output tiles: row blocks of mc by column blocks, split until there are enough to share.
   int64_t mt = ceil_div(p.m, p.mc), nc = np;
-  while (mt * ceil_div(p.n, nc) < 8 && nc > 4 * p.nr) nc = round_up(nc / 2, p.nr);
+  while (mt * ceil_div(p.n, nc) < 32 && nc > 8 * p.nr) nc = round_up(nc / 2, p.nr);
   int64_t nt = ceil_div(p.n, nc);
   // With several row blocks, B is packed once for all of them (in parallel, panel by panel);
   // with one, each tile packs its own columns block by block, so B goes through memory once.
@@ -321,15 +324,15 @@ void gemm_blocked(const Plan& p, const Operand& a, const Operand& b, const Out& 
           int64_t mr = std::min<int64_t>(p.mr, mb - ir);
           const char* apan = static_cast<const char*>(ap) + ir * kbp * int64_t(p.esz);
           char* cij = c + (ir * ldc + jr) * int64_t(csz);
-          if (mr == p.mr && nr == p.nr) {
-            call_micro(p, kbp, apan, bpan, cij, ldc, pc > 0);
+          if (nr == p.nr) {
+            call_micro(p, mr, kbp, apan, bpan, cij, ldc, pc > 0);
             continue;
           }
-          // Edge tile: the same kernel on a full-size copy, so the arithmetic is unchanged.
-          alignas(64) char tmp[32 * 64 * 8];
+          // Last columns: the same kernel on a full-width copy, so the arithmetic is unchanged.
+          alignas(64) char tmp[kMaxMR * 64 * 8];
           for (int64_t i = 0; i < mr && pc > 0; ++i)
             std::memcpy(tmp + i * p.nr * csz, cij + i * ldc * int64_t(csz), size_t(nr) * csz);
-          call_micro(p, kbp, apan, bpan, tmp, p.nr, pc > 0);
+          call_micro(p, mr, kbp, apan, bpan, tmp, p.nr, pc > 0);
           for (int64_t i = 0; i < mr; ++i)
             std::memcpy(cij + i * ldc * int64_t(csz), tmp + i * p.nr * csz, size_t(nr) * csz);
         }
@@ -386,7 +389,7 @@ Mode mode_for(Dtype d) {
   switch (d) {
     case Dtype::float64: return Mode::f64;
     case Dtype::complex64: return Mode::c64;
-    case Dtype::bfloat16: return gemm_kernels().bf16 ? Mode::bf16 : Mode::f32;
+    case Dtype::bfloat16: return gemm_kernels().bf16[1] ? Mode::bf16 : Mode::f32;
     default: return Mode::f32;
   }
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <type_traits>
+#include <utility>
 
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/simd/simd.h"
@@ -89,12 +90,13 @@ constexpr int kMR = 6, kNV = 2, kSkinnyR = 6, kSkinnyNV = 2;
 constexpr int kMR = 4, kNV = 2, kSkinnyR = 4, kSkinnyNV = 2;
 #endif
 
-template <class T, class V, int MR, int NV>
+// R <= MR rows of an MR-row panel.
+template <class T, class V, int MR, int NV, int R>
 void micro(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, bool accumulate) {
   constexpr int L = sizeof(V) / sizeof(T), NR = NV * L;
-  V acc[MR][NV];
+  V acc[R][NV];
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i)
+  for (int i = 0; i < R; ++i)
 #pragma GCC unroll 4
     for (int j = 0; j < NV; ++j) acc[i][j] = accumulate ? loadv<V>(c + i * ldc + j * L) : V{};
   for (int64_t k = 0; k < kc; ++k, a += MR, b += NR) {
@@ -102,14 +104,14 @@ void micro(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, bool accumulat
 #pragma GCC unroll 4
     for (int j = 0; j < NV; ++j) bv[j] = loadv<V>(b + j * L);
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
+    for (int i = 0; i < R; ++i) {
       V av = splat(a[i]);
 #pragma GCC unroll 4
       for (int j = 0; j < NV; ++j) acc[i][j] = fmadd(av, bv[j], acc[i][j]);
     }
   }
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i)
+  for (int i = 0; i < R; ++i)
 #pragma GCC unroll 4
     for (int j = 0; j < NV; ++j) storev(c + i * ldc + j * L, acc[i][j]);
 }
@@ -223,12 +225,13 @@ NUVEC_BF16 inline __m512 dot2(__m512 c, __m512i a, __m512i b) {
   return _mm512_dpbf16_ps(c, (__m512bh)a, (__m512bh)b);
 }
 
+template <int R>
 NUVEC_BF16 void micro_bf16(int64_t kc, const uint16_t* a, const uint16_t* b, float* c, int64_t ldc, bool accumulate) {
   constexpr int MR = kMR, NV = kNV;
   const uint32_t* ap = reinterpret_cast<const uint32_t*>(a);
-  __m512 acc[MR][NV];
+  __m512 acc[R][NV];
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i)
+  for (int i = 0; i < R; ++i)
 #pragma GCC unroll 4
     for (int j = 0; j < NV; ++j) acc[i][j] = accumulate ? _mm512_loadu_ps(c + i * ldc + j * 16) : _mm512_setzero_ps();
   for (int64_t k = 0; k < kc; ++k, ap += MR, b += NV * 32) {
@@ -236,14 +239,14 @@ NUVEC_BF16 void micro_bf16(int64_t kc, const uint16_t* a, const uint16_t* b, flo
 #pragma GCC unroll 4
     for (int j = 0; j < NV; ++j) bv[j] = _mm512_loadu_si512(b + j * 32);
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
+    for (int i = 0; i < R; ++i) {
       __m512i av = _mm512_set1_epi32(int(ap[i]));
 #pragma GCC unroll 4
       for (int j = 0; j < NV; ++j) acc[i][j] = dot2(acc[i][j], av, bv[j]);
     }
   }
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i)
+  for (int i = 0; i < R; ++i)
 #pragma GCC unroll 4
     for (int j = 0; j < NV; ++j) _mm512_storeu_ps(c + i * ldc + j * 16, acc[i][j]);
 }
@@ -354,6 +357,19 @@ void transpose64(const char* src, int64_t row_bytes, int64_t rows, int64_t cols,
   transpose_scalar<double>(src, row_bytes, 0, rows, 0, cols, static_cast<double*>(dst), ldd);
 }
 
+template <int... R>
+void fill_rows(GemmKernels& t, std::integer_sequence<int, 0, R...>) {
+  ((t.f32[R] = &micro<float, VecF, kMR, kNV, R>), ...);
+  ((t.f64[R] = &micro<double, VecD, kMR, kNV, R>), ...);
+}
+
+#if defined(__AVX512F__)
+template <int... R>
+void fill_bf16_rows(GemmKernels& t, std::integer_sequence<int, 0, R...>) {
+  ((t.bf16[R] = &micro_bf16<R>), ...);
+}
+#endif
+
 }  // namespace
 
 void fill_gemm(GemmKernels& t) {
@@ -362,8 +378,7 @@ void fill_gemm(GemmKernels& t) {
   constexpr int LF = kLanesF, LD = kVecBytes / 8;
   t.f32_shape = {kMR, kNV * LF};
   t.f64_shape = {kMR, kNV * LD};
-  t.f32 = &micro<float, VecF, kMR, kNV>;
-  t.f64 = &micro<double, VecD, kMR, kNV>;
+  fill_rows(t, std::make_integer_sequence<int, kMR + 1>{});
   t.skinny_rows = kSkinnyR;
   t.skinny_f32 = &skinny<float>;
   t.skinny_f16 = &skinny<f16>;
@@ -373,7 +388,7 @@ void fill_gemm(GemmKernels& t) {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512bf16")) {
     t.bf16_shape = {kMR, kNV * 16};
-    t.bf16 = &micro_bf16;
+    fill_bf16_rows(t, std::make_integer_sequence<int, kMR + 1>{});
     t.skinny_bf16 = &skinny_bf16;
   }
 #endif
