@@ -3,8 +3,8 @@ machine's own ceilings (float32 FMA peak and memory read bandwidth, from bench/p
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH=... python bench/matmul.py
 
-(unsetting those two gives OpenBLAS its best kernel). Every row alternates the frameworks rep by
-rep and prints medians. The matrix-vector rows cycle through 4 distinct weight matrices, so the
+(unsetting those two gives OpenBLAS its best kernel). Every row runs the frameworks in turn, a few reps
+each with a pause between them, and prints medians. The matrix-vector rows cycle through 4 distinct weight matrices, so the
 weights come from memory, not from the 32 MiB L3.
 """
 import argparse
@@ -33,18 +33,23 @@ def machine_peaks(threads):
     return run("fma"), run("read")
 
 
-def timed(fns, reps, min_s):
-    """Median seconds per call of each fn, alternating them rep by rep."""
+def timed(fns, rounds, min_s):
+    """Median seconds per call of each fn. Each round runs every fn a few times in turn, after a
+    pause: OpenBLAS's and OpenMP's worker threads spin for a while after a call, which would slow
+    whichever framework runs next on a 2-core machine."""
     times = [[] for _ in fns]
-    for f in fns:
-        f()  # warm up
     start = time.perf_counter()
-    while min(len(t) for t in times) < reps or time.perf_counter() - start < min_s:
+    done = 0
+    while done < rounds or time.perf_counter() - start < min_s * len(fns):
         for f, t in zip(fns, times):
-            t0 = time.perf_counter()
-            f()
-            t.append(time.perf_counter() - t0)
-        if time.perf_counter() - start > 10 * min_s and min(len(t) for t in times) >= 3:
+            time.sleep(0.3)
+            f()  # warm up after the pause
+            for _ in range(3):
+                t0 = time.perf_counter()
+                f()
+                t.append(time.perf_counter() - t0)
+        done += 1
+        if time.perf_counter() - start > 10 * min_s * len(fns) and done >= 2:
             break
     return [statistics.median(t) for t in times]
 
@@ -103,7 +108,7 @@ def main():
         a = rng.standard_normal((m, k)).astype(np.float32)
         bs = [rng.standard_normal((k, n)).astype(np.float32) for _ in range(mats)]
         fns = frameworks(a, bs, bf16)
-        secs = dict(zip(fns, timed(list(fns.values()), 5, args.min_s)))
+        secs = dict(zip(fns, timed(list(fns.values()), 3, args.min_s)))
         if m == 1:
             unit, per = "GB/s", k * n * (2 if bf16 else 4) / 1e9
             ceiling = f"{per / secs['nuvec'] / bw:.0%} of read bandwidth"

@@ -251,23 +251,23 @@ NUVEC_BF16 void micro_bf16(int64_t kc, const uint16_t* a, const uint16_t* b, flo
     for (int j = 0; j < NV; ++j) _mm512_storeu_ps(c + i * ldc + j * 16, acc[i][j]);
 }
 
-// 16 columns of rows 2p and 2p+1 (r1 null past the last row) as bfloat16 pairs.
-NUVEC_BF16 inline __m512i pairs(const uint16_t* r0, const uint16_t* r1, int64_t width) {
-  __mmask16 m = width >= 16 ? __mmask16(0xffff) : __mmask16((1u << width) - 1);
-  __m256i x0 = _mm256_maskz_loadu_epi16(m, r0);
-  __m256i x1 = r1 ? _mm256_maskz_loadu_epi16(m, r1) : _mm256_setzero_si256();
-  return _mm512_or_si512(_mm512_cvtepu16_epi32(x0), _mm512_slli_epi32(_mm512_cvtepu16_epi32(x1), 16));
+// 16 columns of rows 2p and 2p+1 as bfloat16 pairs; `m` masks the columns of a partial vector.
+template <bool Second>
+NUVEC_BF16 inline __m512i pairs(const uint16_t* r0, const uint16_t* r1, __mmask16 m) {
+  __m512i x0 = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0));
+  if constexpr (!Second) return x0;  // row 2p + 1 is past k: zero
+  return _mm512_or_si512(x0, _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r1)), 16));
 }
 
-// As skinny_pass, over KU pairs of B's rows starting at row 2 * p0 (row k is zero).
-template <int R, int KU>
-NUVEC_BF16 void skinny_bf16_pass(const uint32_t* a, int64_t lda, const uint16_t* b, int64_t ldb, int64_t k,
-                                 int64_t p0, int64_t n, float* c, int64_t ldc) {
+// As skinny_pass, over KU pairs of B's rows starting at row 2 * p0; with Odd, the last pair's
+// second row is past k.
+template <int R, int KU, bool Odd>
+NUVEC_BF16 void skinny_bf16_pass(const uint32_t* a, int64_t lda, const uint16_t* b, int64_t ldb, int64_t p0,
+                                 int64_t n, float* c, int64_t ldc) {
   __m512i av[R][KU];
-  const uint16_t* r[2 * KU];
   for (int i = 0; i < R; ++i)
     for (int u = 0; u < KU; ++u) av[i][u] = _mm512_set1_epi32(int(a[i * lda + p0 + u]));
-  for (int u = 0; u < 2 * KU; ++u) r[u] = 2 * p0 + u < k ? b + (2 * p0 + u) * ldb : nullptr;
+  const uint16_t* rows = b + 2 * p0 * ldb;
   for (int64_t j = 0; j < n; j += 16) {
     int64_t w = std::min<int64_t>(16, n - j);
     __mmask16 m = w == 16 ? __mmask16(0xffff) : __mmask16((1u << w) - 1);
@@ -276,7 +276,8 @@ NUVEC_BF16 void skinny_bf16_pass(const uint32_t* a, int64_t lda, const uint16_t*
     for (int i = 0; i < R; ++i) acc[i] = _mm512_maskz_loadu_ps(m, c + i * ldc + j);
 #pragma GCC unroll 4
     for (int u = 0; u < KU; ++u) {
-      __m512i bv = pairs(r[2 * u] + j, r[2 * u + 1] ? r[2 * u + 1] + j : nullptr, w);
+      const uint16_t* r0 = rows + 2 * u * ldb + j;
+      __m512i bv = Odd && u == KU - 1 ? pairs<false>(r0, nullptr, m) : pairs<true>(r0, r0 + ldb, m);
 #pragma GCC unroll 8
       for (int i = 0; i < R; ++i) acc[i] = dot2(acc[i], av[i][u], bv);
     }
@@ -290,9 +291,10 @@ NUVEC_BF16 void skinny_bf16_rows(int64_t k, const uint32_t* a, int64_t lda, cons
                                  int64_t n, float* c, int64_t ldc) {
   constexpr int KU = kSkinnyK / 2;
   for (int i = 0; i < R; ++i) std::memset(c + i * ldc, 0, size_t(n) * sizeof(float));
-  int64_t kp = (k + 1) / 2, p = 0;
-  for (; p + KU <= kp; p += KU) skinny_bf16_pass<R, KU>(a, lda, b, ldb, k, p, n, c, ldc);
-  for (; p < kp; ++p) skinny_bf16_pass<R, 1>(a, lda, b, ldb, k, p, n, c, ldc);
+  int64_t full = k / 2, p = 0;  // pairs with both rows inside k
+  for (; p + KU <= full; p += KU) skinny_bf16_pass<R, KU, false>(a, lda, b, ldb, p, n, c, ldc);
+  for (; p < full; ++p) skinny_bf16_pass<R, 1, false>(a, lda, b, ldb, p, n, c, ldc);
+  if (k % 2) skinny_bf16_pass<R, 1, true>(a, lda, b, ldb, p, n, c, ldc);
 }
 
 template <int R = kSkinnyR>
