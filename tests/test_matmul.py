@@ -249,6 +249,9 @@ def bits(x):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("layout", ["plain", "b_transposed", "batched"])
 def test_row_independence(dtype, layout):
+    """Rows of an m-row product equal the one-row products, m = 1 .. ROW_INDEPENDENT_ROWS: the
+    few-row path (the first rows, plain layout) and the blocked path (the rest, and every
+    transposed b) agree, whatever the row blocks and edge tiles."""
     rows = mx.ROW_INDEPENDENT_ROWS
     assert rows >= 64
     rng = seeded_rng("rows", dtype, layout)
@@ -285,6 +288,36 @@ def test_thread_count_independence(dtype):
             assert results[t] == results[1], f"{dtype}: {t} threads differ from 1"
     finally:
         mx.set_num_threads(before)
+
+
+THREADS_SCRIPT = r"""
+import hashlib, sys
+import numpy as np
+import nuvec as mx
+rng = np.random.default_rng(5)
+h = hashlib.sha256()
+for dtype in ["float32", "bfloat16", "float64"]:
+    for m, k, n in [(3, 900, 700), (200, 300, 500)]:
+        a = mx.array(rng.standard_normal((m, k))).astype(getattr(mx, dtype))
+        b = mx.array(rng.standard_normal((k, n))).astype(getattr(mx, dtype))
+        h.update(np.array(mx.matmul(a, b).astype(mx.float64)).tobytes())
+print(mx.get_num_threads(), h.hexdigest())
+"""
+
+
+@pytest.mark.nuvec_only
+def test_num_threads_environment():
+    """NUVEC_NUM_THREADS=1, 2 and 5 give the same bits."""
+    outs = []
+    for t in ("1", "2", "5"):
+        env = dict(os.environ, NUVEC_NUM_THREADS=t)
+        res = subprocess.run([sys.executable, "-c", THREADS_SCRIPT], env=env, capture_output=True, text=True,
+                             timeout=300)
+        assert res.returncode == 0, res.stderr
+        threads, digest = res.stdout.split()
+        assert threads == t
+        outs.append(digest)
+    assert outs[0] == outs[1] == outs[2]
 
 
 ISA_SCRIPT = r"""

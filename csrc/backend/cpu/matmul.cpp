@@ -211,6 +211,9 @@ Plan make_plan(Mode mode, int64_t m, int64_t n, int64_t k) {
   if (mode == Mode::c64) p.n = 2 * n, p.k = 2 * k;
   // A micro-panel of B (kc x nr) stays in L1 (32 KiB); a block of A (mc x kc) in L2 (256 KiB).
   p.kc = std::min<int64_t>(round_up(p.k, 2), std::max<int64_t>(64, (32768 / (int64_t(p.nr) * int64_t(p.esz))) & ~1));
+  // One panel of rows reuses each packed B value once: longer k blocks then read B (transposed,
+  // k-contiguous in memory) in longer runs, which the prefetchers follow.
+  if (p.m <= p.mr) p.kc = std::min<int64_t>(round_up(p.k, 2), 4 * p.kc);
   int64_t mc_max = std::max<int64_t>(p.mr, (262144 / (p.kc * int64_t(p.esz))) / p.mr * p.mr);
   p.mc = round_up(ceil_div(p.m, ceil_div(p.m, mc_max)), p.mr);  // row blocks of equal size
   return p;
