@@ -15,6 +15,7 @@ void init_indexing(nb::module_& m);
 void init_reduce(nb::module_& m);
 void init_transforms(nb::module_& m);
 void init_sort_scan(nb::module_& m);
+void init_linalg(nb::module_& m);
 }  // namespace nuvec::python
 
 NB_MODULE(_core, m) {
@@ -28,5 +29,6 @@ NB_MODULE(_core, m) {
   nuvec::python::init_reduce(m);
   nuvec::python::init_transforms(m);
   nuvec::python::init_sort_scan(m);
+  nuvec::python::init_linalg(m);
   m.def("_cpu_isa", [] { return nuvec::cpu_kernel_isa(); }, "The kernel build chosen for this processor.");
 }
