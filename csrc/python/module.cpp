@@ -12,6 +12,7 @@ void init_array(nb::module_& m);
 void init_ops(nb::module_& m);
 void init_shape(nb::module_& m);
 void init_indexing(nb::module_& m);
+void init_random(nb::module_& m);
 }  // namespace nuvec::python
 
 NB_MODULE(_core, m) {
@@ -22,5 +23,6 @@ NB_MODULE(_core, m) {
   nuvec::python::init_ops(m);
   nuvec::python::init_shape(m);
   nuvec::python::init_indexing(m);
+  nuvec::python::init_random(m);
   m.def("_cpu_isa", [] { return nuvec::cpu_kernel_isa(); }, "The kernel build chosen for this processor.");
 }
