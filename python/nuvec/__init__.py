@@ -13,6 +13,7 @@ from ._dtypes import (  # noqa: F401
 )
 from ._streams import stream  # noqa: F401
 from . import _array_methods  # noqa: F401  (attaches __repr__, __array__ and friends)
+from . import random  # noqa: F401
 
 __version__ = "0.1.0"
 

@@ -4,6 +4,7 @@
 
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/simd/erfinv.h"
+#include "backend/cpu/simd/logf.h"
 #include "backend/cpu/simd/simd.h"
 
 namespace nuvec::cpu::NUVEC_ISA {
@@ -51,8 +52,22 @@ inline double erfinv_d(double x) {
 
 NUVEC_MATH_OP(Exp, exp, std::exp(x))
 NUVEC_MATH_OP(Expm1, expm1, std::exp(x) - T(1))
-NUVEC_MATH_OP(Log, log, std::log(x))
-NUVEC_MATH_OP(Log1p, log1p, std::log(T(1) + x))
+// log and log1p give glibc's scalar bits (MLX's): log through the vectorised copy of glibc's
+// logf, log1p through glibc itself (libmvec's differ in the last bit).
+struct Log {
+  template <class T> static constexpr bool ok = inexact<T>;
+  template <class T> static T f(T x, const EwParams&) { return std::log(x); }
+#if defined(__AVX2__)
+  static VecF vec(VecF v) { return logf_v(v); }
+#endif
+};
+struct Log1p {
+  template <class T> static constexpr bool ok = inexact<T>;
+  template <class T> static T f(T x, const EwParams&) {
+    if constexpr (is_complex_v<T>) return std::log(T(1) + x);
+    else return std::log1p(x);
+  }
+};
 NUVEC_MATH_OP(Log2, log2, std::log(x) / T(std::log(2.0f)))
 NUVEC_MATH_OP(Log10, log10, std::log10(x))
 NUVEC_MATH_OP(Sin, sin, std::sin(x))
