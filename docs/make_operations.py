@@ -57,6 +57,12 @@ GROUPS = [
       "ArrayAt", "ArrayAtIndexer"]),
     ("Reductions", "Over the whole array only, so far (no `axis` argument yet).",
      ["all", "any"]),
+    ("Files", "Loading maps the file: arrays from uncompressed files share its pages (see "
+     "docs/io.md). `save_tree` and `load_into` also live in `nuvec.utils`.",
+     ["load", "save", "savez", "savez_compressed", "save_safetensors", "save_tree", "load_into"]),
+    ("Modules", "`nuvec.random` (random numbers bit for bit MLX's, docs/random.md), `nuvec.utils` "
+     "(trees: tree_flatten, tree_unflatten, tree_map, ...), `nuvec.io` (the file functions above).",
+     ["random", "utils", "io"]),
     ("Evaluation", "Arrays are lazy: these (and `item`, `tolist`, printing, NumPy and DLPack "
      "export) compute them.",
      ["eval", "async_eval"]),

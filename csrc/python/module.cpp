@@ -13,6 +13,7 @@ void init_ops(nb::module_& m);
 void init_shape(nb::module_& m);
 void init_indexing(nb::module_& m);
 void init_random(nb::module_& m);
+void init_io(nb::module_& m);
 }  // namespace nuvec::python
 
 NB_MODULE(_core, m) {
@@ -24,5 +25,6 @@ NB_MODULE(_core, m) {
   nuvec::python::init_shape(m);
   nuvec::python::init_indexing(m);
   nuvec::python::init_random(m);
+  nuvec::python::init_io(m);
   m.def("_cpu_isa", [] { return nuvec::cpu_kernel_isa(); }, "The kernel build chosen for this processor.");
 }

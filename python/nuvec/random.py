@@ -13,7 +13,7 @@ import time
 import numpy as _np
 
 from . import _core
-from ._core import OpError
+from ._errors import op_error
 from ._dtypes import floating, inexact, issubdtype
 
 __all__ = [
@@ -42,7 +42,7 @@ def key(seed):
     """A PRNG key from an integer seed in [0, 2**64): uint32 ``[seed >> 32, seed & 0xffffffff]``."""
     seed = int(seed)
     if not 0 <= seed < 2**64:
-        raise OpError("key", "the seed must be an integer in [0, 2**64)")
+        raise op_error("key", "the seed must be an integer in [0, 2**64)")
     return _core.array(_np.array([seed >> 32, seed & 0xFFFFFFFF], dtype=_np.uint32))
 
 
@@ -54,7 +54,7 @@ def seed(seed):
 def split(key, num=2, stream=None):
     """``num`` new keys from ``key``: a uint32 array of shape ``(num, 2)``."""
     if int(num) < 0:
-        raise OpError("split", "num must be non-negative")
+        raise op_error("split", "num must be non-negative")
     return _core._random_bits(_core.array(key), [int(num), 2], 4, stream=stream)
 
 
@@ -78,12 +78,12 @@ def _shape(shape, op):
     try:
         return [int(d) for d in shape]
     except TypeError:
-        raise OpError(op, "shape must be an int or a sequence of ints") from None
+        raise op_error(op, "shape must be an int or a sequence of ints") from None
 
 
 def _check_float(dtype, op, what):
     if not issubdtype(dtype, floating):
-        raise OpError(op, f"can only generate {what} with a real floating point dtype, not {dtype}")
+        raise op_error(op, f"can only generate {what} with a real floating point dtype, not {dtype}")
 
 
 def bits(shape=(), width=4, key=None, stream=None):
@@ -120,7 +120,7 @@ def uniform(low=0, high=1, shape=(), dtype=_core.float32, key=None, stream=None)
     hi = _core.astype(_core.array(high), dtype, stream=stream)
     span = _core.subtract(hi, lo, stream=stream)
     if list(_np.broadcast_shapes(tuple(shape), span.shape)) != shape:
-        raise OpError("uniform", f"cannot generate values of shape {tuple(shape)}: low and high "
+        raise op_error("uniform", f"cannot generate values of shape {tuple(shape)}: low and high "
                       f"broadcast to {span.shape}")
     return _core.add(_core.multiply(span, _unit(shape, dtype, k, stream), stream=stream), lo, stream=stream)
 
@@ -150,7 +150,7 @@ def normal(shape=(), dtype=_core.float32, loc=None, scale=None, key=None, stream
 def randint(low, high, shape=(), dtype=_core.int32, key=None, stream=None):
     """Integers drawn uniformly from ``[low, high)``."""
     if issubdtype(dtype, inexact):
-        raise OpError("randint", f"randint makes integers or bools, not {dtype}")
+        raise op_error("randint", f"randint makes integers or bools, not {dtype}")
     lo = _core.array(low)
     u = uniform(lo, high, shape, _core.float32, key, stream)
     return _core.astype(_core.floor(_core.maximum(u, lo, stream=stream), stream=stream), dtype, stream=stream)
@@ -160,11 +160,11 @@ def bernoulli(p=0.5, shape=None, key=None, stream=None):
     """Booleans that are True with probability ``p`` (a float or a float array)."""
     p = _core.array(p)
     if not issubdtype(p.dtype, floating):
-        raise OpError("bernoulli", f"the probability p must be a float, not {p.dtype}")
+        raise op_error("bernoulli", f"the probability p must be a float, not {p.dtype}")
     shape = list(p.shape) if shape is None else _shape(shape, "bernoulli")
     out = _core.less(uniform(shape=shape, dtype=p.dtype, key=key, stream=stream), p, stream=stream)
     if list(out.shape) != shape:
-        raise OpError("bernoulli", f"p of shape {p.shape} does not broadcast to shape {tuple(shape)}")
+        raise op_error("bernoulli", f"p of shape {p.shape} does not broadcast to shape {tuple(shape)}")
     return out
 
 
@@ -195,9 +195,9 @@ def categorical(logits, axis=-1, shape=None, num_samples=None, key=None, stream=
     """Indices (uint32) sampled from the unnormalised log-probabilities along ``axis`` (Gumbel-max)."""
     logits = _core.array(logits)
     if shape is not None and num_samples is not None:
-        raise OpError("categorical", "at most one of shape and num_samples can be given")
+        raise op_error("categorical", "at most one of shape and num_samples can be given")
     if not -logits.ndim <= axis < logits.ndim:
-        raise OpError("categorical", f"axis {axis} is out of bounds for {logits.ndim} dimensions")
+        raise op_error("categorical", f"axis {axis} is out of bounds for {logits.ndim} dimensions", index=True)
     axis %= logits.ndim
     reduced = list(logits.shape[:axis] + logits.shape[axis + 1:])
     if num_samples is not None:
@@ -208,7 +208,7 @@ def categorical(logits, axis=-1, shape=None, num_samples=None, key=None, stream=
     else:
         shape = _shape(shape, "categorical")
         if list(_np.broadcast_shapes(tuple(shape), tuple(reduced))) != shape:
-            raise OpError("categorical", f"shape {tuple(shape)} is not compatible with logits of shape "
+            raise op_error("categorical", f"shape {tuple(shape)} is not compatible with logits of shape "
                           f"{logits.shape} reduced on axis {axis}")
     offset = axis + len(shape) - logits.ndim + 1
     g_shape = shape[:offset] + [logits.shape[axis]] + shape[offset:]
@@ -235,7 +235,7 @@ def permutation(x, axis=0, key=None, stream=None):
         return _core._argsort_keys(bits((x,), 4, key, stream), stream=stream)
     x = _core.array(x)
     if not -x.ndim <= axis < x.ndim:
-        raise OpError("permutation", f"axis {axis} is out of bounds for {x.ndim} dimensions")
+        raise op_error("permutation", f"axis {axis} is out of bounds for {x.ndim} dimensions", index=True)
     order = _core._argsort_keys(bits((x.shape[axis],), 4, key, stream), stream=stream)
     return _core.take(x, order, axis, stream=stream)
 
@@ -245,9 +245,9 @@ def multivariate_normal(mean, cov, shape=(), dtype=_core.float32, key=None, stre
     an SVD of ``cov``), which nuvec does not have yet: validated calls raise NotImplementedError."""
     mean, cov = _core.array(mean), _core.array(cov)
     if dtype != _core.float32:
-        raise OpError("multivariate_normal", f"the only supported dtype is float32, not {dtype}")
+        raise op_error("multivariate_normal", f"the only supported dtype is float32, not {dtype}")
     if mean.ndim < 1 or cov.ndim < 2 or cov.shape[-1] != cov.shape[-2] or cov.shape[-1] != mean.shape[-1]:
-        raise OpError("multivariate_normal", f"mean of shape {mean.shape} and cov of shape {cov.shape} do not "
+        raise op_error("multivariate_normal", f"mean of shape {mean.shape} and cov of shape {cov.shape} do not "
                       "describe one distribution (cov must be (..., n, n) with mean (..., n))")
     raise NotImplementedError("multivariate_normal: needs a singular value decomposition of cov, which "
                               "nuvec does not have yet (nuvec.linalg is not written)")
