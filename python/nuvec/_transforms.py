@@ -90,10 +90,14 @@ def _normalize_argnums(argnums, argnames):
     return nums, single, argnames
 
 
-def value_and_grad(fun, argnums=None, argnames=None, _name="value_and_grad"):
+def value_and_grad(fun, argnums=None, argnames=None):
     """A function returning (fun(...), gradient of fun's scalar output) for the arguments at
     `argnums` (int or tuple) and the keyword arguments named in `argnames`. fun may return
     (loss, aux...): the gradient is of loss and the whole output is returned unchanged."""
+    return _value_and_grad(fun, argnums, argnames, "value_and_grad")
+
+
+def _value_and_grad(fun, argnums, argnames, _name):
     nums, single, names = _normalize_argnums(argnums, argnames)
 
     @functools.wraps(fun)
@@ -139,7 +143,7 @@ def value_and_grad(fun, argnums=None, argnames=None, _name="value_and_grad"):
 
 def grad(fun, argnums=None, argnames=None):
     """A function returning the gradient of fun's scalar output (see value_and_grad)."""
-    vg = value_and_grad(fun, argnums, argnames, _name="grad")
+    vg = _value_and_grad(fun, argnums, argnames, "grad")
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
