@@ -26,10 +26,6 @@ constexpr int kLanes = kVecBytes / int(sizeof(A));
 template <class A>
 using VecA = typename VecN<A, kLanes<A>>::type;
 
-// How far ahead a single streaming read asks for memory: one stream per core does not keep
-// enough loads in flight by itself.
-constexpr int64_t kPrefetchBytes = 4096;
-
 template <class V>
 V load_raw(const void* p) {
   V v;
@@ -166,10 +162,8 @@ struct Kernels : Rule<op, D> {
     if constexpr (R::vec) {
       VecA<A> acc[4];
       for (auto& a : acc) a = VecA<A>{} + R::identity();
-      for (; i + kStep <= n; i += kStep) {
-        for (int k = 0; k < 4; ++k) __builtin_prefetch(reinterpret_cast<const char*>(p + i) + kPrefetchBytes + 64 * k);
+      for (; i + kStep <= n; i += kStep)
         for (int k = 0; k < 4; ++k) acc[k] = R::combine(acc[k], load_as<A>(p + i + k * L));
-      }
       for (; i + L <= n; i += L) acc[0] = R::combine(acc[0], load_as<A>(p + i));
       r = R::horizontal(R::combine(R::combine(acc[0], acc[1]), R::combine(acc[2], acc[3])));
     } else {
@@ -315,10 +309,27 @@ struct Rows {
     return v[0];
   }
 
-  // o = f(x) for vectors of floats; the tail through a padded vector.
+  // o = f(x) for vectors of floats; the tail through a padded vector. With `stream`, float32
+  // vectors go around the caches (o must be aligned): a large output would only evict what is
+  // still to be read, and the lines need not be read before being written.
   template <class S, class F>
-  static void write(const S* x, T* o, int64_t n, F f) {
+  static void write(const S* x, T* o, int64_t n, bool stream, F f) {
     int64_t i = 0;
+#if defined(__AVX512F__) || defined(__AVX2__)
+    if constexpr (std::is_same_v<T, float>) {
+      if (stream) {
+        for (; i + L <= n; i += L) {
+          VecF v = f(load_as<float>(x + i));
+#if defined(__AVX512F__)
+          _mm512_stream_ps(o + i, (__m512)v);
+#else
+          _mm256_stream_ps(o + i, (__m256)v);
+#endif
+        }
+        _mm_sfence();
+      }
+    }
+#endif
     for (; i + L <= n; i += L) store_from(o + i, f(load_as<float>(x + i)));
     if (i < n) {
       T t[L];
@@ -329,19 +340,20 @@ struct Rows {
     }
   }
 
-  static void softmax(const void* in, void* out, int64_t n) {
+  static void softmax(const void* in, void* out, int64_t n, bool stream) {
     const T* x = static_cast<const T*>(in);
     T* o = static_cast<T*>(out);
+    stream = stream && reinterpret_cast<uintptr_t>(o) % kVecBytes == 0;
     float m = max(x, n);
     if (n <= kCached) {
       // The row's exps are kept (in cache), so exp runs once per element.
       thread_local std::vector<float> scratch;
       if (int64_t(scratch.size()) < n) scratch.resize(size_t(n));
       float inv = 1.0f / exp_sum(x, n, m, scratch.data());
-      write(scratch.data(), o, n, [inv](VecF v) { return v * inv; });
+      write(scratch.data(), o, n, stream, [inv](VecF v) { return v * inv; });
     } else {
       float inv = 1.0f / exp_sum(x, n, m, nullptr);
-      write(x, o, n, [inv, m](VecF v) { return vexp(v - m) * inv; });
+      write(x, o, n, stream, [inv, m](VecF v) { return vexp(v - m) * inv; });
     }
   }
 
