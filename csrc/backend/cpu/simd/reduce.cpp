@@ -25,6 +25,14 @@ template <class A>
 constexpr int kLanes = kVecBytes / int(sizeof(A));
 template <class A>
 using VecA = typename VecN<A, kLanes<A>>::type;
+template <bool Vectorised, class A>
+struct PartOf {
+  using type = A;
+};
+template <class A>
+struct PartOf<true, A> {
+  using type = VecA<A>;
+};
 
 template <class V>
 V load_raw(const void* p) {
@@ -155,17 +163,20 @@ struct Kernels : Rule<op, D> {
   static constexpr int64_t kLeaf = R::vec ? 8 * kStep : 128;  // largest run reduced without splitting
   static constexpr int64_t kRowLeaf = 64;                     // rows reduced without splitting
 
-  // Up to kLeaf elements with four vector accumulators (eight scalar ones).
-  static A leaf(const T* p, int64_t n) {
+  // A partial result: one accumulator per lane (joined across lanes once, at the end).
+  using Part = typename PartOf<R::vec, A>::type;
+
+  // Up to kLeaf elements (a multiple of L when vectorised) with four vector accumulators
+  // (eight scalar ones).
+  static Part leaf(const T* p, int64_t n) {
     int64_t i = 0;
-    A r;
     if constexpr (R::vec) {
       VecA<A> acc[4];
       for (auto& a : acc) a = VecA<A>{} + R::identity();
       for (; i + kStep <= n; i += kStep)
         for (int k = 0; k < 4; ++k) acc[k] = R::combine(acc[k], load_as<A>(p + i + k * L));
-      for (; i + L <= n; i += L) acc[0] = R::combine(acc[0], load_as<A>(p + i));
-      r = R::horizontal(R::combine(R::combine(acc[0], acc[1]), R::combine(acc[2], acc[3])));
+      for (; i < n; i += L) acc[0] = R::combine(acc[0], load_as<A>(p + i));
+      return R::combine(R::combine(acc[0], acc[1]), R::combine(acc[2], acc[3]));
     } else {
       A acc[8];
       for (auto& a : acc) a = R::identity();
@@ -173,17 +184,28 @@ struct Kernels : Rule<op, D> {
         for (int k = 0; k < 8; ++k) acc[k] = R::combine(acc[k], R::lift(p[i + k]));
       for (int w = 4; w >= 1; w /= 2)
         for (int k = 0; k < w; ++k) acc[k] = R::combine(acc[k], acc[k + w]);
-      r = acc[0];
+      for (; i < n; ++i) acc[0] = R::combine(acc[0], R::lift(p[i]));
+      return acc[0];
     }
-    for (; i < n; ++i) r = R::combine(r, R::lift(p[i]));
-    return r;
   }
 
-  static A pairwise(const T* p, int64_t n) {
+  static Part tree(const T* p, int64_t n) {
     if (n <= kLeaf) return leaf(p, n);
     int64_t h = n / 2;
     h -= h % kStep;
-    return R::combine(pairwise(p, h), pairwise(p + h, n - h));
+    return R::combine(tree(p, h), tree(p + h, n - h));
+  }
+
+  // Pairwise over whole vectors; the last n % L elements are added at the end.
+  static A pairwise(const T* p, int64_t n) {
+    if constexpr (R::vec) {
+      int64_t m = n - n % L;
+      A r = R::horizontal(tree(p, m));
+      for (int64_t i = m; i < n; ++i) r = R::combine(r, R::lift(p[i]));
+      return r;
+    } else {
+      return tree(p, n);
+    }
   }
 
   // out[j] op= x[j] over one row, or over four rows joined pairwise first.
