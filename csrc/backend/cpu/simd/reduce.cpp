@@ -306,15 +306,17 @@ struct Rows {
     return r;
   }
 
-  // Σ exp(x - m), pairwise over blocks; stores each exp in e when given.
-  static float exp_sum(const T* x, int64_t n, float m, float* e) {
+  // Σ exp(x - m), pairwise over blocks; stores each exp in e when given. `ahead` > 0 asks for
+  // the memory that many bytes further on (the next row) while exp keeps the core busy.
+  static float exp_sum(const T* x, int64_t n, float m, float* e, int64_t ahead) {
     if (n > kLeaf) {
       int64_t h = std::max(kLeaf, n / 2 - n / 2 % kLeaf);
-      return exp_sum(x, h, m, e) + exp_sum(x + h, n - h, m, e ? e + h : nullptr);
+      return exp_sum(x, h, m, e, ahead) + exp_sum(x + h, n - h, m, e ? e + h : nullptr, ahead);
     }
     VecF acc[2] = {VecF{}, VecF{}};
     int64_t i = 0;
     for (; i + L <= n; i += L) {
+      if (ahead) __builtin_prefetch(reinterpret_cast<const char*>(x + i) + ahead);
       VecF v = vexp(load_as<float>(x + i) - m);
       if (e) store(e + i, v);
       acc[(i / L) & 1] += v;
@@ -368,13 +370,14 @@ struct Rows {
     stream = stream && reinterpret_cast<uintptr_t>(o) % kVecBytes == 0;
     float m = max(x, n);
     if (n <= kCached) {
-      // The row's exps are kept (in cache), so exp runs once per element.
+      // The row's exps are kept (in cache), so exp runs once per element. Rows lie back to back:
+      // the next one is fetched while this one's exps are computed.
       thread_local std::vector<float> scratch;
       if (int64_t(scratch.size()) < n) scratch.resize(size_t(n));
-      float inv = 1.0f / exp_sum(x, n, m, scratch.data());
+      float inv = 1.0f / exp_sum(x, n, m, scratch.data(), n * int64_t(sizeof(T)));
       write(scratch.data(), o, n, stream, [inv](VecF v) { return v * inv; });
     } else {
-      float inv = 1.0f / exp_sum(x, n, m, nullptr);
+      float inv = 1.0f / exp_sum(x, n, m, nullptr, 0);
       write(x, o, n, stream, [inv, m](VecF v) { return vexp(v - m) * inv; });
     }
   }
@@ -384,7 +387,7 @@ struct Rows {
     float m = max(x, n);
     // An infinite max is replaced by 0: exp then gives the right infinity (or 0) and NaNs pass.
     float ms = std::isfinite(m) ? m : 0.0f;
-    float r = ms + std::log(exp_sum(x, n, ms, nullptr));
+    float r = ms + std::log(exp_sum(x, n, ms, nullptr, n <= kCached ? n * int64_t(sizeof(T)) : 0));  // see softmax
     *static_cast<T*>(out) = convert<T>(r);
   }
 };
