@@ -35,6 +35,7 @@ class Reduce : public Primitive {
   Reduce(ReduceOp op, std::vector<int> axes) : op_(op), axes_(std::move(axes)) {}
   const char* name() const override { return op_name(op_); }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
   bool is_equivalent(const Primitive& o) const override {
     auto* r = dynamic_cast<const Reduce*>(&o);
     return r && r->op_ == op_ && r->axes_ == axes_;
@@ -54,6 +55,7 @@ class ArgReduce : public Primitive {
   ArgReduce(bool is_max, int axis) : is_max_(is_max), axis_(axis) {}
   const char* name() const override { return is_max_ ? "argmax" : "argmin"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
   bool is_equivalent(const Primitive& o) const override {
     auto* r = dynamic_cast<const ArgReduce*>(&o);
     return r && r->is_max_ == is_max_ && r->axis_ == axis_;
@@ -72,6 +74,7 @@ class Softmax : public Primitive {
  public:
   const char* name() const override { return "softmax"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
   bool is_equivalent(const Primitive& o) const override { return dynamic_cast<const Softmax*>(&o); }
 };
 
@@ -80,6 +83,7 @@ class LogSumExp : public Primitive {
  public:
   const char* name() const override { return "logsumexp"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
   bool is_equivalent(const Primitive& o) const override { return dynamic_cast<const LogSumExp*>(&o); }
 };
 

@@ -31,7 +31,7 @@ inline float erfinv_f(float a) {
   return a * p;
 }
 
-// Two Newton steps on erf refine the float32 estimate to double precision.
+// Newton steps on erf refine the float32 estimate to double precision.
 inline double erfinv_d(double x) {
   if (!(std::fabs(x) < 1.0)) {
     if (std::fabs(x) == 1.0) return std::copysign(std::numeric_limits<double>::infinity(), x);
@@ -261,11 +261,6 @@ struct NanToNum {
   }
 };
 
-struct Copy {
-  template <class T> static constexpr bool ok = true;
-  template <class T> static T f(T x, const EwParams&) { return x; }
-};
-
 template <class Op, class = void> struct has_vec : std::false_type {};
 template <class Op> struct has_vec<Op, std::void_t<decltype(Op::vec(VecF{}))>> : std::true_type {};
 
@@ -334,8 +329,6 @@ void fill_unary(KernelTable& t) {
   fill_op<Real>(t, UnaryOp::real);
   fill_op<Imag>(t, UnaryOp::imag);
   fill_op<NanToNum>(t, UnaryOp::nan_to_num);
-  fill_op<Copy>(t, UnaryOp::stop_gradient);
-  fill_op<Copy>(t, UnaryOp::copy);
 }
 
 }  // namespace nuvec::cpu::NUVEC_ISA
