@@ -60,6 +60,28 @@ GROUPS = [
      "in float32. `softmax` and `logsumexp` over the last axis are fused kernels.",
      ["sum", "prod", "max", "min", "mean", "var", "std", "logsumexp", "all", "any", "argmax",
       "argmin", "softmax"]),
+    ("Matrix products", "nuvec's own kernels (not a wrapped BLAS): float32, float64, float16, "
+     "bfloat16 (computed in float32) and complex64; rows are independent up to "
+     "`ROW_INDEPENDENT_ROWS` rows (docs/matmul.md).",
+     ["matmul", "addmm", "inner", "outer", "tensordot", "einsum", "ROW_INDEPENDENT_ROWS"]),
+    ("Sorting", "Along `axis` (default -1; None sorts the flattened array). sort and argsort are "
+     "stable with NumPy's order (NaNs last, complex numbers lexicographic); indices are uint32. "
+     "topk gives the k largest in no promised order.",
+     ["sort", "argsort", "partition", "argpartition", "topk"]),
+    ("Scans", "Along `axis` (default None: the flattened array), with `reverse` and `inclusive`; "
+     "also array methods. Results combine strictly in order, so they never depend on the threads. "
+     "cumsum of bool counts in int32; logcumsumexp of integers gives float32; half types "
+     "accumulate in float32.",
+     ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]),
+    ("Files", "Loading maps the file: arrays from uncompressed files share its pages (see "
+     "docs/io.md). `save_tree` and `load_into` also live in `nuvec.utils`.",
+     ["load", "save", "savez", "savez_compressed", "save_safetensors", "save_tree", "load_into"]),
+    ("Modules", "`nuvec.random` (random numbers bit for bit MLX's, docs/random.md), `nuvec.utils` "
+     "(trees: tree_flatten, tree_unflatten, tree_map, ...), `nuvec.io` (the file functions above).",
+     ["random", "utils", "io"]),
+    ("Transforms", "Over trees of arrays (tuples, lists, dicts, namedtuples, dataclasses); "
+     "gradients are lazy arrays, so transforms nest (grad of grad, jvp of vjp).",
+     ["grad", "value_and_grad", "vjp", "jvp", "custom_function", "checkpoint"]),
     ("Evaluation", "Arrays are lazy: these (and `item`, `tolist`, printing, NumPy and DLPack "
      "export) compute them.",
      ["eval", "async_eval"]),
