@@ -81,6 +81,14 @@ def _shape(shape, op):
         raise op_error(op, "shape must be an int or a sequence of ints") from None
 
 
+def _broadcasts_to(a, shape):
+    """Whether shape ``a`` broadcasts to exactly ``shape``."""
+    try:
+        return list(_np.broadcast_shapes(tuple(a), tuple(shape))) == list(shape)
+    except ValueError:
+        return False
+
+
 def _check_float(dtype, op, what):
     if not issubdtype(dtype, floating):
         raise op_error(op, f"can only generate {what} with a real floating point dtype, not {dtype}")
@@ -119,7 +127,7 @@ def uniform(low=0, high=1, shape=(), dtype=_core.float32, key=None, stream=None)
     lo = _core.astype(_core.array(low), dtype, stream=stream)
     hi = _core.astype(_core.array(high), dtype, stream=stream)
     span = _core.subtract(hi, lo, stream=stream)
-    if list(_np.broadcast_shapes(tuple(shape), span.shape)) != shape:
+    if not _broadcasts_to(span.shape, shape):
         raise op_error("uniform", f"cannot generate values of shape {tuple(shape)}: low and high "
                       f"broadcast to {span.shape}")
     return _core.add(_core.multiply(span, _unit(shape, dtype, k, stream), stream=stream), lo, stream=stream)
@@ -207,7 +215,7 @@ def categorical(logits, axis=-1, shape=None, num_samples=None, key=None, stream=
         shape = reduced
     else:
         shape = _shape(shape, "categorical")
-        if list(_np.broadcast_shapes(tuple(shape), tuple(reduced))) != shape:
+        if not _broadcasts_to(reduced, shape):
             raise op_error("categorical", f"shape {tuple(shape)} is not compatible with logits of shape "
                           f"{logits.shape} reduced on axis {axis}")
     offset = axis + len(shape) - logits.ndim + 1
