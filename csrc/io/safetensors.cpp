@@ -42,6 +42,7 @@ Tensors load_safetensors(const std::string& path) {
   for (const auto& [name, t] : h.members) {
     std::string what = "tensor '" + name + "'";
     if (name == "__metadata__") {
+      if (t.type == Json::null) continue;  // MLX writes null when there is none
       if (t.type != Json::object) fail(path, "__metadata__ is not an object");
       for (const auto& [k, v] : t.members) {
         if (v.type != Json::string) fail(path, "__metadata__ value of '" + k + "' is not a string");
