@@ -82,7 +82,12 @@ def test_npz_written_by_numpy(tmp_path, compressed):
         np.testing.assert_array_equal(to_np(out[k]), v)
 
 
-@pytest.mark.parametrize("d", ALL)
+def _nuvec_only_float64(names):
+    """MLX cannot write float64 to safetensors; nuvec can."""
+    return [pytest.param(d, marks=pytest.mark.nuvec_only) if d == "float64" else d for d in names]
+
+
+@pytest.mark.parametrize("d", _nuvec_only_float64(ALL))
 def test_safetensors_round_trip(tmp_path, d):
     a = sample(d)
     mx.save_safetensors(str(tmp_path / "t.safetensors"), {"a": a, "scalar": sample(d, ())}, {"k": "v"})
@@ -96,7 +101,7 @@ TORCH_NAMES = {"bool": "bool", "uint8": "uint8", "int8": "int8", "int16": "int16
                "bfloat16": "bfloat16"}
 
 
-@pytest.mark.parametrize("d", list(TORCH_NAMES))
+@pytest.mark.parametrize("d", _nuvec_only_float64(TORCH_NAMES))
 def test_safetensors_package_reads_and_writes(tmp_path, d):
     torch = pytest.importorskip("torch")
     st = pytest.importorskip("safetensors.torch")
