@@ -55,8 +55,24 @@ GROUPS = [
      "out of range raise `EvalIndexError` when evaluated.",
      ["take", "take_along_axis", "put_along_axis", "slice", "slice_update", "nonzero",
       "ArrayAt", "ArrayAtIndexer"]),
-    ("Reductions", "Over the whole array only, so far (no `axis` argument yet).",
-     ["all", "any"]),
+    ("Reductions", "Over any set of axes (`axis=None` is all of them) with `keepdims`; sums "
+     "are blocked/pairwise and bit-identical whatever the thread count; half types accumulate "
+     "in float32. `softmax` and `logsumexp` over the last axis are fused kernels.",
+     ["sum", "prod", "max", "min", "mean", "var", "std", "logsumexp", "all", "any", "argmax",
+      "argmin", "softmax"]),
+    ("Matrix products", "nuvec's own kernels (not a wrapped BLAS): float32, float64, float16, "
+     "bfloat16 (computed in float32) and complex64; rows are independent up to "
+     "`ROW_INDEPENDENT_ROWS` rows (docs/matmul.md).",
+     ["matmul", "addmm", "inner", "outer", "tensordot", "einsum", "ROW_INDEPENDENT_ROWS"]),
+    ("Sorting", "Along `axis` (default -1; None sorts the flattened array). sort and argsort are "
+     "stable with NumPy's order (NaNs last, complex numbers lexicographic); indices are uint32. "
+     "topk gives the k largest in no promised order.",
+     ["sort", "argsort", "partition", "argpartition", "topk"]),
+    ("Scans", "Along `axis` (default None: the flattened array), with `reverse` and `inclusive`; "
+     "also array methods. Results combine strictly in order, so they never depend on the threads. "
+     "cumsum of bool counts in int32; logcumsumexp of integers gives float32; half types "
+     "accumulate in float32.",
+     ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]),
     ("Files", "Loading maps the file: arrays from uncompressed files share its pages (see "
      "docs/io.md). `save_tree` and `load_into` also live in `nuvec.utils`.",
      ["load", "save", "savez", "savez_compressed", "save_safetensors", "save_tree", "load_into"]),
@@ -342,8 +358,8 @@ def render():
         "",
         "Element-wise ops take arrays or anything `array()` accepts (scalars, nested lists, NumPy "
         "arrays). Broadcasting follows NumPy. The result dtype is given for inputs of one dtype; "
-        "mixed dtypes promote first (table below); a Python scalar is weak, taking the array's dtype "
-        "where its value allows (docs/getting-started.md). \"the input's\" means the result "
+        "mixed dtypes promote first (table below); a Python scalar is weak, taking the array's "
+        "dtype where its value allows (docs/getting-started.md). \"the input's\" means the result "
         "keeps the (promoted) input dtype.",
         "",
     ]

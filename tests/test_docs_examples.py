@@ -28,6 +28,6 @@ def test_page_has_examples():
 
 
 @pytest.mark.parametrize("line,source", BLOCKS, ids=[f"line{line}" for line, _ in BLOCKS])
-def test_example_runs(line, source, capsys):
+def test_example_runs(line, source):
     code = compile("\n" * (line - 1) + source, PAGE, "exec")
     exec(code, {"__name__": f"getting_started_line{line}"})

@@ -224,6 +224,44 @@ def test_shape_op_on_a_lazy_input(case):
     check(fn(*xs), ref(*nps), "int32", name)
 
 
+# ----------------------------------------------------------------------------- array methods
+# fmt: off
+METHOD_CASES = [
+    ("reshape-args", (2, 3, 4), lambda x: x.reshape(4, 6), lambda a: a.reshape(4, 6)),
+    ("reshape-tuple", (2, 3, 4), lambda x: x.reshape((3, -1)), lambda a: a.reshape(3, -1)),
+    ("flatten", (2, 3, 4), lambda x: x.flatten(), lambda a: a.reshape(-1)),
+    ("flatten-axes", (2, 3, 4), lambda x: x.flatten(1, 2), lambda a: a.reshape(2, 12)),
+    ("squeeze", (1, 3, 1), lambda x: x.squeeze(), lambda a: a.squeeze()),
+    ("squeeze-axis", (1, 3, 1), lambda x: x.squeeze(-1), lambda a: a.squeeze(-1)),
+    ("transpose", (2, 3, 4), lambda x: x.transpose(), lambda a: a.transpose()),
+    ("transpose-args", (2, 3, 4), lambda x: x.transpose(2, 0, 1), lambda a: a.transpose(2, 0, 1)),
+    ("transpose-tuple", (2, 3, 4), lambda x: x.transpose((1, 2, 0)), lambda a: a.transpose(1, 2, 0)),
+    ("swapaxes", (2, 3, 4), lambda x: x.swapaxes(0, -1), lambda a: a.swapaxes(0, -1)),
+    ("moveaxis", (2, 3, 4), lambda x: x.moveaxis(0, -1), lambda a: np.moveaxis(a, 0, -1)),
+    ("split", (2, 6), lambda x: x.split(3, axis=1), lambda a: np.split(a, 3, axis=1)),
+    ("split-indices", (5, 2), lambda x: x.split([1, 3]), lambda a: np.split(a, [1, 3])),
+    ("diagonal", (3, 4), lambda x: x.diagonal(1), lambda a: a.diagonal(1)),
+    ("diagonal-axes", (2, 3, 4), lambda x: x.diagonal(0, 2, 1), lambda a: a.diagonal(0, 2, 1)),
+    ("diag", (3,), lambda x: x.diag(1), lambda a: np.diag(a, 1)),
+    pytest.param("expand_dims", (2, 3), lambda x: x.expand_dims(1), lambda a: np.expand_dims(a, 1),
+                 marks=pytest.mark.nuvec_only),  # not an MLX method
+    pytest.param("unflatten", (2, 6), lambda x: x.unflatten(1, (2, 3)), lambda a: a.reshape(2, 2, 3),
+                 marks=pytest.mark.nuvec_only),  # not an MLX method
+]
+# fmt: on
+
+
+def _case_id(c):
+    return c.values[0] if hasattr(c, "values") else c[0]
+
+
+@pytest.mark.parametrize("name,shape,fn,ref", METHOD_CASES, ids=[_case_id(c) for c in METHOD_CASES])
+@pytest.mark.parametrize("dt,layout", [("int32", "transposed"), ("bfloat16", "stepped"), ("bool", "contiguous")])
+def test_shape_methods(name, shape, fn, ref, dt, layout):
+    a = np_data(shape, dt)
+    check(fn(layout_of(a, dt, layout)), ref(a), dt, f"{name} {dt} {layout}")
+
+
 # ----------------------------------------------------------------------------- meshgrid
 @pytest.mark.parametrize("indexing", ["xy", "ij"])
 @pytest.mark.parametrize("sparse", [False, True])

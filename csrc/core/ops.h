@@ -100,15 +100,13 @@ Array scatter(const Array& x, const std::vector<Array>& indices, const Array& up
 Array take(const Array& x, const Array& indices, std::optional<int> axis, Stream s);
 Array take_along_axis(const Array& x, const Array& indices, std::optional<int> axis, Stream s);
 Array put_along_axis(const Array& x, const Array& indices, const Array& values, std::optional<int> axis, Stream s);
-// Dynamic slices: `start` holds one start per entry of `axes`.
+// Dynamic slices: `start` holds one start per entry of `axes`; `sizes` is the whole output shape.
 Array slice_dynamic(const Array& x, const Array& start, const std::vector<int>& axes, const Shape& sizes, Stream s);
 Array slice_update_dynamic(const Array& x, const Array& update, const Array& start, const std::vector<int>& axes,
                            Stream s);
-// Data-dependent: evaluates `x` now; one int64 index array per axis.
-std::vector<Array> nonzero(const Array& x);
-
-// Reductions over all elements.
-Array all(const Array& x, Stream s);
-Array any(const Array& x, Stream s);
+// Data-dependent, in two steps so the caller evaluates in between (from Python, without the
+// GIL): the flags to evaluate, then one int64 index array per axis of x from the evaluated flags.
+Array nonzero_flags(const Array& x, Stream s);
+std::vector<Array> nonzero(const Array& evaluated_flags);
 
 }  // namespace nuvec

@@ -12,7 +12,8 @@ constexpr const char* kOp = "getitem";
 
 // One entry of an index after expanding `...` and boolean masks.
 struct Entry {
-  enum Kind { integer, range, new_axis, array } kind;
+  // `gap` is an ellipsis that stands for no axis: it still separates advanced indices (NumPy).
+  enum Kind { integer, range, new_axis, array, gap } kind;
   int64_t start = 0, stop = 0, step = 1;  // range (already clamped); integer uses start
   Array indices;                          // array
 };
@@ -73,6 +74,7 @@ Parsed parse(const Array& x, nb::handle index, const char* op) {
     if (h.is_none()) {
       p.entries.push_back({Entry::new_axis});
     } else if (h.ptr() == Py_Ellipsis) {
+      if (x.ndim() == consumed) p.entries.push_back({Entry::gap});
       for (int k = 0; k < x.ndim() - consumed; ++k) p.entries.push_back(full_range(axis++));
     } else if (it.array && it.array->dtype() == Dtype::bool_) {
       const Array& mask = *it.array;
@@ -81,7 +83,9 @@ Parsed parse(const Array& x, nb::handle index, const char* op) {
           throw OpError(op, "boolean index of shape does not match the indexed array's axis " + std::to_string(axis + k),
                         true);
       if (mask.ndim() == 0) throw OpError(op, "0-d boolean indices are not supported");
-      for (Array& idx : nonzero(mask)) p.entries.push_back({Entry::array, 0, 0, 1, idx});
+      Array flags = nonzero_flags(mask, default_stream(default_device()));
+      eval_now({flags});  // a data-dependent shape: the mask must be known
+      for (Array& idx : nonzero(flags)) p.entries.push_back({Entry::array, 0, 0, 1, idx});
       axis += mask.ndim();
       p.advanced = true;
     } else if (it.array) {
@@ -131,6 +135,7 @@ Array basic(const Array& x, const Parsed& p, Stream s) {
   Shape start(x.ndim(), 0), stop = x.shape(), step(x.ndim(), 1), out;
   int axis = 0;
   for (const Entry& e : p.entries) {
+    if (e.kind == Entry::gap) continue;
     if (e.kind == Entry::new_axis) {
       out.push_back(1);
       continue;
@@ -162,6 +167,7 @@ Array get_item(const Array& x, nb::handle index) {
   std::vector<int> axes;
   int axis = 0, plain_before = -1, plain = 0;
   for (const Entry& e : p.entries) {
+    if (e.kind == Entry::gap) continue;
     if (e.kind == Entry::new_axis) {
       view_shape.push_back(1), ++plain;
       continue;
@@ -221,6 +227,7 @@ Array update_item(const Array& x, nb::handle index, nb::handle value, ScatterOp 
   int plain = 0, axis = 0;
   for (const Entry& e : p.entries) {
     int pos = plain < block_at || !adjacent ? plain + (adjacent ? 0 : index_rank) : plain + index_rank;
+    if (e.kind == Entry::gap) continue;
     if (e.kind == Entry::new_axis) {
       ++plain;
       continue;

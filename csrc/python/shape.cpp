@@ -229,7 +229,9 @@ void init_shape(nb::module_& m) {
   m.def("nonzero",
         [](nb::handle a) {
           nb::list l;
-          for (const Array& x : nonzero(arg(a))) l.append(nb::cast(x));
+          Array flags = nonzero_flags(arg(a), default_stream(default_device()));
+          eval_now({flags});
+          for (const Array& x : nonzero(flags)) l.append(nb::cast(x));
           return nb::tuple(l);
         },
         nb::arg("a"), "Indices of the nonzero elements, one int64 array per axis (evaluates a now).");

@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <string>
 
-#include "core/eval.h"
 #include "core/ops.h"
 
 namespace nuvec {
@@ -121,18 +120,18 @@ namespace {
 // Index arrays start[k] + arange(size_k), one per axis of x, spread as an outer product.
 std::vector<Array> window_indices(const Array& x, const Array& start, const std::vector<int>& axes,
                                   const Shape& sizes, const char* op, Stream s) {
-  if (start.ndim() != 1 || start.shape(0) != int64_t(axes.size()))
-    throw OpError(op, "start_indices must be 1-D with one entry per axis");
+  if (start.size() != int64_t(axes.size()) || start.ndim() > 1)
+    throw OpError(op, "start_indices must hold one entry per axis");
   if (!is_integer(start.dtype())) throw OpError(op, "start_indices must be integers");
   std::vector<Array> idx;
   for (int d = 0; d < x.ndim(); ++d) {
     auto it = std::find(axes.begin(), axes.end(), d);
     if (it == axes.end()) {
-      idx.push_back(axis_range(x.shape(d), d, x.ndim(), s));
+      idx.push_back(axis_range(sizes[d], d, x.ndim(), s));
       continue;
     }
     int k = int(it - axes.begin());
-    Array first = reshape(slice(start, {k}, {k + 1}, {1}, s), {}, s);
+    Array first = reshape(slice(reshape(start, {-1}, s), {k}, {k + 1}, {1}, s), {}, s);
     Array r = binary(BinaryOp::add, axis_range(sizes[d], d, x.ndim(), s), astype(first, Dtype::int64, s), s);
     idx.push_back(r);
   }
@@ -147,13 +146,11 @@ std::vector<int> checked_axes(const Array& x, const std::vector<int>& axes, cons
 
 Array slice_dynamic(const Array& x, const Array& start, const std::vector<int>& axes, const Shape& sizes, Stream s) {
   std::vector<int> ax = checked_axes(x, axes, "slice");
-  if (sizes.size() != ax.size()) throw OpError("slice", "slice_size needs one entry per axis");
-  Shape full = x.shape();
-  for (size_t k = 0; k < ax.size(); ++k) {
-    if (sizes[k] < 0 || sizes[k] > x.shape(ax[k])) throw OpError("slice", "slice_size does not fit the array");
-    full[ax[k]] = sizes[k];
-  }
-  return gather(x, window_indices(x, start, ax, full, "slice", s), all_axes(x.ndim()), s);
+  if (int(sizes.size()) != x.ndim())
+    throw OpError("slice", "slice_size needs one entry per dimension of the array (" + std::to_string(x.ndim()) + ")");
+  for (int d = 0; d < x.ndim(); ++d)
+    if (sizes[d] < 0 || sizes[d] > x.shape(d)) throw OpError("slice", "slice_size does not fit the array");
+  return gather(x, window_indices(x, start, ax, sizes, "slice", s), all_axes(x.ndim()), s);
 }
 
 Array slice_update_dynamic(const Array& x, const Array& update, const Array& start, const std::vector<int>& axes,
@@ -166,12 +163,15 @@ Array slice_update_dynamic(const Array& x, const Array& update, const Array& sta
                  ScatterOp::set, s);
 }
 
-std::vector<Array> nonzero(const Array& x) {
-  Stream s = default_stream(default_device());
+Array nonzero_flags(const Array& x, Stream s) {
   Array flags = astype(x, Dtype::bool_, s);
   if (x.ndim() == 0) flags = reshape(flags, {1}, s);
-  flags = contiguous(flags, s);
-  eval({flags});
+  return contiguous(flags, s);
+}
+
+std::vector<Array> nonzero(const Array& flags) {
+  if (!flags.evaluated() || !flags.row_contiguous() || flags.dtype() != Dtype::bool_)
+    throw OpError("nonzero", "expects the evaluated result of nonzero_flags");
   const bool* f = flags.data<bool>();
   int64_t count = 0;
   for (int64_t i = 0; i < flags.size(); ++i) count += f[i];

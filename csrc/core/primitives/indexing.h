@@ -12,6 +12,7 @@ class Gather : public Primitive {
   explicit Gather(std::vector<int> axes) : axes_(std::move(axes)) {}
   const char* name() const override { return "gather"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
   const std::vector<int>& axes() const { return axes_; }
 
  private:
@@ -28,6 +29,7 @@ class Scatter : public Primitive {
   Scatter(ScatterOp op, std::vector<int> axes) : op_(op), axes_(std::move(axes)) {}
   const char* name() const override;
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
   ScatterOp op() const { return op_; }
   const std::vector<int>& axes() const { return axes_; }
 
@@ -42,6 +44,7 @@ class Concatenate : public Primitive {
   explicit Concatenate(int axis) : axis_(axis) {}
   const char* name() const override { return "concatenate"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
   int axis() const { return axis_; }
 
  private:

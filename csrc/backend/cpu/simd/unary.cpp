@@ -14,7 +14,7 @@ template <class T> constexpr bool real_float = is_float_v<T>;
 template <class T> constexpr bool inexact = is_float_v<T> || is_complex_v<T>;
 template <class T> constexpr bool any_type = true;
 
-// Two Newton steps on erf refine the float32 estimate to double precision.
+// Newton steps on erf refine the float32 estimate to double precision.
 inline double erfinv_d(double x) {
   if (!(std::fabs(x) < 1.0)) {
     if (std::fabs(x) == 1.0) return std::copysign(std::numeric_limits<double>::infinity(), x);
@@ -258,11 +258,6 @@ struct NanToNum {
   }
 };
 
-struct Copy {
-  template <class T> static constexpr bool ok = true;
-  template <class T> static T f(T x, const EwParams&) { return x; }
-};
-
 template <class Op, class = void> struct has_vec : std::false_type {};
 template <class Op> struct has_vec<Op, std::void_t<decltype(Op::vec(VecF{}))>> : std::true_type {};
 
@@ -331,8 +326,6 @@ void fill_unary(KernelTable& t) {
   fill_op<Real>(t, UnaryOp::real);
   fill_op<Imag>(t, UnaryOp::imag);
   fill_op<NanToNum>(t, UnaryOp::nan_to_num);
-  fill_op<Copy>(t, UnaryOp::stop_gradient);
-  fill_op<Copy>(t, UnaryOp::copy);
 }
 
 }  // namespace nuvec::cpu::NUVEC_ISA

@@ -1,0 +1,67 @@
+// The matrix-product kernels, one build per instruction set (backend/cpu/simd/gemm.cpp), chosen
+// at run time by cpu::isa(). Every kernel computes each output element with the same sequence of
+// operations over K: c = 0, then c = fma(a[k], b[k], c) for k = 0, 1, ... (float32, float64), or
+// c = dot2(c, a[2p..2p+1], b[2p..2p+1]) for p = 0, 1, ... (vdpbf16ps on bfloat16 pairs). A product
+// split into K blocks stores and reloads c in its compute type, which changes no bits; so any
+// path, tile or thread gives each row the bits of its one-row product.
+#pragma once
+#include <cstdint>
+
+#include "core/dtype.h"
+
+namespace nuvec::cpu {
+
+// c[i * ldc + j] for i < R, j < NR from a packed A panel (kc x MR, k-major; the kernel for R rows
+// reads the first R of each MR) and a packed B panel (kc x NR, k-major); starts from c's values when `accumulate`, else from zero. For bfloat16
+// pairs, kc counts pairs and a panel holds, per pair, MR (or NR) 32-bit pairs.
+using MicroF32 = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate);
+using MicroF64 = void (*)(int64_t kc, const double* a, const double* b, double* c, int64_t ldc, bool accumulate);
+using MicroBf16 = void (*)(int64_t kc, const uint16_t* a, const uint16_t* b, float* c, int64_t ldc, bool accumulate);
+
+// Few rows straight from unpacked B (unit stride along N, rows ldb elements apart; the weights
+// are read once): c[i * ldc + j] for i < m, j < n. `a` holds m rows of k float32 values
+// (or, for bfloat16 pairs, k pairs of bfloat16 as 32-bit words); `b` is of the kernel's dtype.
+using SkinnyKernel = void (*)(int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb,
+                              int64_t n, float* c, int64_t ldc);
+using SkinnyF64 = void (*)(int64_t m, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb,
+                           int64_t n, double* c, int64_t ldc);
+
+// dst[c * ldd + r] = row r's element c, for r < rows, c < cols: row r starts at src + r * row_bytes
+// and holds contiguous 4-byte (or 8-byte) elements. Packs panels from k-contiguous operands.
+using PackTransposeKernel = void (*)(const char* src, int64_t row_bytes, int64_t rows, int64_t cols, void* dst,
+                                 int64_t ldd);
+
+struct MicroShape {
+  int mr = 0, nr = 0;
+};
+
+constexpr int kMaxMR = 16;
+
+struct GemmKernels {
+  const char* isa = "";
+  MicroShape f32_shape, f64_shape, bf16_shape;
+  // Indexed by the rows of the tile, 1 .. mr (the last row panel of A may have fewer).
+  MicroF32 f32[kMaxMR + 1] = {};
+  MicroF64 f64[kMaxMR + 1] = {};
+  MicroBf16 bf16[kMaxMR + 1] = {};  // empty where the processor lacks AVX512_BF16: bfloat16 computes as float32
+  int skinny_rows = 0;       // the skinny kernels take m <= skinny_rows
+  SkinnyKernel skinny_f32 = nullptr, skinny_f16 = nullptr, skinny_bf16_as_f32 = nullptr;
+  SkinnyKernel skinny_bf16 = nullptr;  // bfloat16 pairs, with `bf16`
+  SkinnyF64 skinny_f64 = nullptr;
+  PackTransposeKernel transpose32 = nullptr, transpose64 = nullptr;
+};
+
+const GemmKernels& gemm_kernels();
+
+#define NUVEC_DECLARE_GEMM(ns) \
+  namespace ns {               \
+  void fill_gemm(GemmKernels& t); \
+  }
+NUVEC_DECLARE_GEMM(portable)
+#if defined(__x86_64__)
+NUVEC_DECLARE_GEMM(avx2)
+NUVEC_DECLARE_GEMM(avx512)
+#endif
+#undef NUVEC_DECLARE_GEMM
+
+}  // namespace nuvec::cpu

@@ -1,0 +1,461 @@
+// The CPU matrix product: packing into panels (any strides and dtype, converted on the way),
+// cache blocking, the split of the output over threads, and the skinny path for few rows.
+//
+// Compute modes: float32 (also float16, and bfloat16 where the processor lacks AVX512_BF16),
+// float64, bfloat16 pairs (vdpbf16ps), and complex64 as a real float32 product of twice the
+// size: A' (M x 2K) holds [re, im] along k, B' (2K x 2N) holds [[re, im], [-im, re]] blocks, so
+// C' = A' B' is the complex result with [re, im] along n, written in place.
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "backend/cpu/gemm.h"
+#include "backend/cpu/kernels.h"
+#include "core/primitives/linalg.h"
+#include "core/threads.h"
+
+namespace nuvec {
+namespace cpu {
+
+const GemmKernels& gemm_kernels() {
+  static const GemmKernels* t = [] {
+    auto* k = new GemmKernels();
+    switch (isa()) {
+#if defined(__x86_64__)
+      case Isa::avx512: k->isa = "avx512", avx512::fill_gemm(*k); break;
+      case Isa::avx2: k->isa = "avx2", avx2::fill_gemm(*k); break;
+#endif
+      default: k->isa = "portable", portable::fill_gemm(*k);
+    }
+    return k;
+  }();
+  return *t;
+}
+
+namespace {
+
+enum class Mode { f32, f64, bf16, c64 };
+
+// Runs fn(i) for i < n on the pool: threads claim items one at a time, so a thread slowed by
+// other work on the machine takes fewer. Each item's arithmetic is fixed by the shapes alone.
+void for_each_item(int64_t n, const std::function<void(int64_t)>& fn) {
+  std::atomic<int64_t> next{0};
+  parallel_for(std::min<int64_t>(n, get_num_threads()), 1, [&](int64_t, int64_t) {
+    for (int64_t i; (i = next.fetch_add(1)) < n;) fn(i);
+  });
+}
+
+int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
+
+// Per-thread scratch that grows as needed (64-byte aligned).
+struct Scratch {
+  void* p = nullptr;
+  size_t n = 0;
+  ~Scratch() { std::free(p); }
+  void* get(size_t bytes) {
+    if (bytes > n) {
+      std::free(p);
+      n = size_t(round_up(int64_t(bytes), 64));
+      p = std::aligned_alloc(64, n);
+      if (!p) {
+        n = 0;
+        throw KernelError(EvalErrorKind::memory, "matmul: out of memory for packing buffers");
+      }
+    }
+    return p;
+  }
+};
+
+// One operand as lanes (A's rows, B's columns) by k, in storage elements.
+struct Operand {
+  const char* data;
+  Dtype dtype;
+  int64_t lane_stride, k_stride;
+  bool is_b;
+  const char* at(int64_t lane, int64_t k) const {
+    return data + (lane * lane_stride + k * k_stride) * int64_t(size_of(dtype));
+  }
+  // Walking k is cheaper than walking lanes: pack lane by lane.
+  bool lane_major() const { return std::abs(k_stride) <= std::abs(lane_stride); }
+};
+
+// Runs of an operand in the pack type T (lanes and k in the mode's real units).
+template <class T>
+struct Source {
+  Operand op;
+  Mode mode;
+  Dtype target;  // float32, float64 or bfloat16
+
+  const T* run(const char* src, int64_t stride, int64_t n, T* buf) const {
+    if (op.dtype == target && stride == 1) return reinterpret_cast<const T*>(src);
+    kernels().convert[int(op.dtype)][int(target)](src, stride, buf, n);
+    return buf;
+  }
+  // Complex values along one axis as [re, im] floats in buf.
+  void complex_run(const char* src, int64_t stride, int64_t n, float* buf) const {
+    kernels().convert[int(op.dtype)][int(Dtype::complex64)](src, stride, buf, n);
+  }
+
+  // Values at (lane, k0 .. k0 + n).
+  const T* lane_run(int64_t lane, int64_t k0, int64_t n, T* buf) const {
+    if constexpr (std::is_same_v<T, float>) {
+      if (mode == Mode::c64) {
+        int64_t lane_c = op.is_b ? lane / 2 : lane;
+        complex_run(op.at(lane_c, k0 / 2), op.k_stride, n / 2, buf);
+        if (op.is_b) {
+          // Column 2j of B' is [re, -im] along k; column 2j + 1 is [im, re].
+          bool second = lane & 1;
+          for (int64_t i = 0; i < n; i += 2) {
+            float re = buf[i], im = buf[i + 1];
+            buf[i] = second ? im : re;
+            buf[i + 1] = second ? re : -im;
+          }
+        }
+        return buf;
+      }
+    }
+    return run(op.at(lane, k0), op.k_stride, n, buf);
+  }
+  // Values at (lane0 .. lane0 + n, k).
+  const T* k_run(int64_t k, int64_t lane0, int64_t n, T* buf) const {
+    if constexpr (std::is_same_v<T, float>) {
+      if (mode == Mode::c64) {
+        if (!op.is_b) {
+          // Row k of A' across lanes: one component of A's column k / 2.
+          const char* p = op.at(lane0, k / 2) + (k & 1) * 4;
+          kernels().convert[int(Dtype::float32)][int(Dtype::float32)](p, 2 * op.lane_stride, buf, n);
+          return buf;
+        }
+        complex_run(op.at(lane0 / 2, k / 2), op.lane_stride, n / 2, buf);
+        if (k & 1)  // row 2k + 1 of B' is [-im, re] across n
+          for (int64_t i = 0; i < n; i += 2) {
+            float re = buf[i], im = buf[i + 1];
+            buf[i] = -im, buf[i + 1] = re;
+          }
+        return buf;
+      }
+    }
+    return run(op.at(lane0, k), op.lane_stride, n, buf);
+  }
+};
+
+// Packs lanes [lane0, lane0 + lanes) by k [k0, k0 + kb) into panels of L lanes: panel p holds,
+// for each group of P consecutive k, L lanes of P values; padding lanes and k are zero.
+// `buf` holds at least 2 * max(kb, lanes) values.
+template <class T, int P>
+void pack(const Source<T>& src, int64_t lane0, int64_t lanes, int L, int64_t k0, int64_t kb, T* dst, T* buf) {
+  int64_t kbp = round_up(kb, P), panel = kbp * L, panels = ceil_div(lanes, L);
+  if (lanes % L || kb % P) std::memset(dst, 0, size_t(panels * panel) * sizeof(T));
+  const Operand& op = src.op;
+  if (op.lane_major() && src.mode != Mode::c64 && op.dtype == src.target && op.k_stride == 1) {
+    // k-contiguous in the pack type: transpose units of P values (32 or 64 bits) in registers.
+    const GemmKernels& g = gemm_kernels();
+    PackTransposeKernel tr = sizeof(T) * P == 8 ? g.transpose64 : g.transpose32;
+    int64_t row_bytes = op.lane_stride * int64_t(sizeof(T));
+    for (int64_t p = 0; p < panels; ++p) {
+      int64_t rows = std::min<int64_t>(L, lanes - p * L);
+      const char* first = op.at(lane0 + p * L, k0);
+      tr(first, row_bytes, rows, kb / P, dst + p * panel, L);
+      if (kb % P)  // the last, half-filled pair
+        for (int64_t r = 0; r < rows; ++r)
+          dst[p * panel + (kb / P) * L * P + r * P] = reinterpret_cast<const T*>(first + r * row_bytes)[kb - 1];
+    }
+  } else if (op.lane_major()) {
+    for (int64_t lane = 0; lane < lanes; ++lane) {
+      const T* r = src.lane_run(lane0 + lane, k0, kb, buf);
+      T* d = dst + (lane / L) * panel + (lane % L) * P;
+      for (int64_t k = 0; k < kb; ++k) d[(k / P) * L * P + k % P] = r[k];
+    }
+  } else if constexpr (P == 1) {
+    for (int64_t k = 0; k < kb; ++k) {
+      const T* r = src.k_run(k0 + k, lane0, lanes, buf);
+      for (int64_t p = 0; p < panels; ++p)
+        std::memcpy(dst + p * panel + k * L, r + p * L, size_t(std::min<int64_t>(L, lanes - p * L)) * sizeof(T));
+    }
+  } else {
+    // Pairs of 16-bit values from two rows of k at a time, written as 32-bit words.
+    std::vector<T> zeros(kb % 2 ? size_t(lanes) : 0, T(0));
+    for (int64_t k = 0; k < kb; k += 2) {
+      const T* r0 = src.k_run(k0 + k, lane0, lanes, buf);
+      const T* r1 = k + 1 < kb ? src.k_run(k0 + k + 1, lane0, lanes, buf + lanes) : zeros.data();
+      for (int64_t p = 0; p < panels; ++p) {
+        uint32_t* d = reinterpret_cast<uint32_t*>(dst + p * panel) + (k / 2) * L;
+        int64_t n = std::min<int64_t>(L, lanes - p * L);
+        for (int64_t l = 0; l < n; ++l) d[l] = uint32_t(r0[p * L + l]) | uint32_t(r1[p * L + l]) << 16;
+      }
+    }
+  }
+}
+
+// The blocking of one product, in the mode's real units (complex: 2K, 2N; bfloat16: k in values).
+struct Plan {
+  Mode mode;
+  int mr, nr, P;      // micro-tile and k grouping (2 for bfloat16 pairs)
+  int64_t kc, mc;     // k block (a multiple of P) and rows per A block
+  size_t esz;         // bytes per packed element
+  int64_t m, n, k;    // real sizes
+};
+
+Plan make_plan(Mode mode, int64_t m, int64_t n, int64_t k) {
+  const GemmKernels& g = gemm_kernels();
+  Plan p{mode, 0, 0, 1, 0, 0, 4, m, n, k};
+  MicroShape s = mode == Mode::f64 ? g.f64_shape : mode == Mode::bf16 ? g.bf16_shape : g.f32_shape;
+  p.mr = s.mr, p.nr = s.nr;
+  p.P = mode == Mode::bf16 ? 2 : 1;
+  p.esz = mode == Mode::f64 ? 8 : mode == Mode::bf16 ? 2 : 4;
+  if (mode == Mode::c64) p.n = 2 * n, p.k = 2 * k;
+  // A micro-panel of B (kc x nr) stays in L1 (32 KiB); a block of A (mc x kc) in L2 (256 KiB).
+  p.kc = std::min<int64_t>(round_up(p.k, 2), std::max<int64_t>(64, (32768 / (int64_t(p.nr) * int64_t(p.esz))) & ~1));
+  // One panel of rows reuses each packed B value once: longer k blocks then read B (transposed,
+  // k-contiguous in memory) in longer runs, which the prefetchers follow.
+  if (p.m <= p.mr) p.kc = std::min<int64_t>(round_up(p.k, 2), 4 * p.kc);
+  int64_t mc_max = std::max<int64_t>(p.mr, (262144 / (p.kc * int64_t(p.esz))) / p.mr * p.mr);
+  p.mc = round_up(ceil_div(p.m, ceil_div(p.m, mc_max)), p.mr);  // row blocks of equal size
+  return p;
+}
+
+void call_micro(const Plan& p, int64_t rows, int64_t kb, const void* a, const void* b, void* c, int64_t ldc,
+                bool acc) {
+  const GemmKernels& g = gemm_kernels();
+  switch (p.mode) {
+    case Mode::f64:
+      g.f64[rows](kb, static_cast<const double*>(a), static_cast<const double*>(b), static_cast<double*>(c), ldc, acc);
+      return;
+    case Mode::bf16:
+      g.bf16[rows](kb / 2, static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b), static_cast<float*>(c), ldc,
+                   acc);
+      return;
+    default:
+      g.f32[rows](kb, static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(c), ldc, acc);
+  }
+}
+
+template <class T>
+void pack_block(const Plan& p, const Source<T>& src, int64_t lane0, int64_t lanes, int L, int64_t k0, int64_t kb,
+                void* dst, void* buf) {
+  if constexpr (std::is_same_v<T, uint16_t>) {
+    if (p.P == 2) return pack<T, 2>(src, lane0, lanes, L, k0, kb, static_cast<T*>(dst), static_cast<T*>(buf));
+  }
+  pack<T, 1>(src, lane0, lanes, L, k0, kb, static_cast<T*>(dst), static_cast<T*>(buf));
+}
+
+Dtype pack_target(Mode m) {
+  return m == Mode::f64 ? Dtype::float64 : m == Mode::bf16 ? Dtype::bfloat16 : Dtype::float32;
+}
+
+void pack_any(const Plan& p, const Operand& op, int64_t lane0, int64_t lanes, int L, int64_t k0, int64_t kb,
+              void* dst, void* buf) {
+  switch (p.mode) {
+    case Mode::f64: return pack_block<double>(p, Source<double>{op, p.mode, Dtype::float64}, lane0, lanes, L, k0, kb, dst, buf);
+    case Mode::bf16:
+      return pack_block<uint16_t>(p, Source<uint16_t>{op, p.mode, Dtype::bfloat16}, lane0, lanes, L, k0, kb, dst, buf);
+    default: return pack_block<float>(p, Source<float>{op, p.mode, Dtype::float32}, lane0, lanes, L, k0, kb, dst, buf);
+  }
+}
+
+// The output of one product: straight into the result, or (half types) through float32 tiles.
+struct Out {
+  char* data;       // the result's first element of this product
+  Dtype dtype;
+  int64_t ld;       // result row stride in elements of the result dtype
+  bool direct;      // float32 / float64 / complex64 results take the kernels' output as is
+};
+
+// One product C = A B (A: m x k, B: k x n, sizes of the dtype), blocked and split over threads.
+void gemm_blocked(const Plan& p, const Operand& a, const Operand& b, const Out& out) {
+  int64_t np = round_up(p.n, p.nr), nk = ceil_div(p.k, p.kc);
+  // Output tiles: row blocks of mc by column blocks, split until there are enough to share.
+  int64_t mt = ceil_div(p.m, p.mc), nc = np;
+  while (mt * ceil_div(p.n, nc) < 32 && nc > 8 * p.nr) nc = round_up(nc / 2, p.nr);
+  int64_t nt = ceil_div(p.n, nc);
+  // With several row blocks, B is packed once for all of them (in parallel, panel by panel);
+  // with one, each tile packs its own columns block by block, so B goes through memory once.
+  bool shared_b = mt > 1;
+  std::shared_ptr<Buffer> bpack;
+  if (shared_b) {
+    bpack = Buffer::allocate(std::max<size_t>(size_t(round_up(p.k, p.P) * np) * p.esz, 64));
+    int64_t panels = np / p.nr;
+    constexpr int64_t kPanelsPerItem = 4;
+    for_each_item(ceil_div(panels, kPanelsPerItem), [&](int64_t item) {
+      int64_t j0 = item * kPanelsPerItem, j1 = std::min(panels, j0 + kPanelsPerItem);
+      thread_local Scratch run;
+      void* buf = run.get(size_t(std::max(p.kc, p.nr * kPanelsPerItem) + 64) * 8);
+      char* bp = static_cast<char*>(bpack->data());
+      for (int64_t pc = 0; pc < nk; ++pc) {
+        int64_t kb = std::min(p.kc, p.k - pc * p.kc);
+        char* dst = bp + (pc * p.kc * np + j0 * round_up(kb, p.P) * p.nr) * int64_t(p.esz);
+        pack_any(p, b, j0 * p.nr, std::min(p.n, j1 * p.nr) - j0 * p.nr, p.nr, pc * p.kc, kb, dst, buf);
+      }
+    });
+  }
+  size_t csz = p.mode == Mode::f64 ? 8 : 4;
+  for_each_item(mt * nt, [&](int64_t t) {
+    thread_local Scratch apack, bblock, run, ctile;
+    void* ap = apack.get(size_t(round_up(p.mc, p.mr) * round_up(p.kc, p.P)) * p.esz);
+    char* bb = shared_b ? nullptr : static_cast<char*>(bblock.get(size_t(nc * round_up(p.kc, p.P)) * p.esz));
+    void* buf = run.get(size_t(std::max({p.kc, p.mc, nc}) + 64) * 8);
+    int64_t i0 = (t / nt) * p.mc, j0 = (t % nt) * nc;
+    int64_t mb = std::min(p.mc, p.m - i0), nbw = std::min(nc, p.n - j0);
+    char* c;
+    int64_t ldc;
+    if (out.direct) {
+      c = out.data + (i0 * out.ld + (p.mode == Mode::c64 ? j0 / 2 : j0)) * int64_t(size_of(out.dtype));
+      ldc = p.mode == Mode::c64 ? 2 * out.ld : out.ld;
+    } else {
+      c = static_cast<char*>(ctile.get(size_t(mb * nbw) * 4));
+      ldc = nbw;
+    }
+    for (int64_t pc = 0; pc < nk; ++pc) {
+      int64_t kb = std::min(p.kc, p.k - pc * p.kc), kbp = round_up(kb, p.P);
+      pack_any(p, a, i0, mb, p.mr, pc * p.kc, kb, ap, buf);
+      const char* bpc;  // this k block's panels of the tile's columns
+      if (shared_b) {
+        bpc = static_cast<const char*>(bpack->data()) + (pc * p.kc * np + j0 * kbp) * int64_t(p.esz);
+      } else {
+        pack_any(p, b, j0, nbw, p.nr, pc * p.kc, kb, bb, buf);
+        bpc = bb;
+      }
+      for (int64_t jr = 0; jr < nbw; jr += p.nr) {
+        const char* bpan = bpc + jr * kbp * int64_t(p.esz);
+        int64_t nr = std::min<int64_t>(p.nr, nbw - jr);
+        for (int64_t ir = 0; ir < mb; ir += p.mr) {
+          int64_t mr = std::min<int64_t>(p.mr, mb - ir);
+          const char* apan = static_cast<const char*>(ap) + ir * kbp * int64_t(p.esz);
+          char* cij = c + (ir * ldc + jr) * int64_t(csz);
+          if (nr == p.nr) {
+            call_micro(p, mr, kbp, apan, bpan, cij, ldc, pc > 0);
+            continue;
+          }
+          // Last columns: the same kernel on a full-width copy, so the arithmetic is unchanged.
+          alignas(64) char tmp[kMaxMR * 64 * 8];
+          for (int64_t i = 0; i < mr && pc > 0; ++i)
+            std::memcpy(tmp + i * p.nr * csz, cij + i * ldc * int64_t(csz), size_t(nr) * csz);
+          call_micro(p, mr, kbp, apan, bpan, tmp, p.nr, pc > 0);
+          for (int64_t i = 0; i < mr; ++i)
+            std::memcpy(cij + i * ldc * int64_t(csz), tmp + i * p.nr * csz, size_t(nr) * csz);
+        }
+      }
+    }
+    if (!out.direct) {
+      ConvertKernel store = kernels().convert[int(Dtype::float32)][int(out.dtype)];
+      for (int64_t i = 0; i < mb; ++i)
+        store(c + i * ldc * 4, 1, out.data + ((i0 + i) * out.ld + j0) * int64_t(size_of(out.dtype)), nbw);
+    }
+  });
+}
+
+// Few rows against B with unit stride along n: the weights are read once, straight from B.
+bool gemm_skinny(Mode mode, const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, const Out& out) {
+  const GemmKernels& g = gemm_kernels();
+  if (m > g.skinny_rows || b.lane_stride != 1 || mode == Mode::c64) return false;
+  SkinnyKernel kern = nullptr;
+  if (mode == Mode::bf16) kern = g.skinny_bf16;
+  else if (b.dtype == Dtype::float32) kern = g.skinny_f32;
+  else if (b.dtype == Dtype::float16) kern = g.skinny_f16;
+  else if (b.dtype == Dtype::bfloat16) kern = g.skinny_bf16_as_f32;
+  else if (b.dtype != Dtype::float64) return false;
+  // A's rows, converted: float32 / float64 values, or bfloat16 pairs (zero past k).
+  int64_t lda = mode == Mode::bf16 ? round_up(k, 2) : k;
+  size_t asz = mode == Mode::f64 ? 8 : mode == Mode::bf16 ? 2 : 4;
+  std::vector<char> abuf(size_t(m * lda) * asz + 64, 0);
+  for (int64_t i = 0; i < m; ++i)
+    kernels().convert[int(a.dtype)][int(pack_target(mode))](a.at(i, 0), a.k_stride, abuf.data() + i * lda * asz, k);
+  std::vector<float> cbuf(out.direct ? 0 : size_t(m * n));
+  float* c = out.direct ? reinterpret_cast<float*>(out.data) : cbuf.data();
+  int64_t ldc = out.direct ? out.ld : n;
+  // Four pieces of work (long runs of each row of B, which the prefetchers follow), or more
+  // of at least 256 columns.
+  int64_t chunk = std::max<int64_t>(256, round_up(ceil_div(n, 4), 64));
+  for_each_item(ceil_div(n, chunk), [&](int64_t item) {
+    int64_t j0 = item * chunk, j1 = std::min(n, j0 + chunk);
+    if (mode == Mode::f64) {
+      g.skinny_f64(m, k, reinterpret_cast<const double*>(abuf.data()), lda, reinterpret_cast<const double*>(b.at(j0, 0)),
+                   b.k_stride, j1 - j0, reinterpret_cast<double*>(out.data) + j0, ldc);
+    } else {
+      kern(m, k, abuf.data(), mode == Mode::bf16 ? lda / 2 : lda, b.at(j0, 0), b.k_stride, j1 - j0, c + j0, ldc);
+    }
+  });
+  if (!out.direct) {
+    ConvertKernel store = kernels().convert[int(Dtype::float32)][int(out.dtype)];
+    for (int64_t i = 0; i < m; ++i)
+      store(cbuf.data() + i * n, 1, out.data + i * out.ld * int64_t(size_of(out.dtype)), n);
+  }
+  return true;
+}
+
+Mode mode_for(Dtype d) {
+  switch (d) {
+    case Dtype::float64: return Mode::f64;
+    case Dtype::complex64: return Mode::c64;
+    case Dtype::bfloat16: return gemm_kernels().bf16[1] ? Mode::bf16 : Mode::f32;
+    default: return Mode::f32;
+  }
+}
+
+void gemm(const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, const Out& out) {
+  Mode mode = mode_for(out.dtype);
+  if (gemm_skinny(mode, a, b, m, n, k, out)) return;
+  gemm_blocked(make_plan(mode, m, n, k), a, b, out);
+}
+
+// Batch axes of `x` (all but the last two) that merge with its rows into one strided axis.
+bool rows_merge(const Array& x, int64_t& row_stride) {
+  int nd = x.ndim();
+  int64_t expect = -1;
+  row_stride = 0;
+  for (int d = nd - 2; d >= 0; --d) {
+    if (x.shape(d) == 1) continue;
+    if (expect >= 0 && x.strides()[d] != expect) return false;
+    if (expect < 0) row_stride = x.strides()[d];
+    expect = x.strides()[d] * x.shape(d);
+  }
+  return true;
+}
+
+}  // namespace
+}  // namespace cpu
+
+void Matmul::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+  const Array &a = in[0], &b = in[1];
+  Array& c = out[0];
+  c.allocate_contiguous();
+  int nd = c.ndim();
+  int64_t m = c.shape(nd - 2), n = c.shape(nd - 1), k = a.shape(nd - 1);
+  if (c.size() == 0) return;
+  if (k == 0) {
+    std::memset(c.data_bytes(), 0, c.nbytes());  // an empty sum: zeros (all-zero bits in every float type)
+    return;
+  }
+  Dtype d = c.dtype();
+  bool direct = d == Dtype::float32 || d == Dtype::float64 || d == Dtype::complex64;
+  int64_t batch = c.size() / (m * n);
+  bool b_shared = true;
+  for (int i = 0; i < nd - 2; ++i) b_shared &= b.strides()[i] == 0 || b.shape(i) == 1;
+  int64_t row_stride;
+  if (b_shared && cpu::rows_merge(a, row_stride)) {
+    // Every batch uses the same B: one product over all rows.
+    cpu::Operand oa{a.data_bytes(), d, row_stride, a.strides()[nd - 1], false};
+    cpu::Operand ob{b.data_bytes(), d, b.strides()[nd - 1], b.strides()[nd - 2], true};
+    cpu::gemm(oa, ob, batch * m, n, k, {c.data_bytes(), d, n, direct});
+    return;
+  }
+  for (int64_t bi = 0; bi < batch; ++bi) {
+    int64_t oa = 0, ob = 0, rest = bi;
+    for (int i = nd - 3; i >= 0; --i) {
+      int64_t idx = rest % c.shape(i);
+      rest /= c.shape(i);
+      oa += idx * a.strides()[i], ob += idx * b.strides()[i];
+    }
+    size_t item = size_of(d);
+    cpu::Operand A{a.data_bytes() + oa * int64_t(item), d, a.strides()[nd - 2], a.strides()[nd - 1], false};
+    cpu::Operand B{b.data_bytes() + ob * int64_t(item), d, b.strides()[nd - 1], b.strides()[nd - 2], true};
+    cpu::gemm(A, B, m, n, k, {c.data_bytes() + bi * m * n * int64_t(item), d, n, direct});
+  }
+}
+
+}  // namespace nuvec

@@ -1,0 +1,399 @@
+// Matrix-product kernels: register-blocked micro-kernels over packed panels, and skinny kernels
+// that read unpacked weights once for a few rows. All of them compute each output element with
+// the same chain over K (see gemm.h), so they agree bit for bit.
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
+#include <type_traits>
+#include <utility>
+
+#include "backend/cpu/gemm.h"
+#include "backend/cpu/simd/simd.h"
+
+namespace nuvec::cpu::NUVEC_ISA {
+namespace {
+
+typedef double VecD __attribute__((vector_size(kVecBytes)));
+typedef uint16_t VecH __attribute__((vector_size(kVecBytes / 2)));  // kLanesF 16-bit values
+typedef _Float16 VecF16 __attribute__((vector_size(kVecBytes / 2)));
+typedef uint32_t VecU __attribute__((vector_size(kVecBytes)));
+
+// One fused multiply-add per lane; the portable x86-64 build has no FMA, so every path there
+// rounds the product and the sum separately, in the same order.
+inline VecF fmadd(VecF a, VecF b, VecF c) {
+#if defined(__AVX512F__)
+  return _mm512_fmadd_ps(a, b, c);
+#elif defined(__AVX2__)
+  return _mm256_fmadd_ps(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+inline VecD fmadd(VecD a, VecD b, VecD c) {
+#if defined(__AVX512F__)
+  return _mm512_fmadd_pd(a, b, c);
+#elif defined(__AVX2__)
+  return _mm256_fmadd_pd(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
+// Every lane x (not `V{} + x`, which costs an addition: x + 0 is not x for x = -0).
+inline VecF splat(float x) {
+#if defined(__AVX512F__)
+  return _mm512_set1_ps(x);
+#elif defined(__AVX2__)
+  return _mm256_set1_ps(x);
+#elif defined(__SSE2__)
+  return _mm_set1_ps(x);
+#else
+  VecF v;
+  for (int i = 0; i < kLanesF; ++i) v[i] = x;
+  return v;
+#endif
+}
+inline VecD splat(double x) {
+#if defined(__AVX512F__)
+  return _mm512_set1_pd(x);
+#elif defined(__AVX2__)
+  return _mm256_set1_pd(x);
+#elif defined(__SSE2__)
+  return _mm_set1_pd(x);
+#else
+  VecD v;
+  for (int i = 0; i < kVecBytes / 8; ++i) v[i] = x;
+  return v;
+#endif
+}
+
+template <class V, class T>
+inline V loadv(const T* p) {
+  V v;
+  std::memcpy(&v, p, sizeof(V));
+  return v;
+}
+template <class V, class T>
+inline void storev(T* p, V v) {
+  std::memcpy(p, &v, sizeof(V));
+}
+
+// Register sizes per build: MR rows by NV vectors in the micro-kernels; the skinny kernels keep
+// up to kSkinnyR rows by kSkinnyNV vectors of accumulators.
+#if defined(__AVX512F__)
+constexpr int kMR = 14, kNV = 2, kSkinnyR = 6, kSkinnyNV = 4;
+#elif defined(__AVX2__)
+constexpr int kMR = 6, kNV = 2, kSkinnyR = 6, kSkinnyNV = 2;
+#else
+constexpr int kMR = 4, kNV = 2, kSkinnyR = 4, kSkinnyNV = 2;
+#endif
+
+// R <= MR rows of an MR-row panel.
+template <class T, class V, int MR, int NV, int R>
+void micro(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, bool accumulate) {
+  constexpr int L = sizeof(V) / sizeof(T), NR = NV * L;
+  V acc[R][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) acc[i][j] = accumulate ? loadv<V>(c + i * ldc + j * L) : V{};
+  for (int64_t k = 0; k < kc; ++k, a += MR, b += NR) {
+    V bv[NV];
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) bv[j] = loadv<V>(b + j * L);
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) {
+      V av = splat(a[i]);
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j) acc[i][j] = fmadd(av, bv[j], acc[i][j]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) storev(c + i * ldc + j * L, acc[i][j]);
+}
+
+// One vector of B's storage type, as the compute type.
+template <class V, class S>
+inline V load_as(const S* p) {
+  if constexpr (std::is_same_v<S, float> || std::is_same_v<S, double>) {
+    return loadv<V>(p);
+  } else if constexpr (std::is_same_v<S, bf16>) {
+    VecU u = __builtin_convertvector(loadv<VecH>(p), VecU) << 16;
+    VecF f;
+    std::memcpy(&f, &u, sizeof(f));
+    return f;
+  } else {
+    return __builtin_convertvector(loadv<VecF16>(p), VecF);
+  }
+}
+
+// The skinny kernels walk B row by row (long contiguous runs, which the prefetchers follow)
+// and keep the accumulators in c, loading and storing them once per kSkinnyK rows of B; c
+// holds exact compute-type values between passes, so the chain over k is unchanged.
+constexpr int kSkinnyK = 4;
+
+// c[i][j0 .. j0 + L) += rows k0 .. k0 + KU of B; `width` < L only for the last, partial vector.
+template <class V, class S, int R, int KU, class E>
+inline void skinny_step(const V (&av)[R][kSkinnyK], const S* b, int64_t ldb, int64_t width, E* c, int64_t ldc) {
+  constexpr int L = sizeof(V) / sizeof(E);
+  V acc[R];
+  if (width == L) {
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) acc[i] = loadv<V>(c + i * ldc);
+#pragma GCC unroll 4
+    for (int u = 0; u < KU; ++u) {
+      V bv = load_as<V>(b + u * ldb);
+#pragma GCC unroll 8
+      for (int i = 0; i < R; ++i) acc[i] = fmadd(av[i][u], bv, acc[i]);
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) storev(c + i * ldc, acc[i]);
+    return;
+  }
+  E tmp[L] = {};
+  for (int i = 0; i < R; ++i) {
+    std::memcpy(tmp, c + i * ldc, size_t(width) * sizeof(E));
+    acc[i] = loadv<V>(tmp);
+  }
+  for (int u = 0; u < KU; ++u) {
+    S row[L] = {};
+    std::memcpy(row, b + u * ldb, size_t(width) * sizeof(S));
+    V bv = load_as<V>(row);
+    for (int i = 0; i < R; ++i) acc[i] = fmadd(av[i][u], bv, acc[i]);
+  }
+  for (int i = 0; i < R; ++i) {
+    storev(tmp, acc[i]);
+    std::memcpy(c + i * ldc, tmp, size_t(width) * sizeof(E));
+  }
+}
+
+template <class V, class S, int R, int KU, class E>
+void skinny_pass(const E* a, int64_t lda, const S* b, int64_t ldb, int64_t n, E* c, int64_t ldc) {
+  constexpr int L = sizeof(V) / sizeof(E);
+  V av[R][kSkinnyK];
+  for (int i = 0; i < R; ++i)
+    for (int u = 0; u < KU; ++u) av[i][u] = splat(a[i * lda + u]);
+  for (int64_t j = 0; j < n; j += L)
+    skinny_step<V, S, R, KU>(av, b + j, ldb, std::min<int64_t>(L, n - j), c + j, ldc);
+}
+
+template <class V, class S, int R, class E>
+void skinny_rows(int64_t k, const E* a, int64_t lda, const S* b, int64_t ldb, int64_t n, E* c, int64_t ldc) {
+  for (int i = 0; i < R; ++i) std::memset(c + i * ldc, 0, size_t(n) * sizeof(E));
+  int64_t kk = 0;
+  for (; kk + kSkinnyK <= k; kk += kSkinnyK)
+    skinny_pass<V, S, R, kSkinnyK>(a + kk, lda, b + kk * ldb, ldb, n, c, ldc);
+  for (; kk < k; ++kk) skinny_pass<V, S, R, 1>(a + kk, lda, b + kk * ldb, ldb, n, c, ldc);
+}
+
+// Rows in groups of up to kSkinnyR; a group of r rows runs the kernel built for exactly r.
+template <class V, class S, class E, int R = kSkinnyR>
+void skinny_group(int64_t r, int64_t k, const E* a, int64_t lda, const S* b, int64_t ldb, int64_t n, E* c,
+                  int64_t ldc) {
+  if constexpr (R > 1)
+    if (r < R) return skinny_group<V, S, E, R - 1>(r, k, a, lda, b, ldb, n, c, ldc);
+  skinny_rows<V, S, R>(k, a, lda, b, ldb, n, c, ldc);
+}
+
+template <class V, class S, class E>
+void skinny_any(int64_t m, int64_t k, const E* a, int64_t lda, const S* b, int64_t ldb, int64_t n, E* c,
+                int64_t ldc) {
+  for (int64_t i = 0; i < m; i += kSkinnyR)
+    skinny_group<V, S, E>(std::min<int64_t>(kSkinnyR, m - i), k, a + i * lda, lda, b, ldb, n, c + i * ldc, ldc);
+}
+
+template <class S>
+void skinny(int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, int64_t n, float* c,
+            int64_t ldc) {
+  skinny_any<VecF>(m, k, static_cast<const float*>(a), lda, static_cast<const S*>(b), ldb, n, c, ldc);
+}
+
+void skinny_f64(int64_t m, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb, int64_t n,
+                double* c, int64_t ldc) {
+  skinny_any<VecD>(m, k, a, lda, b, ldb, n, c, ldc);
+}
+
+#if defined(__AVX512F__)
+// bfloat16 pairs through vdpbf16ps: two products per lane and instruction, twice float32's rate.
+#define NUVEC_BF16 __attribute__((target("avx512bf16")))
+
+NUVEC_BF16 inline __m512 dot2(__m512 c, __m512i a, __m512i b) {
+  return _mm512_dpbf16_ps(c, (__m512bh)a, (__m512bh)b);
+}
+
+template <int R>
+NUVEC_BF16 void micro_bf16(int64_t kc, const uint16_t* a, const uint16_t* b, float* c, int64_t ldc, bool accumulate) {
+  constexpr int MR = kMR, NV = kNV;
+  const uint32_t* ap = reinterpret_cast<const uint32_t*>(a);
+  __m512 acc[R][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) acc[i][j] = accumulate ? _mm512_loadu_ps(c + i * ldc + j * 16) : _mm512_setzero_ps();
+  for (int64_t k = 0; k < kc; ++k, ap += MR, b += NV * 32) {
+    __m512i bv[NV];
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) bv[j] = _mm512_loadu_si512(b + j * 32);
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) {
+      __m512i av = _mm512_set1_epi32(int(ap[i]));
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j) acc[i][j] = dot2(acc[i][j], av, bv[j]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) _mm512_storeu_ps(c + i * ldc + j * 16, acc[i][j]);
+}
+
+// 16 columns of rows 2p and 2p+1 as bfloat16 pairs; `m` masks the columns of a partial vector.
+template <bool Second>
+NUVEC_BF16 inline __m512i pairs(const uint16_t* r0, const uint16_t* r1, __mmask16 m) {
+  __m512i x0 = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0));
+  if constexpr (!Second) return x0;  // row 2p + 1 is past k: zero
+  return _mm512_or_si512(x0, _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r1)), 16));
+}
+
+// As skinny_pass, over KU pairs of B's rows starting at row 2 * p0; with Odd, the last pair's
+// second row is past k.
+template <int R, int KU, bool Odd>
+NUVEC_BF16 void skinny_bf16_pass(const uint32_t* a, int64_t lda, const uint16_t* b, int64_t ldb, int64_t p0,
+                                 int64_t n, float* c, int64_t ldc) {
+  __m512i av[R][KU];
+  for (int i = 0; i < R; ++i)
+    for (int u = 0; u < KU; ++u) av[i][u] = _mm512_set1_epi32(int(a[i * lda + p0 + u]));
+  const uint16_t* rows = b + 2 * p0 * ldb;
+  for (int64_t j = 0; j < n; j += 16) {
+    int64_t w = std::min<int64_t>(16, n - j);
+    __mmask16 m = w == 16 ? __mmask16(0xffff) : __mmask16((1u << w) - 1);
+    __m512 acc[R];
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) acc[i] = _mm512_maskz_loadu_ps(m, c + i * ldc + j);
+#pragma GCC unroll 4
+    for (int u = 0; u < KU; ++u) {
+      const uint16_t* r0 = rows + 2 * u * ldb + j;
+      __m512i bv = Odd && u == KU - 1 ? pairs<false>(r0, nullptr, m) : pairs<true>(r0, r0 + ldb, m);
+#pragma GCC unroll 8
+      for (int i = 0; i < R; ++i) acc[i] = dot2(acc[i], av[i][u], bv);
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) _mm512_mask_storeu_ps(c + i * ldc + j, m, acc[i]);
+  }
+}
+
+template <int R>
+NUVEC_BF16 void skinny_bf16_rows(int64_t k, const uint32_t* a, int64_t lda, const uint16_t* b, int64_t ldb,
+                                 int64_t n, float* c, int64_t ldc) {
+  constexpr int KU = kSkinnyK / 2;
+  for (int i = 0; i < R; ++i) std::memset(c + i * ldc, 0, size_t(n) * sizeof(float));
+  int64_t full = k / 2, p = 0;  // pairs with both rows inside k
+  for (; p + KU <= full; p += KU) skinny_bf16_pass<R, KU, false>(a, lda, b, ldb, p, n, c, ldc);
+  for (; p < full; ++p) skinny_bf16_pass<R, 1, false>(a, lda, b, ldb, p, n, c, ldc);
+  if (k % 2) skinny_bf16_pass<R, 1, true>(a, lda, b, ldb, p, n, c, ldc);
+}
+
+template <int R = kSkinnyR>
+NUVEC_BF16 void skinny_bf16_group(int64_t r, int64_t k, const uint32_t* a, int64_t lda, const uint16_t* b,
+                                  int64_t ldb, int64_t n, float* c, int64_t ldc) {
+  if constexpr (R > 1)
+    if (r < R) return skinny_bf16_group<R - 1>(r, k, a, lda, b, ldb, n, c, ldc);
+  skinny_bf16_rows<R>(k, a, lda, b, ldb, n, c, ldc);
+}
+
+// `a`: m rows of ceil(k / 2) bfloat16 pairs (lda pairs apart).
+NUVEC_BF16 void skinny_bf16(int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, int64_t n,
+                            float* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; i += kSkinnyR)
+    skinny_bf16_group(std::min<int64_t>(kSkinnyR, m - i), k, static_cast<const uint32_t*>(a) + i * lda, lda,
+                      static_cast<const uint16_t*>(b), ldb, n, c + i * ldc, ldc);
+}
+#undef NUVEC_BF16
+#endif
+
+template <class E>
+void transpose_scalar(const char* src, int64_t row_bytes, int64_t r0, int64_t rows, int64_t c0, int64_t cols,
+                      E* dst, int64_t ldd) {
+  for (int64_t r = r0; r < rows; ++r) {
+    const char* row = src + r * row_bytes;
+    for (int64_t c = c0; c < cols; ++c) std::memcpy(dst + c * ldd + r, row + c * int64_t(sizeof(E)), sizeof(E));
+  }
+}
+
+void transpose32(const char* src, int64_t row_bytes, int64_t rows, int64_t cols, void* dstv, int64_t ldd) {
+  float* dst = static_cast<float*>(dstv);
+  int64_t r = 0;
+#if defined(__AVX2__)
+  // 8 x 8 blocks in registers: unpack pairs, then quads, then 128-bit halves.
+  for (; r + 8 <= rows; r += 8) {
+    int64_t c = 0;
+    for (; c + 8 <= cols; c += 8) {
+      __m256 x[8], y[8];
+      for (int i = 0; i < 8; ++i) x[i] = _mm256_loadu_ps(reinterpret_cast<const float*>(src + (r + i) * row_bytes) + c);
+      for (int i = 0; i < 8; i += 2) {
+        y[i] = _mm256_unpacklo_ps(x[i], x[i + 1]);
+        y[i + 1] = _mm256_unpackhi_ps(x[i], x[i + 1]);
+      }
+      for (int i = 0; i < 8; i += 4) {
+        x[i] = _mm256_shuffle_ps(y[i], y[i + 2], 0x44);
+        x[i + 1] = _mm256_shuffle_ps(y[i], y[i + 2], 0xee);
+        x[i + 2] = _mm256_shuffle_ps(y[i + 1], y[i + 3], 0x44);
+        x[i + 3] = _mm256_shuffle_ps(y[i + 1], y[i + 3], 0xee);
+      }
+      for (int i = 0; i < 4; ++i) {
+        _mm256_storeu_ps(dst + (c + i) * ldd + r, _mm256_permute2f128_ps(x[i], x[i + 4], 0x20));
+        _mm256_storeu_ps(dst + (c + i + 4) * ldd + r, _mm256_permute2f128_ps(x[i], x[i + 4], 0x31));
+      }
+    }
+    transpose_scalar<float>(src, row_bytes, r, r + 8, c, cols, dst, ldd);
+  }
+#endif
+  transpose_scalar<float>(src, row_bytes, r, rows, 0, cols, dst, ldd);
+}
+
+void transpose64(const char* src, int64_t row_bytes, int64_t rows, int64_t cols, void* dst, int64_t ldd) {
+  transpose_scalar<double>(src, row_bytes, 0, rows, 0, cols, static_cast<double*>(dst), ldd);
+}
+
+template <int... R>
+void fill_rows(GemmKernels& t, std::integer_sequence<int, 0, R...>) {
+  ((t.f32[R] = &micro<float, VecF, kMR, kNV, R>), ...);
+  ((t.f64[R] = &micro<double, VecD, kMR, kNV, R>), ...);
+}
+
+#if defined(__AVX512F__)
+template <int... R>
+void fill_bf16_rows(GemmKernels& t, std::integer_sequence<int, 0, R...>) {
+  ((t.bf16[R] = &micro_bf16<R>), ...);
+}
+#endif
+
+}  // namespace
+
+void fill_gemm(GemmKernels& t) {
+  t.transpose32 = &transpose32;
+  t.transpose64 = &transpose64;
+  constexpr int LF = kLanesF, LD = kVecBytes / 8;
+  t.f32_shape = {kMR, kNV * LF};
+  t.f64_shape = {kMR, kNV * LD};
+  fill_rows(t, std::make_integer_sequence<int, kMR + 1>{});
+  t.skinny_rows = kSkinnyR;
+  t.skinny_f32 = &skinny<float>;
+  t.skinny_f16 = &skinny<f16>;
+  t.skinny_bf16_as_f32 = &skinny<bf16>;
+  t.skinny_f64 = &skinny_f64;
+#if defined(__AVX512F__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512bf16")) {
+    t.bf16_shape = {kMR, kNV * 16};
+    fill_bf16_rows(t, std::make_integer_sequence<int, kMR + 1>{});
+    t.skinny_bf16 = &skinny_bf16;
+  }
+#endif
+}
+
+}  // namespace nuvec::cpu::NUVEC_ISA

@@ -1,0 +1,28 @@
+// Matrix products: matmul with NumPy's rules, and the contractions built on it.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/ops.h"
+
+namespace nuvec {
+
+// NumPy's matmul: 1-D operands are promoted to a matrix and the added axis removed; batch
+// axes broadcast. Float16, bfloat16, float32, float64 and complex64 (integers raise OpError).
+Array matmul(const Array& a, const Array& b, Stream s);
+// alpha * (a @ b) + beta * c, with c broadcast to the product's shape.
+Array addmm(const Array& c, const Array& a, const Array& b, double alpha, double beta, Stream s);
+// Sum product over the last axes (a plain product when either is 0-d).
+Array inner(const Array& a, const Array& b, Stream s);
+// The outer product of the flattened operands.
+Array outer(const Array& a, const Array& b, Stream s);
+// Contracts axes_a of a with axes_b of b; the result has a's free axes, then b's.
+Array tensordot(const Array& a, const Array& b, std::vector<int> axes_a, std::vector<int> axes_b, Stream s);
+// tensordot over the last `axes` axes of a and the first `axes` of b.
+Array tensordot(const Array& a, const Array& b, int axes, Stream s);
+// Contractions written as subscripts ("ij,jk->ik"): products, sums, transposes; each pair of
+// operands is contracted with one matmul. Repeated labels in one operand (diagonals) and
+// ellipses raise OpError.
+Array einsum(const std::string& subscripts, const std::vector<Array>& operands, Stream s);
+
+}  // namespace nuvec

@@ -1,0 +1,83 @@
+// Matrix products: matmul and the contractions built on it, and the array's @ operator.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "core/ops_linalg.h"
+#include "core/primitives/linalg.h"
+#include "python/convert.h"
+
+namespace nuvec::python {
+namespace {
+
+std::vector<int> int_list(nb::handle h, const char* op) {
+  std::vector<int> r;
+  if (PyLong_Check(h.ptr())) return {nb::cast<int>(h)};
+  if (!PyList_Check(h.ptr()) && !PyTuple_Check(h.ptr())) throw OpError(op, "axes must be integers or lists of integers");
+  for (nb::handle x : nb::borrow<nb::sequence>(h)) {
+    if (!PyLong_Check(x.ptr())) throw OpError(op, "axes must be integers or lists of integers");
+    r.push_back(nb::cast<int>(x));
+  }
+  return r;
+}
+
+Array tensordot_axes(const Array& a, const Array& b, nb::handle axes, Stream s) {
+  if (PyLong_Check(axes.ptr())) return tensordot(a, b, nb::cast<int>(axes), s);
+  if ((PyList_Check(axes.ptr()) || PyTuple_Check(axes.ptr())) && nb::len(axes) == 2) {
+    nb::sequence pair = nb::borrow<nb::sequence>(axes);
+    return tensordot(a, b, int_list(pair[0], "tensordot"), int_list(pair[1], "tensordot"), s);
+  }
+  throw OpError("tensordot", "axes must be an int or a pair of axis lists");
+}
+
+}  // namespace
+
+void init_linalg(nb::module_& m) {
+  m.attr("ROW_INDEPENDENT_ROWS") = kRowIndependentRows;
+  m.def(
+      "matmul", [](nb::handle a, nb::handle b, nb::handle s) { return matmul(arg(a), arg(b), to_stream(s)); },
+      nb::arg("a"), nb::arg("b"), nb::kw_only(), nb::arg("stream").none() = nb::none(),
+      "Matrix product with NumPy's rules: 1-D operands are vectors, batch axes broadcast.");
+  m.def(
+      "addmm",
+      [](nb::handle c, nb::handle a, nb::handle b, double alpha, double beta, nb::handle s) {
+        return addmm(arg(c), arg(a), arg(b), alpha, beta, to_stream(s));
+      },
+      nb::arg("c"), nb::arg("a"), nb::arg("b"), nb::arg("alpha") = 1.0, nb::arg("beta") = 1.0, nb::kw_only(),
+      nb::arg("stream").none() = nb::none(), "alpha * (a @ b) + beta * c.");
+  m.def(
+      "inner", [](nb::handle a, nb::handle b, nb::handle s) { return inner(arg(a), arg(b), to_stream(s)); },
+      nb::arg("a"), nb::arg("b"), nb::kw_only(), nb::arg("stream").none() = nb::none(),
+      "Sum product over the last axes.");
+  m.def(
+      "outer", [](nb::handle a, nb::handle b, nb::handle s) { return outer(arg(a), arg(b), to_stream(s)); },
+      nb::arg("a"), nb::arg("b"), nb::kw_only(), nb::arg("stream").none() = nb::none(),
+      "Outer product of the flattened operands.");
+  m.def(
+      "tensordot",
+      [](nb::handle a, nb::handle b, nb::handle axes, nb::handle s) {
+        return tensordot_axes(arg(a), arg(b), axes, to_stream(s));
+      },
+      nb::arg("a"), nb::arg("b"), nb::arg("axes") = 2, nb::kw_only(), nb::arg("stream").none() = nb::none(),
+      "Contraction over the last `axes` axes of a and the first of b, or over a pair of axis lists.");
+  m.def(
+      "einsum",
+      [](const std::string& subscripts, nb::args operands, nb::handle s) {
+        std::vector<Array> xs;
+        for (nb::handle h : operands) xs.push_back(arg(h));
+        if (xs.empty()) throw OpError("einsum", "at least one operand is required");
+        return einsum(subscripts, xs, to_stream(s));
+      },
+      nb::arg("subscripts"), nb::arg("operands"), nb::kw_only(), nb::arg("stream").none() = nb::none(),
+      "Contractions in Einstein notation (products, sums and transposes; no diagonals or ellipses).");
+
+  nb::object cls = m.attr("array");
+  nb::setattr(cls, "__matmul__",
+              nb::cpp_function([](const Array& a, nb::handle b) { return matmul(a, arg(b), default_stream(default_device())); },
+                               nb::is_method(), nb::name("__matmul__"), nb::scope(cls)));
+  nb::setattr(cls, "__rmatmul__",
+              nb::cpp_function([](const Array& a, nb::handle b) { return matmul(arg(b), a, default_stream(default_device())); },
+                               nb::is_method(), nb::name("__rmatmul__"), nb::scope(cls)));
+}
+
+}  // namespace nuvec::python
