@@ -7,25 +7,13 @@ threads), medians; then the load of a safetensors file of --load-mb MB: the time
 the resident memory it adds before any element is read, then after reading every element."""
 import argparse
 import os
-import statistics
 import tempfile
 import time
 
 import numpy as np
 
 import nuvec as mx
-
-N = 16 * 2**20
-
-
-def median_time(f, reps=7):
-    f()
-    ts = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts)
+from foundation import N, median_time  # this folder's timing helper (medians after warmup)
 
 
 def rss_mb():
@@ -36,20 +24,20 @@ def rss_mb():
 def bench_normal():
     rows = {}
     key = mx.random.key(0)
-    rows["nuvec"] = median_time(lambda: mx.eval(mx.random.normal((N,), key=key)))
+    rows["nuvec"] = median_time(lambda: mx.eval(mx.random.normal((N,), key=key)), reps=7)
     try:
         import mlx.core as mlx_core
         k = mlx_core.random.key(0)
-        rows["mlx"] = median_time(lambda: mlx_core.eval(mlx_core.random.normal((N,), key=k)), reps=3)
+        rows["mlx"] = median_time(lambda: mlx_core.eval(mlx_core.random.normal((N,), key=k)), reps=3, warmup=1)
     except ImportError:
         pass
     rng = np.random.default_rng(0)
-    rows["numpy"] = median_time(lambda: rng.standard_normal(N, dtype=np.float32))
+    rows["numpy"] = median_time(lambda: rng.standard_normal(N, dtype=np.float32), reps=7)
     try:
         import torch
         torch.set_num_threads(2)
         g = torch.Generator().manual_seed(0)
-        rows["torch"] = median_time(lambda: torch.randn(N, generator=g))
+        rows["torch"] = median_time(lambda: torch.randn(N, generator=g), reps=7)
     except ImportError:
         pass
     for name, t in rows.items():
@@ -61,10 +49,9 @@ def bench_load(mb):
         path = os.path.join(d, "big.safetensors")
         n = mb * 2**20 // 4 // 8
         mx.save_safetensors(path, {f"w{i}": mx.random.normal((n,), key=mx.random.key(i)) for i in range(8)})
-        del_cache = os.posix_fadvise if hasattr(os, "posix_fadvise") else None
-        if del_cache:  # drop the page cache of the file so the first touch reads it
-            with open(path, "rb") as f:
-                del_cache(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+        with open(path, "rb") as f:  # drop the file from the page cache: the first touch reads it
+            os.fsync(f.fileno())
+            os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
         before = rss_mb()
         t = time.perf_counter()
         arrays = mx.load(path)

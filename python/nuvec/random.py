@@ -221,7 +221,7 @@ def categorical(logits, axis=-1, shape=None, num_samples=None, key=None, stream=
     offset = axis + len(shape) - logits.ndim + 1
     g_shape = shape[:offset] + [logits.shape[axis]] + shape[offset:]
     scores = _core.add(gumbel(g_shape, _core.float32, key, stream), logits, stream=stream)
-    return _core._argmax_last_axis(_core.moveaxis(scores, offset, -1), stream=stream)
+    return _core.argmax(scores, offset, stream=stream)
 
 
 def laplace(shape=(), dtype=_core.float32, loc=0.0, scale=1.0, key=None, stream=None):
@@ -240,11 +240,11 @@ def laplace(shape=(), dtype=_core.float32, loc=0.0, scale=1.0, key=None, stream=
 def permutation(x, axis=0, key=None, stream=None):
     """A random permutation of ``arange(x)`` (uint32) or of an array's entries along ``axis``."""
     if isinstance(x, int):
-        return _core._argsort_keys(bits((x,), 4, key, stream), stream=stream)
+        return _core.argsort(bits((x,), 4, key, stream), stream=stream)
     x = _core.array(x)
     if not -x.ndim <= axis < x.ndim:
         raise op_error("permutation", f"axis {axis} is out of bounds for {x.ndim} dimensions", index=True)
-    order = _core._argsort_keys(bits((x.shape[axis],), 4, key, stream), stream=stream)
+    order = _core.argsort(bits((x.shape[axis],), 4, key, stream), stream=stream)
     return _core.take(x, order, axis, stream=stream)
 
 
