@@ -23,7 +23,7 @@ class TraceLevel {
   }
   ~TraceLevel() {
     --t_depth;
-    for (Node* n : touched_) {
+    for (auto& n : touched_) {
       n->traced &= ~bit_;
       if (!n->traced && n->evaluated.load()) {
         // Evaluated while traced: release its inputs now, as evaluation would have.
@@ -34,12 +34,11 @@ class TraceLevel {
     }
   }
   uint32_t bit() const { return bit_; }
-  void touch(Node* n) { touched_.push_back(n); }
+  void touch(const std::shared_ptr<Node>& n) { touched_.push_back(n); }
 
  private:
   uint32_t bit_;
-  std::vector<Node*> touched_;
-  std::vector<Array> keep_;
+  std::vector<std::shared_ptr<Node>> touched_;  // held, so clearing never meets a freed node
 };
 
 std::vector<Array> make_tracers(const std::vector<Array>& primals, TraceLevel& level) {
@@ -87,10 +86,14 @@ std::vector<Array> outputs_of(Node* n, const std::shared_ptr<Node>& self) {
     outs.emplace_back(self);
     return outs;
   }
-  for (auto& w : n->siblings) {
-    auto sib = w.lock();
-    if (!sib) throw OpError(n->primitive->name(), "an output of this multi-output op was dropped during a transform");
-    outs.emplace_back(sib);
+  for (size_t i = 0; i < n->siblings.size(); ++i) {
+    if (auto sib = n->siblings[i].lock()) {
+      outs.emplace_back(sib);
+    } else {
+      // An output nobody kept: it gets no cotangent; zeros stand in with its shape and dtype.
+      auto& [shape, dtype] = (*n->sibling_specs)[i];
+      outs.push_back(full(shape, scalar_array(int64_t(0), dtype), std::nullopt, n->stream));
+    }
   }
   return outs;
 }
@@ -126,8 +129,6 @@ std::pair<std::vector<Array>, std::vector<Array>> vjp(const ArrayFn& fun, const 
   std::unordered_set<Node*> leaves;
   for (const Array& t : tracers) leaves.insert(t.node());
   std::vector<Node*> order = traced_order(outputs, leaves, level.bit());
-  for (Node* n : order) level.touch(n);
-  for (const Array& t : tracers) level.touch(t.node());
 
   Stream s = default_stream(default_device());
   Handles handles;
@@ -143,10 +144,17 @@ std::pair<std::vector<Array>, std::vector<Array>> vjp(const ArrayFn& fun, const 
     handles.add(outputs[i]);
   }
   for (Node* n : order) handles.add_inputs(n);
+  for (Node* n : order) level.touch(handles.map.at(n).node_ptr());
+  for (const Array& t : tracers) level.touch(t.node_ptr());
+  // A multi-output primitive runs once, at its output that comes first in the order: by then
+  // every user of every output has passed its cotangent on.
+  std::unordered_map<Primitive*, size_t> first_at;
+  for (size_t i = 0; i < order.size(); ++i)
+    if (order[i]->primitive) first_at.emplace(order[i]->primitive.get(), i);
   std::unordered_set<Primitive*> done;
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    Node* n = *it;
-    if (!n->primitive || !done.insert(n->primitive.get()).second) continue;
+  for (size_t i = order.size(); i-- > 0;) {
+    Node* n = order[i];
+    if (!n->primitive || first_at.at(n->primitive.get()) != i || !done.insert(n->primitive.get()).second) continue;
     std::vector<Array> outs = outputs_of(n, handles.map.at(n).node_ptr());
     std::vector<Array> cots;
     bool any = false;
@@ -188,8 +196,6 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp(const ArrayFn& fun, const 
   std::unordered_set<Node*> leaves;
   for (const Array& t : tracers) leaves.insert(t.node());
   std::vector<Node*> order = traced_order(outputs, leaves, level.bit());
-  for (Node* n : order) level.touch(n);
-  for (const Array& t : tracers) level.touch(t.node());
 
   Stream s = default_stream(default_device());
   std::unordered_map<Node*, Array> tan;
@@ -197,6 +203,8 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp(const ArrayFn& fun, const 
   Handles handles;
   for (const Array& o : outputs) handles.add(o);
   for (Node* n : order) handles.add_inputs(n);
+  for (Node* n : order) level.touch(handles.map.at(n).node_ptr());
+  for (const Array& t : tracers) level.touch(t.node_ptr());
   std::unordered_set<Primitive*> done;
   for (Node* n : order) {
     if (!n->primitive || !done.insert(n->primitive.get()).second) continue;
