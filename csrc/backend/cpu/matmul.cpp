@@ -7,9 +7,9 @@
 // C' = A' B' is the complex result with [re, im] along n, written in place.
 #include <algorithm>
 #include <atomic>
-#include <functional>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <type_traits>
 #include <vector>
 
