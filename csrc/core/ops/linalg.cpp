@@ -1,5 +1,6 @@
 // Matrix products: matmul records one node; the others are views and element-wise ops around it.
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <numeric>
 #include <string>
@@ -194,11 +195,54 @@ Term contract(const Term& a, const Term& b, const std::string& needed, Stream s)
 
 }  // namespace
 
-Array einsum(const std::string& subscripts, const std::vector<Array>& operands, Stream s) {
+namespace {
+
+// Replaces each term's "..." with internal labels (below ' '), right-aligned across the terms as
+// broadcasting aligns axes, and broadcasts operands whose ellipsis axes have size 1. Returns how
+// many ellipsis axes there are.
+int expand_ellipses(std::vector<std::string>& terms, std::vector<Array>& xs, Stream s) {
+  std::vector<int> count(terms.size(), -1);
+  int most = 0;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    size_t at = terms[i].find("...");
+    size_t dots = std::count(terms[i].begin(), terms[i].end(), '.');
+    if (dots == 0) continue;
+    if (dots != 3 || at == std::string::npos) throw OpError("einsum", "'.' is only allowed as one ellipsis ('...')");
+    count[i] = xs[i].ndim() - int(terms[i].size() - 3);
+    if (count[i] < 0) throw OpError("einsum", "term '" + terms[i] + "' has more labels than its operand has axes");
+    most = std::max(most, count[i]);
+  }
+  if (most > 31) throw OpError("einsum", "too many axes under an ellipsis");
+  std::vector<int64_t> size(most, 1);
+  for (size_t i = 0; i < terms.size(); ++i)
+    for (int j = 0; j < count[i]; ++j) {
+      int64_t n = xs[i].shape(int(terms[i].find("...")) + j);
+      int64_t& target = size[most - count[i] + j];
+      if (n != 1 && target != 1 && n != target)
+        throw OpError("einsum", "the axes under the ellipses cannot be broadcast together");
+      if (n != 1) target = n;
+    }
+  for (size_t i = 0; i < terms.size(); ++i) {
+    if (count[i] < 0) continue;
+    size_t at = terms[i].find("...");
+    std::string labels;
+    Shape shape = xs[i].shape();
+    for (int j = 0; j < count[i]; ++j) {
+      labels += char(1 + most - count[i] + j);
+      shape[at + j] = size[most - count[i] + j];
+    }
+    terms[i].replace(at, 3, labels);
+    xs[i] = broadcast_to(xs[i], shape, s);
+  }
+  return most;
+}
+
+}  // namespace
+
+Array einsum(const std::string& subscripts, const std::vector<Array>& operands_in, Stream s) {
   std::string spec;
   for (char c : subscripts)
     if (c != ' ') spec += c;
-  if (spec.find('.') != std::string::npos) throw OpError("einsum", "ellipsis ('...') is not supported");
   size_t arrow = spec.find("->");
   std::string lhs = spec.substr(0, arrow);
   std::vector<std::string> terms{""};
@@ -206,9 +250,11 @@ Array einsum(const std::string& subscripts, const std::vector<Array>& operands, 
     if (c == ',') terms.emplace_back();
     else terms.back() += c;
   }
-  if (terms.size() != operands.size())
-    throw OpError("einsum", std::to_string(terms.size()) + " subscript terms for " + std::to_string(operands.size()) +
-                                " operands");
+  if (terms.size() != operands_in.size())
+    throw OpError("einsum", std::to_string(terms.size()) + " subscript terms for " +
+                                std::to_string(operands_in.size()) + " operands");
+  std::vector<Array> operands = operands_in;
+  int ellipsis = expand_ellipses(terms, operands, s);
   std::map<char, int64_t> size;
   std::map<char, int> count;
   Dtype d = operands.front().dtype();
@@ -217,11 +263,12 @@ Array einsum(const std::string& subscripts, const std::vector<Array>& operands, 
     const Array& x = operands[i];
     d = product_dtype(d, x.dtype(), "einsum");
     if (int(t.size()) != x.ndim())
-      throw OpError("einsum", "term '" + t + "' has " + std::to_string(t.size()) + " labels for an operand with " +
-                                  std::to_string(x.ndim()) + " dimensions");
+      throw OpError("einsum", "term '" + terms[i] + "' does not match an operand with " + std::to_string(x.ndim()) +
+                                  " dimensions");
     for (size_t j = 0; j < t.size(); ++j) {
       char c = t[j];
-      if (!std::isalpha(static_cast<unsigned char>(c))) throw OpError("einsum", std::string("invalid label '") + c + "'");
+      if (c >= ' ' && !std::isalpha(static_cast<unsigned char>(c)))
+        throw OpError("einsum", std::string("invalid label '") + c + "'");
       if (t.find(c) != j)
         throw OpError("einsum", std::string("repeated label '") + c + "' in one operand (diagonals) is not supported");
       auto [it, fresh] = size.emplace(c, x.shape(int(j)));
@@ -231,12 +278,17 @@ Array einsum(const std::string& subscripts, const std::vector<Array>& operands, 
       ++count[c];
     }
   }
+  std::string dots;  // the ellipsis axes, in order
+  for (int j = 0; j < ellipsis; ++j) dots += char(1 + j);
   std::string output;
   if (arrow == std::string::npos) {
+    output = dots;  // implicit mode: the ellipsis axes, then labels seen once, in alphabetical order
     for (auto [c, n] : count)
-      if (n == 1) output += c;  // implicit mode: labels seen once, in alphabetical order
+      if (n == 1 && c >= ' ') output += c;
   } else {
     output = spec.substr(arrow + 2);
+    size_t at = output.find("...");
+    if (at != std::string::npos) output.replace(at, 3, dots);
     for (size_t j = 0; j < output.size(); ++j) {
       if (!size.count(output[j]))
         throw OpError("einsum", std::string("output label '") + output[j] + "' is not in any operand");
