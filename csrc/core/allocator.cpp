@@ -38,16 +38,16 @@ class Allocator {
   // Returns a block of at least `block` bytes and sets `block` to its real size.
   void* take(size_t& block) {
     std::lock_guard<std::mutex> lock(mu_);
+    // The limit holds for cached blocks too: it bounds what live arrays hold.
+    if (active_ + block > memory_limit_)
+      throw KernelError(EvalErrorKind::memory,
+                        "allocating " + std::to_string(block) + " bytes would exceed the memory limit of " +
+                            std::to_string(memory_limit_) + " bytes (" + std::to_string(active_) +
+                            " in use); raise it with set_memory_limit");
     void* p = from_cache(block);
     if (!p) {
-      if (active_ + block > memory_limit_) {
-        release_cache(0);
-        if (active_ + block > memory_limit_)
-          throw KernelError(EvalErrorKind::memory,
-                            "allocating " + std::to_string(block) + " bytes would exceed the memory limit of " +
-                                std::to_string(memory_limit_) + " bytes (" + std::to_string(active_) +
-                                " in use); raise it with set_memory_limit");
-      }
+      // Cached blocks count against the machine, not the limit: return them before a fresh one.
+      if (active_ + cached_ + block > memory_limit_) release_cache(0);
       p = fresh(block);
     }
     active_ += block;

@@ -25,6 +25,7 @@ Array Array::lazy(Shape shape, Dtype dtype, std::shared_ptr<Primitive> prim, std
   auto n = std::make_shared<Node>(std::move(shape), dtype);
   n->size = shape_size(n->shape);
   n->primitive = std::move(prim);
+  for (const Array& in : inputs) n->traced |= in.node_->traced;
   n->inputs = std::move(inputs);
   n->stream = stream;
   n->site = capture_call_site();

@@ -39,6 +39,9 @@ struct Node {
   Stream stream;
   CallSite site;
   uint32_t mark = 0;  // eval's visit stamp
+  // Bit k is set while the node depends on the inputs of the k-th nested transform (vjp, jvp):
+  // such nodes keep their inputs after evaluation, since the transform walks the graph.
+  uint32_t traced = 0;
 };
 
 class Array {
@@ -77,6 +80,7 @@ class Array {
   const std::vector<Array>& inputs() const { return node_->inputs; }
   Stream stream() const { return node_->stream; }
   Node* node() const { return node_.get(); }
+  uint32_t traced() const { return node_->traced; }
   const std::shared_ptr<Node>& node_ptr() const { return node_; }
   long use_count() const { return node_.use_count(); }
   bool is(const Array& o) const { return node_ == o.node_; }

@@ -39,9 +39,10 @@ class EvalError : public std::runtime_error {
  public:
   EvalError(EvalErrorKind kind, std::string op, const std::string& reason, std::string where)
       : std::runtime_error(op + ": " + reason + (where.empty() ? "" : " (node recorded at " + where + ")")),
-        kind(kind), op_name(std::move(op)), where(std::move(where)) {}
+        kind(kind), op_name(std::move(op)), reason(reason), where(std::move(where)) {}
   EvalErrorKind kind;
   std::string op_name;
+  std::string reason;
   std::string where;
 };
 

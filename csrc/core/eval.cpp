@@ -74,6 +74,7 @@ void run(Node* n) {
   // Detach: the outputs hold their data now, so the inputs can be freed.
   auto finish = [](Node* m) {
     m->evaluated.store(true, std::memory_order_release);
+    if (m->traced) return;  // a transform still walks through this node
     std::vector<Array> inputs;
     inputs.swap(m->inputs);
     m->primitive.reset();

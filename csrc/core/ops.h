@@ -3,10 +3,13 @@
 #pragma once
 #include <complex>
 #include <optional>
+#include <string>
 #include <variant>
 
 #include "core/array.h"
 #include "core/primitives/elementwise.h"
+#include "core/primitives/indexing.h"
+#include "core/primitives/random.h"
 
 namespace nuvec {
 
@@ -49,6 +52,14 @@ Array tri(int64_t n, int64_t m, int64_t k, Dtype dtype, Stream s);
 Array tril(const Array& x, int64_t k, Stream s);
 Array triu(const Array& x, int64_t k, Stream s);
 
+// Random (the samplers compose these in python/nuvec/random.py).
+// MLX's bit stream of a (2,) uint32 key: uint8/16/32 elements for width 1/2/4.
+Array random_bits(const Array& key, const Shape& shape, int width, Stream s);
+// float32 samples of a fused kind (uniform, erfinv, normal): the bits of MLX's chain of ops.
+Array random_float(const Array& key, const Shape& shape, RandomKind kind, Stream s);
+Array argmax_last_axis(const Array& x, Stream s);  // uint32; for categorical
+Array argsort_keys(const Array& keys, Stream s);   // stable, uint32; for permutation
+
 // Layout (views where strides allow).
 Array reshape(const Array& x, Shape shape, Stream s);
 Array transpose(const Array& x, std::vector<int> perm, Stream s);
@@ -56,9 +67,46 @@ Array broadcast_to(const Array& x, const Shape& shape, Stream s);
 // Basic slicing: start/stop/step per axis, already clamped NumPy-style by normalize_slice.
 Array slice(const Array& x, const Shape& start, const Shape& stop, const Shape& step, Stream s);
 Array view(const Array& x, Dtype dtype, Stream s);
+Array flatten(const Array& x, int start_axis, int end_axis, Stream s);
+Array unflatten(const Array& x, int axis, const Shape& shape, Stream s);
+Array squeeze(const Array& x, const std::optional<std::vector<int>>& axes, Stream s);
+Array expand_dims(const Array& x, const std::vector<int>& axes, Stream s);
+Array swapaxes(const Array& x, int axis1, int axis2, Stream s);
+Array moveaxis(const Array& x, int source, int destination, Stream s);
+std::vector<Array> broadcast_arrays(const std::vector<Array>& xs, Stream s);
+Array atleast_nd(const Array& x, int n, Stream s);  // atleast_1d / 2d / 3d
+Array concatenate(const std::vector<Array>& xs, std::optional<int> axis, Stream s);
+Array stack(const std::vector<Array>& xs, int axis, Stream s);
+std::vector<Array> split(const Array& x, const Shape& indices, int axis, Stream s);
+std::vector<Array> split_sections(const Array& x, int64_t sections, int axis, Stream s);
+Array tile(const Array& x, const Shape& reps, Stream s);
+Array repeat(const Array& x, int64_t repeats, std::optional<int> axis, Stream s);
+// pad_width: one (before, after) pair per axis; mode "constant" or "edge".
+Array pad(const Array& x, const std::vector<std::pair<int64_t, int64_t>>& pad_width, const std::string& mode,
+          const Array& constant, Stream s);
+Array roll(const Array& x, const Shape& shift, const std::optional<std::vector<int>>& axes, Stream s);
+Array as_strided(const Array& x, const Shape& shape, const Strides& strides, int64_t offset, Stream s);
+Array contiguous(const Array& x, Stream s);
+std::vector<Array> meshgrid(const std::vector<Array>& xs, bool sparse, const std::string& indexing, Stream s);
+Array diagonal(const Array& x, int64_t offset, int axis1, int axis2, Stream s);
+Array diag(const Array& x, int64_t k, Stream s);
+Array kron(const Array& a, const Array& b, Stream s);
 
-// Reductions over all elements.
-Array all(const Array& x, Stream s);
-Array any(const Array& x, Stream s);
+// Indexing.
+// Integer-array indexing of `axes` (indices broadcast together to I): shape I + other axes.
+Array gather(const Array& x, const std::vector<Array>& indices, const std::vector<int>& axes, Stream s);
+Array scatter(const Array& x, const std::vector<Array>& indices, const Array& updates, const std::vector<int>& axes,
+              ScatterOp op, Stream s);
+Array take(const Array& x, const Array& indices, std::optional<int> axis, Stream s);
+Array take_along_axis(const Array& x, const Array& indices, std::optional<int> axis, Stream s);
+Array put_along_axis(const Array& x, const Array& indices, const Array& values, std::optional<int> axis, Stream s);
+// Dynamic slices: `start` holds one start per entry of `axes`; `sizes` is the whole output shape.
+Array slice_dynamic(const Array& x, const Array& start, const std::vector<int>& axes, const Shape& sizes, Stream s);
+Array slice_update_dynamic(const Array& x, const Array& update, const Array& start, const std::vector<int>& axes,
+                           Stream s);
+// Data-dependent, in two steps so the caller evaluates in between (from Python, without the
+// GIL): the flags to evaluate, then one int64 index array per axis of x from the evaluated flags.
+Array nonzero_flags(const Array& x, Stream s);
+std::vector<Array> nonzero(const Array& evaluated_flags);
 
 }  // namespace nuvec

@@ -1,13 +1,14 @@
 // The base of every primitive: one class per operation, carrying its rules. Backends define
 // the eval_* members in their own files (backend/cpu/<family>.cpp), so the core never sees them.
 #pragma once
+#include <memory>
 #include <vector>
 
 #include "core/array.h"
 
 namespace nuvec {
 
-class Primitive {
+class Primitive : public std::enable_shared_from_this<Primitive> {
  public:
   virtual ~Primitive() = default;
   virtual const char* name() const = 0;
@@ -15,6 +16,21 @@ class Primitive {
   virtual void eval_cpu(const std::vector<Array>& inputs, std::vector<Array>& outputs) = 0;
   // For common-subexpression elimination: same operation with the same parameters.
   virtual bool is_equivalent(const Primitive& other) const { return false; }
+
+  // Differentiation rules, written with ops so they differentiate again.
+  // vjp: the cotangents of primals[argnums[i]] given the outputs' cotangents.
+  virtual std::vector<Array> vjp(const std::vector<Array>& primals, const std::vector<Array>& cotangents,
+                                 const std::vector<int>& argnums, const std::vector<Array>& outputs);
+  // jvp: the outputs' tangents given tangents[i] of primals[argnums[i]].
+  virtual std::vector<Array> jvp(const std::vector<Array>& primals, const std::vector<Array>& tangents,
+                                 const std::vector<int>& argnums, const std::vector<Array>& outputs);
 };
+
+// Declares a primitive's vjp and jvp rules (defined in its family's *_grad.cpp).
+#define NUVEC_GRAD_RULES                                                                                    \
+  std::vector<Array> vjp(const std::vector<Array>& primals, const std::vector<Array>& cotangents,          \
+                         const std::vector<int>& argnums, const std::vector<Array>& outputs) override;      \
+  std::vector<Array> jvp(const std::vector<Array>& primals, const std::vector<Array>& tangents,             \
+                         const std::vector<int>& argnums, const std::vector<Array>& outputs) override;
 
 }  // namespace nuvec

@@ -13,9 +13,11 @@ namespace nuvec {
 namespace {
 
 int cores_available() {
+#if defined(__linux__)
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
+#endif
+  return std::max(1, int(std::thread::hardware_concurrency()));
 }
 
 int initial_threads() {

@@ -1,5 +1,5 @@
-// The CPU thread pool. Work is split by a partition that depends only on the problem size, so
-// results never depend on how many threads run it.
+// The CPU thread pool. Kernels split work so that no result depends on how many threads run
+// it: element-wise work is independent per element, and reductions combine fixed-size blocks.
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -2,6 +2,7 @@
 
 #include <nanobind/stl/string.h>
 
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -33,7 +34,10 @@ bool internal_code(PyCodeObject* code) {
   } else {
     PyErr_Clear();
   }
-  if (cache.size() > 4096) cache.clear();
+  if (cache.size() > 4096) {
+    for (auto& [c, _] : cache) Py_DECREF(c);
+    cache.clear();
+  }
   Py_INCREF(code);  // keeps the key's address from being reused while cached
   cache.emplace(code, internal);
   return internal;
@@ -58,9 +62,11 @@ PyFrameObject* user_frame() {
 // Call-site handles released without the GIL wait here until the next capture.
 std::mutex g_release_mu;
 std::vector<PyObject*> g_pending_release;
+std::atomic<bool> g_release_pending{false};
 
 CallSite capture() {
-  if (!g_pending_release.empty()) {
+  if (g_release_pending.load(std::memory_order_relaxed)) {
+    g_release_pending = false;
     std::vector<PyObject*> drop;
     {
       std::lock_guard<std::mutex> l(g_release_mu);
@@ -83,6 +89,7 @@ void release(CallSite site) {
   } else {
     std::lock_guard<std::mutex> l(g_release_mu);
     g_pending_release.push_back(code);
+    g_release_pending = true;
   }
 }
 
@@ -103,14 +110,13 @@ std::string describe(CallSite site) {
 }
 
 // Sets `exc` with attributes op_name, reason, filename and lineno.
-void raise(PyObject* type, const std::string& op, const std::string& message, const std::string& filename,
-           int lineno) {
+void raise(PyObject* type, const std::string& op, const std::string& message, const std::string& reason,
+           const std::string& filename, int lineno) {
   PyObject* exc = PyObject_CallFunction(type, "s", message.c_str());
   if (!exc) return;
   PyObject* o = PyUnicode_FromString(op.c_str());
   PyObject_SetAttrString(exc, "op_name", o);
   Py_DECREF(o);
-  std::string reason = message.rfind(op + ": ", 0) == 0 ? message.substr(op.size() + 2) : message;
   o = PyUnicode_FromString(reason.c_str());
   PyObject_SetAttrString(exc, "reason", o);
   Py_DECREF(o);
@@ -147,7 +153,9 @@ void translate(const std::exception_ptr& p, void*) {
       Py_DECREF(code);
       Py_DECREF(f);
     }
-    raise(e.is_index ? g_axis_error : g_op_error, e.op_name, e.what(), file, line);
+    std::string message = e.what();
+    raise(e.is_index ? g_axis_error : g_op_error, e.op_name, message, message.substr(e.op_name.size() + 2), file,
+          line);
   } catch (const EvalError& e) {
     PyObject* type = e.kind == EvalErrorKind::index    ? g_eval_index_error
                      : e.kind == EvalErrorKind::memory ? g_eval_memory_error
@@ -159,7 +167,7 @@ void translate(const std::exception_ptr& p, void*) {
       file = e.where.substr(0, colon);
       line = std::atoi(e.where.c_str() + colon + 1);
     }
-    raise(type, e.op_name, e.what(), file, line);
+    raise(type, e.op_name, e.what(), e.reason, file, line);
   }
 }
 

@@ -10,7 +10,14 @@ namespace nuvec::python {
 void init_runtime(nb::module_& m);
 void init_array(nb::module_& m);
 void init_ops(nb::module_& m);
+void init_shape(nb::module_& m);
+void init_indexing(nb::module_& m);
+void init_reduce(nb::module_& m);
+void init_transforms(nb::module_& m);
+void init_sort_scan(nb::module_& m);
 void init_linalg(nb::module_& m);
+void init_random(nb::module_& m);
+void init_io(nb::module_& m);
 }  // namespace nuvec::python
 
 NB_MODULE(_core, m) {
@@ -19,6 +26,13 @@ NB_MODULE(_core, m) {
   nuvec::python::init_runtime(m);
   nuvec::python::init_array(m);
   nuvec::python::init_ops(m);
+  nuvec::python::init_shape(m);
+  nuvec::python::init_indexing(m);
+  nuvec::python::init_reduce(m);
+  nuvec::python::init_transforms(m);
+  nuvec::python::init_sort_scan(m);
   nuvec::python::init_linalg(m);
+  nuvec::python::init_random(m);
+  nuvec::python::init_io(m);
   m.def("_cpu_isa", [] { return nuvec::cpu_kernel_isa(); }, "The kernel build chosen for this processor.");
 }

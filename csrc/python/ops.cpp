@@ -260,12 +260,6 @@ void init_ops(nb::module_& m) {
       },
       nb::arg("a"), nb::arg("shape"), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "A view of `a` broadcast to `shape`.");
-  m.def(
-      "all", [](nb::handle a, nb::handle s) { return all(arg(a), to_stream(s)); }, nb::arg("a"), nb::kw_only(),
-      nb::arg("stream").none() = nb::none(), "Whether every element is nonzero (a 0-d bool).");
-  m.def(
-      "any", [](nb::handle a, nb::handle s) { return any(arg(a), to_stream(s)); }, nb::arg("a"), nb::kw_only(),
-      nb::arg("stream").none() = nb::none(), "Whether any element is nonzero (a 0-d bool).");
 }
 
 }  // namespace nuvec::python

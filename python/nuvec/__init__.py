@@ -13,6 +13,9 @@ from ._dtypes import (  # noqa: F401
 )
 from ._streams import stream  # noqa: F401
 from . import _array_methods  # noqa: F401  (attaches __repr__, __array__ and friends)
+from . import random, utils  # noqa: F401
+from .io import load, save, save_safetensors, savez, savez_compressed  # noqa: F401
+from .utils import load_into, save_tree  # noqa: F401
 
 __version__ = "0.1.0"
 

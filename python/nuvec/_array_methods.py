@@ -59,3 +59,35 @@ def _array(self, dtype=None, copy=None):
 _core.array.__repr__ = _repr
 _core.array.__str__ = _repr
 _core.array.__array__ = _array
+
+
+def _shape_args(args):
+    """x.reshape(2, 3) and x.reshape((2, 3)) alike."""
+    return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+
+
+def _reshape(self, *shape, stream=None):
+    return _core.reshape(self, _shape_args(shape), stream=stream)
+
+
+def _transpose(self, *axes, stream=None):
+    axes = _shape_args(axes)
+    return _core.transpose(self, list(axes) if axes else None, stream=stream)
+
+
+_core.array.reshape = _reshape
+_core.array.transpose = _transpose
+
+
+def _method(fn):
+    """An op as an array method (compiled functions do not bind `self` by themselves)."""
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+    method.__name__, method.__doc__ = fn.__name__, fn.__doc__
+    return method
+
+
+for _name in ("flatten", "unflatten", "squeeze", "swapaxes", "moveaxis", "split", "diagonal", "diag",
+              "abs", "square", "sqrt", "rsqrt", "reciprocal", "exp", "log", "log1p", "log2", "log10",
+              "sin", "cos", "round", "conj", "conjugate", "take", "expand_dims"):
+    setattr(_core.array, _name, _method(getattr(_core, _name)))

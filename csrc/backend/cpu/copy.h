@@ -3,6 +3,6 @@
 #include "core/array.h"
 
 namespace nuvec::cpu {
-// `out` has its contiguous buffer; `in` broadcasts to out's shape.
+// `out` has its data (contiguous, or a strided view into a larger array); `in` broadcasts to out's shape.
 void copy_into(const Array& in, Array& out);
 }  // namespace nuvec::cpu

@@ -24,22 +24,25 @@ Isa detect() {
   return Isa::portable;
 }
 
+#define NUVEC_FILL_ALL(ns) \
+  ns::fill_convert(*t), ns::fill_unary(*t), ns::fill_binary(*t), ns::fill_select(*t), ns::fill_transpose(*t)
+
 KernelTable* build() {
   auto* t = new KernelTable();
   switch (isa()) {
 #if defined(__x86_64__)
     case Isa::avx512:
       t->isa = "avx512";
-      avx512::fill_convert(*t), avx512::fill_unary(*t), avx512::fill_binary(*t), avx512::fill_select(*t);
+      NUVEC_FILL_ALL(avx512);
       return t;
     case Isa::avx2:
       t->isa = "avx2";
-      avx2::fill_convert(*t), avx2::fill_unary(*t), avx2::fill_binary(*t), avx2::fill_select(*t);
+      NUVEC_FILL_ALL(avx2);
       return t;
 #endif
     default:
       t->isa = "portable";
-      portable::fill_convert(*t), portable::fill_unary(*t), portable::fill_binary(*t), portable::fill_select(*t);
+      NUVEC_FILL_ALL(portable);
       return t;
   }
 }

@@ -16,6 +16,7 @@ namespace cpu {
 namespace {
 
 constexpr int64_t kChunk = 2048;
+constexpr int64_t kTransposeMin = int64_t(1) << 14;  // elements; smaller transposed operands stay strided
 constexpr int64_t kParallelGrain = int64_t(1) << 15;  // elements per thread below which we stay serial
 constexpr int kMaxOperands = 3;
 
@@ -64,11 +65,40 @@ struct Scratch {
   alignas(64) char out[kChunk * 8];
 };
 
-// Runs `kernel` over the output (contiguous, freshly allocated or donated).
+// Moves p.i bytes per element: the conversion already happened while gathering the input.
+void byte_copy(const void* const* in, const bool*, void* out, int64_t n, const EwParams& p) {
+  std::memcpy(out, in[0], size_t(n) * size_t(p.i));
+}
+
+// Copies operand `op` (collapsed `shape`, strides (..., 1, S)) into dst with `dst_strides`, whose
+// last two axes are row-major: one transpose of the last two axes per outer index.
+void transpose_into(const Operand& op, const Shape& shape, char* dst, const Strides& dst_strides) {
+  int nd = int(shape.size());
+  int64_t rows = shape[nd - 2], cols = shape[nd - 1], outer = shape_size(shape) / (rows * cols);
+  size_t item = size_of(op.dtype);
+  constexpr int64_t kRowBlock = 64;
+  int64_t blocks = (rows + kRowBlock - 1) / kRowBlock;
+  parallel_for(outer * blocks, 4, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      int64_t o = b / blocks, r0 = (b % blocks) * kRowBlock, n = std::min(kRowBlock, rows - r0);
+      int64_t src_off = 0, dst_off = 0, rest = o;
+      for (int d = nd - 3; d >= 0; --d) {
+        src_off += (rest % shape[d]) * op.strides[d];
+        dst_off += (rest % shape[d]) * dst_strides[d];
+        rest /= shape[d];
+      }
+      kernels().transpose(op.data + (src_off + r0) * int64_t(item), op.strides[nd - 1],
+                          dst + (dst_off + r0 * dst_strides[nd - 2]) * int64_t(item), dst_strides[nd - 2], n, cols,
+                          item);
+    }
+  });
+}
+
+// Runs `kernel` over the output: usually contiguous (freshly allocated or donated), or a strided
+// region of a larger array (concatenate's slabs).
 void run(EwKernel kernel, const EwParams& params, std::vector<Operand> ops, char* out, Dtype out_dtype,
-         Dtype out_compute, Shape shape) {
+         Dtype out_compute, Shape shape, Strides out_strides) {
   const KernelTable& kt = kernels();
-  Strides out_strides = Array::row_strides(shape);
   std::vector<Strides*> all{&out_strides};
   for (auto& op : ops) all.push_back(&op.strides);
   collapse(shape, all);
@@ -76,6 +106,29 @@ void run(EwKernel kernel, const EwParams& params, std::vector<Operand> ops, char
   int64_t inner = shape[nd - 1];
   int64_t rows = 1;
   for (int i = 0; i < nd - 1; ++i) rows *= shape[i];
+  // A transposed operand (strided innermost axis, contiguous along the next one) is first copied
+  // row-major by the register-transposing kernel: a strided gather over large power-of-two
+  // strides thrashes the cache. A plain copy of one such operand is that transpose alone.
+  // The first such operand of the output's dtype is transposed into the output itself, which the
+  // kernel then updates in place (each element reads and writes one position).
+  std::vector<std::shared_ptr<Buffer>> keep;
+  bool out_row_major = nd >= 2 && out_strides[nd - 1] == 1 && out_strides[nd - 2] == inner;
+  bool out_used = false;
+  for (auto& op : ops) {
+    if (nd < 2 || op.strides[nd - 2] != 1 || op.strides[nd - 1] <= 1 || shape_size(shape) < kTransposeMin) continue;
+    bool into_out = out_row_major && !out_used && op.dtype == out_dtype;
+    char* dst = out;
+    if (into_out) {
+      out_used = true;
+    } else {
+      keep.push_back(Buffer::allocate(size_t(shape_size(shape)) * size_of(op.dtype)));
+      dst = static_cast<char*>(keep.back()->data());
+    }
+    transpose_into(op, shape, dst, into_out ? out_strides : Array::row_strides(shape));
+    if (into_out && ops.size() == 1 && kernel == &byte_copy) return;  // a plain copy is done
+    op.data = dst;
+    op.strides = Array::row_strides(shape);
+  }
   int64_t pieces = (inner + kChunk - 1) / kChunk;
   int64_t units = rows * pieces;
   size_t osz = size_of(out_dtype);
@@ -88,11 +141,12 @@ void run(EwKernel kernel, const EwParams& params, std::vector<Operand> ops, char
     for (int64_t u = u0; u < u1; ++u) {
       int64_t row = u / pieces, start = (u % pieces) * kChunk, len = std::min(kChunk, inner - start);
       int64_t rest = row;
-      int64_t offsets[kMaxOperands] = {};
+      int64_t offsets[kMaxOperands] = {}, out_offset = 0;
       for (int d = nd - 2; d >= 0; --d) {
         int64_t idx = rest % shape[d];
         rest /= shape[d];
         for (size_t k = 0; k < ops.size(); ++k) offsets[k] += idx * ops[k].strides[d];
+        out_offset += idx * out_strides[d];
       }
       for (size_t k = 0; k < ops.size(); ++k) {
         const Operand& op = ops[k];
@@ -108,8 +162,14 @@ void run(EwKernel kernel, const EwParams& params, std::vector<Operand> ops, char
         }
         in_scalar[k] = scalar;
       }
-      char* dst = out + (row * inner + start) * int64_t(osz);
-      if (store) {
+      int64_t out_step = out_strides[nd - 1];
+      char* dst = out + (out_offset + start * out_step) * int64_t(osz);
+      if (out_step != 1) {
+        // A strided output region: compute into scratch, convert in place, then spread.
+        kernel(in_ptr, in_scalar, scratch.out, len, params);
+        if (store) store(scratch.out, 1, scratch.out, len);
+        for (int64_t i = 0; i < len; ++i) std::memcpy(dst + i * out_step * int64_t(osz), scratch.out + i * osz, osz);
+      } else if (store) {
         kernel(in_ptr, in_scalar, scratch.out, len, params);
         store(scratch.out, 1, dst, len);
       } else {
@@ -140,16 +200,12 @@ void eval_elementwise(const Elementwise& prim, EwKernel kernel, const std::vecto
   std::vector<Operand> ops;
   for (size_t k = 0; k < in.size(); ++k)
     ops.push_back({in[k].data_bytes(), in[k].dtype(), prim.compute()[k], broadcast_strides(in[k], out.shape())});
-  run(kernel, prim.params(), std::move(ops), out.data_bytes(), out.dtype(), prim.out_compute(), out.shape());
+  run(kernel, prim.params(), std::move(ops), out.data_bytes(), out.dtype(), prim.out_compute(), out.shape(),
+      out.strides());
 }
 
 void missing_kernel(const char* op, Dtype d) {
   throw KernelError(EvalErrorKind::other, std::string("no CPU kernel for dtype ") + name_of(d) + " in " + op);
-}
-
-// Moves p.i bytes per element: the conversion already happened while gathering the input.
-void byte_copy(const void* const* in, const bool*, void* out, int64_t n, const EwParams& p) {
-  std::memcpy(out, in[0], size_t(n) * size_t(p.i));
 }
 
 }  // namespace
@@ -159,7 +215,7 @@ void copy_into(const Array& in, Array& out) {
   std::vector<Operand> ops{{in.data_bytes(), in.dtype(), out.dtype(), broadcast_strides(in, out.shape())}};
   EwParams p;
   p.i = int(out.itemsize());
-  run(&byte_copy, p, std::move(ops), out.data_bytes(), out.dtype(), out.dtype(), out.shape());
+  run(&byte_copy, p, std::move(ops), out.data_bytes(), out.dtype(), out.dtype(), out.shape(), out.strides());
 }
 
 }  // namespace cpu

@@ -28,7 +28,7 @@ using SkinnyF64 = void (*)(int64_t m, int64_t k, const double* a, int64_t lda, c
 
 // dst[c * ldd + r] = row r's element c, for r < rows, c < cols: row r starts at src + r * row_bytes
 // and holds contiguous 4-byte (or 8-byte) elements. Packs panels from k-contiguous operands.
-using TransposeKernel = void (*)(const char* src, int64_t row_bytes, int64_t rows, int64_t cols, void* dst,
+using PackTransposeKernel = void (*)(const char* src, int64_t row_bytes, int64_t rows, int64_t cols, void* dst,
                                  int64_t ldd);
 
 struct MicroShape {
@@ -48,7 +48,7 @@ struct GemmKernels {
   SkinnyKernel skinny_f32 = nullptr, skinny_f16 = nullptr, skinny_bf16_as_f32 = nullptr;
   SkinnyKernel skinny_bf16 = nullptr;  // bfloat16 pairs, with `bf16`
   SkinnyF64 skinny_f64 = nullptr;
-  TransposeKernel transpose32 = nullptr, transpose64 = nullptr;
+  PackTransposeKernel transpose32 = nullptr, transpose64 = nullptr;
 };
 
 const GemmKernels& gemm_kernels();

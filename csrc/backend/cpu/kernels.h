@@ -13,12 +13,17 @@ using EwKernel = void (*)(const void* const* in, const bool* in_scalar, void* ou
 // dst[i] = src[i * src_stride] converted, for i < n (strides in elements).
 using ConvertKernel = void (*)(const void* src, int64_t src_stride, void* dst, int64_t n);
 
+// dst[r * dst_row + c] = src[r + c * src_col] for r < rows, c < cols (elements of `item` bytes).
+using TransposeKernel = void (*)(const void* src, int64_t src_col, void* dst, int64_t dst_row, int64_t rows,
+                                 int64_t cols, size_t item);
+
 struct KernelTable {
   const char* isa = "";
   EwKernel unary[kUnaryOps][kNumDtypes] = {};
   EwKernel binary[kBinaryOps][kNumDtypes] = {};
   EwKernel select[kNumDtypes] = {};
   ConvertKernel convert[kNumDtypes][kNumDtypes] = {};
+  TransposeKernel transpose = nullptr;
 };
 
 const KernelTable& kernels();
@@ -34,6 +39,7 @@ Isa isa();
   void fill_unary(KernelTable& t);           \
   void fill_binary(KernelTable& t);          \
   void fill_select(KernelTable& t);          \
+  void fill_transpose(KernelTable& t);       \
   }
 NUVEC_DECLARE_ISA(portable)
 #if defined(__x86_64__)

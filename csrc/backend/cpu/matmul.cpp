@@ -155,7 +155,7 @@ void pack(const Source<T>& src, int64_t lane0, int64_t lanes, int L, int64_t k0,
   if (op.lane_major() && src.mode != Mode::c64 && op.dtype == src.target && op.k_stride == 1) {
     // k-contiguous in the pack type: transpose units of P values (32 or 64 bits) in registers.
     const GemmKernels& g = gemm_kernels();
-    TransposeKernel tr = sizeof(T) * P == 8 ? g.transpose64 : g.transpose32;
+    PackTransposeKernel tr = sizeof(T) * P == 8 ? g.transpose64 : g.transpose32;
     int64_t row_bytes = op.lane_stride * int64_t(sizeof(T));
     for (int64_t p = 0; p < panels; ++p) {
       int64_t rows = std::min<int64_t>(L, lanes - p * L);

@@ -88,3 +88,33 @@ void ViewDtype::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) 
 }
 
 }  // namespace nuvec
+
+namespace nuvec {
+
+void AsStrided::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+  // The input is contiguous (as_strided makes it so), and the op checked the bounds.
+  out[0].set_data(in[0].buffer(), strides_, in[0].offset() + offset_);
+}
+
+void Diagonal::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+  const Array& x = in[0];
+  Strides st;
+  for (int i = 0; i < x.ndim(); ++i)
+    if (i != axis1_ && i != axis2_) st.push_back(x.strides()[i]);
+  st.push_back(x.strides()[axis1_] + x.strides()[axis2_]);
+  int64_t offset = x.offset();
+  if (out[0].size() > 0)
+    offset += offset_ >= 0 ? offset_ * x.strides()[axis2_] : -offset_ * x.strides()[axis1_];
+  out[0].set_data(x.buffer(), std::move(st), offset);
+}
+
+void Contiguous::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+  if (in[0].row_contiguous()) {
+    out[0].set_data(in[0].buffer(), Array::row_strides(out[0].shape()), in[0].offset());
+    return;
+  }
+  out[0].allocate_contiguous();
+  cpu::copy_into(in[0], out[0]);
+}
+
+}  // namespace nuvec

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/ops.h"
+#include "core/ops_reduce.h"
 
 namespace nuvec {
 namespace {

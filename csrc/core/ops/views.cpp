@@ -3,7 +3,6 @@
 #include <string>
 
 #include "core/ops.h"
-#include "core/primitives/reduce.h"
 #include "core/primitives/views.h"
 
 namespace nuvec {
@@ -84,13 +83,6 @@ Array view(const Array& x, Dtype dtype, Stream s) {
     shape.back() = bytes / int64_t(to);
   }
   return Array::lazy(std::move(shape), dtype, std::make_shared<ViewDtype>(), {x}, s);
-}
-
-Array all(const Array& x, Stream s) {
-  return Array::lazy({}, Dtype::bool_, std::make_shared<ReduceAll>(ReduceOp::all), {x}, s);
-}
-Array any(const Array& x, Stream s) {
-  return Array::lazy({}, Dtype::bool_, std::make_shared<ReduceAll>(ReduceOp::any), {x}, s);
 }
 
 }  // namespace nuvec

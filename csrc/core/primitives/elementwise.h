@@ -61,6 +61,7 @@ class Unary : public Elementwise {
       : Elementwise({in_compute}, out_compute, p), op_(op), label_(label) {}
   const char* name() const override { return label_ ? label_ : op_name(op_); }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
   bool is_equivalent(const Primitive& o) const override;
   UnaryOp op() const { return op_; }
 
@@ -75,6 +76,7 @@ class Binary : public Elementwise {
       : Elementwise({in_compute, in_compute}, out_compute, p), op_(op) {}
   const char* name() const override { return op_name(op_); }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
   bool is_equivalent(const Primitive& o) const override;
   BinaryOp op() const { return op_; }
 
@@ -88,6 +90,7 @@ class Select : public Elementwise {
   explicit Select(Dtype compute) : Elementwise({Dtype::bool_, compute, compute}, compute, {}) {}
   const char* name() const override { return "where"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
   bool is_equivalent(const Primitive& o) const override;
 };
 

@@ -10,6 +10,7 @@ class Slice : public Primitive {
   Slice(Shape start, Shape step) : start_(std::move(start)), step_(std::move(step)) {}
   const char* name() const override { return "slice"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
   const Shape& start() const { return start_; }
   const Shape& step() const { return step_; }
 
@@ -22,6 +23,7 @@ class Transpose : public Primitive {
   explicit Transpose(std::vector<int> perm) : perm_(std::move(perm)) {}
   const char* name() const override { return "transpose"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
   const std::vector<int>& perm() const { return perm_; }
 
  private:
@@ -32,12 +34,14 @@ class Broadcast : public Primitive {
  public:
   const char* name() const override { return "broadcast_to"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
 };
 
 class Reshape : public Primitive {
  public:
   const char* name() const override { return "reshape"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
 };
 
 // Reinterprets the bytes of a row-contiguous array as another dtype.
@@ -45,6 +49,42 @@ class ViewDtype : public Primitive {
  public:
   const char* name() const override { return "view"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+};
+
+// Row-contiguous data read with explicit strides and offset (elements), checked in bounds.
+class AsStrided : public Primitive {
+ public:
+  AsStrided(Strides strides, int64_t offset) : strides_(std::move(strides)), offset_(offset) {}
+  const char* name() const override { return "as_strided"; }
+  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
+  const Strides& strides() const { return strides_; }
+  int64_t offset() const { return offset_; }
+
+ private:
+  Strides strides_;
+  int64_t offset_;
+};
+
+// The diagonal of two axes, moved last: a view.
+class Diagonal : public Primitive {
+ public:
+  Diagonal(int64_t offset, int axis1, int axis2) : offset_(offset), axis1_(axis1), axis2_(axis2) {}
+  const char* name() const override { return "diagonal"; }
+  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
+
+ private:
+  int64_t offset_;
+  int axis1_, axis2_;
+};
+
+// The input itself when row-contiguous, else a row-major copy.
+class Contiguous : public Primitive {
+ public:
+  const char* name() const override { return "contiguous"; }
+  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
 };
 
 }  // namespace nuvec

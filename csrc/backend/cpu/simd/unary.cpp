@@ -3,6 +3,8 @@
 #include <limits>
 
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/simd/erfinv.h"
+#include "backend/cpu/simd/logf.h"
 #include "backend/cpu/simd/simd.h"
 
 namespace nuvec::cpu::NUVEC_ISA {
@@ -12,26 +14,7 @@ template <class T> constexpr bool real_float = is_float_v<T>;
 template <class T> constexpr bool inexact = is_float_v<T> || is_complex_v<T>;
 template <class T> constexpr bool any_type = true;
 
-// The float32 inverse error function MLX uses (N. Juffa's minimax polynomials in log(1 - a^2),
-// split at |t| = 6.125); the same constants give the same bits, which random.normal relies on.
-inline float erfinv_f(float a) {
-  constexpr float tail[] = {3.03697567e-10f, 2.93243101e-8f, 1.22150334e-6f, 2.84108955e-5f, 3.93552968e-4f,
-                            3.02698812e-3f,  4.83185798e-3f, -2.64646143e-1f, 8.40016484e-1f};
-  constexpr float center[] = {5.43877832e-9f,  1.43285448e-7f,  1.22774793e-6f, 1.12963626e-7f, -5.61530760e-5f,
-                              -1.47697632e-4f, 2.31468678e-3f, 1.15392581e-2f, -2.32015476e-1f, 8.86226892e-1f};
-  float t = std::log(std::fma(a, 0.0f - a, 1.0f));
-  float p;
-  if (std::fabs(t) > 6.125f) {
-    p = tail[0];
-    for (int k = 1; k < 9; ++k) p = std::fma(p, t, tail[k]);
-  } else {
-    p = center[0];
-    for (int k = 1; k < 10; ++k) p = std::fma(p, t, center[k]);
-  }
-  return a * p;
-}
-
-// Two Newton steps on erf refine the float32 estimate to double precision.
+// Newton steps on erf refine the float32 estimate to double precision.
 inline double erfinv_d(double x) {
   if (!(std::fabs(x) < 1.0)) {
     if (std::fabs(x) == 1.0) return std::copysign(std::numeric_limits<double>::infinity(), x);
@@ -69,8 +52,22 @@ inline double erfinv_d(double x) {
 
 NUVEC_MATH_OP(Exp, exp, std::exp(x))
 NUVEC_MATH_OP(Expm1, expm1, std::exp(x) - T(1))
-NUVEC_MATH_OP(Log, log, std::log(x))
-NUVEC_MATH_OP(Log1p, log1p, std::log(T(1) + x))
+// log and log1p give glibc's scalar bits (MLX's): log through the vectorised copy of glibc's
+// logf, log1p through glibc itself (libmvec's differ in the last bit).
+struct Log {
+  template <class T> static constexpr bool ok = inexact<T>;
+  template <class T> static T f(T x, const EwParams&) { return std::log(x); }
+#if defined(__AVX2__)
+  static VecF vec(VecF v) { return logf_v(v); }
+#endif
+};
+struct Log1p {
+  template <class T> static constexpr bool ok = inexact<T>;
+  template <class T> static T f(T x, const EwParams&) {
+    if constexpr (is_complex_v<T>) return std::log(T(1) + x);
+    else return std::log1p(x);
+  }
+};
 NUVEC_MATH_OP(Log2, log2, std::log(x) / T(std::log(2.0f)))
 NUVEC_MATH_OP(Log10, log10, std::log10(x))
 NUVEC_MATH_OP(Sin, sin, std::sin(x))
@@ -261,11 +258,6 @@ struct NanToNum {
   }
 };
 
-struct Copy {
-  template <class T> static constexpr bool ok = true;
-  template <class T> static T f(T x, const EwParams&) { return x; }
-};
-
 template <class Op, class = void> struct has_vec : std::false_type {};
 template <class Op> struct has_vec<Op, std::void_t<decltype(Op::vec(VecF{}))>> : std::true_type {};
 
@@ -334,8 +326,6 @@ void fill_unary(KernelTable& t) {
   fill_op<Real>(t, UnaryOp::real);
   fill_op<Imag>(t, UnaryOp::imag);
   fill_op<NanToNum>(t, UnaryOp::nan_to_num);
-  fill_op<Copy>(t, UnaryOp::stop_gradient);
-  fill_op<Copy>(t, UnaryOp::copy);
 }
 
 }  // namespace nuvec::cpu::NUVEC_ISA

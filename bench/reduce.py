@@ -1,0 +1,94 @@
+"""Reduction speed against the machine's bandwidth and the peers, in one run.
+
+    python bench/reduce.py [--threads 2]
+Prints, per workload, GB/s (the minimum bytes the op must move) for nuvec, NumPy, PyTorch
+(at --threads threads) and MLX where installed, and nuvec's share of the measured bandwidth
+(a NumPy copy of 64 MB, read + write). Medians of repeated runs; no assertion."""
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import nuvec as mx
+
+N = 4096
+
+
+def median_time(f, reps=15, warmup=3):
+    for _ in range(warmup):
+        f()
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        f()
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts)
+
+
+def peers(threads):
+    out = {}
+    try:
+        import torch
+
+        torch.set_num_threads(threads)
+        out["torch"] = torch
+    except ImportError:
+        pass
+    try:
+        import mlx.core as mlx
+
+        out["mlx"] = mlx
+    except ImportError:
+        pass
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+    mx.set_num_threads(args.threads)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((N, N), dtype=np.float32)
+    X = mx.array(x)
+    mx.eval(X)
+    libs = peers(args.threads)
+
+    src = rng.standard_normal(16 * 2**20, dtype=np.float32)
+    dst = np.empty_like(src)
+    bw = 2 * src.nbytes / median_time(lambda: np.copyto(dst, src)) / 1e9
+    print(f"machine bandwidth (NumPy copy of 64 MB, read + write): {bw:5.1f} GB/s   threads: {args.threads}")
+
+    def np_softmax(a):
+        e = np.exp(a - a.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    rows = [
+        ("sum_axis0_4096sq", x.nbytes, lambda: mx.eval(mx.sum(X, axis=0)), lambda: x.sum(axis=0),
+         lambda t, T: t.sum(T, dim=0), lambda m, M: m.eval(m.sum(M, axis=0))),
+        ("sum_axis1_4096sq", x.nbytes, lambda: mx.eval(mx.sum(X, axis=1)), lambda: x.sum(axis=1),
+         lambda t, T: t.sum(T, dim=1), lambda m, M: m.eval(m.sum(M, axis=1))),
+        ("sum_all_4096sq", x.nbytes, lambda: mx.eval(mx.sum(X)), lambda: x.sum(),
+         lambda t, T: t.sum(T), lambda m, M: m.eval(m.sum(M))),
+        ("max_axis0_4096sq", x.nbytes, lambda: mx.eval(mx.max(X, axis=0)), lambda: x.max(axis=0),
+         lambda t, T: t.amax(T, dim=0), lambda m, M: m.eval(m.max(M, axis=0))),
+        ("softmax_4096sq", 2 * x.nbytes, lambda: mx.eval(mx.softmax(X, axis=-1)), lambda: np_softmax(x),
+         lambda t, T: t.softmax(T, dim=-1), lambda m, M: m.eval(m.softmax(M, axis=-1))),
+        ("logsumexp_4096sq", x.nbytes, lambda: mx.eval(mx.logsumexp(X, axis=-1)), None,
+         lambda t, T: t.logsumexp(T, dim=-1), lambda m, M: m.eval(m.logsumexp(M, axis=-1))),
+    ]
+    T = libs["torch"].from_numpy(x) if "torch" in libs else None
+    M = libs["mlx"].array(x) if "mlx" in libs else None
+    print(f"{'workload':<18} {'nuvec':>7} {'numpy':>7} {'torch':>7} {'mlx':>7}  GB/s   nuvec/bandwidth")
+    for name, nbytes, f_nv, f_np, f_t, f_m in rows:
+        def rate(f):
+            return f"{nbytes / median_time(f) / 1e9:7.1f}" if f else f"{'-':>7}"
+        nv = nbytes / median_time(f_nv) / 1e9
+        cols = [f"{nv:7.1f}", rate(f_np), rate((lambda: f_t(libs['torch'], T)) if T is not None else None),
+                rate((lambda: f_m(libs['mlx'], M)) if M is not None else None)]
+        print(f"{name:<18} {' '.join(cols)}         {nv / bw:4.0%}")
+
+
+if __name__ == "__main__":
+    main()

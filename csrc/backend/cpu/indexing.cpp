@@ -1,0 +1,184 @@
+// Gather, scatter and concatenate on the CPU.
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "backend/cpu/copy.h"
+#include "backend/cpu/ctypes.h"
+#include "core/primitives/indexing.h"
+#include "core/threads.h"
+
+namespace nuvec {
+namespace {
+
+// Index arrays as contiguous int64 over the broadcast index shape, each value checked and
+// wrapped (negative counts from the end) before anything is read or written.
+std::vector<Array> checked_indices(const std::vector<Array>& in, size_t first, const Shape& index_shape,
+                                   const Array& x, const std::vector<int>& axes) {
+  std::vector<Array> out;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    Array idx = Array::allocate(index_shape, Dtype::int64);
+    cpu::copy_into(in[first + k], idx);
+    int64_t n = x.shape(axes[k]);
+    int64_t* p = idx.data<int64_t>();
+    for (int64_t i = 0; i < idx.size(); ++i) {
+      int64_t v = p[i];
+      if (v < -n || v >= n)
+        throw KernelError(EvalErrorKind::index, "index " + std::to_string(v) +
+                                                    " is out of bounds for axis " + std::to_string(axes[k]) +
+                                                    " with size " + std::to_string(n));
+      p[i] = v < 0 ? v + n : v;
+    }
+    out.push_back(std::move(idx));
+  }
+  return out;
+}
+
+// Element offsets (in elements) of the axes of x not in `axes`, in row-major order.
+std::vector<int64_t> rest_offsets(const Array& x, const Strides& strides, const std::vector<int>& axes) {
+  Shape shape;
+  Strides st;
+  for (int d = 0; d < x.ndim(); ++d)
+    if (std::find(axes.begin(), axes.end(), d) == axes.end()) shape.push_back(x.shape(d)), st.push_back(strides[d]);
+  std::vector<int64_t> offsets(size_t(shape_size(shape)));
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    int64_t rest = int64_t(i), off = 0;
+    for (int d = int(shape.size()) - 1; d >= 0; --d) {
+      off += (rest % shape[d]) * st[d];
+      rest /= shape[d];
+    }
+    offsets[i] = off;
+  }
+  return offsets;
+}
+
+template <size_t N>
+void copy_elements(char* dst, const char* src, const std::vector<int64_t>& offsets) {
+  for (size_t r = 0; r < offsets.size(); ++r) std::memcpy(dst + r * N, src + offsets[r] * int64_t(N), N);
+}
+
+}  // namespace
+
+void Gather::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+  const Array& x = in[0];
+  Array& o = out[0];
+  o.allocate_contiguous();
+  if (o.size() == 0) return;
+  int index_rank = o.ndim() - (x.ndim() - int(axes_.size()));
+  Shape index_shape(o.shape().begin(), o.shape().begin() + index_rank);
+  std::vector<Array> idx = checked_indices(in, 1, index_shape, x, axes_);
+  std::vector<int64_t> rest = rest_offsets(x, x.strides(), axes_);
+  int64_t count = shape_size(index_shape), block = int64_t(rest.size());
+  size_t item = x.itemsize();
+  const char* src = x.data_bytes();
+  char* dst = o.data_bytes();
+  bool rest_contiguous = true;  // the block is one run of memory: a single memcpy
+  for (size_t r = 0; r < rest.size(); ++r) rest_contiguous &= rest[r] == int64_t(r);
+  parallel_for(count, std::max<int64_t>(1, 16384 / std::max<int64_t>(block, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p) {
+      int64_t base = 0;
+      for (size_t k = 0; k < axes_.size(); ++k) base += idx[k].data<int64_t>()[p] * x.strides()[axes_[k]];
+      const char* from = src + base * int64_t(item);
+      char* to = dst + p * block * int64_t(item);
+      if (rest_contiguous) {
+        std::memcpy(to, from, size_t(block) * item);
+        continue;
+      }
+      switch (item) {
+        case 1: copy_elements<1>(to, from, rest); break;
+        case 2: copy_elements<2>(to, from, rest); break;
+        case 4: copy_elements<4>(to, from, rest); break;
+        default: copy_elements<8>(to, from, rest); break;
+      }
+    }
+  });
+}
+
+namespace {
+
+template <class T>
+T combine(ScatterOp op, T a, T b) {
+  using cpu::convert;
+  if constexpr (std::is_same_v<T, cpu::f16> || std::is_same_v<T, cpu::bf16>) {
+    return convert<T>(combine(op, convert<float>(a), convert<float>(b)));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    switch (op) {
+      case ScatterOp::add: case ScatterOp::maximum: return a || b;
+      case ScatterOp::multiply: case ScatterOp::minimum: return a && b;
+      default: return b;
+    }
+  } else if constexpr (cpu::is_complex_v<T>) {
+    switch (op) {
+      case ScatterOp::add: return a + b;
+      case ScatterOp::multiply: return a * b;
+      default: return b;
+    }
+  } else {
+    switch (op) {
+      case ScatterOp::add: return T(a + b);
+      case ScatterOp::multiply: return T(a * b);
+      case ScatterOp::maximum: return (b > a || b != b) ? b : a;
+      case ScatterOp::minimum: return (b < a || b != b) ? b : a;
+      default: return b;
+    }
+  }
+}
+
+}  // namespace
+
+const char* Scatter::name() const {
+  switch (op_) {
+    case ScatterOp::add: return "scatter_add";
+    case ScatterOp::multiply: return "scatter_prod";
+    case ScatterOp::maximum: return "scatter_max";
+    case ScatterOp::minimum: return "scatter_min";
+    default: return "scatter";
+  }
+}
+
+void Scatter::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+  const Array& x = in[0];
+  Array& o = out[0];
+  Shape index_shape(in[1].shape().begin(), in[1].shape().begin() + (in[1].ndim() - (x.ndim() - int(axes_.size()))));
+  // Check the indices before the output exists: a bad one leaves nothing half written.
+  std::vector<Array> idx = checked_indices(in, 2, index_shape, x, axes_);
+  Array updates = Array::allocate(in[1].shape(), x.dtype());
+  cpu::copy_into(in[1], updates);
+  o.allocate_contiguous();
+  cpu::copy_into(x, o);
+  if (updates.size() == 0) return;
+  std::vector<int64_t> rest = rest_offsets(o, o.strides(), axes_);
+  int64_t count = shape_size(index_shape), block = int64_t(rest.size());
+  cpu::for_each_dtype([&](auto d) {
+    using T = cpu::ctype_t<d.value>;
+    if (d.value != o.dtype()) return;
+    T* dst = o.data<T>();
+    const T* src = updates.data<T>();
+    // In index order, so repeated indices combine deterministically.
+    for (int64_t p = 0; p < count; ++p) {
+      int64_t base = 0;
+      for (size_t k = 0; k < axes_.size(); ++k) base += idx[k].data<int64_t>()[p] * o.strides()[axes_[k]];
+      const T* u = src + p * block;
+      for (int64_t r = 0; r < block; ++r) {
+        T& t = dst[base + rest[r]];
+        t = combine(op_, t, u[r]);
+      }
+    }
+  });
+}
+
+void Concatenate::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+  Array& o = out[0];
+  o.allocate_contiguous();
+  int64_t offset = 0;
+  for (const Array& x : in) {
+    if (x.size() > 0) {
+      // A strided window of the output for this input, filled by the copy engine.
+      Array window = Array::from_buffer(x.shape(), o.dtype(), o.buffer(), o.strides(), offset);
+      cpu::copy_into(x, window);
+    }
+    offset += x.shape(axis_) * o.strides()[axis_];
+  }
+}
+
+}  // namespace nuvec

@@ -1,0 +1,44 @@
+// The table of reduction kernels, filled once for the processor found at run time from the
+// per-ISA builds of backend/cpu/simd/reduce.cpp. Every kernel sums in an order fixed by its
+// sizes (pairwise over blocks), so the engine may hand pieces to any thread.
+#pragma once
+#include <cstdint>
+
+#include "core/dtype.h"
+#include "core/primitives/reduce.h"
+
+namespace nuvec::cpu {
+
+// The dtype a reduction accumulates in: sums and products in their result dtype (half types
+// in float32), max and min in the input's compute dtype, all and any in bool.
+constexpr Dtype accumulator(ReduceOp op, Dtype in) {
+  if (op == ReduceOp::all || op == ReduceOp::any) return Dtype::bool_;
+  Dtype d = op == ReduceOp::sum || op == ReduceOp::prod ? sum_dtype(in) : in;
+  return d == Dtype::float16 || d == Dtype::bfloat16 ? Dtype::float32 : d;
+}
+
+struct ReduceKernel {
+  // *acc = the reduction of in[0, n).
+  void (*row)(const void* in, int64_t n, void* acc);
+  // acc[j] = the reduction over i < rows of in[i * stride + j], for j < w (stride in elements).
+  void (*cols)(const void* in, int64_t stride, int64_t rows, int64_t w, void* acc);
+  // a[j] = combine(a[j], b[j]) for j < w: joins partial results.
+  void (*merge)(void* a, const void* b, int64_t w);
+};
+
+struct ReduceTable {
+  ReduceKernel reduce[kReduceOps][kNumDtypes] = {};
+  // Rows of n elements of a floating dtype (half types computed in float32).
+  void (*softmax[kNumDtypes])(const void* in, void* out, int64_t n) = {};
+  void (*logsumexp[kNumDtypes])(const void* in, int64_t n, void* out) = {};
+};
+
+const ReduceTable& reduce_kernels();
+
+namespace portable { void fill_reduce(ReduceTable& t); }
+#if defined(__x86_64__)
+namespace avx2 { void fill_reduce(ReduceTable& t); }
+namespace avx512 { void fill_reduce(ReduceTable& t); }
+#endif
+
+}  // namespace nuvec::cpu

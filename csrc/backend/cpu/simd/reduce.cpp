@@ -1,0 +1,381 @@
+// Reduction kernels for one instruction set. Sums are pairwise over blocks reduced with several
+// SIMD accumulators (as accurate as NumPy's); column reductions walk rows, adding across the
+// contiguous axis, pairwise over blocks of rows; softmax and logsumexp rows use libmvec's exp.
+// Every order depends only on the sizes passed in.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "backend/cpu/reduce.h"
+#include "backend/cpu/simd/simd.h"
+#if defined(__AVX2__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace nuvec::cpu::NUVEC_ISA {
+namespace {
+
+template <class T, int N>
+struct VecN {
+  typedef T type __attribute__((vector_size(N * sizeof(T))));
+};
+template <class A>
+constexpr int kLanes = kVecBytes / int(sizeof(A));
+template <class A>
+using VecA = typename VecN<A, kLanes<A>>::type;
+
+// How far ahead a single streaming read asks for memory: one stream per core does not keep
+// enough loads in flight by itself.
+constexpr int64_t kPrefetchBytes = 4096;
+
+template <class V>
+V load_raw(const void* p) {
+  V v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+// kLanes<A> elements of T, converted to A.
+template <class A, class T>
+VecA<A> load_as(const T* p) {
+  constexpr int L = kLanes<A>;
+  if constexpr (std::is_same_v<A, T>) {
+    return load_raw<VecA<A>>(p);
+  } else if constexpr (std::is_same_v<T, f16>) {
+    static_assert(std::is_same_v<A, float>);
+#if defined(__AVX512F__)
+    __m512 v = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p));
+    return load_raw<VecA<A>>(&v);
+#elif defined(__AVX2__)
+    __m256 v = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p));
+    return load_raw<VecA<A>>(&v);
+#else
+    return __builtin_convertvector(load_raw<typename VecN<f16, L>::type>(p), VecA<A>);
+#endif
+  } else if constexpr (std::is_same_v<T, bf16>) {
+    static_assert(std::is_same_v<A, float>);
+    auto u = __builtin_convertvector(load_raw<typename VecN<uint16_t, L>::type>(p), typename VecN<uint32_t, L>::type);
+    u <<= 16;
+    return load_raw<VecA<A>>(&u);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return __builtin_convertvector(load_raw<typename VecN<uint8_t, L>::type>(p), VecA<A>);
+  } else {
+    return __builtin_convertvector(load_raw<typename VecN<T, L>::type>(p), VecA<A>);
+  }
+}
+
+// float lanes back to T (round to nearest even; NaN stays NaN).
+template <class T>
+void store_from(T* p, VecF v) {
+  if constexpr (std::is_same_v<T, float>) {
+    store(p, v);
+  } else if constexpr (std::is_same_v<T, f16>) {
+#if defined(__AVX512F__)
+    _mm256_storeu_si256((__m256i*)p, _mm512_cvtps_ph((__m512)v, _MM_FROUND_TO_NEAREST_INT));
+#elif defined(__AVX2__)
+    _mm_storeu_si128((__m128i*)p, _mm256_cvtps_ph((__m256)v, _MM_FROUND_TO_NEAREST_INT));
+#else
+    auto h = __builtin_convertvector(v, typename VecN<f16, kLanesF>::type);
+    std::memcpy(p, &h, sizeof(h));
+#endif
+  } else {
+    using U = typename VecN<uint32_t, kLanesF>::type;
+    U u = load_raw<U>(&v);
+    U rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    U nan = (u >> 16) | 0x40u;
+    U r = (u & 0x7fffffffu) > 0x7f800000u ? nan : rounded;
+    auto h = __builtin_convertvector(r, typename VecN<uint16_t, kLanesF>::type);
+    std::memcpy(p, &h, sizeof(h));
+  }
+}
+
+// The scalar rules of one reduction: its accumulator, identity and combining step (written
+// once for scalars and vectors).
+template <ReduceOp op, Dtype D>
+struct Rule {
+  using T = ctype_t<D>;
+  using A = ctype_t<accumulator(op, D)>;
+  static constexpr bool vec = std::is_arithmetic_v<A> && !std::is_same_v<A, bool>;
+
+  static A lift(T x) { return convert<A>(x); }  // to bool: nonzero
+
+  static A identity() {
+    if constexpr (op == ReduceOp::sum) return A(0);
+    else if constexpr (op == ReduceOp::prod) return A(1);
+    else if constexpr (op == ReduceOp::all) return true;
+    else if constexpr (op == ReduceOp::any) return false;
+    else if constexpr (is_complex_v<A>) {
+      float inf = std::numeric_limits<float>::infinity();
+      return op == ReduceOp::max ? A(-inf, -inf) : A(inf, inf);
+    } else if constexpr (std::numeric_limits<A>::has_infinity) {
+      return op == ReduceOp::max ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::infinity();
+    } else {
+      return op == ReduceOp::max ? std::numeric_limits<A>::lowest() : std::numeric_limits<A>::max();
+    }
+  }
+
+  template <class V>
+  static V combine(V a, V b) {
+    if constexpr (op == ReduceOp::sum) {
+      return a + b;
+    } else if constexpr (op == ReduceOp::prod) {
+      return a * b;
+    } else if constexpr (op == ReduceOp::all) {
+      return a && b;
+    } else if constexpr (op == ReduceOp::any) {
+      return a || b;
+    } else if constexpr (is_complex_v<V>) {  // lexicographic, as NumPy and MLX
+      bool gt = b.real() > a.real() || (b.real() == a.real() && b.imag() > a.imag());
+      bool lt = b.real() < a.real() || (b.real() == a.real() && b.imag() < a.imag());
+      return (op == ReduceOp::max ? gt : lt) ? b : a;
+    } else if constexpr (op == ReduceOp::max) {
+      return ((b > a) | (b != b)) ? b : a;  // a NaN wins and then stays
+    } else {
+      return ((b < a) | (b != b)) ? b : a;
+    }
+  }
+
+  // The lanes of v combined pairwise.
+  template <class V>
+  static A horizontal(V v) {
+    constexpr int L = kLanes<A>;
+    A lanes[L];
+    std::memcpy(lanes, &v, sizeof(v));
+    for (int w = L / 2; w >= 1; w /= 2)
+      for (int k = 0; k < w; ++k) lanes[k] = combine(lanes[k], lanes[k + w]);
+    return lanes[0];
+  }
+};
+
+template <ReduceOp op, Dtype D>
+struct Kernels : Rule<op, D> {
+  using R = Rule<op, D>;
+  using T = typename R::T;
+  using A = typename R::A;
+  static constexpr int L = R::vec ? kLanes<A> : 1;
+  static constexpr int64_t kStep = R::vec ? 4 * L : 8;       // elements per unrolled step
+  static constexpr int64_t kLeaf = R::vec ? 8 * kStep : 128;  // largest run reduced without splitting
+  static constexpr int64_t kRowLeaf = 64;                     // rows reduced without splitting
+
+  // Up to kLeaf elements with four vector accumulators (eight scalar ones).
+  static A leaf(const T* p, int64_t n) {
+    int64_t i = 0;
+    A r;
+    if constexpr (R::vec) {
+      VecA<A> acc[4];
+      for (auto& a : acc) a = VecA<A>{} + R::identity();
+      for (; i + kStep <= n; i += kStep) {
+        for (int k = 0; k < 4; ++k) __builtin_prefetch(reinterpret_cast<const char*>(p + i) + kPrefetchBytes + 64 * k);
+        for (int k = 0; k < 4; ++k) acc[k] = R::combine(acc[k], load_as<A>(p + i + k * L));
+      }
+      for (; i + L <= n; i += L) acc[0] = R::combine(acc[0], load_as<A>(p + i));
+      r = R::horizontal(R::combine(R::combine(acc[0], acc[1]), R::combine(acc[2], acc[3])));
+    } else {
+      A acc[8];
+      for (auto& a : acc) a = R::identity();
+      for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; ++k) acc[k] = R::combine(acc[k], R::lift(p[i + k]));
+      for (int w = 4; w >= 1; w /= 2)
+        for (int k = 0; k < w; ++k) acc[k] = R::combine(acc[k], acc[k + w]);
+      r = acc[0];
+    }
+    for (; i < n; ++i) r = R::combine(r, R::lift(p[i]));
+    return r;
+  }
+
+  static A pairwise(const T* p, int64_t n) {
+    if (n <= kLeaf) return leaf(p, n);
+    int64_t h = n / 2;
+    h -= h % kStep;
+    return R::combine(pairwise(p, h), pairwise(p + h, n - h));
+  }
+
+  // out[j] op= x[j] over one row, or over four rows joined pairwise first.
+  template <int N>
+  static void add_rows(const T* p, int64_t stride, int64_t w, A* out) {
+    auto rows = [&](auto load, int64_t j) {
+      if constexpr (N == 1) return load(p + j);
+      else
+        return R::combine(R::combine(load(p + j), load(p + stride + j)),
+                          R::combine(load(p + 2 * stride + j), load(p + 3 * stride + j)));
+    };
+    int64_t j = 0;
+    if constexpr (R::vec) {
+      for (; j + L <= w; j += L) {
+        VecA<A> v = R::combine(load_raw<VecA<A>>(out + j), rows([](const T* q) { return load_as<A>(q); }, j));
+        std::memcpy(out + j, &v, sizeof(v));
+      }
+    }
+    for (; j < w; ++j) out[j] = R::combine(out[j], rows([](const T* q) { return R::lift(*q); }, j));
+  }
+
+  static void cols_leaf(const T* p, int64_t stride, int64_t rows, int64_t w, A* out) {
+    for (int64_t j = 0; j < w; ++j) out[j] = R::identity();
+    int64_t i = 0;
+    for (; i + 4 <= rows; i += 4) add_rows<4>(p + i * stride, stride, w, out);
+    for (; i < rows; ++i) add_rows<1>(p + i * stride, stride, w, out);
+  }
+
+  static void merge(A* a, const A* b, int64_t w) {
+    int64_t j = 0;
+    if constexpr (R::vec) {
+      for (; j + L <= w; j += L) {
+        VecA<A> v = R::combine(load_raw<VecA<A>>(a + j), load_raw<VecA<A>>(b + j));
+        std::memcpy(a + j, &v, sizeof(v));
+      }
+    }
+    for (; j < w; ++j) a[j] = R::combine(a[j], b[j]);
+  }
+
+  static void cols(const T* p, int64_t stride, int64_t rows, int64_t w, A* out) {
+    if (rows <= kRowLeaf) return cols_leaf(p, stride, rows, w, out);
+    int64_t h = rows / 2;
+    h -= h % 4;
+    cols(p, stride, h, w, out);
+    std::unique_ptr<A[]> rest(new A[size_t(w)]);
+    cols(p + h * stride, stride, rows - h, w, rest.get());
+    merge(out, rest.get(), w);
+  }
+
+  static void row_fn(const void* in, int64_t n, void* acc) {
+    *static_cast<A*>(acc) = pairwise(static_cast<const T*>(in), n);
+  }
+  static void cols_fn(const void* in, int64_t stride, int64_t rows, int64_t w, void* acc) {
+    cols(static_cast<const T*>(in), stride, rows, w, static_cast<A*>(acc));
+  }
+  static void merge_fn(void* a, const void* b, int64_t w) {
+    merge(static_cast<A*>(a), static_cast<const A*>(b), w);
+  }
+};
+
+inline VecF vexp(VecF v) {
+#ifdef NUVEC_HAS_VECTOR_MATH
+  return NUVEC_MVEC(exp)(v);
+#else
+  for (int k = 0; k < kLanesF; ++k) v[k] = std::exp(v[k]);
+  return v;
+#endif
+}
+
+// Softmax and logsumexp rows of T, computed in float32. Tails go through the same vector code
+// (padded), so an element's result never depends on where it sits.
+template <class T>
+struct Rows {
+  static constexpr int L = kLanesF;
+  static constexpr int64_t kLeaf = 1024;
+  static constexpr int64_t kCached = 32768;  // longest row whose exps are kept for the final pass
+
+  static VecF load_tail(const T* x, int64_t n, float pad) {
+    T t[L];
+    std::memcpy(t, x, size_t(n) * sizeof(T));
+    VecF v = load_as<float>(t);
+    for (int64_t k = n; k < L; ++k) v[k] = pad;
+    return v;
+  }
+
+  static float max(const T* x, int64_t n) {
+    VecF m[4];
+    for (auto& v : m) v = VecF{} - INFINITY;
+    auto step = [](VecF a, VecF b) { return b > a ? b : a; };
+    int64_t i = 0;
+    for (; i + 4 * L <= n; i += 4 * L)
+      for (int k = 0; k < 4; ++k) m[k] = step(m[k], load_as<float>(x + i + k * L));
+    for (; i + L <= n; i += L) m[0] = step(m[0], load_as<float>(x + i));
+    if (i < n) m[0] = step(m[0], load_tail(x + i, n - i, -INFINITY));
+    VecF v = step(step(m[0], m[1]), step(m[2], m[3]));
+    float r = v[0];
+    for (int k = 1; k < L; ++k) r = v[k] > r ? v[k] : r;
+    return r;
+  }
+
+  // Σ exp(x - m), pairwise over blocks; stores each exp in e when given.
+  static float exp_sum(const T* x, int64_t n, float m, float* e) {
+    if (n > kLeaf) {
+      int64_t h = std::max(kLeaf, n / 2 - n / 2 % kLeaf);
+      return exp_sum(x, h, m, e) + exp_sum(x + h, n - h, m, e ? e + h : nullptr);
+    }
+    VecF acc[2] = {VecF{}, VecF{}};
+    int64_t i = 0;
+    for (; i + L <= n; i += L) {
+      VecF v = vexp(load_as<float>(x + i) - m);
+      if (e) store(e + i, v);
+      acc[(i / L) & 1] += v;
+    }
+    if (i < n) {
+      VecF v = vexp(load_tail(x + i, n - i, -INFINITY) - m);
+      if (e) std::memcpy(e + i, &v, size_t(n - i) * 4);
+      for (int64_t k = n - i; k < L; ++k) v[k] = 0;
+      acc[1] += v;
+    }
+    VecF v = acc[0] + acc[1];
+    for (int w = L / 2; w >= 1; w /= 2)
+      for (int k = 0; k < w; ++k) v[k] += v[k + w];
+    return v[0];
+  }
+
+  // o = f(x) for vectors of floats; the tail through a padded vector.
+  template <class S, class F>
+  static void write(const S* x, T* o, int64_t n, F f) {
+    int64_t i = 0;
+    for (; i + L <= n; i += L) store_from(o + i, f(load_as<float>(x + i)));
+    if (i < n) {
+      T t[L];
+      S s[L] = {};
+      std::memcpy(s, x + i, size_t(n - i) * sizeof(S));
+      store_from(t, f(load_as<float>(s)));
+      std::memcpy(o + i, t, size_t(n - i) * sizeof(T));
+    }
+  }
+
+  static void softmax(const void* in, void* out, int64_t n) {
+    const T* x = static_cast<const T*>(in);
+    T* o = static_cast<T*>(out);
+    float m = max(x, n);
+    if (n <= kCached) {
+      // The row's exps are kept (in cache), so exp runs once per element.
+      thread_local std::vector<float> scratch;
+      if (int64_t(scratch.size()) < n) scratch.resize(size_t(n));
+      float inv = 1.0f / exp_sum(x, n, m, scratch.data());
+      write(scratch.data(), o, n, [inv](VecF v) { return v * inv; });
+    } else {
+      float inv = 1.0f / exp_sum(x, n, m, nullptr);
+      write(x, o, n, [inv, m](VecF v) { return vexp(v - m) * inv; });
+    }
+  }
+
+  static void logsumexp(const void* in, int64_t n, void* out) {
+    const T* x = static_cast<const T*>(in);
+    float m = max(x, n);
+    // An infinite max is replaced by 0: exp then gives the right infinity (or 0) and NaNs pass.
+    float ms = std::isfinite(m) ? m : 0.0f;
+    float r = ms + std::log(exp_sum(x, n, ms, nullptr));
+    *static_cast<T*>(out) = convert<T>(r);
+  }
+};
+
+}  // namespace
+
+void fill_reduce(ReduceTable& t) {
+  for_each_dtype([&](auto d) {
+    constexpr Dtype D = d.value;
+    auto fill = [&](auto o) {
+      constexpr ReduceOp op = o.value;
+      using K = Kernels<op, D>;
+      t.reduce[int(op)][int(D)] = {&K::row_fn, &K::cols_fn, &K::merge_fn};
+    };
+    fill(std::integral_constant<ReduceOp, ReduceOp::sum>{});
+    fill(std::integral_constant<ReduceOp, ReduceOp::prod>{});
+    fill(std::integral_constant<ReduceOp, ReduceOp::max>{});
+    fill(std::integral_constant<ReduceOp, ReduceOp::min>{});
+    fill(std::integral_constant<ReduceOp, ReduceOp::all>{});
+    fill(std::integral_constant<ReduceOp, ReduceOp::any>{});
+    if constexpr (D == Dtype::float32 || D == Dtype::float16 || D == Dtype::bfloat16) {
+      t.softmax[int(D)] = &Rows<ctype_t<D>>::softmax;
+      t.logsumexp[int(D)] = &Rows<ctype_t<D>>::logsumexp;
+    }
+  });
+}
+
+}  // namespace nuvec::cpu::NUVEC_ISA

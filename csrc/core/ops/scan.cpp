@@ -1,0 +1,21 @@
+// Scan ops: the result dtype of each (MLX's rules), then one Scan node.
+#include <string>
+
+#include "core/ops_sort_scan.h"
+
+namespace nuvec {
+
+Array scan(ScanOp op, const Array& a, std::optional<int> axis, bool reverse, bool inclusive,
+           std::optional<Dtype> dtype, Stream s) {
+  const char* name = scan_name(op);
+  Array x = dtype ? astype(a, *dtype, s) : a;
+  Dtype out = x.dtype();
+  if (op == ScanOp::sum && out == Dtype::bool_) out = Dtype::int32;  // counts, as MLX
+  if (op == ScanOp::logaddexp) out = at_least_float(out);
+  auto [flat, ax] = along_axis(x, axis, name, s);
+  // The kernel reads the output's dtype.
+  Array in = astype(flat, out, s);
+  return Array::lazy(in.shape(), out, std::make_shared<Scan>(op, ax, reverse, inclusive), {in}, s);
+}
+
+}  // namespace nuvec

@@ -1,0 +1,54 @@
+// Gather and scatter: the primitives under integer-array indexing, take, put and `.at`.
+#pragma once
+#include "core/primitive.h"
+
+namespace nuvec {
+
+// inputs: src, then one integer index array per entry of `axes` (broadcast together to I).
+// output: I + the shape of src's other axes, in order. Negative indices count from the end;
+// an index out of range raises from evaluation.
+class Gather : public Primitive {
+ public:
+  explicit Gather(std::vector<int> axes) : axes_(std::move(axes)) {}
+  const char* name() const override { return "gather"; }
+  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
+  const std::vector<int>& axes() const { return axes_; }
+
+ private:
+  std::vector<int> axes_;
+};
+
+enum class ScatterOp { set, add, multiply, maximum, minimum };
+
+// inputs: src, updates (shaped I + src's other axes), then the index arrays as for Gather.
+// output: src with the indexed elements combined with the updates, in index order (so repeated
+// indices accumulate for add/multiply/maximum/minimum and the last one wins for set).
+class Scatter : public Primitive {
+ public:
+  Scatter(ScatterOp op, std::vector<int> axes) : op_(op), axes_(std::move(axes)) {}
+  const char* name() const override;
+  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
+  ScatterOp op() const { return op_; }
+  const std::vector<int>& axes() const { return axes_; }
+
+ private:
+  ScatterOp op_;
+  std::vector<int> axes_;
+};
+
+// Joins arrays along an axis into a new contiguous array.
+class Concatenate : public Primitive {
+ public:
+  explicit Concatenate(int axis) : axis_(axis) {}
+  const char* name() const override { return "concatenate"; }
+  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
+  int axis() const { return axis_; }
+
+ private:
+  int axis_;
+};
+
+}  // namespace nuvec

@@ -1,0 +1,48 @@
+// Random numbers: MLX's counter-based stream of Threefry-2x32 bits for a key, and the two small
+// index kernels the samplers need before the sort and reduction families exist.
+#pragma once
+#include "core/primitive.h"
+
+namespace nuvec {
+
+// What the stream's 32-bit words become (backend/cpu/random_kernels.h gives the formulas):
+// raw bits, or float32 uniform, erfinv-of-uniform and normal samples fused onto the generator.
+enum class RandomKind { bits, uniform, erfinv, normal };
+
+// input: a key, uint32 [2]. Output: `width`-byte unsigned ints (bits) or float32, shaped as
+// recorded. The B output bytes come from W = ceil(B / 4) words and h = ceil(W / 2): words j
+// and j + h are the two outputs of threefry(key, (j, j + h)) for j < W / 2, and for odd W the
+// middle word is the first output of threefry(key, (W / 2, 0)) (MLX's layout, so the bits of
+// an element depend on how many are drawn).
+class RandomBits : public Primitive {
+ public:
+  RandomBits(RandomKind kind, int width) : kind_(kind), width_(width) {}
+  const char* name() const override;
+  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  bool is_equivalent(const Primitive& other) const override;
+  RandomKind kind() const { return kind_; }
+  int width() const { return width_; }
+
+ private:
+  RandomKind kind_;
+  int width_;
+};
+
+// The index of the first largest element along the last axis (uint32, MLX's argmax dtype).
+// Kept here for categorical's Gumbel-max until the reduction family has argmax.
+class ArgmaxLastAxis : public Primitive {
+ public:
+  const char* name() const override { return "argmax"; }
+  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  bool is_equivalent(const Primitive& other) const override { return dynamic_cast<const ArgmaxLastAxis*>(&other); }
+};
+
+// A stable argsort of a 1-D uint32 array (uint32 indices), for permutation until sort exists.
+class ArgsortKeys : public Primitive {
+ public:
+  const char* name() const override { return "argsort"; }
+  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  bool is_equivalent(const Primitive& other) const override { return dynamic_cast<const ArgsortKeys*>(&other); }
+};
+
+}  // namespace nuvec

@@ -1,0 +1,24 @@
+// A small JSON reader for untrusted headers (safetensors): bounded depth, exact integers.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nuvec::io {
+
+struct Json {
+  enum Type { null, boolean, integer, number, string, array, object } type = null;
+  bool b = false;
+  int64_t i = 0;  // for `integer` (no fraction or exponent, fits in int64)
+  double d = 0;
+  std::string s;
+  std::vector<Json> items;                         // array
+  std::vector<std::pair<std::string, Json>> members;  // object, in file order
+  const Json* find(const std::string& key) const;
+};
+
+// Parses `text` as one JSON value; throws std::runtime_error with the reason on bad input.
+Json parse_json(const std::string& text);
+
+}  // namespace nuvec::io

@@ -1,0 +1,79 @@
+// safetensors: an 8-byte little-endian header length, a JSON header naming each tensor's dtype,
+// shape and [begin, end) byte offsets into the data that follows, then the data.
+#include <stdexcept>
+
+#include "io/io.h"
+#include "io/json.h"
+
+namespace nuvec::io {
+namespace {
+
+constexpr uint64_t kMaxHeader = uint64_t(100) << 20;  // the safetensors format's own limit
+
+bool dtype_of(const std::string& s, Dtype& d) {
+  static const std::pair<const char*, Dtype> names[] = {
+      {"BOOL", Dtype::bool_},    {"U8", Dtype::uint8},    {"U16", Dtype::uint16},  {"U32", Dtype::uint32},
+      {"U64", Dtype::uint64},    {"I8", Dtype::int8},     {"I16", Dtype::int16},   {"I32", Dtype::int32},
+      {"I64", Dtype::int64},     {"F16", Dtype::float16}, {"F32", Dtype::float32}, {"F64", Dtype::float64},
+      {"BF16", Dtype::bfloat16}, {"C64", Dtype::complex64}};
+  for (auto& [n, t] : names)
+    if (s == n) return d = t, true;
+  return false;
+}
+
+}  // namespace
+
+Tensors load_safetensors(const std::string& path) {
+  Bytes file = map_file(path);
+  Cursor c(file);
+  uint64_t n = c.read<uint64_t>("the header length");
+  if (n > kMaxHeader) fail(path, "header length " + std::to_string(n) + " is absurd (over 100 MiB)");
+  if (n > c.left()) fail(path, "header length " + std::to_string(n) + " runs past the end of the file");
+  std::string text = c.read_string(size_t(n), "the header");
+  Json h;
+  try {
+    h = parse_json(text);
+  } catch (const std::runtime_error& e) {
+    fail(path, std::string("header: ") + e.what());
+  }
+  if (h.type != Json::object) fail(path, "header is not a JSON object");
+  size_t data_start = c.pos(), data_size = file.size - data_start;
+  Tensors out;
+  for (const auto& [name, t] : h.members) {
+    std::string what = "tensor '" + name + "'";
+    if (name == "__metadata__") {
+      if (t.type != Json::object) fail(path, "__metadata__ is not an object");
+      for (const auto& [k, v] : t.members) {
+        if (v.type != Json::string) fail(path, "__metadata__ value of '" + k + "' is not a string");
+        out.metadata[k] = v.s;
+      }
+      continue;
+    }
+    if (t.type != Json::object) fail(path, what + " is not an object");
+    const Json *dt = t.find("dtype"), *sh = t.find("shape"), *off = t.find("data_offsets");
+    if (!dt || dt->type != Json::string) fail(path, what + " has no dtype");
+    Dtype dtype;
+    if (!dtype_of(dt->s, dtype)) fail(path, what + " has an unknown dtype '" + dt->s + "'");
+    if (!sh || sh->type != Json::array) fail(path, what + " has no shape");
+    Shape shape;
+    for (const Json& d : sh->items) {
+      if (d.type != Json::integer) fail(path, what + " has a shape entry that is not an integer");
+      shape.push_back(d.i);
+    }
+    int64_t elems = checked_elements(shape, path, what);
+    if (!off || off->type != Json::array || off->items.size() != 2 || off->items[0].type != Json::integer ||
+        off->items[1].type != Json::integer)
+      fail(path, what + " has no [begin, end] data_offsets");
+    int64_t b = off->items[0].i, e = off->items[1].i;
+    if (b < 0 || e < b || uint64_t(e) > data_size)
+      fail(path, what + " has data_offsets [" + std::to_string(b) + ", " + std::to_string(e) +
+                     "] outside the " + std::to_string(data_size) + " bytes of data");
+    if (uint64_t(e - b) != uint64_t(elems) * size_of(dtype))
+      fail(path, what + " has " + std::to_string(e - b) + " bytes of data but its shape and dtype need " +
+                     std::to_string(uint64_t(elems) * size_of(dtype)));
+    out.arrays.emplace_back(name, array_over(file, data_start + size_t(b), shape, dtype));
+  }
+  return out;
+}
+
+}  // namespace nuvec::io

@@ -1,0 +1,219 @@
+// vjp and jvp: run the function on tracer copies of the primals, then walk the recorded graph
+// backwards (vjp) or forwards (jvp) through the primitives' rules.
+#include "transforms/autodiff.h"
+
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/ops.h"
+#include "core/primitive.h"
+
+namespace nuvec {
+namespace {
+
+thread_local int t_depth = 0;
+
+// Marks one nesting level of transform: its bit, and clearing it from the graph afterwards.
+class TraceLevel {
+ public:
+  TraceLevel() {
+    if (t_depth >= 31) throw OpError("vjp", "transforms are nested too deeply (31 levels)");
+    bit_ = uint32_t(1) << t_depth++;
+  }
+  ~TraceLevel() {
+    --t_depth;
+    for (Node* n : touched_) {
+      n->traced &= ~bit_;
+      if (!n->traced && n->evaluated.load()) {
+        // Evaluated while traced: release its inputs now, as evaluation would have.
+        std::vector<Array> inputs;
+        inputs.swap(n->inputs);
+        n->primitive.reset();
+      }
+    }
+  }
+  uint32_t bit() const { return bit_; }
+  void touch(Node* n) { touched_.push_back(n); }
+
+ private:
+  uint32_t bit_;
+  std::vector<Node*> touched_;
+  std::vector<Array> keep_;
+};
+
+std::vector<Array> make_tracers(const std::vector<Array>& primals, TraceLevel& level) {
+  std::vector<Array> tracers;
+  for (const Array& p : primals) {
+    Stream s = default_stream(default_device());
+    // An identity node (a same-dtype copy shares the buffer) that the walk can stop at.
+    Array t = Array::lazy(p.shape(), p.dtype(), std::make_shared<Unary>(UnaryOp::copy, p.dtype(), p.dtype()), {p}, s);
+    t.node()->traced |= level.bit();
+    tracers.push_back(t);
+  }
+  return tracers;
+}
+
+// Nodes between the tracers and the outputs that depend on this level, inputs first.
+std::vector<Node*> traced_order(const std::vector<Array>& outputs, const std::unordered_set<Node*>& leaves,
+                                uint32_t bit) {
+  std::vector<Node*> order;
+  std::unordered_set<Node*> seen;
+  std::vector<std::pair<Node*, size_t>> stack;
+  auto visit = [&](Node* n) {
+    if (!(n->traced & bit) || !seen.insert(n).second) return;
+    if (leaves.count(n)) return;
+    stack.emplace_back(n, 0);
+  };
+  for (const Array& o : outputs) {
+    visit(o.node());
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      if (next < n->inputs.size()) {
+        visit(n->inputs[next++].node());
+      } else {
+        order.push_back(n);
+        stack.pop_back();
+      }
+    }
+  }
+  return order;
+}
+
+// The outputs of n's primitive (n alone, or its siblings).
+std::vector<Array> outputs_of(Node* n, const std::shared_ptr<Node>& self) {
+  std::vector<Array> outs;
+  if (n->siblings.empty()) {
+    outs.emplace_back(self);
+    return outs;
+  }
+  for (auto& w : n->siblings) {
+    auto sib = w.lock();
+    if (!sib) throw OpError(n->primitive->name(), "an output of this multi-output op was dropped during a transform");
+    outs.emplace_back(sib);
+  }
+  return outs;
+}
+
+// A shared handle for a node reachable from `outputs` (found through its users' inputs).
+struct Handles {
+  std::unordered_map<Node*, Array> map;
+  void add(const Array& a) { map.emplace(a.node(), a); }
+  void add_inputs(Node* n) {
+    for (const Array& in : n->inputs) map.emplace(in.node(), in);
+  }
+};
+
+void check_cotangent(const Array& out, const Array& cot, size_t i) {
+  if (out.shape() != cot.shape())
+    throw OpError("vjp", "the cotangent of output " + std::to_string(i) + " has the wrong shape");
+}
+
+}  // namespace
+
+std::pair<std::vector<Array>, std::vector<Array>> vjp(const ArrayFn& fun, const std::vector<Array>& primals,
+                                                      const std::vector<Array>& cotangents) {
+  TraceLevel level;
+  std::vector<Array> tracers = make_tracers(primals, level);
+  std::vector<Array> outputs = fun(tracers);
+  if (outputs.size() != cotangents.size())
+    throw OpError("vjp", "got " + std::to_string(cotangents.size()) + " cotangents for " +
+                             std::to_string(outputs.size()) + " outputs");
+  std::unordered_set<Node*> leaves;
+  for (const Array& t : tracers) leaves.insert(t.node());
+  std::vector<Node*> order = traced_order(outputs, leaves, level.bit());
+  for (Node* n : order) level.touch(n);
+  for (const Array& t : tracers) level.touch(t.node());
+
+  Stream s = default_stream(default_device());
+  Handles handles;
+  std::unordered_map<Node*, Array> cot;
+  auto accumulate = [&](const Array& target, const Array& g) {
+    auto it = cot.find(target.node());
+    if (it == cot.end()) cot.emplace(target.node(), g);
+    else it->second = binary(BinaryOp::add, it->second, g, s);
+  };
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    check_cotangent(outputs[i], cotangents[i], i);
+    if (outputs[i].traced() & level.bit()) accumulate(outputs[i], astype(cotangents[i], outputs[i].dtype(), s));
+    handles.add(outputs[i]);
+  }
+  for (Node* n : order) handles.add_inputs(n);
+  std::unordered_set<Primitive*> done;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    Node* n = *it;
+    if (!n->primitive || !done.insert(n->primitive.get()).second) continue;
+    std::vector<Array> outs = outputs_of(n, handles.map.at(n).node_ptr());
+    std::vector<Array> cots;
+    bool any = false;
+    for (const Array& o : outs) {
+      auto c = cot.find(o.node());
+      any |= c != cot.end();
+      cots.push_back(c != cot.end() ? c->second : full(o.shape(), scalar_array(int64_t(0), o.dtype()), std::nullopt, s));
+    }
+    if (!any) continue;
+    std::vector<int> argnums;
+    for (int k = 0; k < int(n->inputs.size()); ++k)
+      if (n->inputs[k].traced() & level.bit()) argnums.push_back(k);
+    if (argnums.empty()) continue;
+    std::vector<Array> inputs = n->inputs;
+    std::vector<Array> grads = n->primitive->vjp(inputs, cots, argnums, outs);
+    for (size_t k = 0; k < argnums.size(); ++k) accumulate(inputs[argnums[k]], grads[k]);
+  }
+  std::vector<Array> result;
+  for (size_t i = 0; i < tracers.size(); ++i) {
+    auto c = cot.find(tracers[i].node());
+    result.push_back(c != cot.end() ? c->second
+                                    : full(primals[i].shape(), scalar_array(int64_t(0), primals[i].dtype()),
+                                           std::nullopt, s));
+  }
+  return {outputs, result};
+}
+
+std::pair<std::vector<Array>, std::vector<Array>> jvp(const ArrayFn& fun, const std::vector<Array>& primals,
+                                                      const std::vector<Array>& tangents) {
+  if (primals.size() != tangents.size())
+    throw OpError("jvp", "got " + std::to_string(tangents.size()) + " tangents for " +
+                             std::to_string(primals.size()) + " primals");
+  for (size_t i = 0; i < primals.size(); ++i)
+    if (primals[i].shape() != tangents[i].shape())
+      throw OpError("jvp", "the tangent of primal " + std::to_string(i) + " has the wrong shape");
+  TraceLevel level;
+  std::vector<Array> tracers = make_tracers(primals, level);
+  std::vector<Array> outputs = fun(tracers);
+  std::unordered_set<Node*> leaves;
+  for (const Array& t : tracers) leaves.insert(t.node());
+  std::vector<Node*> order = traced_order(outputs, leaves, level.bit());
+  for (Node* n : order) level.touch(n);
+  for (const Array& t : tracers) level.touch(t.node());
+
+  Stream s = default_stream(default_device());
+  std::unordered_map<Node*, Array> tan;
+  for (size_t i = 0; i < tracers.size(); ++i) tan.emplace(tracers[i].node(), astype(tangents[i], primals[i].dtype(), s));
+  Handles handles;
+  for (const Array& o : outputs) handles.add(o);
+  for (Node* n : order) handles.add_inputs(n);
+  std::unordered_set<Primitive*> done;
+  for (Node* n : order) {
+    if (!n->primitive || !done.insert(n->primitive.get()).second) continue;
+    std::vector<int> argnums;
+    std::vector<Array> ts;
+    for (int k = 0; k < int(n->inputs.size()); ++k) {
+      auto t = tan.find(n->inputs[k].node());
+      if (t != tan.end()) argnums.push_back(k), ts.push_back(t->second);
+    }
+    if (argnums.empty()) continue;
+    std::vector<Array> inputs = n->inputs;
+    std::vector<Array> outs = outputs_of(n, handles.map.at(n).node_ptr());
+    std::vector<Array> out_t = n->primitive->jvp(inputs, ts, argnums, outs);
+    for (size_t k = 0; k < outs.size(); ++k) tan.emplace(outs[k].node(), out_t[k]);
+  }
+  std::vector<Array> result;
+  for (const Array& o : outputs) {
+    auto t = tan.find(o.node());
+    result.push_back(t != tan.end() ? t->second : full(o.shape(), scalar_array(int64_t(0), o.dtype()), std::nullopt, s));
+  }
+  return {outputs, result};
+}
+
+}  // namespace nuvec

@@ -1,0 +1,389 @@
+"""Writes docs/operations.md, the list of nuvec's operations.
+
+    python docs/make_operations.py
+
+Element-wise ops, their accepted dtypes and their result dtypes come from the op table the tests
+use (tests/op_table.py); the promotion table from tests/helpers.py; signatures and one-line
+summaries from the installed nuvec's docstrings. Only the grouping of the other names is written
+here. tests/test_docs_and_stubs.py fails when docs/operations.md differs from what this script
+writes, or when nuvec exports a public name that no group lists.
+"""
+
+import ast
+import enum
+import inspect
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+OUTPUT = os.path.join(HERE, "operations.md")
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+
+import nuvec  # noqa: E402
+import op_table  # noqa: E402
+from helpers import (COMPLEX, DTYPE_NAMES, FLOATS, INTS, PROMOTE, SINTS, UINTS)  # noqa: E402
+
+# Named groups of dtypes, used to shorten lists (largest first).
+DTYPE_GROUPS = [
+    ("integers", INTS),
+    ("signed integers", SINTS),
+    ("unsigned integers", UINTS),
+    ("floats", FLOATS),
+]
+ABBR = {
+    "bool": "b", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "int8": "i8",
+    "int16": "i16", "int32": "i32", "int64": "i64", "float16": "f16", "float32": "f32",
+    "float64": "f64", "bfloat16": "bf", "complex64": "c",
+}
+
+# The names that are not element-wise ops of the table, by group. (title, intro, names)
+GROUPS = [
+    ("Creation", "Arrays from values and parameters. `shape` is an int or a sequence of ints. "
+     "Without `dtype`: zeros, ones, eye, identity, tri and linspace make float32; arange makes "
+     "int32 from int arguments, else float32; full and the `_like` functions keep their input's "
+     "dtype.",
+     ["array", "zeros", "ones", "full", "zeros_like", "ones_like", "arange", "linspace", "eye",
+      "identity", "tri", "tril", "triu", "astype", "view"]),
+    ("Shapes and layout", "Views share the input's memory wherever strides allow.",
+     ["reshape", "flatten", "unflatten", "squeeze", "expand_dims", "transpose", "swapaxes",
+      "moveaxis", "broadcast_to", "broadcast_arrays", "atleast_1d", "atleast_2d", "atleast_3d",
+      "concatenate", "concat", "stack", "split", "tile", "repeat", "pad", "roll", "as_strided",
+      "contiguous", "meshgrid", "diagonal", "diag", "kron"]),
+    ("Indexing", "Besides `x[...]` and `x[...] = v` (see the `array` class): integer indices "
+     "out of range raise `EvalIndexError` when evaluated.",
+     ["take", "take_along_axis", "put_along_axis", "slice", "slice_update", "nonzero",
+      "ArrayAt", "ArrayAtIndexer"]),
+    ("Reductions", "Over any set of axes (`axis=None` is all of them) with `keepdims`; sums "
+     "are blocked/pairwise and bit-identical whatever the thread count; half types accumulate "
+     "in float32. `softmax` and `logsumexp` over the last axis are fused kernels.",
+     ["sum", "prod", "max", "min", "mean", "var", "std", "logsumexp", "all", "any", "argmax",
+      "argmin", "softmax"]),
+    ("Matrix products", "nuvec's own kernels (not a wrapped BLAS): float32, float64, float16, "
+     "bfloat16 (computed in float32) and complex64; rows are independent up to "
+     "`ROW_INDEPENDENT_ROWS` rows (docs/matmul.md).",
+     ["matmul", "addmm", "inner", "outer", "tensordot", "einsum", "ROW_INDEPENDENT_ROWS"]),
+    ("Sorting", "Along `axis` (default -1; None sorts the flattened array). sort and argsort are "
+     "stable with NumPy's order (NaNs last, complex numbers lexicographic); indices are uint32. "
+     "topk gives the k largest in no promised order.",
+     ["sort", "argsort", "partition", "argpartition", "topk"]),
+    ("Scans", "Along `axis` (default None: the flattened array), with `reverse` and `inclusive`; "
+     "also array methods. Results combine strictly in order, so they never depend on the threads. "
+     "cumsum of bool counts in int32; logcumsumexp of integers gives float32; half types "
+     "accumulate in float32.",
+     ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]),
+    ("Files", "Loading maps the file: arrays from uncompressed files share its pages (see "
+     "docs/io.md). `save_tree` and `load_into` also live in `nuvec.utils`.",
+     ["load", "save", "savez", "savez_compressed", "save_safetensors", "save_tree", "load_into"]),
+    ("Modules", "`nuvec.random` (random numbers bit for bit MLX's, docs/random.md), `nuvec.utils` "
+     "(trees: tree_flatten, tree_unflatten, tree_map, ...), `nuvec.io` (the file functions above).",
+     ["random", "utils", "io"]),
+    ("Evaluation", "Arrays are lazy: these (and `item`, `tolist`, printing, NumPy and DLPack "
+     "export) compute them.",
+     ["eval", "async_eval"]),
+    ("Devices and streams", "Only the CPU is available today: `is_available(gpu)` is False.",
+     ["cpu", "gpu", "Device", "DeviceType", "Stream", "is_available", "default_device",
+      "set_default_device", "default_stream", "set_default_stream", "new_stream", "stream",
+      "synchronize"]),
+    ("Memory", "Counters and limits of nuvec's caching allocator (see getting-started.md).",
+     ["get_active_memory", "get_peak_memory", "reset_peak_memory", "get_cache_memory",
+      "set_memory_limit", "set_cache_limit", "clear_cache"]),
+    ("Threads", "The CPU thread pool (its starting size is `NUVEC_NUM_THREADS`, else the "
+     "cores available).",
+     ["get_num_threads", "set_num_threads"]),
+    ("Interoperability", "NumPy and DLPack (see also the `array` class below).",
+     ["from_dlpack"]),
+    ("Dtypes", "The fourteen dtypes, their type and MLX's categories.",
+     ["Dtype", *[("bool_" if d == "bool" else d) for d in DTYPE_NAMES], "DtypeCategory",
+      "generic", "number", "integer", "signedinteger", "unsignedinteger", "inexact", "floating",
+      "complexfloating", "issubdtype"]),
+    ("Errors", "Every error names the op (`op_name`), the `reason`, and a `filename` and "
+     "`lineno`: the caller's for an invalid call, the line where the node was recorded for an "
+     "evaluation failure.",
+     ["OpError", "AxisError", "EvalError", "EvalIndexError", "EvalMemoryError"]),
+]
+
+
+def table_aliases():
+    """Other public names bound to a table op's function (conj for conjugate, ...)."""
+    names = [n for n in dir(nuvec) if not n.startswith("_")]
+    return {n: op for op in op_table.REQUIRED_NAMES for n in names
+            if n != op and getattr(nuvec, n) is getattr(nuvec, op)}
+
+
+# Members of `array` listed in its own section, and its operators: (syntax, dunder, function).
+ARRAY_MEMBERS = ["shape", "ndim", "size", "dtype", "itemsize", "nbytes", "T", "at", "item",
+                 "tolist", "astype", "view"]
+OPERATORS = [
+    ("a + b", "__add__", "add"), ("a - b", "__sub__", "subtract"),
+    ("a * b", "__mul__", "multiply"), ("a / b", "__truediv__", "divide"),
+    ("a // b", "__floordiv__", "floor_divide"), ("a % b", "__mod__", "remainder"),
+    ("divmod(a, b)", "__divmod__", "divmod"), ("a ** b", "__pow__", "power"),
+    ("a & b", "__and__", "bitwise_and"), ("a | b", "__or__", "bitwise_or"),
+    ("a ^ b", "__xor__", "bitwise_xor"), ("a << b", "__lshift__", "left_shift"),
+    ("a >> b", "__rshift__", "right_shift"), ("a == b", "__eq__", "equal"),
+    ("a != b", "__ne__", "not_equal"), ("a < b", "__lt__", "less"),
+    ("a <= b", "__le__", "less_equal"), ("a > b", "__gt__", "greater"),
+    ("a >= b", "__ge__", "greater_equal"), ("-a", "__neg__", "negative"),
+    ("abs(a)", "__abs__", "abs"), ("~a", "__invert__", "bitwise_invert"),
+]
+
+
+# ----------------------------------------------------------------------------- dtypes
+def dtype_list(names):
+    """Dtype names in the table's order, shortened with the named groups."""
+    names = set(names)
+    if names == set(DTYPE_NAMES):
+        return "all"
+    parts, left = [], set(names)
+    for d in DTYPE_NAMES:
+        if d not in left:
+            continue
+        group = next((g for g in DTYPE_GROUPS if d in g[1] and set(g[1]) <= left), None)
+        if group:
+            parts.append(group[0])
+            left -= set(group[1])
+        else:
+            parts.append(d)
+            left.discard(d)
+    return ", ".join(parts)
+
+
+def result_rule(entries):
+    """The result dtype of each accepted input dtype, from every table entry of one op."""
+    rule = {}
+    for op in entries:
+        for dt in op.dtypes:
+            res = op.result_dtype(dt)
+            if rule.setdefault(dt, res) != res:
+                raise ValueError(f"{op.name}: entries disagree on the result for {dt}")
+    return rule
+
+
+def describe_result(rule):
+    kept = [d for d, r in rule.items() if r == d]
+    changed = {}
+    for d, r in rule.items():
+        if r != d:
+            changed.setdefault(r, []).append(d)
+    if len(set(rule.values())) == 1 and len(rule) > 1:
+        return next(iter(rule.values()))
+    if not changed:
+        return "the input's"
+    moves = "; ".join(f"{dtype_list(ds)} → {r}" for r, ds in changed.items())
+    return f"the input's; {moves}" if kept else moves
+
+
+# ----------------------------------------------------------------------------- signatures
+def _strip_annotations(sig):
+    """`add(a: object, *, stream: object | None = None) -> array` -> `add(a, *, stream=None)`."""
+    try:
+        fn = ast.parse(f"def {sig}: pass").body[0]
+    except SyntaxError:
+        return sig
+    args = fn.args
+    for a in args.posonlyargs + args.args + args.kwonlyargs:
+        a.annotation = None
+    for a in (args.vararg, args.kwarg):
+        if a is not None:
+            a.annotation = None
+    return f"{fn.name}({ast.unparse(args)})"
+
+
+def signature_and_summary(obj, name):
+    """(call signature or None, one-line summary) from a docstring or from inspect."""
+    if isinstance(obj, type):
+        doc = obj.__dict__.get("__doc__") or ""  # its own, not one inherited (Enum's)
+        if not doc.strip() and issubclass(obj, enum.Enum):
+            doc = "Members: " + ", ".join(f"`{m}`" for m in obj.__members__) + "."
+    else:
+        doc = inspect.getdoc(obj) or ""
+    lines = doc.strip().splitlines()
+    sig = None
+    first = re.match(r"(\w+)\(.*\)", lines[0].strip()) if lines else None
+    if first and first.group(1) != name and getattr(nuvec, first.group(1), None) is obj:
+        return None, f"Another name for `{first.group(1)}`."
+    if first and first.group(1) == name:
+        sig = _strip_annotations(lines[0].strip())
+        lines = lines[1:]
+    elif callable(obj) and not isinstance(obj, type):
+        try:
+            sig = name + str(inspect.signature(obj))
+        except (TypeError, ValueError):
+            sig = None
+    text = " ".join(" ".join(lines).split()) or "*(no docstring)*"
+    return sig, text
+
+
+def code(s):
+    """A code span for a table cell (GitHub's tables need `|` escaped even in code)."""
+    return "`" + s.replace("|", "\\|") + "`" if s else ""
+
+
+def cell(text):
+    return text.replace("|", "\\|")
+
+
+def param_name(sig, index):
+    """The name of parameter `index` in `name(a, b, ...)`, or None."""
+    try:
+        args = ast.parse(f"def {sig}: pass").body[0].args
+    except SyntaxError:
+        return None
+    params = args.posonlyargs + args.args
+    return params[index].arg if index < len(params) else None
+
+
+# ----------------------------------------------------------------------------- sections
+def elementwise_section(title, ops):
+    by_name = {}
+    for op in ops:
+        by_name.setdefault(op.name, []).append(op)
+    out = [f"### {title}", "", "| op | accepted dtypes | result dtype |", "|---|---|---|"]
+    for name, entries in by_name.items():
+        rule = result_rule(entries)
+        sig, _ = signature_and_summary(getattr(nuvec, name), name)
+        result = describe_result(rule)
+        if any(op.n_out > 1 for op in entries):
+            result = f"two arrays: {result}"
+        if any(op.reduces for op in entries):
+            result = f"{result} (0-d)"
+        notes = []
+        for op in entries:
+            for slot, dt in op.fixed.items():
+                notes.append(f"`{param_name(sig, slot) or f'argument {slot + 1}'}` is {dt}")
+        accepted = dtype_list(rule)
+        if notes:
+            accepted += f" ({'; '.join(sorted(set(notes)))})"
+        out.append(f"| {code(sig or name)} | {accepted} | {result} |")
+    out.append("")
+    return out
+
+
+def promotion_section():
+    cols = [ABBR[d] for d in DTYPE_NAMES]
+    out = ["### Type promotion", "",
+           "Two arrays of different dtypes first promote to a common dtype (symmetric; "
+           + ", ".join(f"{ABBR[d]}={d}" for d in DTYPE_NAMES) + "):", "",
+           "| | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for a in DTYPE_NAMES:
+        out.append(f"| **{ABBR[a]}** | " + " | ".join(ABBR[PROMOTE[(a, b)]] for b in DTYPE_NAMES)
+                   + " |")
+    out.append("")
+    return out
+
+
+def group_section(title, intro, names):
+    out = [f"## {title}", "", intro, "", "| name | what it does |", "|---|---|"]
+    for name in names:
+        obj = getattr(nuvec, name)
+        if isinstance(obj, nuvec.Dtype):
+            out.append(f"| `{name}` | a dtype of {obj.size} byte{'s' * (obj.size > 1)} |")
+            continue
+        if isinstance(obj, enum.Enum):  # devices types, dtype categories
+            out.append(f"| `{name}` | `{obj!r}` |")
+            continue
+        sig, text = signature_and_summary(obj, name)
+        label = f"class `{name}`" if isinstance(obj, type) else code(sig or name)
+        out.append(f"| {label} | {cell(text)} |")
+    out.append("")
+    return out
+
+
+def array_section():
+    out = ["## The `array` class", "",
+           "`array(val, dtype=None)` makes an array from a scalar, a nested sequence, a NumPy "
+           "array, a buffer or a DLPack object. Its members:", "",
+           "| member | what it is |", "|---|---|"]
+    for name in ARRAY_MEMBERS:
+        obj = inspect.getattr_static(nuvec.array, name)
+        if isinstance(obj, property):
+            out.append(f"| `.{name}` | property |")
+        else:
+            sig, text = signature_and_summary(getattr(nuvec.array, name), name)
+            out.append(f"| {code('.' + _drop_self(sig or name))} | {cell(text)} |")
+    out += ["", "Operators call the element-wise ops (a Python scalar operand is weak, as in "
+            "MLX; the reflected forms exist too). In-place forms (`a += b`, ...) make a new array "
+            "and rebind the name; other references keep the old value.", "",
+            "| syntax | op |", "|---|---|"]
+    for syntax, dunder, fn in OPERATORS:
+        if not hasattr(nuvec.array, dunder):
+            raise ValueError(f"array has no {dunder}")
+        out.append(f"| {code(syntax)} | `{fn}` |")
+    out += ["", "Indexing follows NumPy: ints, slices, `...` and `None` give views (an int out "
+            "of range raises `AxisError` at the call); integer arrays (and lists, NumPy arrays) "
+            "gather, and boolean arrays select where true (evaluating the mask at once). "
+            "`x[index] = v` updates the array object in place (other names for that object see "
+            "the change, as in MLX); `x.at[index].add(v)` (also `subtract`, `multiply`, "
+            "`divide`, `maximum`, `minimum`) returns a new array and accumulates over repeated "
+            "indices.", ""]
+    return out
+
+
+def _drop_self(sig):
+    return sig.replace("(self, ", "(").replace("(self)", "()")
+
+
+# ----------------------------------------------------------------------------- the page
+def covered_names():
+    names = set(op_table.REQUIRED_NAMES) | set(table_aliases())
+    for _, _, group in GROUPS:
+        names.update(group)
+    return names
+
+
+def undocumented():
+    """Public names of nuvec that no section lists."""
+    public = {n for n in dir(nuvec) if not n.startswith("_")}
+    return sorted(public - covered_names())
+
+
+def render():
+    lines = [
+        "<!-- generated by docs/make_operations.py from tests/op_table.py; do not edit -->",
+        "",
+        "# Operations",
+        "",
+        "Generated by `docs/make_operations.py` from `tests/op_table.py` (the table the tests "
+        "check every op against NumPy with); do not edit: change the table or the script and "
+        "run `python docs/make_operations.py`.",
+        "",
+        "Ops take a keyword-only `stream` (a stream, a device, or None for the default) where "
+        "their signature shows it. "
+        "Dtype groups below: integers = " + ", ".join(INTS) + "; floats = "
+        + ", ".join(FLOATS) + "; " + COMPLEX[0] + " is the only complex dtype.",
+        "",
+        "## Element-wise",
+        "",
+        "Element-wise ops take arrays or anything `array()` accepts (scalars, nested lists, NumPy "
+        "arrays). Broadcasting follows NumPy. The result dtype is given for inputs of one dtype; "
+        "mixed dtypes promote first (table below); a Python scalar is weak, taking the array's "
+        "dtype where its value allows (docs/getting-started.md). \"the input's\" means the result "
+        "keeps the (promoted) input dtype.",
+        "",
+    ]
+    lines += elementwise_section("Unary", op_table.UNARY)
+    lines += elementwise_section("Binary", op_table.BINARY)
+    lines += elementwise_section("Ternary", op_table.TERNARY)
+    for alias, target in sorted(table_aliases().items()):
+        lines += [f"`{alias}` is another name for `{target}`.", ""]
+    lines += promotion_section()
+    for title, intro, names in GROUPS:
+        lines += group_section(title, intro, names)
+    lines += array_section()
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main():
+    missing = undocumented()
+    if missing:
+        print(f"warning: public names no group lists: {', '.join(missing)}", file=sys.stderr)
+    text = render()
+    with open(OUTPUT, "w", encoding="utf-8") as f:
+        f.write(text)
+    print(f"wrote {os.path.relpath(OUTPUT, ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
