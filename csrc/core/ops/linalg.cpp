@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/ops_linalg.h"
+#include "core/ops_reduce.h"
 #include "core/primitives/linalg.h"
 
 namespace nuvec {
@@ -29,21 +30,6 @@ Dtype product_dtype(Dtype a, Dtype b, const char* op) {
 Array as_dtype(const Array& x, Dtype d, Stream s) { return x.dtype() == d ? x : astype(x, d, s); }
 
 Shape slice_shape(const Shape& s, size_t begin, size_t end) { return Shape(s.begin() + begin, s.begin() + end); }
-
-// x with `axes` moved last and collapsed into one: (rest, prod(axes)).
-Array sum_axes(const Array& x, const std::vector<int>& axes, Stream s) {
-  if (axes.empty()) return x;
-  std::vector<int> perm;
-  Shape rest;
-  int64_t n = 1;
-  for (int i = 0; i < x.ndim(); ++i)
-    if (std::find(axes.begin(), axes.end(), i) == axes.end()) perm.push_back(i), rest.push_back(x.shape(i));
-  for (int a : axes) perm.push_back(a), n *= x.shape(a);
-  // A sum is a product with a vector of ones, which keeps the product's summation order.
-  Array flat = reshape(transpose(x, perm, s), {shape_size(rest), n}, s);
-  Array ones = full({n}, scalar_array(int64_t(1), x.dtype()), std::nullopt, s, "einsum");
-  return reshape(matmul(flat, ones, s), rest, s);
-}
 
 }  // namespace
 
@@ -160,7 +146,7 @@ Term reduce_term(Term t, const std::string& keep, Stream s) {
   for (size_t i = 0; i < t.labels.size(); ++i)
     if (keep.find(t.labels[i]) == std::string::npos) axes.push_back(int(i));
     else kept += t.labels[i];
-  return {sum_axes(t.x, axes, s), kept};
+  return {axes.empty() ? t.x : sum(t.x, axes, false, s), kept};
 }
 
 // One matmul: batch labels (in both, needed later), then a's free, then b's free labels.
