@@ -79,6 +79,9 @@ GROUPS = [
     ("Modules", "`nuvec.random` (random numbers bit for bit MLX's, docs/random.md), `nuvec.utils` "
      "(trees: tree_flatten, tree_unflatten, tree_map, ...), `nuvec.io` (the file functions above).",
      ["random", "utils", "io"]),
+    ("Transforms", "Over trees of arrays (tuples, lists, dicts, namedtuples, dataclasses); "
+     "gradients are lazy arrays, so transforms nest (grad of grad, jvp of vjp).",
+     ["grad", "value_and_grad", "vjp", "jvp", "custom_function", "checkpoint"]),
     ("Evaluation", "Arrays are lazy: these (and `item`, `tolist`, printing, NumPy and DLPack "
      "export) compute them.",
      ["eval", "async_eval"]),

@@ -99,7 +99,9 @@ Array scatter(const Array& x, const std::vector<Array>& indices, const Array& up
               ScatterOp op, Stream s);
 Array take(const Array& x, const Array& indices, std::optional<int> axis, Stream s);
 Array take_along_axis(const Array& x, const Array& indices, std::optional<int> axis, Stream s);
-Array put_along_axis(const Array& x, const Array& indices, const Array& values, std::optional<int> axis, Stream s);
+// `op` combines the values with what is there (set by default; add accumulates repeats).
+Array put_along_axis(const Array& x, const Array& indices, const Array& values, std::optional<int> axis, Stream s,
+                     ScatterOp op = ScatterOp::set);
 // Dynamic slices: `start` holds one start per entry of `axes`; `sizes` is the whole output shape.
 Array slice_dynamic(const Array& x, const Array& start, const std::vector<int>& axes, const Shape& sizes, Stream s);
 Array slice_update_dynamic(const Array& x, const Array& update, const Array& start, const std::vector<int>& axes,

@@ -112,10 +112,14 @@ void check_cotangent(const Array& out, const Array& cot, size_t i) {
 }  // namespace
 
 std::pair<std::vector<Array>, std::vector<Array>> vjp(const ArrayFn& fun, const std::vector<Array>& primals,
-                                                      const std::vector<Array>& cotangents) {
+                                                      const std::vector<Array>& given) {
   TraceLevel level;
   std::vector<Array> tracers = make_tracers(primals, level);
   std::vector<Array> outputs = fun(tracers);
+  std::vector<Array> cotangents = given;
+  if (cotangents.empty())  // grad: ones for each (scalar) output
+    for (const Array& o : outputs)
+      cotangents.push_back(full(o.shape(), scalar_array(int64_t(1), o.dtype()), std::nullopt, o.stream()));
   if (outputs.size() != cotangents.size())
     throw OpError("vjp", "got " + std::to_string(cotangents.size()) + " cotangents for " +
                              std::to_string(outputs.size()) + " outputs");

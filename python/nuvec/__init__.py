@@ -20,3 +20,4 @@ from .utils import load_into, save_tree  # noqa: F401
 __version__ = "0.1.0"
 
 _core._add_internal_dir(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)
+from ._transforms import checkpoint, custom_function, grad, jvp, value_and_grad, vjp  # noqa: E402,F401

@@ -107,13 +107,14 @@ Array take_along_axis(const Array& x, const Array& indices, std::optional<int> a
   return gather(x, along_axis_indices(x, indices, ax, "take_along_axis", s), all_axes(x.ndim()), s);
 }
 
-Array put_along_axis(const Array& x, const Array& indices, const Array& values, std::optional<int> axis, Stream s) {
+Array put_along_axis(const Array& x, const Array& indices, const Array& values, std::optional<int> axis, Stream s,
+                     ScatterOp op) {
   if (!axis)
-    return reshape(put_along_axis(reshape(x, {-1}, s), reshape(indices, {-1}, s), reshape(values, {-1}, s), 0, s),
-                   x.shape(), s);
+    return reshape(
+        put_along_axis(reshape(x, {-1}, s), reshape(indices, {-1}, s), reshape(values, {-1}, s), 0, s, op),
+        x.shape(), s);
   int ax = normalize_axis(*axis, x.ndim(), "put_along_axis");
-  return scatter(x, along_axis_indices(x, indices, ax, "put_along_axis", s), values, all_axes(x.ndim()),
-                 ScatterOp::set, s);
+  return scatter(x, along_axis_indices(x, indices, ax, "put_along_axis", s), values, all_axes(x.ndim()), op, s);
 }
 
 namespace {

@@ -15,6 +15,7 @@ class Matmul : public Primitive {
  public:
   const char* name() const override { return "matmul"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
   bool is_equivalent(const Primitive& o) const override { return dynamic_cast<const Matmul*>(&o) != nullptr; }
 };
 

@@ -12,6 +12,7 @@ class Sort : public Primitive {
   Sort(int axis, bool indices) : axis_(axis), indices_(indices) {}
   const char* name() const override { return indices_ ? "argsort" : "sort"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
   bool is_equivalent(const Primitive& o) const override {
     auto* p = dynamic_cast<const Sort*>(&o);
     return p && p->axis_ == axis_ && p->indices_ == indices_;
@@ -31,6 +32,7 @@ class Partition : public Primitive {
   Partition(int axis, int64_t kth, bool indices) : axis_(axis), kth_(kth), indices_(indices) {}
   const char* name() const override { return indices_ ? "argpartition" : "partition"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_GRAD_RULES
   bool is_equivalent(const Primitive& o) const override {
     auto* p = dynamic_cast<const Partition*>(&o);
     return p && p->axis_ == axis_ && p->kth_ == kth_ && p->indices_ == indices_;
