@@ -179,10 +179,6 @@ Term contract(const Term& a, const Term& b, const std::string& needed, Stream s)
   return {reshape(r, out, s), batch + left + right};
 }
 
-}  // namespace
-
-namespace {
-
 // Replaces each term's "..." with internal labels (below ' '), right-aligned across the terms as
 // broadcasting aligns axes, and broadcasts operands whose ellipsis axes have size 1. Returns how
 // many ellipsis axes there are.
