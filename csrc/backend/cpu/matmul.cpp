@@ -317,38 +317,31 @@ void gemm_blocked(const Plan& p, const Operand& a, const Operand& b, const Out& 
     for (int64_t pc = 0; pc < nk; ++pc) {
       int64_t kb = std::min(p.kc, p.k - pc * p.kc), kbp = round_up(kb, p.P);
       pack_any(p, a, i0, mb, p.mr, pc * p.kc, kb, ap, buf);
-      const char* bpc;  // this k block's panels of the tile's columns
-      if (shared_b) {
-        bpc = static_cast<const char*>(bpack->data()) + (pc * p.kc * np + j0 * kbp) * int64_t(p.esz);
-      } else if (!p.b_by_panel) {
-        pack_any(p, b, j0, nbw, p.nr, pc * p.kc, kb, bb, buf);
-        bpc = bb;
-      }
-      for (int64_t jr = 0; jr < nbw; jr += p.nr) {
-        int64_t nr = std::min<int64_t>(p.nr, nbw - jr);
-        const char* bpan;
-        if (!shared_b && p.b_by_panel) {
-          pack_any(p, b, j0 + jr, nr, p.nr, pc * p.kc, kb, bb, buf);
-          bpan = bb;
-        } else {
-          bpan = bpc + jr * kbp * int64_t(p.esz);
+      const char* bpc = bb;  // this k block's panels of the tile's columns
+      if (shared_b) bpc = static_cast<const char*>(bpack->data()) + (pc * p.kc * np + j0 * kbp) * int64_t(p.esz);
+      else if (!p.b_by_panel) pack_any(p, b, j0, nbw, p.nr, pc * p.kc, kb, bb, buf);
+      auto micro_tile = [&](int64_t ir, int64_t jr, const char* bpan) {
+        int64_t mr = std::min<int64_t>(p.mr, mb - ir), nr = std::min<int64_t>(p.nr, nbw - jr);
+        const char* apan = static_cast<const char*>(ap) + ir * kbp * int64_t(p.esz);
+        char* cij = c + (ir * ldc + jr) * int64_t(csz);
+        if (nr == p.nr) return call_micro(p, mr, kbp, apan, bpan, cij, ldc, pc > 0);
+        // Last columns: the same kernel on a full-width copy, so the arithmetic is unchanged.
+        alignas(64) char tmp[kMaxMR * 64 * 8];
+        for (int64_t i = 0; i < mr && pc > 0; ++i)
+          std::memcpy(tmp + i * p.nr * csz, cij + i * ldc * int64_t(csz), size_t(nr) * csz);
+        call_micro(p, mr, kbp, apan, bpan, tmp, p.nr, pc > 0);
+        for (int64_t i = 0; i < mr; ++i)
+          std::memcpy(cij + i * ldc * int64_t(csz), tmp + i * p.nr * csz, size_t(nr) * csz);
+      };
+      if (!shared_b && p.b_by_panel) {
+        for (int64_t jr = 0; jr < nbw; jr += p.nr) {
+          pack_any(p, b, j0 + jr, std::min<int64_t>(p.nr, nbw - jr), p.nr, pc * p.kc, kb, bb, buf);
+          for (int64_t ir = 0; ir < mb; ir += p.mr) micro_tile(ir, jr, bb);
         }
-        for (int64_t ir = 0; ir < mb; ir += p.mr) {
-          int64_t mr = std::min<int64_t>(p.mr, mb - ir);
-          const char* apan = static_cast<const char*>(ap) + ir * kbp * int64_t(p.esz);
-          char* cij = c + (ir * ldc + jr) * int64_t(csz);
-          if (nr == p.nr) {
-            call_micro(p, mr, kbp, apan, bpan, cij, ldc, pc > 0);
-            continue;
-          }
-          // Last columns: the same kernel on a full-width copy, so the arithmetic is unchanged.
-          alignas(64) char tmp[kMaxMR * 64 * 8];
-          for (int64_t i = 0; i < mr && pc > 0; ++i)
-            std::memcpy(tmp + i * p.nr * csz, cij + i * ldc * int64_t(csz), size_t(nr) * csz);
-          call_micro(p, mr, kbp, apan, bpan, tmp, p.nr, pc > 0);
-          for (int64_t i = 0; i < mr; ++i)
-            std::memcpy(cij + i * ldc * int64_t(csz), tmp + i * p.nr * csz, size_t(nr) * csz);
-        }
+      } else {
+        // B's micro-panel stays in L1 while A's panels stream from L2.
+        for (int64_t jr = 0; jr < nbw; jr += p.nr)
+          for (int64_t ir = 0; ir < mb; ir += p.mr) micro_tile(ir, jr, bpc + jr * kbp * int64_t(p.esz));
       }
     }
     if (!out.direct) {
