@@ -394,9 +394,6 @@ def _deep_chain_peak(checkpointed):
     return peak, value
 
 
-@pytest.mark.xfail(not IS_MLX, strict=True,
-                   reason="nuvec bug: checkpointing each layer raises the peak memory of the backward "
-                          "pass instead of lowering it")
 def test_checkpoint_lowers_peak_memory():
     plain, g_plain = _deep_chain_peak(False)
     ck, g_ck = _deep_chain_peak(True)

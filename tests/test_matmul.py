@@ -177,7 +177,9 @@ def test_contraction_errors():
     op_error(lambda: mx.tensordot(x, mx.zeros((3, 4)), axes=[[0], [1]]), "tensordot")
     op_error(lambda: mx.tensordot(x, x, axes=3), "tensordot")
     op_error(lambda: mx.einsum("ii->i", mx.zeros((3, 3))), "einsum")
-    op_error(lambda: mx.einsum("...i,i->...", x, mx.zeros((4,))), "einsum")
+    op_error(lambda: mx.einsum("i.j", x), "einsum")
+    op_error(lambda: mx.einsum("...ij,...jk", mx.zeros((2, 3, 4)), mx.zeros((3, 4, 5))), "einsum")
+    op_error(lambda: mx.einsum("...ijk", x), "einsum")
     op_error(lambda: mx.einsum("ij,jk->ik", x, mx.zeros((3, 2))), "einsum")
     op_error(lambda: mx.einsum("ij,jk->iz", x, mx.zeros((4, 2))), "einsum")
     op_error(lambda: mx.einsum("ij->i", x, x), "einsum")
@@ -227,6 +229,8 @@ def test_tensordot(sa, sb, axes):
     ("i,j->ij", [(3,), (4,)]), ("abc,cd->abd", [(2, 3, 4), (4, 5)]), ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
     ("ik,kj->ji", [(3, 4), (4, 2)]), ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]), ("ij,kl->", [(2, 3), (4, 5)]),
     ("ijk,jil->kl", [(2, 3, 4), (3, 2, 5)]), ("ij,ij->ij", [(3, 4), (3, 4)]), ("i,i,i->i", [(5,), (5,), (5,)]),
+    ("...ij,...jk", [(2, 1, 3, 4), (5, 4, 2)]), ("...ij,...jk->...ik", [(3, 4), (2, 4, 5)]), ("i...,i...->...", [(3, 2), (3, 1)]),
+    ("...,...", [(2, 3), (3,)]), ("b...d,bd->b...", [(2, 3, 4, 5), (2, 5)]),
 ])
 def test_einsum(spec, shapes):
     rng = seeded_rng("einsum", spec)
@@ -234,6 +238,12 @@ def test_einsum(spec, shapes):
     got = mx.einsum(spec, *[mx.array(x) for x in xs])
     ref = np.einsum(spec, *[x.astype(np.float64) for x in xs])
     np.testing.assert_allclose(to_np(got), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_einsum_sums_axes_under_an_ellipsis_missing_from_the_output():
+    """MLX sums them (NumPy refuses)."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_allclose(to_np(mx.einsum("...i->i", mx.array(x))), x.sum(0))
 
 
 # ---------------------------------------------------------------------------------------------

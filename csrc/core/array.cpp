@@ -27,6 +27,7 @@ Array Array::lazy(Shape shape, Dtype dtype, std::shared_ptr<Primitive> prim, std
   n->primitive = std::move(prim);
   for (const Array& in : inputs) n->traced |= in.node_->traced;
   n->inputs = std::move(inputs);
+  if (n->traced) note_traced(n);
   n->stream = stream;
   n->site = capture_call_site();
   return Array(std::move(n));
@@ -73,6 +74,20 @@ void Array::set_data(std::shared_ptr<Buffer> buffer, Strides strides, int64_t of
     expect *= n.shape[i];
   }
   n.row_contiguous = contiguous;
+}
+
+namespace {
+thread_local std::vector<std::weak_ptr<Node>> t_traced[32];
+}
+
+void note_traced(const std::shared_ptr<Node>& n) {
+  for (uint32_t bits = n->traced; bits; bits &= bits - 1) t_traced[__builtin_ctz(bits)].push_back(n);
+}
+
+std::vector<std::weak_ptr<Node>> take_traced(int level) {
+  std::vector<std::weak_ptr<Node>> out;
+  out.swap(t_traced[level]);
+  return out;
 }
 
 // Graphs can be chains of a million nodes: release inputs with an explicit stack rather than

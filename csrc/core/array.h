@@ -99,4 +99,9 @@ class Array {
 
 int64_t shape_size(const Shape& shape);  // product; checks for overflow in ops, not here
 
+// Nodes recorded with transform bit `level` set on this thread, so the transform can clear the
+// bit from all of them (those of its backward pass too) when it ends.
+void note_traced(const std::shared_ptr<Node>& n);
+std::vector<std::weak_ptr<Node>> take_traced(int level);
+
 }  // namespace nuvec

@@ -20,9 +20,9 @@ Array outer(const Array& a, const Array& b, Stream s);
 Array tensordot(const Array& a, const Array& b, std::vector<int> axes_a, std::vector<int> axes_b, Stream s);
 // tensordot over the last `axes` axes of a and the first `axes` of b.
 Array tensordot(const Array& a, const Array& b, int axes, Stream s);
-// Contractions written as subscripts ("ij,jk->ik"): products, sums, transposes; each pair of
-// operands is contracted with one matmul. Repeated labels in one operand (diagonals) and
-// ellipses raise OpError.
+// Contractions written as subscripts ("ij,jk->ik", "...ij,...jk"): products, sums, transposes,
+// broadcasting under ellipses; each pair of operands is contracted with one matmul. Repeated
+// labels in one operand (diagonals) raise OpError.
 Array einsum(const std::string& subscripts, const std::vector<Array>& operands, Stream s);
 
 }  // namespace nuvec

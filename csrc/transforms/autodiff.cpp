@@ -19,26 +19,28 @@ class TraceLevel {
  public:
   TraceLevel() {
     if (t_depth >= 31) throw OpError("vjp", "transforms are nested too deeply (31 levels)");
-    bit_ = uint32_t(1) << t_depth++;
+    level_ = t_depth++;
+    take_traced(level_);  // nothing left over from an earlier transform at this depth
   }
   ~TraceLevel() {
     --t_depth;
-    for (auto& n : touched_) {
-      n->traced &= ~bit_;
+    // Every node that got this level's bit, forward and backward pass alike, becomes ordinary:
+    // evaluation may now detach it, and already evaluated ones release their inputs.
+    for (auto& w : take_traced(level_)) {
+      std::shared_ptr<Node> n = w.lock();
+      if (!n) continue;
+      n->traced &= ~bit();
       if (!n->traced && n->evaluated.load()) {
-        // Evaluated while traced: release its inputs now, as evaluation would have.
         std::vector<Array> inputs;
         inputs.swap(n->inputs);
         n->primitive.reset();
       }
     }
   }
-  uint32_t bit() const { return bit_; }
-  void touch(const std::shared_ptr<Node>& n) { touched_.push_back(n); }
+  uint32_t bit() const { return uint32_t(1) << level_; }
 
  private:
-  uint32_t bit_;
-  std::vector<std::shared_ptr<Node>> touched_;  // held, so clearing never meets a freed node
+  int level_;
 };
 
 std::vector<Array> make_tracers(const std::vector<Array>& primals, TraceLevel& level) {
@@ -48,6 +50,7 @@ std::vector<Array> make_tracers(const std::vector<Array>& primals, TraceLevel& l
     // An identity node (a same-dtype copy shares the buffer) that the walk can stop at.
     Array t = Array::lazy(p.shape(), p.dtype(), std::make_shared<Unary>(UnaryOp::copy, p.dtype(), p.dtype()), {p}, s);
     t.node()->traced |= level.bit();
+    note_traced(t.node_ptr());
     tracers.push_back(t);
   }
   return tracers;
@@ -144,8 +147,6 @@ std::pair<std::vector<Array>, std::vector<Array>> vjp(const ArrayFn& fun, const 
     handles.add(outputs[i]);
   }
   for (Node* n : order) handles.add_inputs(n);
-  for (Node* n : order) level.touch(handles.map.at(n).node_ptr());
-  for (const Array& t : tracers) level.touch(t.node_ptr());
   // A multi-output primitive runs once, at its output that comes first in the order: by then
   // every user of every output has passed its cotangent on.
   std::unordered_map<Primitive*, size_t> first_at;
@@ -203,8 +204,6 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp(const ArrayFn& fun, const 
   Handles handles;
   for (const Array& o : outputs) handles.add(o);
   for (Node* n : order) handles.add_inputs(n);
-  for (Node* n : order) level.touch(handles.map.at(n).node_ptr());
-  for (const Array& t : tracers) level.touch(t.node_ptr());
   std::unordered_set<Primitive*> done;
   for (Node* n : order) {
     if (!n->primitive || !done.insert(n->primitive.get()).second) continue;

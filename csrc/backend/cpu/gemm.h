@@ -29,7 +29,7 @@ using SkinnyF64 = void (*)(int64_t m, int64_t k, const double* a, int64_t lda, c
 // dst[c * ldd + r] = row r's element c, for r < rows, c < cols: row r starts at src + r * row_bytes
 // and holds contiguous 4-byte (or 8-byte) elements. Packs panels from k-contiguous operands.
 using PackTransposeKernel = void (*)(const char* src, int64_t row_bytes, int64_t rows, int64_t cols, void* dst,
-                                 int64_t ldd);
+                                     int64_t ldd);
 
 struct MicroShape {
   int mr = 0, nr = 0;

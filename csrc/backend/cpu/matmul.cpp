@@ -7,9 +7,9 @@
 // C' = A' B' is the complex result with [re, im] along n, written in place.
 #include <algorithm>
 #include <atomic>
-#include <functional>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <type_traits>
 #include <vector>
 
@@ -199,11 +199,12 @@ struct Plan {
   int64_t kc, mc;     // k block (a multiple of P) and rows per A block
   size_t esz;         // bytes per packed element
   int64_t m, n, k;    // real sizes
+  bool b_by_panel;    // one row panel and k-contiguous B: pack B a panel at a time, in long k blocks
 };
 
-Plan make_plan(Mode mode, int64_t m, int64_t n, int64_t k) {
+Plan make_plan(Mode mode, int64_t m, int64_t n, int64_t k, bool b_k_contiguous) {
   const GemmKernels& g = gemm_kernels();
-  Plan p{mode, 0, 0, 1, 0, 0, 4, m, n, k};
+  Plan p{mode, 0, 0, 1, 0, 0, 4, m, n, k, false};
   MicroShape s = mode == Mode::f64 ? g.f64_shape : mode == Mode::bf16 ? g.bf16_shape : g.f32_shape;
   p.mr = s.mr, p.nr = s.nr;
   p.P = mode == Mode::bf16 ? 2 : 1;
@@ -211,9 +212,11 @@ Plan make_plan(Mode mode, int64_t m, int64_t n, int64_t k) {
   if (mode == Mode::c64) p.n = 2 * n, p.k = 2 * k;
   // A micro-panel of B (kc x nr) stays in L1 (32 KiB); a block of A (mc x kc) in L2 (256 KiB).
   p.kc = std::min<int64_t>(round_up(p.k, 2), std::max<int64_t>(64, (32768 / (int64_t(p.nr) * int64_t(p.esz))) & ~1));
-  // One panel of rows reuses each packed B value once: longer k blocks then read B (transposed,
-  // k-contiguous in memory) in longer runs, which the prefetchers follow.
-  if (p.m <= p.mr) p.kc = std::min<int64_t>(round_up(p.k, 2), 4 * p.kc);
+  // With one panel of rows, each packed B value is used once: a B panel packed right before its
+  // use stays in cache, and longer k blocks read k-contiguous B (x @ W.T) in longer runs, which
+  // the prefetchers follow.
+  p.b_by_panel = p.m <= p.mr && b_k_contiguous;
+  if (p.b_by_panel) p.kc = std::min<int64_t>(round_up(p.k, 2), 4 * p.kc);
   int64_t mc_max = std::max<int64_t>(p.mr, (262144 / (p.kc * int64_t(p.esz))) / p.mr * p.mr);
   p.mc = round_up(ceil_div(p.m, ceil_div(p.m, mc_max)), p.mr);  // row blocks of equal size
   return p;
@@ -297,7 +300,8 @@ void gemm_blocked(const Plan& p, const Operand& a, const Operand& b, const Out& 
   for_each_item(mt * nt, [&](int64_t t) {
     thread_local Scratch apack, bblock, run, ctile;
     void* ap = apack.get(size_t(round_up(p.mc, p.mr) * round_up(p.kc, p.P)) * p.esz);
-    char* bb = shared_b ? nullptr : static_cast<char*>(bblock.get(size_t(nc * round_up(p.kc, p.P)) * p.esz));
+    char* bb = shared_b ? nullptr
+                        : static_cast<char*>(bblock.get(size_t((p.b_by_panel ? p.nr : nc) * round_up(p.kc, p.P)) * p.esz));
     void* buf = run.get(size_t(std::max({p.kc, p.mc, nc}) + 64) * 8);
     int64_t i0 = (t / nt) * p.mc, j0 = (t % nt) * nc;
     int64_t mb = std::min(p.mc, p.m - i0), nbw = std::min(nc, p.n - j0);
@@ -313,32 +317,31 @@ void gemm_blocked(const Plan& p, const Operand& a, const Operand& b, const Out& 
     for (int64_t pc = 0; pc < nk; ++pc) {
       int64_t kb = std::min(p.kc, p.k - pc * p.kc), kbp = round_up(kb, p.P);
       pack_any(p, a, i0, mb, p.mr, pc * p.kc, kb, ap, buf);
-      const char* bpc;  // this k block's panels of the tile's columns
-      if (shared_b) {
-        bpc = static_cast<const char*>(bpack->data()) + (pc * p.kc * np + j0 * kbp) * int64_t(p.esz);
-      } else {
-        pack_any(p, b, j0, nbw, p.nr, pc * p.kc, kb, bb, buf);
-        bpc = bb;
-      }
-      for (int64_t jr = 0; jr < nbw; jr += p.nr) {
-        const char* bpan = bpc + jr * kbp * int64_t(p.esz);
-        int64_t nr = std::min<int64_t>(p.nr, nbw - jr);
-        for (int64_t ir = 0; ir < mb; ir += p.mr) {
-          int64_t mr = std::min<int64_t>(p.mr, mb - ir);
-          const char* apan = static_cast<const char*>(ap) + ir * kbp * int64_t(p.esz);
-          char* cij = c + (ir * ldc + jr) * int64_t(csz);
-          if (nr == p.nr) {
-            call_micro(p, mr, kbp, apan, bpan, cij, ldc, pc > 0);
-            continue;
-          }
-          // Last columns: the same kernel on a full-width copy, so the arithmetic is unchanged.
-          alignas(64) char tmp[kMaxMR * 64 * 8];
-          for (int64_t i = 0; i < mr && pc > 0; ++i)
-            std::memcpy(tmp + i * p.nr * csz, cij + i * ldc * int64_t(csz), size_t(nr) * csz);
-          call_micro(p, mr, kbp, apan, bpan, tmp, p.nr, pc > 0);
-          for (int64_t i = 0; i < mr; ++i)
-            std::memcpy(cij + i * ldc * int64_t(csz), tmp + i * p.nr * csz, size_t(nr) * csz);
+      const char* bpc = bb;  // this k block's panels of the tile's columns
+      if (shared_b) bpc = static_cast<const char*>(bpack->data()) + (pc * p.kc * np + j0 * kbp) * int64_t(p.esz);
+      else if (!p.b_by_panel) pack_any(p, b, j0, nbw, p.nr, pc * p.kc, kb, bb, buf);
+      auto micro_tile = [&](int64_t ir, int64_t jr, const char* bpan) {
+        int64_t mr = std::min<int64_t>(p.mr, mb - ir), nr = std::min<int64_t>(p.nr, nbw - jr);
+        const char* apan = static_cast<const char*>(ap) + ir * kbp * int64_t(p.esz);
+        char* cij = c + (ir * ldc + jr) * int64_t(csz);
+        if (nr == p.nr) return call_micro(p, mr, kbp, apan, bpan, cij, ldc, pc > 0);
+        // Last columns: the same kernel on a full-width copy, so the arithmetic is unchanged.
+        alignas(64) char tmp[kMaxMR * 64 * 8];
+        for (int64_t i = 0; i < mr && pc > 0; ++i)
+          std::memcpy(tmp + i * p.nr * csz, cij + i * ldc * int64_t(csz), size_t(nr) * csz);
+        call_micro(p, mr, kbp, apan, bpan, tmp, p.nr, pc > 0);
+        for (int64_t i = 0; i < mr; ++i)
+          std::memcpy(cij + i * ldc * int64_t(csz), tmp + i * p.nr * csz, size_t(nr) * csz);
+      };
+      if (!shared_b && p.b_by_panel) {
+        for (int64_t jr = 0; jr < nbw; jr += p.nr) {
+          pack_any(p, b, j0 + jr, std::min<int64_t>(p.nr, nbw - jr), p.nr, pc * p.kc, kb, bb, buf);
+          for (int64_t ir = 0; ir < mb; ir += p.mr) micro_tile(ir, jr, bb);
         }
+      } else {
+        // B's micro-panel stays in L1 while A's panels stream from L2.
+        for (int64_t jr = 0; jr < nbw; jr += p.nr)
+          for (int64_t ir = 0; ir < mb; ir += p.mr) micro_tile(ir, jr, bpc + jr * kbp * int64_t(p.esz));
       }
     }
     if (!out.direct) {
@@ -400,7 +403,7 @@ Mode mode_for(Dtype d) {
 void gemm(const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, const Out& out) {
   Mode mode = mode_for(out.dtype);
   if (gemm_skinny(mode, a, b, m, n, k, out)) return;
-  gemm_blocked(make_plan(mode, m, n, k), a, b, out);
+  gemm_blocked(make_plan(mode, m, n, k, b.lane_major()), a, b, out);
 }
 
 // Batch axes of `x` (all but the last two) that merge with its rows into one strided axis.

@@ -1,10 +1,12 @@
 // Matrix products: matmul records one node; the others are views and element-wise ops around it.
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <numeric>
 #include <string>
 
 #include "core/ops_linalg.h"
+#include "core/ops_reduce.h"
 #include "core/primitives/linalg.h"
 
 namespace nuvec {
@@ -28,21 +30,6 @@ Dtype product_dtype(Dtype a, Dtype b, const char* op) {
 Array as_dtype(const Array& x, Dtype d, Stream s) { return x.dtype() == d ? x : astype(x, d, s); }
 
 Shape slice_shape(const Shape& s, size_t begin, size_t end) { return Shape(s.begin() + begin, s.begin() + end); }
-
-// x with `axes` moved last and collapsed into one: (rest, prod(axes)).
-Array sum_axes(const Array& x, const std::vector<int>& axes, Stream s) {
-  if (axes.empty()) return x;
-  std::vector<int> perm;
-  Shape rest;
-  int64_t n = 1;
-  for (int i = 0; i < x.ndim(); ++i)
-    if (std::find(axes.begin(), axes.end(), i) == axes.end()) perm.push_back(i), rest.push_back(x.shape(i));
-  for (int a : axes) perm.push_back(a), n *= x.shape(a);
-  // A sum is a product with a vector of ones, which keeps the product's summation order.
-  Array flat = reshape(transpose(x, perm, s), {shape_size(rest), n}, s);
-  Array ones = full({n}, scalar_array(int64_t(1), x.dtype()), std::nullopt, s, "einsum");
-  return reshape(matmul(flat, ones, s), rest, s);
-}
 
 }  // namespace
 
@@ -159,7 +146,7 @@ Term reduce_term(Term t, const std::string& keep, Stream s) {
   for (size_t i = 0; i < t.labels.size(); ++i)
     if (keep.find(t.labels[i]) == std::string::npos) axes.push_back(int(i));
     else kept += t.labels[i];
-  return {sum_axes(t.x, axes, s), kept};
+  return {axes.empty() ? t.x : sum(t.x, axes, false, s), kept};
 }
 
 // One matmul: batch labels (in both, needed later), then a's free, then b's free labels.
@@ -192,13 +179,52 @@ Term contract(const Term& a, const Term& b, const std::string& needed, Stream s)
   return {reshape(r, out, s), batch + left + right};
 }
 
+// Replaces each term's "..." with internal labels (below ' '), right-aligned across the terms as
+// broadcasting aligns axes, and broadcasts operands whose ellipsis axes have size 1. Returns how
+// many ellipsis axes there are.
+int expand_ellipses(std::vector<std::string>& terms, std::vector<Array>& xs, Stream s) {
+  std::vector<int> count(terms.size(), -1);
+  int most = 0;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    size_t at = terms[i].find("...");
+    size_t dots = std::count(terms[i].begin(), terms[i].end(), '.');
+    if (dots == 0) continue;
+    if (dots != 3 || at == std::string::npos) throw OpError("einsum", "'.' is only allowed as one ellipsis ('...')");
+    count[i] = xs[i].ndim() - int(terms[i].size() - 3);
+    if (count[i] < 0) throw OpError("einsum", "term '" + terms[i] + "' has more labels than its operand has axes");
+    most = std::max(most, count[i]);
+  }
+  if (most > 31) throw OpError("einsum", "too many axes under an ellipsis");
+  std::vector<int64_t> size(most, 1);
+  for (size_t i = 0; i < terms.size(); ++i)
+    for (int j = 0; j < count[i]; ++j) {
+      int64_t n = xs[i].shape(int(terms[i].find("...")) + j);
+      int64_t& target = size[most - count[i] + j];
+      if (n != 1 && target != 1 && n != target)
+        throw OpError("einsum", "the axes under the ellipses cannot be broadcast together");
+      if (n != 1) target = n;
+    }
+  for (size_t i = 0; i < terms.size(); ++i) {
+    if (count[i] < 0) continue;
+    size_t at = terms[i].find("...");
+    std::string labels;
+    Shape shape = xs[i].shape();
+    for (int j = 0; j < count[i]; ++j) {
+      labels += char(1 + most - count[i] + j);
+      shape[at + j] = size[most - count[i] + j];
+    }
+    terms[i].replace(at, 3, labels);
+    xs[i] = broadcast_to(xs[i], shape, s);
+  }
+  return most;
+}
+
 }  // namespace
 
-Array einsum(const std::string& subscripts, const std::vector<Array>& operands, Stream s) {
+Array einsum(const std::string& subscripts, const std::vector<Array>& operands_in, Stream s) {
   std::string spec;
   for (char c : subscripts)
     if (c != ' ') spec += c;
-  if (spec.find('.') != std::string::npos) throw OpError("einsum", "ellipsis ('...') is not supported");
   size_t arrow = spec.find("->");
   std::string lhs = spec.substr(0, arrow);
   std::vector<std::string> terms{""};
@@ -206,9 +232,11 @@ Array einsum(const std::string& subscripts, const std::vector<Array>& operands, 
     if (c == ',') terms.emplace_back();
     else terms.back() += c;
   }
-  if (terms.size() != operands.size())
-    throw OpError("einsum", std::to_string(terms.size()) + " subscript terms for " + std::to_string(operands.size()) +
-                                " operands");
+  if (terms.size() != operands_in.size())
+    throw OpError("einsum", std::to_string(terms.size()) + " subscript terms for " +
+                                std::to_string(operands_in.size()) + " operands");
+  std::vector<Array> operands = operands_in;
+  int ellipsis = expand_ellipses(terms, operands, s);
   std::map<char, int64_t> size;
   std::map<char, int> count;
   Dtype d = operands.front().dtype();
@@ -217,11 +245,12 @@ Array einsum(const std::string& subscripts, const std::vector<Array>& operands, 
     const Array& x = operands[i];
     d = product_dtype(d, x.dtype(), "einsum");
     if (int(t.size()) != x.ndim())
-      throw OpError("einsum", "term '" + t + "' has " + std::to_string(t.size()) + " labels for an operand with " +
-                                  std::to_string(x.ndim()) + " dimensions");
+      throw OpError("einsum", "term '" + terms[i] + "' does not match an operand with " + std::to_string(x.ndim()) +
+                                  " dimensions");
     for (size_t j = 0; j < t.size(); ++j) {
       char c = t[j];
-      if (!std::isalpha(static_cast<unsigned char>(c))) throw OpError("einsum", std::string("invalid label '") + c + "'");
+      if (c >= ' ' && !std::isalpha(static_cast<unsigned char>(c)))
+        throw OpError("einsum", std::string("invalid label '") + c + "'");
       if (t.find(c) != j)
         throw OpError("einsum", std::string("repeated label '") + c + "' in one operand (diagonals) is not supported");
       auto [it, fresh] = size.emplace(c, x.shape(int(j)));
@@ -231,12 +260,17 @@ Array einsum(const std::string& subscripts, const std::vector<Array>& operands, 
       ++count[c];
     }
   }
+  std::string dots;  // the ellipsis axes, in order
+  for (int j = 0; j < ellipsis; ++j) dots += char(1 + j);
   std::string output;
   if (arrow == std::string::npos) {
+    output = dots;  // implicit mode: the ellipsis axes, then labels seen once, in alphabetical order
     for (auto [c, n] : count)
-      if (n == 1) output += c;  // implicit mode: labels seen once, in alphabetical order
+      if (n == 1 && c >= ' ') output += c;
   } else {
     output = spec.substr(arrow + 2);
+    size_t at = output.find("...");
+    if (at != std::string::npos) output.replace(at, 3, dots);
     for (size_t j = 0; j < output.size(); ++j) {
       if (!size.count(output[j]))
         throw OpError("einsum", std::string("output label '") + output[j] + "' is not in any operand");

@@ -251,12 +251,69 @@ NUVEC_BF16 void micro_bf16(int64_t kc, const uint16_t* a, const uint16_t* b, flo
     for (int j = 0; j < NV; ++j) _mm512_storeu_ps(c + i * ldc + j * 16, acc[i][j]);
 }
 
-// 16 columns of rows 2p and 2p+1 as bfloat16 pairs; `m` masks the columns of a partial vector.
-template <bool Second>
+// 16 columns of rows 2p and 2p+1 as bfloat16 pairs; `m` masks the columns of the last, partial
+// vector (masked memory operations are slower, so full vectors go without).
+template <bool Second, bool Full>
 NUVEC_BF16 inline __m512i pairs(const uint16_t* r0, const uint16_t* r1, __mmask16 m) {
-  __m512i x0 = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0));
+  auto load = [&](const uint16_t* r) {
+    return Full ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r)) : _mm256_maskz_loadu_epi16(m, r);
+  };
+  __m512i x0 = _mm512_cvtepu16_epi32(load(r0));
   if constexpr (!Second) return x0;  // row 2p + 1 is past k: zero
-  return _mm512_or_si512(x0, _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r1)), 16));
+  return _mm512_or_si512(x0, _mm512_slli_epi32(_mm512_cvtepu16_epi32(load(r1)), 16));
+}
+
+// c[i][j .. j + 16) for R rows over KU pairs of rows of B (`rows`, ldb apart).
+template <int R, int KU, bool Odd, bool Full>
+NUVEC_BF16 inline void skinny_bf16_step(const __m512i (&av)[R][KU], const uint16_t* rows, int64_t ldb, __mmask16 m,
+                                        float* c, int64_t ldc) {
+  __m512 acc[R];
+#pragma GCC unroll 8
+  for (int i = 0; i < R; ++i) acc[i] = Full ? _mm512_loadu_ps(c + i * ldc) : _mm512_maskz_loadu_ps(m, c + i * ldc);
+#pragma GCC unroll 4
+  for (int u = 0; u < KU; ++u) {
+    const uint16_t* r0 = rows + 2 * u * ldb;
+    __m512i bv = Odd && u == KU - 1 ? pairs<false, Full>(r0, nullptr, m) : pairs<true, Full>(r0, r0 + ldb, m);
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) acc[i] = dot2(acc[i], av[i][u], bv);
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < R; ++i) {
+    if (Full) _mm512_storeu_ps(c + i * ldc, acc[i]);
+    else _mm512_mask_storeu_ps(c + i * ldc, m, acc[i]);
+  }
+}
+
+// 32 columns of rows 2p and 2p+1 as two vectors of bfloat16 pairs (columns 0-15, 16-31): one
+// word permute per vector interleaves the rows.
+template <bool Second>
+NUVEC_BF16 inline void pairs32(const uint16_t* r0, const uint16_t* r1, __m512i& lo, __m512i& hi) {
+  const __m512i idx_lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38, 6,
+                                          37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+  const __m512i idx_hi = _mm512_add_epi16(idx_lo, _mm512_set1_epi16(16));
+  __m512i x0 = _mm512_loadu_si512(r0);
+  __m512i x1 = Second ? _mm512_loadu_si512(r1) : _mm512_setzero_si512();
+  lo = _mm512_permutex2var_epi16(x0, idx_lo, x1);
+  hi = _mm512_permutex2var_epi16(x0, idx_hi, x1);
+}
+
+template <int R, int KU, bool Odd>
+NUVEC_BF16 inline void skinny_bf16_step32(const __m512i (&av)[R][KU], const uint16_t* rows, int64_t ldb, float* c,
+                                          int64_t ldc) {
+  __m512 acc[R][2];
+#pragma GCC unroll 8
+  for (int i = 0; i < R; ++i) acc[i][0] = _mm512_loadu_ps(c + i * ldc), acc[i][1] = _mm512_loadu_ps(c + i * ldc + 16);
+#pragma GCC unroll 4
+  for (int u = 0; u < KU; ++u) {
+    const uint16_t* r0 = rows + 2 * u * ldb;
+    __m512i lo, hi;
+    if (Odd && u == KU - 1) pairs32<false>(r0, nullptr, lo, hi);
+    else pairs32<true>(r0, r0 + ldb, lo, hi);
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) acc[i][0] = dot2(acc[i][0], av[i][u], lo), acc[i][1] = dot2(acc[i][1], av[i][u], hi);
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < R; ++i) _mm512_storeu_ps(c + i * ldc, acc[i][0]), _mm512_storeu_ps(c + i * ldc + 16, acc[i][1]);
 }
 
 // As skinny_pass, over KU pairs of B's rows starting at row 2 * p0; with Odd, the last pair's
@@ -268,22 +325,11 @@ NUVEC_BF16 void skinny_bf16_pass(const uint32_t* a, int64_t lda, const uint16_t*
   for (int i = 0; i < R; ++i)
     for (int u = 0; u < KU; ++u) av[i][u] = _mm512_set1_epi32(int(a[i * lda + p0 + u]));
   const uint16_t* rows = b + 2 * p0 * ldb;
-  for (int64_t j = 0; j < n; j += 16) {
-    int64_t w = std::min<int64_t>(16, n - j);
-    __mmask16 m = w == 16 ? __mmask16(0xffff) : __mmask16((1u << w) - 1);
-    __m512 acc[R];
-#pragma GCC unroll 8
-    for (int i = 0; i < R; ++i) acc[i] = _mm512_maskz_loadu_ps(m, c + i * ldc + j);
-#pragma GCC unroll 4
-    for (int u = 0; u < KU; ++u) {
-      const uint16_t* r0 = rows + 2 * u * ldb + j;
-      __m512i bv = Odd && u == KU - 1 ? pairs<false>(r0, nullptr, m) : pairs<true>(r0, r0 + ldb, m);
-#pragma GCC unroll 8
-      for (int i = 0; i < R; ++i) acc[i] = dot2(acc[i], av[i][u], bv);
-    }
-#pragma GCC unroll 8
-    for (int i = 0; i < R; ++i) _mm512_mask_storeu_ps(c + i * ldc + j, m, acc[i]);
-  }
+  int64_t j = 0;
+  for (; j + 32 <= n; j += 32) skinny_bf16_step32<R, KU, Odd>(av, rows + j, ldb, c + j, ldc);
+  for (; j + 16 <= n; j += 16) skinny_bf16_step<R, KU, Odd, true>(av, rows + j, ldb, 0xffff, c + j, ldc);
+  if (j < n)
+    skinny_bf16_step<R, KU, Odd, false>(av, rows + j, ldb, __mmask16((1u << (n - j)) - 1), c + j, ldc);
 }
 
 template <int R>
