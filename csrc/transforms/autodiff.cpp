@@ -8,39 +8,10 @@
 
 #include "core/ops.h"
 #include "core/primitive.h"
+#include "transforms/trace.h"
 
 namespace nuvec {
 namespace {
-
-thread_local int t_depth = 0;
-
-// Marks one nesting level of transform: its bit, and clearing it from the graph afterwards.
-class TraceLevel {
- public:
-  TraceLevel() {
-    if (t_depth >= 31) throw OpError("vjp", "transforms are nested too deeply (31 levels)");
-    bit_ = uint32_t(1) << t_depth++;
-  }
-  ~TraceLevel() {
-    --t_depth;
-    for (Node* n : touched_) {
-      n->traced &= ~bit_;
-      if (!n->traced && n->evaluated.load()) {
-        // Evaluated while traced: release its inputs now, as evaluation would have.
-        std::vector<Array> inputs;
-        inputs.swap(n->inputs);
-        n->primitive.reset();
-      }
-    }
-  }
-  uint32_t bit() const { return bit_; }
-  void touch(Node* n) { touched_.push_back(n); }
-
- private:
-  uint32_t bit_;
-  std::vector<Node*> touched_;
-  std::vector<Array> keep_;
-};
 
 std::vector<Array> make_tracers(const std::vector<Array>& primals, TraceLevel& level) {
   std::vector<Array> tracers;
@@ -54,56 +25,6 @@ std::vector<Array> make_tracers(const std::vector<Array>& primals, TraceLevel& l
   return tracers;
 }
 
-// Nodes between the tracers and the outputs that depend on this level, inputs first.
-std::vector<Node*> traced_order(const std::vector<Array>& outputs, const std::unordered_set<Node*>& leaves,
-                                uint32_t bit) {
-  std::vector<Node*> order;
-  std::unordered_set<Node*> seen;
-  std::vector<std::pair<Node*, size_t>> stack;
-  auto visit = [&](Node* n) {
-    if (!(n->traced & bit) || !seen.insert(n).second) return;
-    if (leaves.count(n)) return;
-    stack.emplace_back(n, 0);
-  };
-  for (const Array& o : outputs) {
-    visit(o.node());
-    while (!stack.empty()) {
-      auto& [n, next] = stack.back();
-      if (next < n->inputs.size()) {
-        visit(n->inputs[next++].node());
-      } else {
-        order.push_back(n);
-        stack.pop_back();
-      }
-    }
-  }
-  return order;
-}
-
-// The outputs of n's primitive (n alone, or its siblings).
-std::vector<Array> outputs_of(Node* n, const std::shared_ptr<Node>& self) {
-  std::vector<Array> outs;
-  if (n->siblings.empty()) {
-    outs.emplace_back(self);
-    return outs;
-  }
-  for (auto& w : n->siblings) {
-    auto sib = w.lock();
-    if (!sib) throw OpError(n->primitive->name(), "an output of this multi-output op was dropped during a transform");
-    outs.emplace_back(sib);
-  }
-  return outs;
-}
-
-// A shared handle for a node reachable from `outputs` (found through its users' inputs).
-struct Handles {
-  std::unordered_map<Node*, Array> map;
-  void add(const Array& a) { map.emplace(a.node(), a); }
-  void add_inputs(Node* n) {
-    for (const Array& in : n->inputs) map.emplace(in.node(), in);
-  }
-};
-
 void check_cotangent(const Array& out, const Array& cot, size_t i) {
   if (out.shape() != cot.shape())
     throw OpError("vjp", "the cotangent of output " + std::to_string(i) + " has the wrong shape");
@@ -113,7 +34,7 @@ void check_cotangent(const Array& out, const Array& cot, size_t i) {
 
 std::pair<std::vector<Array>, std::vector<Array>> vjp(const ArrayFn& fun, const std::vector<Array>& primals,
                                                       const std::vector<Array>& given) {
-  TraceLevel level;
+  TraceLevel level("vjp");
   std::vector<Array> tracers = make_tracers(primals, level);
   std::vector<Array> outputs = fun(tracers);
   std::vector<Array> cotangents = given;
@@ -182,7 +103,7 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp(const ArrayFn& fun, const 
   for (size_t i = 0; i < primals.size(); ++i)
     if (primals[i].shape() != tangents[i].shape())
       throw OpError("jvp", "the tangent of primal " + std::to_string(i) + " has the wrong shape");
-  TraceLevel level;
+  TraceLevel level("jvp");
   std::vector<Array> tracers = make_tracers(primals, level);
   std::vector<Array> outputs = fun(tracers);
   std::unordered_set<Node*> leaves;

@@ -20,6 +20,7 @@ class RandomBits : public Primitive {
   const char* name() const override;
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
   bool is_equivalent(const Primitive& other) const override;
+  NUVEC_VMAP_RULE
   RandomKind kind() const { return kind_; }
   int width() const { return width_; }
 
@@ -34,6 +35,7 @@ class ArgmaxLastAxis : public Primitive {
  public:
   const char* name() const override { return "argmax"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_VMAP_RULE
   bool is_equivalent(const Primitive& other) const override { return dynamic_cast<const ArgmaxLastAxis*>(&other); }
 };
 
@@ -42,6 +44,7 @@ class ArgsortKeys : public Primitive {
  public:
   const char* name() const override { return "argsort"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_VMAP_RULE
   bool is_equivalent(const Primitive& other) const override { return dynamic_cast<const ArgsortKeys*>(&other); }
 };
 

@@ -1,0 +1,69 @@
+#include "transforms/trace.h"
+
+#include <string>
+
+#include "core/primitive.h"
+
+namespace nuvec {
+namespace {
+thread_local int t_depth = 0;
+}  // namespace
+
+TraceLevel::TraceLevel(const char* transform) {
+  if (t_depth >= 31) throw OpError(transform, "transforms are nested too deeply (31 levels)");
+  bit_ = uint32_t(1) << t_depth++;
+}
+
+TraceLevel::~TraceLevel() {
+  --t_depth;
+  for (Node* n : touched_) {
+    n->traced &= ~bit_;
+    if (!n->traced && n->evaluated.load()) {
+      // Evaluated while traced: release its inputs now, as evaluation would have.
+      std::vector<Array> inputs;
+      inputs.swap(n->inputs);
+      n->primitive.reset();
+    }
+  }
+}
+
+std::vector<Node*> traced_order(const std::vector<Array>& outputs, const std::unordered_set<Node*>& leaves,
+                                uint32_t bit) {
+  std::vector<Node*> order;
+  std::unordered_set<Node*> seen;
+  std::vector<std::pair<Node*, size_t>> stack;
+  auto visit = [&](Node* n) {
+    if (!(n->traced & bit) || !seen.insert(n).second) return;
+    if (leaves.count(n)) return;
+    stack.emplace_back(n, 0);
+  };
+  for (const Array& o : outputs) {
+    visit(o.node());
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      if (next < n->inputs.size()) {
+        visit(n->inputs[next++].node());
+      } else {
+        order.push_back(n);
+        stack.pop_back();
+      }
+    }
+  }
+  return order;
+}
+
+std::vector<Array> outputs_of(Node* n, const std::shared_ptr<Node>& self) {
+  std::vector<Array> outs;
+  if (n->siblings.empty()) {
+    outs.emplace_back(self);
+    return outs;
+  }
+  for (auto& w : n->siblings) {
+    auto sib = w.lock();
+    if (!sib) throw OpError(n->primitive->name(), "an output of this multi-output op was dropped during a transform");
+    outs.emplace_back(sib);
+  }
+  return outs;
+}
+
+}  // namespace nuvec
