@@ -162,3 +162,175 @@ def test_vmap_equals_stacking_the_examples(name, case, mode):
     axes = _axes(mode, examples)
     got = mx.vmap(case.fn, in_axes=tuple(axes))(*_batched(examples, axes))
     _check(got, _loop(case.fn, examples, axes), f"{name} (in_axes={axes})")
+
+
+# ----------------------------------------------------------------------------- trees and axes
+def _arr(rng, *shape):
+    return mx.array(rng.standard_normal(shape), dtype=F64)
+
+
+@pytest.mark.nuvec_only
+def test_trees_of_in_axes_and_out_axes():
+    rng = seeded_rng("vmap", "trees")
+    params = {"w": _arr(rng, 4, 2), "b": _arr(rng, 2)}
+    xs = [_arr(rng, 5, 4), _arr(rng, 4, 5)]  # examples along axis 0 and along axis 1
+
+    def f(p, pair):
+        y = pair[0] @ p["w"] + pair[1] @ p["w"] + p["b"]
+        return {"y": y, "s": mx.sum(y)}, p["b"]
+
+    out, b = mx.vmap(f, in_axes=(None, [0, 1]), out_axes=({"y": 1, "s": 0}, None))(params, xs)
+    w, bias = np.array(params["w"]), np.array(params["b"])
+    want = np.stack([np.array(xs[0])[i] @ w + np.array(xs[1])[:, i] @ w + bias for i in range(5)])
+    np.testing.assert_allclose(np.array(out["y"]), want.T, rtol=1e-12)
+    np.testing.assert_allclose(np.array(out["s"]), want.sum(axis=1), rtol=1e-12)
+    assert b.shape == (2,)  # shared by every example: left unbatched with out_axes None
+
+
+def test_negative_axes_and_an_unbatched_output_is_broadcast():
+    rng = seeded_rng("vmap", "negative")
+    x = _arr(rng, 3, 4, 5)
+    out = mx.vmap(lambda r, c: (r * 2, c + 1), in_axes=(-2, None), out_axes=(-1, 0))(x, mx.ones((2,), dtype=F64))
+    np.testing.assert_allclose(np.array(out[0]), np.moveaxis(np.array(x) * 2, 1, -1))
+    assert out[1].shape == (4, 2)
+    np.testing.assert_array_equal(np.array(out[1]), np.full((4, 2), 2.0))
+
+
+def test_nested_vmap_is_an_outer_product():
+    rng = seeded_rng("vmap", "nested")
+    a, b = _arr(rng, 3, 4), _arr(rng, 5, 4)
+    dot = lambda u, v: mx.sum(u * v)  # noqa: E731
+    got = mx.vmap(mx.vmap(dot, in_axes=(None, 0)), in_axes=(0, None))(a, b)
+    np.testing.assert_allclose(np.array(got), np.array(a) @ np.array(b).T, rtol=1e-12)
+    # in_axes 1 at both levels: the inner level maps what is left of axis 1
+    x = _arr(rng, 2, 3, 4)
+    got = mx.vmap(mx.vmap(lambda r: mx.cumsum(r), in_axes=1), in_axes=1)(x)
+    np.testing.assert_allclose(np.array(got), np.cumsum(np.array(x).transpose(1, 2, 0), axis=-1), rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- with grad
+def _mlp_loss(p, x, y):
+    h = mx.tanh(x @ p["w1"] + p["b1"])
+    out = h @ p["w2"] + p["b2"]
+    return mx.mean(mx.square(out - y))
+
+
+def _mlp(rng):
+    params = {"w1": _arr(rng, 6, 8) * 0.5, "b1": _arr(rng, 8), "w2": _arr(rng, 8, 3), "b2": _arr(rng, 3)}
+    return params, _arr(rng, 7, 6), _arr(rng, 7, 3)
+
+
+def test_per_example_gradients_match_a_loop():
+    params, x, y = _mlp(seeded_rng("vmap", "per-example"))
+    got = mx.vmap(mx.grad(_mlp_loss), in_axes=(None, 0, 0))(params, x, y)
+    for i in range(x.shape[0]):
+        g = mx.grad(_mlp_loss)(params, x[i], y[i])
+        for k in params:
+            np.testing.assert_allclose(np.array(got[k][i]), np.array(g[k]), rtol=1e-10, atol=1e-12, err_msg=k)
+
+
+def test_grad_of_vmap_and_jvp_through_vmap():
+    params, x, y = _mlp(seeded_rng("vmap", "grad-of-vmap"))
+    batched = lambda p: mx.sum(mx.vmap(_mlp_loss, in_axes=(None, 0, 0))(p, x, y))  # noqa: E731
+    looped = lambda p: sum(_mlp_loss(p, x[i], y[i]) for i in range(x.shape[0]))  # noqa: E731
+    g, want = mx.grad(batched)(params), mx.grad(looped)(params)
+    for k in params:
+        np.testing.assert_allclose(np.array(g[k]), np.array(want[k]), rtol=1e-10, atol=1e-12, err_msg=k)
+    t = _arr(seeded_rng("vmap", "tangent"), 7, 6)
+    f = lambda a: mx.vmap(lambda r: mx.sin(r) * mx.sum(r))(a)  # noqa: E731
+    _, (tan,) = mx.jvp(f, [x], [t])
+    _, (want_t,) = mx.jvp(lambda a: mx.sin(a) * mx.sum(a, axis=1, keepdims=True), [x], [t])
+    np.testing.assert_allclose(np.array(tan), np.array(want_t), rtol=1e-12)
+    # vmap of jvp: per-example directional derivatives
+    got = mx.vmap(lambda a, b: mx.jvp(lambda r: mx.exp(r) * r, [a], [b])[1][0])(x, t)
+    np.testing.assert_allclose(np.array(got), np.exp(np.array(x)) * (1 + np.array(x)) * np.array(t), rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- updates
+@pytest.mark.nuvec_only  # MLX updates only the first example
+def test_updates_apply_to_every_example():
+    rng = seeded_rng("vmap", "updates")
+    x, v = _arr(rng, 3, 4, 5), _arr(rng, 3, 5)
+
+    def setitem(r, u):
+        r = r * 1.0
+        r[mx.array([2, 0])] = u
+        return r
+
+    def reference(r, u):
+        r = np.array(r)
+        r[[2, 0]] = u
+        return r
+
+    got = mx.vmap(setitem)(x, v)
+    np.testing.assert_array_equal(np.array(got), np.stack([reference(x[i], v[i]) for i in range(3)]))
+    got = mx.vmap(lambda r: r.at[mx.array([1, 1])].add(1.0))(x)
+    want = np.array(x).copy()
+    want[:, 1] += 1
+    want[:, 1] += 1  # in order, as the repeated index accumulates
+    np.testing.assert_array_equal(np.array(got), want)
+    idx = mx.array(np.array([[0], [2], [3]], dtype=np.int32))  # one start per example
+    got = mx.vmap(lambda r, i: mx.slice_update(r, mx.zeros((2, 2), dtype=F64), i, (1,)))(x, idx)
+    want = np.array(x).copy()
+    for e, s in enumerate([0, 2, 3]):
+        want[e, :2, s:s + 2] = 0
+    np.testing.assert_array_equal(np.array(got), want)
+
+
+# ----------------------------------------------------------------------------- random, custom
+def test_random_draws_with_a_batch_of_keys_match_each_key():
+    keys = mx.random.split(mx.random.key(7), 4)
+    got = mx.vmap(lambda k: mx.random.normal((3, 2), key=k))(keys)
+    want = np.stack([np.array(mx.random.normal((3, 2), key=keys[i])) for i in range(4)])
+    np.testing.assert_array_equal(np.array(got), want)
+    got = mx.vmap(lambda k: mx.random.randint(0, 10, (5,), key=k), in_axes=1, out_axes=1)(mx.transpose(keys))
+    want = np.stack([np.array(mx.random.randint(0, 10, (5,), key=keys[i])) for i in range(4)], axis=1)
+    np.testing.assert_array_equal(np.array(got), want)
+
+
+@pytest.mark.nuvec_only
+def test_custom_function_vmap_rule_is_honoured():
+    calls = []
+
+    @mx.custom_function
+    def f(x):
+        return mx.sin(x)
+
+    @f.vmap
+    def f_vmap(inputs, axes):
+        calls.append(axes)
+        (x,), (ax,) = inputs, axes
+        return mx.cos(x), ax  # a different function: shows the rule is used
+
+    x = _arr(seeded_rng("vmap", "custom"), 3, 4)
+    got = mx.vmap(f, in_axes=1)(x)
+    assert calls == [(1,)]
+    np.testing.assert_allclose(np.array(got), np.cos(np.array(x)).T, rtol=1e-12)
+    # without a rule the function itself is mapped, and its custom vjp still applies under vmap
+    g = mx.custom_function(lambda a: a * a)
+    g.vjp(lambda primals, cot, out: (cot * 10.0,))
+    got = mx.vmap(mx.grad(lambda a: mx.sum(g(a))))(x)
+    np.testing.assert_array_equal(np.array(got), np.full((3, 4), 10.0))
+    np.testing.assert_allclose(np.array(mx.vmap(g)(x)), np.array(x) ** 2, rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- errors
+@pytest.mark.nuvec_only  # messages and paths are nuvec's
+@pytest.mark.parametrize("call,match", [
+    (lambda f, x: mx.vmap(f, in_axes=(0, 0))(x), r"do not match the tree at the top level"),
+    (lambda f, x: mx.vmap(lambda a: a["w"], in_axes=({"v": 0},))({"w": x}), r"do not match the tree at '0'"),
+    (lambda f, x: mx.vmap(lambda a: a[1], in_axes=([None, 3],))([x, x]), r"out of range .* at '0.1'"),
+    (lambda f, x: mx.vmap(lambda a, b: a + b["k"][0])(x, {"k": [x[:2]]}), r"'0' has 3, '1.k.0' has 2"),
+    (lambda f, x: mx.vmap(f, in_axes=None)(x), r"maps over no argument"),
+    (lambda f, x: mx.vmap(lambda a, s: a * s)(x, 2.0), r"argument at '1' is a float"),
+    (lambda f, x: mx.vmap(f, out_axes=(0, 1))(x), r"out_axes do not match"),
+    (lambda f, x: mx.vmap(f, out_axes=None)(x), r"out_axes is None .* differs"),
+    (lambda f, x: mx.vmap(f, out_axes=3)(x), r"out_axes 3 is out of range"),
+    (lambda f, x: mx.vmap(lambda a: mx.sum(a).item())(x), r"cannot be read inside the vmapped function"),
+])
+def test_bad_input_raises_a_clear_error(call, match):
+    x = mx.ones((3, 4))
+    with pytest.raises((ValueError, IndexError, RuntimeError), match=match):
+        out = call(lambda a: a * 2, x)
+        mx.eval(out)
+
