@@ -15,6 +15,7 @@ from test_grad_registry import REGISTRY, Case, _public_callables
 
 F64 = mx.float64
 BATCH = 3
+TOL = 1e-5 if IS_MLX else 1e-10  # MLX computes some float64 ops in float32
 
 
 def _i32(x):
@@ -235,15 +236,15 @@ def test_grad_of_vmap_and_jvp_through_vmap():
     looped = lambda p: sum(_mlp_loss(p, x[i], y[i]) for i in range(x.shape[0]))  # noqa: E731
     g, want = mx.grad(batched)(params), mx.grad(looped)(params)
     for k in params:
-        np.testing.assert_allclose(np.array(g[k]), np.array(want[k]), rtol=1e-10, atol=1e-12, err_msg=k)
+        np.testing.assert_allclose(np.array(g[k]), np.array(want[k]), rtol=TOL, atol=1e-12, err_msg=k)
     t = _arr(seeded_rng("vmap", "tangent"), 7, 6)
     f = lambda a: mx.vmap(lambda r: mx.sin(r) * mx.sum(r))(a)  # noqa: E731
     _, (tan,) = mx.jvp(f, [x], [t])
     _, (want_t,) = mx.jvp(lambda a: mx.sin(a) * mx.sum(a, axis=1, keepdims=True), [x], [t])
-    np.testing.assert_allclose(np.array(tan), np.array(want_t), rtol=1e-12)
+    np.testing.assert_allclose(np.array(tan), np.array(want_t), rtol=TOL)
     # vmap of jvp: per-example directional derivatives
     got = mx.vmap(lambda a, b: mx.jvp(lambda r: mx.exp(r) * r, [a], [b])[1][0])(x, t)
-    np.testing.assert_allclose(np.array(got), np.exp(np.array(x)) * (1 + np.array(x)) * np.array(t), rtol=1e-12)
+    np.testing.assert_allclose(np.array(got), np.exp(np.array(x)) * (1 + np.array(x)) * np.array(t), rtol=TOL)
 
 
 # ----------------------------------------------------------------------------- updates
@@ -334,3 +335,29 @@ def test_bad_input_raises_a_clear_error(call, match):
         out = call(lambda a: a * 2, x)
         mx.eval(out)
 
+
+
+# ----------------------------------------------------------------------------- against MLX
+_MLX_FUNS = {
+    "elementwise": (lambda m: lambda a, b: m.sin(a) * b + m.exp(b), (0, 1)),
+    "reduce": (lambda m: lambda a, b: m.sum(a, axis=0) + m.max(b, axis=-1, keepdims=True), (1, None)),
+    "matmul": (lambda m: lambda a, b: a @ b.T, (0, None)),
+    "softmax": (lambda m: lambda a, b: m.softmax(a + b, axis=-1), (-1, 0)),
+    "layout": (lambda m: lambda a, b: m.reshape(m.outer(a, b), (-1,))[2:7] * b[0], (1, 0)),
+    "gather": (lambda m: lambda a, b: a[m.array([3, 0, 3])] + m.take(b, m.array([1, 2]), axis=0).sum(), (0, 0)),
+    "per_example_grad": (lambda m: m.grad(lambda a, b: m.sum(m.tanh(a @ b.T))), (0, None)),
+}
+
+
+@pytest.mark.parametrize("name", list(_MLX_FUNS))
+def test_same_as_mlx(name):
+    if IS_MLX:
+        pytest.skip("compares nuvec with MLX")
+    mlx = pytest.importorskip("mlx.core")
+    make, in_axes = _MLX_FUNS[name]
+    rng = seeded_rng("vmap-mlx", name)
+    a, b = rng.standard_normal((4, 4)).astype(np.float32), rng.standard_normal((4, 4)).astype(np.float32)
+    got = np.array(mx.vmap(make(mx), in_axes=in_axes)(mx.array(a), mx.array(b)))
+    want = np.array(mlx.vmap(make(mlx), in_axes=in_axes)(mlx.array(a), mlx.array(b)))
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
