@@ -1,11 +1,13 @@
 """Reduction speed against the machine's bandwidth and the peers, in one run.
 
-    python bench/reduce.py [--threads 2]
+    python bench/reduce.py [--threads 2] [--rounds 3]
 Prints, per workload, GB/s (the minimum bytes the op must move) for nuvec, NumPy, PyTorch
-(at --threads threads) and MLX where installed, and nuvec's share of the measured bandwidth
-(a NumPy copy of 64 MB, read + write). Medians of repeated runs; no assertion."""
+(at --threads threads) and MLX where installed, and nuvec's share of the machine's bandwidth
+(NumPy copies of 64 MB on two threads, read + write, as bench/foundation.py). Each figure is
+the median over rounds of medians of repeated runs (the machine is shared); no assertion."""
 import argparse
 import statistics
+import threading
 import time
 
 import numpy as np
@@ -47,6 +49,7 @@ def peers(threads):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     mx.set_num_threads(args.threads)
     rng = np.random.default_rng(0)
@@ -57,8 +60,15 @@ def main():
 
     src = rng.standard_normal(16 * 2**20, dtype=np.float32)
     dst = np.empty_like(src)
-    bw = 2 * src.nbytes / median_time(lambda: np.copyto(dst, src)) / 1e9
-    print(f"machine bandwidth (NumPy copy of 64 MB, read + write): {bw:5.1f} GB/s   threads: {args.threads}")
+    half = src.size // 2
+    halves = [(dst[:half], src[:half]), (dst[half:], src[half:])]
+
+    def copy_on_two_threads():
+        threads = [threading.Thread(target=np.copyto, args=h) for h in halves]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
 
     def np_softmax(a):
         e = np.exp(a - a.max(axis=-1, keepdims=True))
@@ -80,14 +90,26 @@ def main():
     ]
     T = libs["torch"].from_numpy(x) if "torch" in libs else None
     M = libs["mlx"].array(x) if "mlx" in libs else None
+    impls = {"nuvec": lambda row: row[2], "numpy": lambda row: row[3],
+             "torch": lambda row: (lambda: row[4](libs["torch"], T)) if T is not None else None,
+             "mlx": lambda row: (lambda: row[5](libs["mlx"], M)) if M is not None else None}
+    rates = {(row[0], k): [] for row in rows for k in impls}
+    bws = []
+    for _ in range(args.rounds):
+        bws.append(2 * src.nbytes / median_time(copy_on_two_threads) / 1e9)
+        for row in rows:
+            for k, get in impls.items():
+                f = get(row)
+                if f is not None:
+                    rates[(row[0], k)].append(row[1] / median_time(f) / 1e9)
+    bw = statistics.median(bws)
+    print(f"machine bandwidth (NumPy copy of 64 MB on 2 threads, read + write): {bw:5.1f} GB/s"
+          f"   nuvec threads: {args.threads}")
     print(f"{'workload':<18} {'nuvec':>7} {'numpy':>7} {'torch':>7} {'mlx':>7}  GB/s   nuvec/bandwidth")
-    for name, nbytes, f_nv, f_np, f_t, f_m in rows:
-        def rate(f):
-            return f"{nbytes / median_time(f) / 1e9:7.1f}" if f else f"{'-':>7}"
-        nv = nbytes / median_time(f_nv) / 1e9
-        cols = [f"{nv:7.1f}", rate(f_np), rate((lambda: f_t(libs['torch'], T)) if T is not None else None),
-                rate((lambda: f_m(libs['mlx'], M)) if M is not None else None)]
-        print(f"{name:<18} {' '.join(cols)}         {nv / bw:4.0%}")
+    for row in rows:
+        med = {k: statistics.median(rates[(row[0], k)]) if rates[(row[0], k)] else None for k in impls}
+        cols = " ".join(f"{med[k]:7.1f}" if med[k] is not None else f"{'-':>7}" for k in impls)
+        print(f"{row[0]:<18} {cols}         {med['nuvec'] / bw:4.0%}")
 
 
 if __name__ == "__main__":

@@ -91,10 +91,10 @@ def test_reductions_same_bits_after_set_num_threads():
     before = mx.get_num_threads()
     try:
         results = {}
-        for n in (1, 2, 4):
+        for n in (1, 2, 3, 4):
             mx.set_num_threads(n)
             results[n] = [hashlib.sha256(run_case(c)).hexdigest() for c in REDUCTION_CASES]
-        for n in (2, 4):
+        for n in (2, 3, 4):
             for case, a, b in zip(REDUCTION_CASES, results[1], results[n]):
                 assert a == b, f"{case}: 1 and {n} threads differ"
     finally:

@@ -3,6 +3,10 @@ its dtypes, axis sets (None, ints, negative, tuples, empty), keepdims, empty and
 non-contiguous inputs (transposed, stepped, reversed); Hypothesis for shapes and axes; sizes
 that reach the engine's chunked paths; accuracy of float32 sums; errors; MLX side by side."""
 
+import json
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from typing import Callable
 
@@ -470,3 +474,46 @@ def test_softmax_matches_mlx(mlx):
     for axis in (-1, 0, None):
         np.testing.assert_allclose(np.array(mx.softmax(mx.array(x), axis=axis)),
                                    np.array(mlx.softmax(mlx.array(x), axis=axis)), rtol=1e-5, atol=1e-9)
+
+
+# ----------------------------------------------------------------------------- every kernel build
+_ISA_SCRIPT = r"""
+import json, sys
+import numpy as np
+import nuvec as mx
+x = np.random.default_rng(3).uniform(-3, 3, (37, 1037)).astype(np.float32)  # ragged widths
+out = {"isa": mx._core._cpu_isa()}
+for dt in ("float32", "float16", "bfloat16", "int8"):
+    X = mx.array(x * (20 if dt == "int8" else 1), dtype=getattr(mx, dt))
+    for axis in (0, 1, None):
+        for op in ("sum", "max", "min", "prod"):
+            r = getattr(mx, op)(X[:, :5] if op == "prod" else X, axis=axis).astype(mx.float64)
+            out[f"{op}-{dt}-{axis}"] = np.asarray(r).tolist()
+    if dt != "int8":
+        out[f"softmax-{dt}"] = np.asarray(mx.softmax(X, axis=-1).astype(mx.float32)).tolist()
+        out[f"logsumexp-{dt}"] = np.asarray(mx.logsumexp(X, axis=-1).astype(mx.float32)).tolist()
+json.dump(out, sys.stdout)
+"""
+
+
+@pytest.mark.nuvec_only
+@pytest.mark.parametrize("isa", ["portable", "avx2"])
+def test_kernel_builds_agree(isa):
+    """The lower builds (chosen with NUVEC_CPU_ISA) agree with the default one."""
+    runs = {}
+    for which in (isa, None):
+        env = dict(os.environ)
+        env.pop("NUVEC_CPU_ISA", None)
+        if which:
+            env["NUVEC_CPU_ISA"] = which
+        r = subprocess.run([sys.executable, "-c", _ISA_SCRIPT], env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        runs[which] = json.loads(r.stdout)
+    low, default = runs[isa], runs[None]
+    if low["isa"] == default["isa"]:
+        pytest.skip(f"the processor's build is {default['isa']}")
+    for key, ref in default.items():
+        if key == "isa":
+            continue
+        tol = 2e-2 if "bfloat16" in key else 2e-3 if "float16" in key else 2e-5
+        np.testing.assert_allclose(low[key], ref, rtol=tol, atol=tol, err_msg=f"{isa} {key}")

@@ -57,8 +57,6 @@ Array triu(const Array& x, int64_t k, Stream s);
 Array random_bits(const Array& key, const Shape& shape, int width, Stream s);
 // float32 samples of a fused kind (uniform, erfinv, normal): the bits of MLX's chain of ops.
 Array random_float(const Array& key, const Shape& shape, RandomKind kind, Stream s);
-Array argmax_last_axis(const Array& x, Stream s);  // uint32; for categorical
-Array argsort_keys(const Array& keys, Stream s);   // stable, uint32; for permutation
 
 // Layout (views where strides allow).
 Array reshape(const Array& x, Shape shape, Stream s);

@@ -12,10 +12,10 @@ namespace {
 enum GgufType : uint32_t { u8, i8, u16, i16, u32, i32, f32, boolean, string, array, u64, i64, f64 };
 constexpr int kMaxNesting = 8;
 
-std::string read_str(Cursor& c, const char* what) {
+std::string read_str(Cursor& c, const char* what, const std::string& path) {
   uint64_t n = c.read<uint64_t>(what);
   c.need(n, what);
-  return c.read_string(size_t(n), what);
+  return checked_name(path, c.read_string(size_t(n), what), what);
 }
 
 GgufValue read_value(Cursor& c, uint32_t type, const std::string& path, int depth) {
@@ -37,7 +37,7 @@ GgufValue read_value(Cursor& c, uint32_t type, const std::string& path, int dept
       v.v = bool(b), v.dtype = Dtype::bool_;
       break;
     }
-    case string: v.v = read_str(c, "a metadata string"); break;
+    case string: v.v = read_str(c, "a metadata string", path); break;
     case array: {
       if (depth >= kMaxNesting) fail(path, "metadata arrays nest too deeply");
       uint32_t item = c.read<uint32_t>("a metadata array type");
@@ -144,7 +144,7 @@ GgufFile load_gguf(const std::string& path) {
   GgufFile out;
   uint64_t alignment = 32;
   for (uint64_t i = 0; i < n_kv; ++i) {
-    std::string key = read_str(c, "a metadata key");
+    std::string key = read_str(c, "a metadata key", path);
     GgufValue v = read_value(c, c.read<uint32_t>("a metadata type"), path, 0);
     if (key == "general.alignment") {
       auto* a = std::get_if<int64_t>(&v.v);
@@ -162,7 +162,7 @@ GgufFile load_gguf(const std::string& path) {
   std::vector<Info> infos;
   for (uint64_t i = 0; i < n_tensors; ++i) {
     Info t;
-    t.name = read_str(c, "a tensor name");
+    t.name = read_str(c, "a tensor name", path);
     uint32_t nd = c.read<uint32_t>("a tensor's rank");
     if (nd > 8) fail(path, "tensor '" + t.name + "' has rank " + std::to_string(nd));
     for (uint32_t d = 0; d < nd; ++d) {

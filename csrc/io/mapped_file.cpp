@@ -9,7 +9,31 @@
 
 namespace nuvec::io {
 
-void fail(const std::string& path, const std::string& what) { throw OpError("load", path + ": " + what); }
+bool valid_utf8(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    int n = c < 0x80 ? 0 : (c >> 5) == 6 ? 1 : (c >> 4) == 14 ? 2 : (c >> 3) == 30 ? 3 : -1;
+    if (n < 0 || (n > 0 && i + n >= s.size())) return false;
+    for (int k = 1; k <= n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+void fail(const std::string& path, const std::string& what) {
+  // A message quoting a corrupt file's bytes must still be text for Python.
+  std::string text = what;
+  if (!valid_utf8(text))
+    for (char& c : text)
+      if (static_cast<unsigned char>(c) >= 0x80) c = '?';
+  throw OpError("load", path + ": " + text);
+}
+
+const std::string& checked_name(const std::string& path, const std::string& name, const char* what) {
+  if (!valid_utf8(name)) fail(path, std::string(what) + " '" + name + "' is not valid UTF-8");
+  return name;
+}
 
 Bytes map_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

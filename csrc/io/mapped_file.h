@@ -13,6 +13,10 @@ namespace nuvec::io {
 // An error in a file: OpError("load", "<path>: <what>").
 [[noreturn]] void fail(const std::string& path, const std::string& what);
 
+bool valid_utf8(const std::string& s);
+// `name` itself, after failing unless it is valid UTF-8 (names and strings become Python str).
+const std::string& checked_name(const std::string& path, const std::string& name, const char* what);
+
 // A span of bytes kept alive by `owner` (a mapping or a copy).
 struct Bytes {
   const uint8_t* data = nullptr;

@@ -40,12 +40,14 @@ Tensors load_safetensors(const std::string& path) {
   size_t data_start = c.pos(), data_size = file.size - data_start;
   Tensors out;
   for (const auto& [name, t] : h.members) {
+    checked_name(path, name, "tensor name");
     std::string what = "tensor '" + name + "'";
     if (name == "__metadata__") {
+      if (t.type == Json::null) continue;  // MLX writes null when there is none
       if (t.type != Json::object) fail(path, "__metadata__ is not an object");
       for (const auto& [k, v] : t.members) {
         if (v.type != Json::string) fail(path, "__metadata__ value of '" + k + "' is not a string");
-        out.metadata[k] = v.s;
+        out.metadata[checked_name(path, k, "metadata key")] = checked_name(path, v.s, "metadata value");
       }
       continue;
     }

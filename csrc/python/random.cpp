@@ -26,12 +26,6 @@ void init_random(nb::module_& m) {
       },
       nb::arg("key"), nb::arg("shape"), nb::arg("kind"), nb::arg("stream").none() = nb::none(),
       "float32 samples of a fused kind, bit for bit MLX's chain of ops.");
-  m.def(
-      "_argmax_last_axis", [](const Array& x, nb::handle s) { return argmax_last_axis(x, to_stream(s)); },
-      nb::arg("x"), nb::arg("stream").none() = nb::none(), "Index of the first largest element on the last axis.");
-  m.def(
-      "_argsort_keys", [](const Array& k, nb::handle s) { return argsort_keys(k, to_stream(s)); }, nb::arg("keys"),
-      nb::arg("stream").none() = nb::none(), "A stable argsort of a 1-D uint32 array.");
 }
 
 }  // namespace nuvec::python

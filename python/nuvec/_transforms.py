@@ -94,18 +94,22 @@ def value_and_grad(fun, argnums=None, argnames=None):
     """A function returning (fun(...), gradient of fun's scalar output) for the arguments at
     `argnums` (int or tuple) and the keyword arguments named in `argnames`. fun may return
     (loss, aux...): the gradient is of loss and the whole output is returned unchanged."""
+    return _value_and_grad(fun, argnums, argnames, "value_and_grad")
+
+
+def _value_and_grad(fun, argnums, argnames, _name):
     nums, single, names = _normalize_argnums(argnums, argnames)
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
         for i in nums:
             if not -len(args) <= i < len(args):
-                raise ValueError(f"value_and_grad: argnums {i} is out of range for {len(args)} positional arguments")
+                raise ValueError(f"{_name}: argnums {i} is out of range for {len(args)} positional arguments")
         for n in names:
             if n not in kwargs:
-                raise ValueError(f"value_and_grad: argnames '{n}' is not among the keyword arguments")
+                raise ValueError(f"{_name}: argnames '{n}' is not among the keyword arguments")
         targets = [args[i] for i in nums] + [kwargs[n] for n in names]
-        flat = [leaf for _, leaf in _leaves(targets, "value_and_grad")]
+        flat = [leaf for _, leaf in _leaves(targets, _name)]
         result = {}
 
         def flat_fun(xs):
@@ -119,10 +123,10 @@ def value_and_grad(fun, argnums=None, argnames=None):
             result["out"] = out
             loss = out[0] if isinstance(out, (list, tuple)) else out
             if not isinstance(loss, _core.array):
-                raise ValueError(f"value_and_grad: the function must return an array (or a tuple whose first "
+                raise ValueError(f"{_name}: the function must return an array (or a tuple whose first "
                                  f"element is one), not a {type(loss).__name__}")
             if loss.size != 1:
-                raise ValueError(f"value_and_grad: the function's output must be a scalar to take its gradient, "
+                raise ValueError(f"{_name}: the function's output must be a scalar to take its gradient, "
                                  f"got shape {tuple(loss.shape)}")
             return [loss]
 
@@ -139,7 +143,7 @@ def value_and_grad(fun, argnums=None, argnames=None):
 
 def grad(fun, argnums=None, argnames=None):
     """A function returning the gradient of fun's scalar output (see value_and_grad)."""
-    vg = value_and_grad(fun, argnums, argnames)
+    vg = _value_and_grad(fun, argnums, argnames, "grad")
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):

@@ -91,6 +91,14 @@ def save(file, arr):
 
 # --- .npz ---------------------------------------------------------------------------------------
 
+def _align_extra(offset, name_len):
+    """A zip extra field (zipalign's id 0xD935) that puts a stored member's data, and so its
+    64-byte aligned npy data, on a 64-byte boundary of the file: loads can then map it."""
+    fixed = offset + 30 + name_len + 4 + 20  # local header, name, this field's header, zip64 field
+    pad = -fixed % 64
+    return struct.pack("<HH", 0xD935, pad) + b"\0" * pad
+
+
 def _savez(file, args, kwargs, compression, op):
     path = _with_suffix(_path(file, op), "npz")
     arrays = {f"arr_{i}": a for i, a in enumerate(args)}
@@ -105,7 +113,11 @@ def _savez(file, args, kwargs, compression, op):
     def write(f):
         with zipfile.ZipFile(f, "w", compression=compression, allowZip64=True) as z:
             for k, a in arrays.items():
-                with z.open(k + ".npy", "w", force_zip64=True) as m:
+                info = zipfile.ZipInfo(k + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+                info.compress_type = compression
+                if compression == zipfile.ZIP_STORED:
+                    info.extra = _align_extra(f.tell(), len(info.filename.encode()))
+                with z.open(info, "w", force_zip64=True) as m:
                     _write_npy(m, a)
 
     _atomic_write(path, write)

@@ -81,6 +81,14 @@ def _shape(shape, op):
         raise op_error(op, "shape must be an int or a sequence of ints") from None
 
 
+def _broadcasts_to(a, shape):
+    """Whether shape ``a`` broadcasts to exactly ``shape``."""
+    try:
+        return list(_np.broadcast_shapes(tuple(a), tuple(shape))) == list(shape)
+    except ValueError:
+        return False
+
+
 def _check_float(dtype, op, what):
     if not issubdtype(dtype, floating):
         raise op_error(op, f"can only generate {what} with a real floating point dtype, not {dtype}")
@@ -119,7 +127,7 @@ def uniform(low=0, high=1, shape=(), dtype=_core.float32, key=None, stream=None)
     lo = _core.astype(_core.array(low), dtype, stream=stream)
     hi = _core.astype(_core.array(high), dtype, stream=stream)
     span = _core.subtract(hi, lo, stream=stream)
-    if list(_np.broadcast_shapes(tuple(shape), span.shape)) != shape:
+    if not _broadcasts_to(span.shape, shape):
         raise op_error("uniform", f"cannot generate values of shape {tuple(shape)}: low and high "
                       f"broadcast to {span.shape}")
     return _core.add(_core.multiply(span, _unit(shape, dtype, k, stream), stream=stream), lo, stream=stream)
@@ -207,13 +215,13 @@ def categorical(logits, axis=-1, shape=None, num_samples=None, key=None, stream=
         shape = reduced
     else:
         shape = _shape(shape, "categorical")
-        if list(_np.broadcast_shapes(tuple(shape), tuple(reduced))) != shape:
+        if not _broadcasts_to(reduced, shape):
             raise op_error("categorical", f"shape {tuple(shape)} is not compatible with logits of shape "
                           f"{logits.shape} reduced on axis {axis}")
     offset = axis + len(shape) - logits.ndim + 1
     g_shape = shape[:offset] + [logits.shape[axis]] + shape[offset:]
     scores = _core.add(gumbel(g_shape, _core.float32, key, stream), logits, stream=stream)
-    return _core._argmax_last_axis(_core.moveaxis(scores, offset, -1), stream=stream)
+    return _core.argmax(scores, offset, stream=stream)
 
 
 def laplace(shape=(), dtype=_core.float32, loc=0.0, scale=1.0, key=None, stream=None):
@@ -232,11 +240,11 @@ def laplace(shape=(), dtype=_core.float32, loc=0.0, scale=1.0, key=None, stream=
 def permutation(x, axis=0, key=None, stream=None):
     """A random permutation of ``arange(x)`` (uint32) or of an array's entries along ``axis``."""
     if isinstance(x, int):
-        return _core._argsort_keys(bits((x,), 4, key, stream), stream=stream)
+        return _core.argsort(bits((x,), 4, key, stream), stream=stream)
     x = _core.array(x)
     if not -x.ndim <= axis < x.ndim:
         raise op_error("permutation", f"axis {axis} is out of bounds for {x.ndim} dimensions", index=True)
-    order = _core._argsort_keys(bits((x.shape[axis],), 4, key, stream), stream=stream)
+    order = _core.argsort(bits((x.shape[axis],), 4, key, stream), stream=stream)
     return _core.take(x, order, axis, stream=stream)
 
 

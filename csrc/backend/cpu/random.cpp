@@ -1,9 +1,5 @@
 // Random primitives on the CPU: the Threefry stream split over threads by counter range (each
 // word depends only on the key and its counter, so results never depend on the thread count).
-#include <algorithm>
-#include <numeric>
-
-#include "backend/cpu/ctypes.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/random_kernels.h"
 #include "core/threads.h"
@@ -52,40 +48,6 @@ void RandomBits::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out)
     fill(kind, k0, k1, uint32_t(b), uint32_t(b + h), e - b, w + b, w + b + h);
   });
   if (words % 2) fill(kind, k0, k1, uint32_t(pairs), 0, 1, w + pairs, nullptr);
-}
-
-void ArgmaxLastAxis::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
-  const Array& x = in[0];
-  Array& o = out[0];
-  o.allocate_contiguous();
-  int64_t n = x.shape(-1), rows = o.size();
-  uint32_t* idx = o.data<uint32_t>();
-  cpu::for_each_dtype([&](auto d) {
-    using T = cpu::ctype_t<d.value>;
-    if (d.value != x.dtype() || !is_floating(d.value)) return;
-    const T* p = x.data<T>();
-    parallel_for(rows, std::max<int64_t>(1, (1 << 14) / n), [&](int64_t b, int64_t e) {
-      for (int64_t r = b; r < e; ++r) {
-        const T* row = p + r * n;
-        double best = cpu::convert<double>(row[0]);
-        int64_t at = 0;
-        for (int64_t j = 1; j < n; ++j) {
-          double v = cpu::convert<double>(row[j]);
-          if (v > best || (std::isnan(v) && !std::isnan(best))) best = v, at = j;  // NaN wins, as max
-        }
-        idx[r] = uint32_t(at);
-      }
-    });
-  });
-}
-
-void ArgsortKeys::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
-  const uint32_t* k = in[0].data<uint32_t>();
-  Array& o = out[0];
-  o.allocate_contiguous();
-  uint32_t* idx = o.data<uint32_t>();
-  std::iota(idx, idx + o.size(), 0u);
-  std::stable_sort(idx, idx + o.size(), [&](uint32_t a, uint32_t b) { return k[a] < k[b]; });
 }
 
 }  // namespace nuvec

@@ -42,6 +42,7 @@ constexpr int64_t kTargetTasks = 16;             // pieces a column reduction is
 constexpr int64_t kMinChunkRows = 256;           // rows of one piece when rows are cut
 constexpr int64_t kTaskElements = int64_t(1) << 14;  // elements grouped into one row task
 constexpr int64_t kSerialBelow = int64_t(1) << 15;   // total elements computed on the caller alone
+constexpr size_t kStreamAbove = size_t(8) << 20;     // output bytes written around the caches
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -260,7 +261,8 @@ void Softmax::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
   const char* src = x.data_bytes();
   char* dst = y.data_bytes();
   size_t isz = x.itemsize();
-  cpu::for_rows(x, [&](int64_t r, int64_t n) { kernel(src + r * n * isz, dst + r * n * isz, n); });
+  bool stream = y.nbytes() > cpu::kStreamAbove;
+  cpu::for_rows(x, [&](int64_t r, int64_t n) { kernel(src + r * n * isz, dst + r * n * isz, n, stream); });
 }
 
 void LogSumExp::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {

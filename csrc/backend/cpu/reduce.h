@@ -28,8 +28,9 @@ struct ReduceKernel {
 
 struct ReduceTable {
   ReduceKernel reduce[kReduceOps][kNumDtypes] = {};
-  // Rows of n elements of a floating dtype (half types computed in float32).
-  void (*softmax[kNumDtypes])(const void* in, void* out, int64_t n) = {};
+  // Rows of n elements of a float32 or half dtype (computed in float32). `stream` asks that
+  // the output bypass the caches (for outputs larger than they are; the values are the same).
+  void (*softmax[kNumDtypes])(const void* in, void* out, int64_t n, bool stream) = {};
   void (*logsumexp[kNumDtypes])(const void* in, int64_t n, void* out) = {};
 };
 

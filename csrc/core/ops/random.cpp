@@ -1,5 +1,5 @@
-// Random ops: the bit stream of a key and the index kernels the samplers build on. The samplers
-// themselves are compositions of ops (python/nuvec/random.py), as MLX's are.
+// Random ops: the bit stream of a key. The samplers are compositions of ops
+// (python/nuvec/random.py), as MLX's are.
 #include <string>
 
 #include "core/ops.h"
@@ -33,18 +33,6 @@ Array random_float(const Array& key, const Shape& shape, RandomKind kind, Stream
   check_shape(shape, op);
   if (kind == RandomKind::bits) throw OpError(op, "bits are not a float kind");
   return Array::lazy(shape, Dtype::float32, std::make_shared<RandomBits>(kind, 4), {key}, s);
-}
-
-Array argmax_last_axis(const Array& x, Stream s) {
-  if (x.ndim() < 1 || x.shape(-1) == 0) throw OpError("argmax", "needs a non-empty last axis");
-  if (!is_floating(x.dtype())) throw OpError("argmax", std::string("unsupported dtype ") + name_of(x.dtype()));
-  Shape out(x.shape().begin(), x.shape().end() - 1);
-  return Array::lazy(out, Dtype::uint32, std::make_shared<ArgmaxLastAxis>(), {contiguous(x, s)}, s);
-}
-
-Array argsort_keys(const Array& keys, Stream s) {
-  if (keys.ndim() != 1 || keys.dtype() != Dtype::uint32) throw OpError("argsort", "expects a 1-D uint32 array");
-  return Array::lazy(keys.shape(), Dtype::uint32, std::make_shared<ArgsortKeys>(), {contiguous(keys, s)}, s);
 }
 
 }  // namespace nuvec

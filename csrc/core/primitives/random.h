@@ -1,5 +1,4 @@
-// Random numbers: MLX's counter-based stream of Threefry-2x32 bits for a key, and the two small
-// index kernels the samplers need before the sort and reduction families exist.
+// Random numbers: MLX's counter-based stream of Threefry-2x32 bits for a key.
 #pragma once
 #include "core/primitive.h"
 
@@ -27,25 +26,6 @@ class RandomBits : public Primitive {
  private:
   RandomKind kind_;
   int width_;
-};
-
-// The index of the first largest element along the last axis (uint32, MLX's argmax dtype).
-// Kept here for categorical's Gumbel-max until the reduction family has argmax.
-class ArgmaxLastAxis : public Primitive {
- public:
-  const char* name() const override { return "argmax"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
-  NUVEC_VMAP_RULE
-  bool is_equivalent(const Primitive& other) const override { return dynamic_cast<const ArgmaxLastAxis*>(&other); }
-};
-
-// A stable argsort of a 1-D uint32 array (uint32 indices), for permutation until sort exists.
-class ArgsortKeys : public Primitive {
- public:
-  const char* name() const override { return "argsort"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
-  NUVEC_VMAP_RULE
-  bool is_equivalent(const Primitive& other) const override { return dynamic_cast<const ArgsortKeys*>(&other); }
 };
 
 }  // namespace nuvec

@@ -1,6 +1,5 @@
-// vmap rules of the random primitives. A batch of keys draws each key's stream: the kernel reads
+// vmap rule of the random bits. A batch of keys draws each key's stream: the kernel reads
 // one key, so the rule records one draw per key and stacks them (one graph, no Python loop).
-#include "core/ops_sort_scan.h"
 #include "core/primitives/random.h"
 #include "core/primitives/vmap_util.h"
 
@@ -20,19 +19,6 @@ Result RandomBits::vmap(const std::vector<Array>& inputs, const std::vector<int>
     draws.push_back(remake(*this, out.shape(), out, {key}));
   }
   return {{stack(draws, 0, s)}, {0}};
-}
-
-Result ArgmaxLastAxis::vmap(const std::vector<Array>& inputs, const std::vector<int>& axes, const std::vector<Array>&) {
-  const Array& x = inputs[0];
-  int b = axes[0];
-  // The batch axis must not be the row the kernel reduces.
-  if (b == x.ndim() - 1) return {{argmax_last_axis(to_front(x, b), x.stream())}, {0}};
-  return {{argmax_last_axis(x, x.stream())}, {b}};
-}
-
-Result ArgsortKeys::vmap(const std::vector<Array>& inputs, const std::vector<int>& axes, const std::vector<Array>&) {
-  // For uint32 keys, sort's stable argsort is the same permutation.
-  return {{argsort(to_front(inputs[0], axes[0]), 1, inputs[0].stream())}, {0}};
 }
 
 }  // namespace nuvec

@@ -25,10 +25,14 @@ template <class A>
 constexpr int kLanes = kVecBytes / int(sizeof(A));
 template <class A>
 using VecA = typename VecN<A, kLanes<A>>::type;
-
-// How far ahead a single streaming read asks for memory: one stream per core does not keep
-// enough loads in flight by itself.
-constexpr int64_t kPrefetchBytes = 4096;
+template <bool Vectorised, class A>
+struct PartOf {
+  using type = A;
+};
+template <class A>
+struct PartOf<true, A> {
+  using type = VecA<A>;
+};
 
 template <class V>
 V load_raw(const void* p) {
@@ -159,19 +163,20 @@ struct Kernels : Rule<op, D> {
   static constexpr int64_t kLeaf = R::vec ? 8 * kStep : 128;  // largest run reduced without splitting
   static constexpr int64_t kRowLeaf = 64;                     // rows reduced without splitting
 
-  // Up to kLeaf elements with four vector accumulators (eight scalar ones).
-  static A leaf(const T* p, int64_t n) {
+  // A partial result: one accumulator per lane (joined across lanes once, at the end).
+  using Part = typename PartOf<R::vec, A>::type;
+
+  // Up to kLeaf elements (a multiple of L when vectorised) with four vector accumulators
+  // (eight scalar ones).
+  static Part leaf(const T* p, int64_t n) {
     int64_t i = 0;
-    A r;
     if constexpr (R::vec) {
       VecA<A> acc[4];
       for (auto& a : acc) a = VecA<A>{} + R::identity();
-      for (; i + kStep <= n; i += kStep) {
-        for (int k = 0; k < 4; ++k) __builtin_prefetch(reinterpret_cast<const char*>(p + i) + kPrefetchBytes + 64 * k);
+      for (; i + kStep <= n; i += kStep)
         for (int k = 0; k < 4; ++k) acc[k] = R::combine(acc[k], load_as<A>(p + i + k * L));
-      }
-      for (; i + L <= n; i += L) acc[0] = R::combine(acc[0], load_as<A>(p + i));
-      r = R::horizontal(R::combine(R::combine(acc[0], acc[1]), R::combine(acc[2], acc[3])));
+      for (; i < n; i += L) acc[0] = R::combine(acc[0], load_as<A>(p + i));
+      return R::combine(R::combine(acc[0], acc[1]), R::combine(acc[2], acc[3]));
     } else {
       A acc[8];
       for (auto& a : acc) a = R::identity();
@@ -179,17 +184,28 @@ struct Kernels : Rule<op, D> {
         for (int k = 0; k < 8; ++k) acc[k] = R::combine(acc[k], R::lift(p[i + k]));
       for (int w = 4; w >= 1; w /= 2)
         for (int k = 0; k < w; ++k) acc[k] = R::combine(acc[k], acc[k + w]);
-      r = acc[0];
+      for (; i < n; ++i) acc[0] = R::combine(acc[0], R::lift(p[i]));
+      return acc[0];
     }
-    for (; i < n; ++i) r = R::combine(r, R::lift(p[i]));
-    return r;
   }
 
-  static A pairwise(const T* p, int64_t n) {
+  static Part tree(const T* p, int64_t n) {
     if (n <= kLeaf) return leaf(p, n);
     int64_t h = n / 2;
     h -= h % kStep;
-    return R::combine(pairwise(p, h), pairwise(p + h, n - h));
+    return R::combine(tree(p, h), tree(p + h, n - h));
+  }
+
+  // Pairwise over whole vectors; the last n % L elements are added at the end.
+  static A pairwise(const T* p, int64_t n) {
+    if constexpr (R::vec) {
+      int64_t m = n - n % L;
+      A r = R::horizontal(tree(p, m));
+      for (int64_t i = m; i < n; ++i) r = R::combine(r, R::lift(p[i]));
+      return r;
+    } else {
+      return tree(p, n);
+    }
   }
 
   // out[j] op= x[j] over one row, or over four rows joined pairwise first.
@@ -290,15 +306,17 @@ struct Rows {
     return r;
   }
 
-  // Σ exp(x - m), pairwise over blocks; stores each exp in e when given.
-  static float exp_sum(const T* x, int64_t n, float m, float* e) {
+  // Σ exp(x - m), pairwise over blocks; stores each exp in e when given. `ahead` > 0 asks for
+  // the memory that many bytes further on (the next row) while exp keeps the core busy.
+  static float exp_sum(const T* x, int64_t n, float m, float* e, int64_t ahead) {
     if (n > kLeaf) {
       int64_t h = std::max(kLeaf, n / 2 - n / 2 % kLeaf);
-      return exp_sum(x, h, m, e) + exp_sum(x + h, n - h, m, e ? e + h : nullptr);
+      return exp_sum(x, h, m, e, ahead) + exp_sum(x + h, n - h, m, e ? e + h : nullptr, ahead);
     }
     VecF acc[2] = {VecF{}, VecF{}};
     int64_t i = 0;
     for (; i + L <= n; i += L) {
+      if (ahead) __builtin_prefetch(reinterpret_cast<const char*>(x + i) + ahead);
       VecF v = vexp(load_as<float>(x + i) - m);
       if (e) store(e + i, v);
       acc[(i / L) & 1] += v;
@@ -315,10 +333,27 @@ struct Rows {
     return v[0];
   }
 
-  // o = f(x) for vectors of floats; the tail through a padded vector.
+  // o = f(x) for vectors of floats; the tail through a padded vector. With `stream`, float32
+  // vectors go around the caches (o must be aligned): a large output would only evict what is
+  // still to be read, and the lines need not be read before being written.
   template <class S, class F>
-  static void write(const S* x, T* o, int64_t n, F f) {
+  static void write(const S* x, T* o, int64_t n, bool stream, F f) {
     int64_t i = 0;
+#if defined(__AVX512F__) || defined(__AVX2__)
+    if constexpr (std::is_same_v<T, float>) {
+      if (stream) {
+        for (; i + L <= n; i += L) {
+          VecF v = f(load_as<float>(x + i));
+#if defined(__AVX512F__)
+          _mm512_stream_ps(o + i, (__m512)v);
+#else
+          _mm256_stream_ps(o + i, (__m256)v);
+#endif
+        }
+        _mm_sfence();
+      }
+    }
+#endif
     for (; i + L <= n; i += L) store_from(o + i, f(load_as<float>(x + i)));
     if (i < n) {
       T t[L];
@@ -329,19 +364,21 @@ struct Rows {
     }
   }
 
-  static void softmax(const void* in, void* out, int64_t n) {
+  static void softmax(const void* in, void* out, int64_t n, bool stream) {
     const T* x = static_cast<const T*>(in);
     T* o = static_cast<T*>(out);
+    stream = stream && reinterpret_cast<uintptr_t>(o) % kVecBytes == 0;
     float m = max(x, n);
     if (n <= kCached) {
-      // The row's exps are kept (in cache), so exp runs once per element.
+      // The row's exps are kept (in cache), so exp runs once per element. Rows lie back to back:
+      // the next one is fetched while this one's exps are computed.
       thread_local std::vector<float> scratch;
       if (int64_t(scratch.size()) < n) scratch.resize(size_t(n));
-      float inv = 1.0f / exp_sum(x, n, m, scratch.data());
-      write(scratch.data(), o, n, [inv](VecF v) { return v * inv; });
+      float inv = 1.0f / exp_sum(x, n, m, scratch.data(), n * int64_t(sizeof(T)));
+      write(scratch.data(), o, n, stream, [inv](VecF v) { return v * inv; });
     } else {
-      float inv = 1.0f / exp_sum(x, n, m, nullptr);
-      write(x, o, n, [inv, m](VecF v) { return vexp(v - m) * inv; });
+      float inv = 1.0f / exp_sum(x, n, m, nullptr, 0);
+      write(x, o, n, stream, [inv, m](VecF v) { return vexp(v - m) * inv; });
     }
   }
 
@@ -350,7 +387,7 @@ struct Rows {
     float m = max(x, n);
     // An infinite max is replaced by 0: exp then gives the right infinity (or 0) and NaNs pass.
     float ms = std::isfinite(m) ? m : 0.0f;
-    float r = ms + std::log(exp_sum(x, n, ms, nullptr));
+    float r = ms + std::log(exp_sum(x, n, ms, nullptr, n <= kCached ? n * int64_t(sizeof(T)) : 0));  // see softmax
     *static_cast<T*>(out) = convert<T>(r);
   }
 };
