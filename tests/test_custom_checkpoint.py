@@ -151,9 +151,6 @@ def test_jvp_override_receives_primals_and_tangents():
     _close(t, X * [1.0, 2.0, 3.0] + Y * Y)
 
 
-@pytest.mark.xfail(not IS_MLX, strict=True,
-                   reason="nuvec bug: a one-input custom_function's vjp/jvp rules get a 1-tuple of "
-                          "primals (and tangents); MLX passes the array itself")
 def test_one_input_rules_receive_the_arrays_themselves():
     @mx.custom_function
     def f(x):
@@ -250,10 +247,6 @@ def test_several_inputs_and_outputs():
     _close(gy, np.full(3, 3.0))
 
 
-@pytest.mark.xfail(not IS_MLX, strict=True,
-                   reason="nuvec bug: the outputs of a multi-output custom_function reached by separate "
-                          "paths lose all but one cotangent (or raise 'an output of this multi-output op "
-                          "was dropped' when one is unused)")
 def test_several_outputs_used_separately():
     f = mx.custom_function(lambda u: (u * 2, mx.sin(u)))
     x = _f32(X)

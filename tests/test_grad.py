@@ -269,8 +269,6 @@ def test_negative_argnums():
     _close(g[1], 6 * np.array(_B) + np.array(_A) * np.array(_C))
 
 
-@pytest.mark.xfail(not IS_MLX, strict=True,
-                   reason="nuvec bug: argnums=(0,) returns a 1-tuple; MLX returns the gradient itself")
 def test_argnums_one_element_tuple_returns_the_gradient_as_mlx():
     a, b, c = _f32(_A), _f32(_B), _f32(_C)
     g = mx.grad(_f3, argnums=(1,))(a, b, c)
@@ -363,8 +361,6 @@ def test_non_array_leaf_error_names_the_path():
 
 
 @pytest.mark.nuvec_only  # MLX's message does not name the leaf
-@pytest.mark.xfail(strict=True, reason="nuvec bug: the path starts with the index among the "
-                                       "differentiated arguments, not the argument's position or name")
 def test_non_array_leaf_error_names_the_argument():
     x = _f32([1.0, 2.0])
     with pytest.raises(ValueError) as e:
@@ -452,8 +448,6 @@ def test_argnums_and_argnames_out_of_range_raise():
         mx.grad(lambda a, b=None: (a * b).sum(), argnames="c")(x, b=x)
 
 
-@pytest.mark.xfail(not IS_MLX, strict=True,
-                   reason="nuvec bug: grad(f, argnums=()) returns None instead of raising as MLX")
 def test_grad_with_respect_to_nothing_raises():
     with pytest.raises(ValueError):
         mx.grad(lambda a: a.sum(), argnums=())(_f32([1.0]))
@@ -679,9 +673,6 @@ def _eval_inside(kind):
     print("ok", kind)
 
 
-@pytest.mark.xfail(not IS_MLX, strict=True,
-                   reason="nuvec bug: evaluating an intermediate inside grad gives wrong gradients "
-                          "and can corrupt the heap (malloc abort)")
 @pytest.mark.parametrize("kind", ["eval", "print", "item", "numpy", "aux"])
 def test_evaluating_inside_the_differentiated_function(kind):
     out = _run_isolated(f"t._eval_inside({kind!r})")

@@ -47,8 +47,6 @@ std::pair<std::vector<Array>, std::vector<Array>> vjp(const ArrayFn& fun, const 
   std::unordered_set<Node*> leaves;
   for (const Array& t : tracers) leaves.insert(t.node());
   std::vector<Node*> order = traced_order(outputs, leaves, level.bit());
-  for (Node* n : order) level.touch(n);
-  for (const Array& t : tracers) level.touch(t.node());
 
   Stream s = default_stream(default_device());
   Handles handles;
@@ -64,10 +62,17 @@ std::pair<std::vector<Array>, std::vector<Array>> vjp(const ArrayFn& fun, const 
     handles.add(outputs[i]);
   }
   for (Node* n : order) handles.add_inputs(n);
+  for (Node* n : order) level.touch(handles.map.at(n).node_ptr());
+  for (const Array& t : tracers) level.touch(t.node_ptr());
+  // A multi-output primitive runs once, at its output that comes first in the order: by then
+  // every user of every output has passed its cotangent on.
+  std::unordered_map<Primitive*, size_t> first_at;
+  for (size_t i = 0; i < order.size(); ++i)
+    if (order[i]->primitive) first_at.emplace(order[i]->primitive.get(), i);
   std::unordered_set<Primitive*> done;
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    Node* n = *it;
-    if (!n->primitive || !done.insert(n->primitive.get()).second) continue;
+  for (size_t i = order.size(); i-- > 0;) {
+    Node* n = order[i];
+    if (!n->primitive || first_at.at(n->primitive.get()) != i || !done.insert(n->primitive.get()).second) continue;
     std::vector<Array> outs = outputs_of(n, handles.map.at(n).node_ptr());
     std::vector<Array> cots;
     bool any = false;
@@ -109,8 +114,6 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp(const ArrayFn& fun, const 
   std::unordered_set<Node*> leaves;
   for (const Array& t : tracers) leaves.insert(t.node());
   std::vector<Node*> order = traced_order(outputs, leaves, level.bit());
-  for (Node* n : order) level.touch(n);
-  for (const Array& t : tracers) level.touch(t.node());
 
   Stream s = default_stream(default_device());
   std::unordered_map<Node*, Array> tan;
@@ -118,6 +121,8 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp(const ArrayFn& fun, const 
   Handles handles;
   for (const Array& o : outputs) handles.add(o);
   for (Node* n : order) handles.add_inputs(n);
+  for (Node* n : order) level.touch(handles.map.at(n).node_ptr());
+  for (const Array& t : tracers) level.touch(t.node_ptr());
   std::unordered_set<Primitive*> done;
   for (Node* n : order) {
     if (!n->primitive || !done.insert(n->primitive.get()).second) continue;

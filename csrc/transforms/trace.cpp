@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "core/ops.h"
 #include "core/primitive.h"
 
 namespace nuvec {
@@ -16,7 +17,7 @@ TraceLevel::TraceLevel(const char* transform) {
 
 TraceLevel::~TraceLevel() {
   --t_depth;
-  for (Node* n : touched_) {
+  for (auto& n : touched_) {
     n->traced &= ~bit_;
     if (!n->traced && n->evaluated.load()) {
       // Evaluated while traced: release its inputs now, as evaluation would have.
@@ -58,10 +59,14 @@ std::vector<Array> outputs_of(Node* n, const std::shared_ptr<Node>& self) {
     outs.emplace_back(self);
     return outs;
   }
-  for (auto& w : n->siblings) {
-    auto sib = w.lock();
-    if (!sib) throw OpError(n->primitive->name(), "an output of this multi-output op was dropped during a transform");
-    outs.emplace_back(sib);
+  for (size_t i = 0; i < n->siblings.size(); ++i) {
+    if (auto sib = n->siblings[i].lock()) {
+      outs.emplace_back(sib);
+    } else {
+      // An output nobody kept: it gets no cotangent; zeros stand in with its shape and dtype.
+      auto& [shape, dtype] = (*n->sibling_specs)[i];
+      outs.push_back(full(shape, scalar_array(int64_t(0), dtype), std::nullopt, n->stream));
+    }
   }
   return outs;
 }

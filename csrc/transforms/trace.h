@@ -18,18 +18,18 @@ class TraceLevel {
   TraceLevel(const TraceLevel&) = delete;
   TraceLevel& operator=(const TraceLevel&) = delete;
   uint32_t bit() const { return bit_; }
-  void touch(Node* n) { touched_.push_back(n); }
+  void touch(const std::shared_ptr<Node>& n) { touched_.push_back(n); }
 
  private:
   uint32_t bit_;
-  std::vector<Node*> touched_;
+  std::vector<std::shared_ptr<Node>> touched_;  // held, so clearing never meets a freed node
 };
 
 // Nodes between the leaves and the outputs that depend on this level, inputs first.
 std::vector<Node*> traced_order(const std::vector<Array>& outputs, const std::unordered_set<Node*>& leaves,
                                 uint32_t bit);
 
-// The outputs of n's primitive (n alone, or its siblings).
+// The outputs of n's primitive (n alone, or its siblings; zeros stand in for a dropped one).
 std::vector<Array> outputs_of(Node* n, const std::shared_ptr<Node>& self);
 
 // A shared handle for a node reachable from `outputs` (found through its users' inputs).

@@ -89,18 +89,17 @@ std::pair<std::vector<Array>, std::vector<int>> vmap(const ArrayFn& fun, const s
     one.erase(one.begin() + axes[i]);
     Array p = Array::lazy(one, inputs[i].dtype(), std::make_shared<VmapPlaceholder>(), {}, s);
     p.node()->traced |= level.bit();
-    level.touch(p.node());
+    level.touch(p.node_ptr());
     leaves.insert(p.node());
     batched.emplace(p.node(), Batched{inputs[i], axes[i]});
     placeholders.push_back(p);
   }
   std::vector<Array> outputs = fun(placeholders);
   std::vector<Node*> order = traced_order(outputs, leaves, level.bit());
-  for (Node* node : order) level.touch(node);
-
   Handles handles;
   for (const Array& o : outputs) handles.add(o);
   for (Node* node : order) handles.add_inputs(node);
+  for (Node* node : order) level.touch(handles.map.at(node).node_ptr());
   std::unordered_set<Node*> done;
   for (Node* node : order) {
     if (done.count(node)) continue;

@@ -85,8 +85,11 @@ def _normalize_argnums(argnums, argnames):
     argnames = [argnames] if isinstance(argnames, str) else list(argnames or [])
     if argnums is None and not argnames:
         argnums = 0
-    single = isinstance(argnums, int)
-    nums = () if argnums is None else ((argnums,) if single else tuple(argnums))
+    nums = () if argnums is None else ((argnums,) if isinstance(argnums, int) else tuple(argnums))
+    if argnums is not None and not nums and not argnames:
+        raise ValueError("grad: argnums is empty and no argnames are given: nothing to differentiate")
+    # As MLX: one argument number (int or 1-tuple) gives its gradient alone.
+    single = len(nums) == 1
     return nums, single, argnames
 
 
@@ -109,6 +112,10 @@ def _value_and_grad(fun, argnums, argnames, _name):
             if n not in kwargs:
                 raise ValueError(f"{_name}: argnames '{n}' is not among the keyword arguments")
         targets = [args[i] for i in nums] + [kwargs[n] for n in names]
+        # Paths in errors name the argument: its position, or its keyword.
+        labelled = {str(i): args[i] for i in nums}
+        labelled.update({n: kwargs[n] for n in names})
+        _leaves(labelled, _name)
         flat = [leaf for _, leaf in _leaves(targets, _name)]
         result = {}
 
@@ -208,14 +215,17 @@ class custom_function:
             if self._vjp is None:
                 return _core._vjp_flat(flat, ps, cots)[1]
             unflat = lambda v: v[0] if single else _replace(out, v)
-            grads = self._vjp(tuple(_replace(list(args), ps)), unflat(cots), unflat(outputs))
+            prims = _replace(list(args), ps)
+            # As MLX: a one-argument function's rule gets that argument, not a 1-tuple.
+            grads = self._vjp(prims[0] if len(args) == 1 else tuple(prims), unflat(cots), unflat(outputs))
             grads = (grads,) if isinstance(grads, _core.array) else grads
             return _arrays(list(grads))
 
         def jvp_rule(ps, tans, outputs):
             if self._jvp is None:
                 return _core._jvp_flat(flat, ps, tans)[1]
-            res = self._jvp(tuple(_replace(list(args), ps)), tuple(_replace(list(args), tans)))
+            prims, tanv = _replace(list(args), ps), _replace(list(args), tans)
+            res = self._jvp(prims[0] if len(args) == 1 else tuple(prims), tanv[0] if len(args) == 1 else tuple(tanv))
             return _arrays([res])
 
         def vmap_rule(ps, axes):

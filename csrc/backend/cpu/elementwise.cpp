@@ -181,7 +181,8 @@ void run(EwKernel kernel, const EwParams& params, std::vector<Operand> ops, char
 
 // An input whose buffer nothing else uses can become the output's.
 bool donate(const Array& in, Array& out) {
-  if (in.use_count() != 1 || !in.buffer() || in.buffer().use_count() != 1 || !in.buffer()->owned()) return false;
+  // A traced node keeps its value for the transform walking the graph: never overwrite it.
+  if (in.traced() || in.use_count() != 1 || !in.buffer() || in.buffer().use_count() != 1 || !in.buffer()->owned()) return false;
   if (in.itemsize() != out.itemsize() || in.shape() != out.shape() || !in.row_contiguous() || in.offset() != 0)
     return false;
   out.set_contiguous_data(in.buffer());

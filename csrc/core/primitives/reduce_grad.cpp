@@ -1,4 +1,7 @@
 // Differentiation rules of the reduction family.
+#include <algorithm>
+
+#include "core/ops_sort_scan.h"
 #include "core/primitives/grad_util.h"
 #include "core/primitives/reduce.h"
 
@@ -13,12 +16,34 @@ Array spread(const Array& a, const Array& x, const std::vector<int>& axes) {
   return broadcast_to(reshape(a, keep, x.stream()), x.shape(), x.stream());
 }
 
+// For each element, the product of the other elements it was reduced with: exclusive products
+// from both sides along the reduced axes (flattened into one), exact where elements are zero.
+Array product_of_others(const Array& x, const std::vector<int>& axes) {
+  Stream s = x.stream();
+  std::vector<int> perm;
+  for (int d = 0; d < x.ndim(); ++d)
+    if (std::find(axes.begin(), axes.end(), d) == axes.end()) perm.push_back(d);
+  Shape kept;
+  for (int d : perm) kept.push_back(x.shape(d));
+  perm.insert(perm.end(), axes.begin(), axes.end());
+  Shape flat = kept;
+  flat.push_back(-1);
+  Array r = reshape(transpose(x, perm, s), flat, s);
+  Array before = scan(ScanOp::prod, r, -1, false, false, std::nullopt, s);
+  Array after = scan(ScanOp::prod, r, -1, true, false, std::nullopt, s);
+  Shape moved;
+  for (int d : perm) moved.push_back(x.shape(d));
+  std::vector<int> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = int(i);
+  return transpose(reshape(mul(before, after), moved, s), inverse, s);
+}
+
 // d out / d x of a reduction, shaped like x.
 std::optional<Array> reduce_partial(ReduceOp op, const Array& x, const Array& out, const std::vector<int>& axes) {
   Stream s = x.stream();
   switch (op) {
     case ReduceOp::sum: return full(x.shape(), scalar_array(int64_t(1), out.dtype()), std::nullopt, s);
-    case ReduceOp::prod: return div(spread(out, x, axes), astype(x, out.dtype(), s));
+    case ReduceOp::prod: return product_of_others(astype(x, out.dtype(), s), axes);
     case ReduceOp::max:
     case ReduceOp::min: {
       // Ties share the gradient equally.
