@@ -81,7 +81,7 @@ GROUPS = [
      ["random", "utils", "io"]),
     ("Transforms", "Over trees of arrays (tuples, lists, dicts, namedtuples, dataclasses); "
      "gradients are lazy arrays, so transforms nest (grad of grad, jvp of vjp).",
-     ["grad", "value_and_grad", "vjp", "jvp", "custom_function", "checkpoint"]),
+     ["grad", "value_and_grad", "vjp", "jvp", "vmap", "custom_function", "checkpoint"]),
     ("Evaluation", "Arrays are lazy: these (and `item`, `tolist`, printing, NumPy and DLPack "
      "export) compute them.",
      ["eval", "async_eval"]),

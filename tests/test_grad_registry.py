@@ -337,6 +337,7 @@ NOT_DIFFERENTIABLE = {
     "stop_gradient": "its gradient is zero by definition (tested in test_grad.py)",
     "grad": "transform (test_grad.py)", "value_and_grad": "transform (test_grad.py)",
     "vjp": "transform (test_grad.py)", "jvp": "transform (test_grad.py)",
+    "vmap": "transform (test_vmap.py)",
     # evaluation, memory, devices, streams, threads
     "eval": "evaluation", "async_eval": "evaluation", "synchronize": "stream synchronisation",
     "clear_cache": "memory management", "get_active_memory": "memory query",

@@ -2,6 +2,7 @@
 // the eval_* members in their own files (backend/cpu/<family>.cpp), so the core never sees them.
 #pragma once
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/array.h"
@@ -24,6 +25,12 @@ class Primitive : public std::enable_shared_from_this<Primitive> {
   // jvp: the outputs' tangents given tangents[i] of primals[argnums[i]].
   virtual std::vector<Array> jvp(const std::vector<Array>& primals, const std::vector<Array>& tangents,
                                  const std::vector<int>& argnums, const std::vector<Array>& outputs);
+  // Vectorisation rule, written with ops: the outputs for `inputs` batched along axes[i] (-1: not
+  // batched), with the batch axis of each output. `outputs` are one example's outputs (their
+  // shapes and dtypes).
+  virtual std::pair<std::vector<Array>, std::vector<int>> vmap(const std::vector<Array>& inputs,
+                                                               const std::vector<int>& axes,
+                                                               const std::vector<Array>& outputs);
 };
 
 // Declares a primitive's vjp and jvp rules (defined in its family's *_grad.cpp).
@@ -32,5 +39,11 @@ class Primitive : public std::enable_shared_from_this<Primitive> {
                          const std::vector<int>& argnums, const std::vector<Array>& outputs) override;      \
   std::vector<Array> jvp(const std::vector<Array>& primals, const std::vector<Array>& tangents,             \
                          const std::vector<int>& argnums, const std::vector<Array>& outputs) override;
+
+// Declares a primitive's vmap rule (defined in its family's *_vmap.cpp).
+#define NUVEC_VMAP_RULE                                                                                     \
+  std::pair<std::vector<Array>, std::vector<int>> vmap(const std::vector<Array>& inputs,                   \
+                                                       const std::vector<int>& axes,                       \
+                                                       const std::vector<Array>& outputs) override;
 
 }  // namespace nuvec

@@ -14,6 +14,7 @@ void init_shape(nb::module_& m);
 void init_indexing(nb::module_& m);
 void init_reduce(nb::module_& m);
 void init_transforms(nb::module_& m);
+void init_vmap(nb::module_& m);
 void init_sort_scan(nb::module_& m);
 void init_linalg(nb::module_& m);
 void init_random(nb::module_& m);
@@ -30,6 +31,7 @@ NB_MODULE(_core, m) {
   nuvec::python::init_indexing(m);
   nuvec::python::init_reduce(m);
   nuvec::python::init_transforms(m);
+  nuvec::python::init_vmap(m);
   nuvec::python::init_sort_scan(m);
   nuvec::python::init_linalg(m);
   nuvec::python::init_random(m);

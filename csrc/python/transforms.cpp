@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "python/callbacks.h"
 #include "python/convert.h"
 #include "core/primitives/custom.h"
 #include "transforms/autodiff.h"
@@ -13,47 +14,19 @@
 namespace nuvec::python {
 namespace {
 
-// A Python function of a list of arrays returning a list of arrays, as an ArrayFn.
-ArrayFn wrap(nb::callable fun) {
-  return [fun](const std::vector<Array>& xs) {
-    nb::list args;
-    for (const Array& x : xs) args.append(nb::cast(x));
-    nb::object out = fun(args);
-    std::vector<Array> result;
-    for (nb::handle h : nb::borrow<nb::sequence>(out)) {
-      if (!nb::isinstance<Array>(h)) throw OpError("vjp", "the function must return arrays");
-      result.push_back(*nb::inst_ptr<Array>(h));
-    }
-    return result;
-  };
-}
-
-std::vector<Array> array_list(nb::handle out, const char* what) {
-  std::vector<Array> result;
-  for (nb::handle h : nb::borrow<nb::sequence>(out)) {
-    if (!nb::isinstance<Array>(h)) throw OpError("custom_function", std::string(what) + " must return arrays");
-    result.push_back(*nb::inst_ptr<Array>(h));
-  }
-  return result;
-}
-
-// A Python callable kept by a primitive: nodes can die on threads without the GIL.
-struct PyCallback {
-  explicit PyCallback(nb::callable f) : fn(f.release().ptr()) {}
-  ~PyCallback() {
-    if (!Py_IsInitialized()) return;
-    PyGILState_STATE st = PyGILState_Ensure();
-    Py_DECREF(fn);
-    PyGILState_Release(st);
-  }
-  PyObject* fn;
-};
-
 CustomRule rule(nb::callable f, const char* what) {
   auto cb = std::make_shared<PyCallback>(f);
   return [cb, what](const std::vector<Array>& primals, const std::vector<Array>& seeds, const std::vector<Array>& outs) {
-    nb::object out = nb::borrow<nb::callable>(cb->fn)(primals, seeds, outs);
-    return array_list(out, what);
+    return array_list(cb->get()(primals, seeds, outs), "custom_function", what);
+  };
+}
+
+CustomVmapRule vmap_rule(nb::callable f) {
+  auto cb = std::make_shared<PyCallback>(f);
+  return [cb](const std::vector<Array>& primals, const std::vector<int>& axes) {
+    nb::object out = cb->get()(primals, axes);
+    auto pair = nb::cast<nb::tuple>(out);
+    return std::pair{array_list(pair[0], "custom_function", "the vmap rule"), nb::cast<std::vector<int>>(pair[1])};
   };
 }
 
@@ -63,25 +36,27 @@ void init_transforms(nb::module_& m) {
   m.def(
       "_vjp_flat",
       [](nb::callable fun, const std::vector<Array>& primals, const std::vector<Array>& cotangents) {
-        return vjp(wrap(fun), primals, cotangents);
+        return vjp(array_fn(fun, "vjp"), primals, cotangents);
       },
       nb::arg("fun"), nb::arg("primals"), nb::arg("cotangents"),
       "(fun(primals), cotangents of the primals): fun maps a list of arrays to a list of arrays.");
   m.def(
       "_jvp_flat",
       [](nb::callable fun, const std::vector<Array>& primals, const std::vector<Array>& tangents) {
-        return jvp(wrap(fun), primals, tangents);
+        return jvp(array_fn(fun, "jvp"), primals, tangents);
       },
       nb::arg("fun"), nb::arg("primals"), nb::arg("tangents"),
       "(fun(primals), tangents of the outputs): fun maps a list of arrays to a list of arrays.");
   m.def("_untraced_alias", &untraced_alias, nb::arg("x"), "An alias of x that transforms do not trace through.");
   m.def(
       "_custom",
-      [](const std::vector<Array>& primals, const std::vector<Array>& outputs, nb::callable vjp, nb::callable jvp) {
-        return apply_custom(primals, outputs, rule(vjp, "the vjp"), rule(jvp, "the jvp"));
+      [](const std::vector<Array>& primals, const std::vector<Array>& outputs, nb::callable vjp, nb::callable jvp,
+         nb::callable vmap) {
+        return apply_custom(primals, outputs, rule(vjp, "the vjp"), rule(jvp, "the jvp"), vmap_rule(vmap));
       },
-      nb::arg("primals"), nb::arg("outputs"), nb::arg("vjp"), nb::arg("jvp"),
-      "Outputs that differentiate through vjp(primals, cotangents, outputs) and jvp(primals, tangents, outputs).");
+      nb::arg("primals"), nb::arg("outputs"), nb::arg("vjp"), nb::arg("jvp"), nb::arg("vmap"),
+      "Outputs that differentiate through vjp(primals, cotangents, outputs) and jvp(primals, tangents, outputs), "
+      "and vectorise through vmap(primals, axes) -> (outputs, axes).");
 }
 
 }  // namespace nuvec::python

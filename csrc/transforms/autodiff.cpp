@@ -8,40 +8,10 @@
 
 #include "core/ops.h"
 #include "core/primitive.h"
+#include "transforms/trace.h"
 
 namespace nuvec {
 namespace {
-
-thread_local int t_depth = 0;
-
-// Marks one nesting level of transform: its bit, and clearing it from the graph afterwards.
-class TraceLevel {
- public:
-  TraceLevel() {
-    if (t_depth >= 31) throw OpError("vjp", "transforms are nested too deeply (31 levels)");
-    level_ = t_depth++;
-    take_traced(level_);  // nothing left over from an earlier transform at this depth
-  }
-  ~TraceLevel() {
-    --t_depth;
-    // Every node that got this level's bit, forward and backward pass alike, becomes ordinary:
-    // evaluation may now detach it, and already evaluated ones release their inputs.
-    for (auto& w : take_traced(level_)) {
-      std::shared_ptr<Node> n = w.lock();
-      if (!n) continue;
-      n->traced &= ~bit();
-      if (!n->traced && n->evaluated.load()) {
-        std::vector<Array> inputs;
-        inputs.swap(n->inputs);
-        n->primitive.reset();
-      }
-    }
-  }
-  uint32_t bit() const { return uint32_t(1) << level_; }
-
- private:
-  int level_;
-};
 
 std::vector<Array> make_tracers(const std::vector<Array>& primals, TraceLevel& level) {
   std::vector<Array> tracers;
@@ -56,59 +26,9 @@ std::vector<Array> make_tracers(const std::vector<Array>& primals, TraceLevel& l
   return tracers;
 }
 
-// Nodes between the tracers and the outputs that depend on this level, inputs first.
-std::vector<Node*> traced_order(const std::vector<Array>& outputs, const std::unordered_set<Node*>& leaves,
-                                uint32_t bit) {
-  std::vector<Node*> order;
-  std::unordered_set<Node*> seen;
-  std::vector<std::pair<Node*, size_t>> stack;
-  auto visit = [&](Node* n) {
-    if (!(n->traced & bit) || !seen.insert(n).second) return;
-    if (leaves.count(n)) return;
-    stack.emplace_back(n, 0);
-  };
-  for (const Array& o : outputs) {
-    visit(o.node());
-    while (!stack.empty()) {
-      auto& [n, next] = stack.back();
-      if (next < n->inputs.size()) {
-        visit(n->inputs[next++].node());
-      } else {
-        order.push_back(n);
-        stack.pop_back();
-      }
-    }
-  }
-  return order;
-}
-
-// The outputs of n's primitive (n alone, or its siblings).
-std::vector<Array> outputs_of(Node* n, const std::shared_ptr<Node>& self) {
-  std::vector<Array> outs;
-  if (n->siblings.empty()) {
-    outs.emplace_back(self);
-    return outs;
-  }
-  for (size_t i = 0; i < n->siblings.size(); ++i) {
-    if (auto sib = n->siblings[i].lock()) {
-      outs.emplace_back(sib);
-    } else {
-      // An output nobody kept: it gets no cotangent; zeros stand in with its shape and dtype.
-      auto& [shape, dtype] = (*n->sibling_specs)[i];
-      outs.push_back(full(shape, scalar_array(int64_t(0), dtype), std::nullopt, n->stream));
-    }
-  }
-  return outs;
-}
-
-// A shared handle for a node reachable from `outputs` (found through its users' inputs).
-struct Handles {
-  std::unordered_map<Node*, Array> map;
-  void add(const Array& a) { map.emplace(a.node(), a); }
-  void add_inputs(Node* n) {
-    for (const Array& in : n->inputs) map.emplace(in.node(), in);
-  }
-};
+// One application of a primitive: the node itself, or for several outputs the sibling list they
+// share (a rule may apply one primitive object again to new inputs: that is another application).
+const void* application(Node* n) { return n->siblings.empty() ? static_cast<const void*>(n) : n->sibling_specs.get(); }
 
 void check_cotangent(const Array& out, const Array& cot, size_t i) {
   if (out.shape() != cot.shape())
@@ -119,7 +39,7 @@ void check_cotangent(const Array& out, const Array& cot, size_t i) {
 
 std::pair<std::vector<Array>, std::vector<Array>> vjp(const ArrayFn& fun, const std::vector<Array>& primals,
                                                       const std::vector<Array>& given) {
-  TraceLevel level;
+  TraceLevel level("vjp");
   std::vector<Array> tracers = make_tracers(primals, level);
   std::vector<Array> outputs = fun(tracers);
   std::vector<Array> cotangents = given;
@@ -149,13 +69,13 @@ std::pair<std::vector<Array>, std::vector<Array>> vjp(const ArrayFn& fun, const 
   for (Node* n : order) handles.add_inputs(n);
   // A multi-output primitive runs once, at its output that comes first in the order: by then
   // every user of every output has passed its cotangent on.
-  std::unordered_map<Primitive*, size_t> first_at;
+  std::unordered_map<const void*, size_t> first_at;
   for (size_t i = 0; i < order.size(); ++i)
-    if (order[i]->primitive) first_at.emplace(order[i]->primitive.get(), i);
-  std::unordered_set<Primitive*> done;
+    if (order[i]->primitive) first_at.emplace(application(order[i]), i);
+  std::unordered_set<const void*> done;
   for (size_t i = order.size(); i-- > 0;) {
     Node* n = order[i];
-    if (!n->primitive || first_at.at(n->primitive.get()) != i || !done.insert(n->primitive.get()).second) continue;
+    if (!n->primitive || first_at.at(application(n)) != i || !done.insert(application(n)).second) continue;
     std::vector<Array> outs = outputs_of(n, handles.map.at(n).node_ptr());
     std::vector<Array> cots;
     bool any = false;
@@ -191,7 +111,7 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp(const ArrayFn& fun, const 
   for (size_t i = 0; i < primals.size(); ++i)
     if (primals[i].shape() != tangents[i].shape())
       throw OpError("jvp", "the tangent of primal " + std::to_string(i) + " has the wrong shape");
-  TraceLevel level;
+  TraceLevel level("jvp");
   std::vector<Array> tracers = make_tracers(primals, level);
   std::vector<Array> outputs = fun(tracers);
   std::unordered_set<Node*> leaves;
@@ -204,9 +124,9 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp(const ArrayFn& fun, const 
   Handles handles;
   for (const Array& o : outputs) handles.add(o);
   for (Node* n : order) handles.add_inputs(n);
-  std::unordered_set<Primitive*> done;
+  std::unordered_set<const void*> done;
   for (Node* n : order) {
-    if (!n->primitive || !done.insert(n->primitive.get()).second) continue;
+    if (!n->primitive || !done.insert(application(n)).second) continue;
     std::vector<int> argnums;
     std::vector<Array> ts;
     for (int k = 0; k < int(n->inputs.size()); ++k) {

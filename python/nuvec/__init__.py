@@ -21,3 +21,4 @@ __version__ = "0.1.0"
 
 _core._add_internal_dir(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)
 from ._transforms import checkpoint, custom_function, grad, jvp, value_and_grad, vjp  # noqa: E402,F401
+from ._vmap import vmap  # noqa: E402,F401

@@ -168,8 +168,11 @@ class custom_function:
         @f.vjp
         def f_vjp(primals, cotangents, outputs): return (dx, dy)
 
+        @f.vmap
+        def f_vmap(inputs, axes): return outputs, out_axes  # axes: one int or None per argument
+
     Without a vjp (or jvp) rule the transform recomputes the function from its inputs, which is
-    also what ``checkpoint`` does."""
+    also what ``checkpoint`` does; without a vmap rule, vmap maps the function itself."""
 
     def __init__(self, fun):
         functools.update_wrapper(self, fun)
@@ -225,7 +228,15 @@ class custom_function:
             res = self._jvp(prims[0] if len(args) == 1 else tuple(prims), tanv[0] if len(args) == 1 else tuple(tanv))
             return _arrays([res])
 
-        results = _core._custom(primals, outs, vjp_rule, jvp_rule)
+        def vmap_rule(ps, axes):
+            if self._vmap is None:  # the function itself, vmapped
+                return _core._vmap_flat(flat, ps, axes)
+            in_axes = _replace(list(args), [None if a < 0 else a for a in axes])
+            res, res_axes = self._vmap(tuple(_replace(list(args), ps)), tuple(in_axes))
+            res_axes = [res_axes] if isinstance(res, _core.array) else list(res_axes)
+            return _arrays([res]), [-1 if a is None else a for a in res_axes]
+
+        results = _core._custom(primals, outs, vjp_rule, jvp_rule, vmap_rule)
         return results[0] if single else _replace(out, results)
 
 

@@ -51,13 +51,13 @@ Array untraced_alias(const Array& x) {
 }
 
 std::vector<Array> apply_custom(const std::vector<Array>& primals, const std::vector<Array>& outputs, CustomRule vjp,
-                                CustomRule jvp) {
+                                CustomRule jvp, CustomVmapRule vmap) {
   std::vector<Shape> shapes;
   std::vector<Dtype> dtypes;
   for (const Array& o : outputs) shapes.push_back(o.shape()), dtypes.push_back(o.dtype());
   std::vector<Array> inputs = primals;
   inputs.insert(inputs.end(), outputs.begin(), outputs.end());
-  auto prim = std::make_shared<Custom>(int(primals.size()), std::move(vjp), std::move(jvp));
+  auto prim = std::make_shared<Custom>(int(primals.size()), std::move(vjp), std::move(jvp), std::move(vmap));
   Stream s = default_stream(default_device());
   if (outputs.size() == 1) return {Array::lazy(shapes[0], dtypes[0], prim, inputs, s)};
   return Array::lazy_multi(shapes, dtypes, prim, inputs, s);

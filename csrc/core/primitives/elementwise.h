@@ -44,6 +44,7 @@ class Elementwise : public Primitive {
  public:
   Elementwise(std::vector<Dtype> compute, Dtype out_compute, EwParams params)
       : compute_(std::move(compute)), out_compute_(out_compute), params_(params) {}
+  NUVEC_VMAP_RULE  // one rule for the family
   const std::vector<Dtype>& compute() const { return compute_; }
   Dtype out_compute() const { return out_compute_; }
   const EwParams& params() const { return params_; }

@@ -13,6 +13,7 @@ class Gather : public Primitive {
   const char* name() const override { return "gather"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
   NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
   const std::vector<int>& axes() const { return axes_; }
 
  private:
@@ -30,6 +31,7 @@ class Scatter : public Primitive {
   const char* name() const override;
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
   NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
   ScatterOp op() const { return op_; }
   const std::vector<int>& axes() const { return axes_; }
 
@@ -45,6 +47,7 @@ class Concatenate : public Primitive {
   const char* name() const override { return "concatenate"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
   NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
   int axis() const { return axis_; }
 
  private:

@@ -19,6 +19,7 @@ class RandomBits : public Primitive {
   const char* name() const override;
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
   bool is_equivalent(const Primitive& other) const override;
+  NUVEC_VMAP_RULE
   RandomKind kind() const { return kind_; }
   int width() const { return width_; }
 

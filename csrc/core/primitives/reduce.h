@@ -36,6 +36,7 @@ class Reduce : public Primitive {
   const char* name() const override { return op_name(op_); }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
   NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
   bool is_equivalent(const Primitive& o) const override {
     auto* r = dynamic_cast<const Reduce*>(&o);
     return r && r->op_ == op_ && r->axes_ == axes_;
@@ -56,6 +57,7 @@ class ArgReduce : public Primitive {
   const char* name() const override { return is_max_ ? "argmax" : "argmin"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
   NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
   bool is_equivalent(const Primitive& o) const override {
     auto* r = dynamic_cast<const ArgReduce*>(&o);
     return r && r->is_max_ == is_max_ && r->axis_ == axis_;
@@ -75,6 +77,7 @@ class Softmax : public Primitive {
   const char* name() const override { return "softmax"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
   NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
   bool is_equivalent(const Primitive& o) const override { return dynamic_cast<const Softmax*>(&o); }
 };
 
@@ -84,6 +87,7 @@ class LogSumExp : public Primitive {
   const char* name() const override { return "logsumexp"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
   NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
   bool is_equivalent(const Primitive& o) const override { return dynamic_cast<const LogSumExp*>(&o); }
 };
 

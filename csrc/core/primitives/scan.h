@@ -27,6 +27,7 @@ class Scan : public Primitive {
   const char* name() const override { return scan_name(op_); }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
   NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
   bool is_equivalent(const Primitive& o) const override {
     auto* p = dynamic_cast<const Scan*>(&o);
     return p && p->op_ == op_ && p->axis_ == axis_ && p->reverse_ == reverse_ && p->inclusive_ == inclusive_;

@@ -13,6 +13,7 @@ class Sort : public Primitive {
   const char* name() const override { return indices_ ? "argsort" : "sort"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
   NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
   bool is_equivalent(const Primitive& o) const override {
     auto* p = dynamic_cast<const Sort*>(&o);
     return p && p->axis_ == axis_ && p->indices_ == indices_;
@@ -33,6 +34,7 @@ class Partition : public Primitive {
   const char* name() const override { return indices_ ? "argpartition" : "partition"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
   NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
   bool is_equivalent(const Primitive& o) const override {
     auto* p = dynamic_cast<const Partition*>(&o);
     return p && p->axis_ == axis_ && p->kth_ == kth_ && p->indices_ == indices_;

@@ -11,6 +11,7 @@ class Slice : public Primitive {
   const char* name() const override { return "slice"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
   NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
   const Shape& start() const { return start_; }
   const Shape& step() const { return step_; }
 
@@ -24,6 +25,7 @@ class Transpose : public Primitive {
   const char* name() const override { return "transpose"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
   NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
   const std::vector<int>& perm() const { return perm_; }
 
  private:
@@ -35,6 +37,7 @@ class Broadcast : public Primitive {
   const char* name() const override { return "broadcast_to"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
   NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
 };
 
 class Reshape : public Primitive {
@@ -42,6 +45,7 @@ class Reshape : public Primitive {
   const char* name() const override { return "reshape"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
   NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
 };
 
 // Reinterprets the bytes of a row-contiguous array as another dtype.
@@ -49,6 +53,7 @@ class ViewDtype : public Primitive {
  public:
   const char* name() const override { return "view"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_VMAP_RULE
 };
 
 // Row-contiguous data read with explicit strides and offset (elements), checked in bounds.
@@ -58,6 +63,7 @@ class AsStrided : public Primitive {
   const char* name() const override { return "as_strided"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
   NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
   const Strides& strides() const { return strides_; }
   int64_t offset() const { return offset_; }
 
@@ -73,6 +79,7 @@ class Diagonal : public Primitive {
   const char* name() const override { return "diagonal"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
   NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
 
  private:
   int64_t offset_;
@@ -85,6 +92,7 @@ class Contiguous : public Primitive {
   const char* name() const override { return "contiguous"; }
   void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
   NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
 };
 
 }  // namespace nuvec

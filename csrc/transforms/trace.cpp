@@ -1,0 +1,78 @@
+#include "transforms/trace.h"
+
+#include <string>
+
+#include "core/ops.h"
+#include "core/primitive.h"
+
+namespace nuvec {
+namespace {
+thread_local int t_depth = 0;
+}  // namespace
+
+TraceLevel::TraceLevel(const char* transform) {
+  if (t_depth >= 31) throw OpError(transform, "transforms are nested too deeply (31 levels)");
+  level_ = t_depth++;
+  take_traced(level_);  // nothing left over from an earlier transform at this depth
+}
+
+TraceLevel::~TraceLevel() {
+  --t_depth;
+  // Every node that got this level's bit, forward and backward pass alike, becomes ordinary:
+  // evaluation may now detach it, and already evaluated ones release their inputs.
+  for (auto& w : take_traced(level_)) {
+    std::shared_ptr<Node> n = w.lock();
+    if (!n) continue;
+    n->traced &= ~bit();
+    if (!n->traced && n->evaluated.load()) {
+      std::vector<Array> inputs;
+      inputs.swap(n->inputs);
+      n->primitive.reset();
+    }
+  }
+}
+
+std::vector<Node*> traced_order(const std::vector<Array>& outputs, const std::unordered_set<Node*>& leaves,
+                                uint32_t bit) {
+  std::vector<Node*> order;
+  std::unordered_set<Node*> seen;
+  std::vector<std::pair<Node*, size_t>> stack;
+  auto visit = [&](Node* n) {
+    if (!(n->traced & bit) || !seen.insert(n).second) return;
+    if (leaves.count(n)) return;
+    stack.emplace_back(n, 0);
+  };
+  for (const Array& o : outputs) {
+    visit(o.node());
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      if (next < n->inputs.size()) {
+        visit(n->inputs[next++].node());
+      } else {
+        order.push_back(n);
+        stack.pop_back();
+      }
+    }
+  }
+  return order;
+}
+
+std::vector<Array> outputs_of(Node* n, const std::shared_ptr<Node>& self) {
+  std::vector<Array> outs;
+  if (n->siblings.empty()) {
+    outs.emplace_back(self);
+    return outs;
+  }
+  for (size_t i = 0; i < n->siblings.size(); ++i) {
+    if (auto sib = n->siblings[i].lock()) {
+      outs.emplace_back(sib);
+    } else {
+      // An output nobody kept: it gets no cotangent; zeros stand in with its shape and dtype.
+      auto& [shape, dtype] = (*n->sibling_specs)[i];
+      outs.push_back(full(shape, scalar_array(int64_t(0), dtype), std::nullopt, n->stream));
+    }
+  }
+  return outs;
+}
+
+}  // namespace nuvec

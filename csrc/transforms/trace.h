@@ -1,0 +1,42 @@
+// What the transforms share: a nesting level's traced bit (so vjp, jvp and vmap nest in any
+// order with distinct bits), and the walks over the nodes that depend on a level.
+#pragma once
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "core/array.h"
+
+namespace nuvec {
+
+// One nesting level of transform: its bit, and clearing it from the graph afterwards.
+class TraceLevel {
+ public:
+  explicit TraceLevel(const char* transform);
+  ~TraceLevel();
+  TraceLevel(const TraceLevel&) = delete;
+  TraceLevel& operator=(const TraceLevel&) = delete;
+  uint32_t bit() const { return uint32_t(1) << level_; }
+
+ private:
+  int level_;
+};
+
+// Nodes between the leaves and the outputs that depend on this level, inputs first.
+std::vector<Node*> traced_order(const std::vector<Array>& outputs, const std::unordered_set<Node*>& leaves,
+                                uint32_t bit);
+
+// The outputs of n's primitive (n alone, or its siblings; zeros stand in for a dropped one).
+std::vector<Array> outputs_of(Node* n, const std::shared_ptr<Node>& self);
+
+// A shared handle for a node reachable from `outputs` (found through its users' inputs).
+struct Handles {
+  std::unordered_map<Node*, Array> map;
+  void add(const Array& a) { map.emplace(a.node(), a); }
+  void add_inputs(Node* n) {
+    for (const Array& in : n->inputs) map.emplace(in.node(), in);
+  }
+};
+
+}  // namespace nuvec
