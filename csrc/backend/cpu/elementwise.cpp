@@ -195,9 +195,28 @@ void prepare_output(const std::vector<Array>& in, Array& out) {
   out.allocate_contiguous();
 }
 
+// Small operands already laid out for the kernel (contiguous or single elements, in the compute
+// dtype) skip the engine: per-op overhead is what small arrays pay for.
+bool run_direct(const Elementwise& prim, EwKernel kernel, const std::vector<Array>& in, Array& out) {
+  int64_t n = out.size();
+  if (n > kParallelGrain || out.dtype() != prim.out_compute() || in.size() > size_t(kMaxOperands)) return false;
+  const void* ptrs[kMaxOperands];
+  bool scalar[kMaxOperands];
+  for (size_t k = 0; k < in.size(); ++k) {
+    const Array& a = in[k];
+    bool one = a.size() == 1;
+    if (a.dtype() != prim.compute()[k] || !(one || (a.size() == n && a.row_contiguous()))) return false;
+    if (one && n > 1 && in.size() == 1) return false;  // a unary kernel reads n elements
+    ptrs[k] = a.data_bytes();
+    scalar[k] = one && n > 1;
+  }
+  kernel(ptrs, scalar, out.data_bytes(), n, prim.params());
+  return true;
+}
+
 void eval_elementwise(const Elementwise& prim, EwKernel kernel, const std::vector<Array>& in, Array& out) {
   prepare_output(in, out);
-  if (out.size() == 0) return;
+  if (out.size() == 0 || run_direct(prim, kernel, in, out)) return;
   std::vector<Operand> ops;
   for (size_t k = 0; k < in.size(); ++k)
     ops.push_back({in[k].data_bytes(), in[k].dtype(), prim.compute()[k], broadcast_strides(in[k], out.shape())});
