@@ -4,46 +4,24 @@ the machine's (a NumPy copy of the same bytes), NumPy and nuvec side by side.
     python bench/foundation.py
 Medians of repeated runs; no assertion, figures for bench/RESULTS.md."""
 import statistics
-import threading
 import time
 
 import numpy as np
 
 import nuvec as mx
+from _common import machine_bandwidth, median_time
 
 N = 16 * 2**20
 
-
-def median_time(f, reps=15, warmup=3):
-    for _ in range(warmup):
-        f()
-    ts = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts)
 
 
 def main():
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal(N, dtype=np.float32), rng.standard_normal(N, dtype=np.float32)
-    out = np.empty_like(a)
     A, B = mx.array(a), mx.array(b)
     mx.eval(A, B)
 
-    # The machine's bandwidth: NumPy copies (which release the GIL) on two threads, one half each.
-    halves = [(out[: N // 2], a[: N // 2]), (out[N // 2:], a[N // 2:])]
-
-    def copy_on_two_threads():
-        threads = [threading.Thread(target=np.copyto, args=h) for h in halves]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-
-    copy_s = median_time(copy_on_two_threads)
-    bw = 2 * 4 * N / copy_s / 1e9
+    bw = machine_bandwidth()
     print(f"machine bandwidth (NumPy copy of 64 MB on 2 threads, read+write): {bw:6.1f} GB/s")
 
     rows = [

@@ -7,25 +7,14 @@ Prints, per workload, GB/s (the minimum bytes the op must move) for nuvec, NumPy
 the median over rounds of medians of repeated runs (the machine is shared); no assertion."""
 import argparse
 import statistics
-import threading
-import time
 
 import numpy as np
 
 import nuvec as mx
+from _common import machine_bandwidth, median_time
 
 N = 4096
 
-
-def median_time(f, reps=15, warmup=3):
-    for _ in range(warmup):
-        f()
-    ts = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts)
 
 
 def peers(threads):
@@ -58,18 +47,6 @@ def main():
     mx.eval(X)
     libs = peers(args.threads)
 
-    src = rng.standard_normal(16 * 2**20, dtype=np.float32)
-    dst = np.empty_like(src)
-    half = src.size // 2
-    halves = [(dst[:half], src[:half]), (dst[half:], src[half:])]
-
-    def copy_on_two_threads():
-        threads = [threading.Thread(target=np.copyto, args=h) for h in halves]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-
     def np_softmax(a):
         e = np.exp(a - a.max(axis=-1, keepdims=True))
         return e / e.sum(axis=-1, keepdims=True)
@@ -96,7 +73,7 @@ def main():
     rates = {(row[0], k): [] for row in rows for k in impls}
     bws = []
     for _ in range(args.rounds):
-        bws.append(2 * src.nbytes / median_time(copy_on_two_threads) / 1e9)
+        bws.append(machine_bandwidth())
         for row in rows:
             for k, get in impls.items():
                 f = get(row)

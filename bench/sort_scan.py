@@ -5,12 +5,12 @@ machine's bandwidth measured alongside (a NumPy copy of the same bytes).
 Medians of repeated runs, interleaved per row; no assertion, figures for bench/RESULTS.md."""
 import importlib
 import statistics
-import threading
 import time
 
 import numpy as np
 
 import nuvec as nv
+from _common import machine_bandwidth
 
 
 def optional(name):
@@ -63,19 +63,7 @@ def row(name, t, unit_work, unit):
 def main():
     rng = np.random.default_rng(0)
     m = rng.standard_normal((4096, 4096), dtype=np.float32)
-    out = np.empty_like(m)
-    # The machine's bandwidth as bench/foundation.py measures it: NumPy copies on two threads.
-    halves = [(out[:2048], m[:2048]), (out[2048:], m[2048:])]
-
-    def copy_on_two_threads():
-        threads = [threading.Thread(target=np.copyto, args=h) for h in halves]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join()
-
-    copy_s = median_times({"copy": copy_on_two_threads}, reps=15)["copy"]
-    bw = 2 * m.nbytes / copy_s / 1e9
+    bw = machine_bandwidth()
     print(f"machine bandwidth (NumPy copy of 64 MB on 2 threads, read+write): {bw:6.1f} GB/s")
 
     t = median_times(frameworks(m, lambda X: nv.cumsum(X, axis=1), lambda x: np.cumsum(x, axis=1),

@@ -5,25 +5,14 @@ and against MLX's vmap where installed.
 Prints the median time of each (tracing, graph building and evaluation included) and the
 speed-up of vmap over the loop. No assertion."""
 import argparse
-import statistics
-import time
 
 import numpy as np
 
 import nuvec as mx
+from _common import median_time
 
 SIZES = (32, 64, 10)  # inputs, hidden units, outputs
 
-
-def median_time(f, reps=7, warmup=2):
-    for _ in range(warmup):
-        f()
-    ts = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts)
 
 
 def setup(lib, batch):

@@ -40,22 +40,24 @@ Array linspace(double start, double stop, int64_t num, Dtype dtype, Stream s) {
   return astype(a, dtype, s);
 }
 
-Array tri(int64_t n, int64_t m, int64_t k, Dtype dtype, Stream s) {
-  check_shape({n, m}, "tri");
+namespace {
+// (row + k) compared with column over an n x m grid: the masks under tri and eye.
+Array diagonal_mask(int64_t n, int64_t m, int64_t k, BinaryOp cmp, Dtype dtype, const char* op, Stream s) {
+  check_shape({n, m}, op);
   Array rows = arange(0, double(n), 1, Dtype::int64, s);
   Array cols = arange(0, double(m), 1, Dtype::int64, s);
-  Array mask = binary(BinaryOp::greater_equal, reshape(binary(BinaryOp::add, rows, scalar_array(k, Dtype::int64), s), {n, 1}, s),
+  Array mask = binary(cmp, reshape(binary(BinaryOp::add, rows, scalar_array(k, Dtype::int64), s), {n, 1}, s),
                       reshape(cols, {1, m}, s), s);
   return astype(mask, dtype, s);
 }
+}  // namespace
+
+Array tri(int64_t n, int64_t m, int64_t k, Dtype dtype, Stream s) {
+  return diagonal_mask(n, m, k, BinaryOp::greater_equal, dtype, "tri", s);
+}
 
 Array eye(int64_t n, int64_t m, int64_t k, Dtype dtype, Stream s) {
-  check_shape({n, m}, "eye");
-  Array rows = arange(0, double(n), 1, Dtype::int64, s);
-  Array cols = arange(0, double(m), 1, Dtype::int64, s);
-  Array mask = binary(BinaryOp::equal, reshape(binary(BinaryOp::add, rows, scalar_array(k, Dtype::int64), s), {n, 1}, s),
-                      reshape(cols, {1, m}, s), s);
-  return astype(mask, dtype, s);
+  return diagonal_mask(n, m, k, BinaryOp::equal, dtype, "eye", s);
 }
 
 namespace {
