@@ -1,6 +1,9 @@
 #include "core/eval.h"
 
+#include <algorithm>
 #include <mutex>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "core/primitive.h"
 
@@ -46,7 +49,47 @@ std::vector<Node*> schedule(const std::vector<Array>& outputs) {
   return order;
 }
 
-void run(Node* n) {
+constexpr int kMaxFusedSteps = 8;
+// Smaller arrays stay in cache between ops anyway: fusing them saves nothing.
+constexpr int64_t kFuseMinElements = int64_t(1) << 16;
+
+// Element-wise nodes used once, by another element-wise node of the same shape, in this
+// evaluation and by nothing else: they run inside that user and are never stored.
+std::unordered_set<Node*> fusible_nodes(const std::vector<Node*>& order, const std::vector<Array>& outputs) {
+  std::unordered_set<Node*> fused;
+  auto large = [](Node* n) { return n->size >= kFuseMinElements; };
+  if (std::none_of(order.begin(), order.end(), large)) return fused;  // nothing worth a pass
+  std::unordered_set<Node*> pending, requested;
+  for (Node* n : order)
+    if (large(n)) pending.insert(n);
+  std::unordered_map<Node*, int> uses;
+  for (Node* n : order)
+    for (const Array& in : n->inputs)
+      if (pending.count(in.node())) ++uses[in.node()];
+  for (const Array& a : outputs) requested.insert(a.node());
+  auto candidate = [&](Node* n) {
+    return large(n) && n->primitive && n->primitive->fusible() && !n->traced && n->siblings.empty();
+  };
+  // Steps in each group (a node and the producers fused into it), bounded so a group's kernels
+  // share a few small buffers and no walk over a group goes deep.
+  std::unordered_map<Node*, int> steps;
+  for (Node* user : order) {
+    if (!candidate(user)) continue;
+    int total = 1;
+    for (const Array& in : user->inputs) {
+      Node* a = in.node();
+      if (pending.count(a) && !requested.count(a) && uses[a] == 1 && in.use_count() == 1 && candidate(a) &&
+          a->shape == user->shape && total + steps[a] <= kMaxFusedSteps) {
+        fused.insert(a);
+        total += steps[a];
+      }
+    }
+    steps[user] = total;
+  }
+  return fused;
+}
+
+void run(Node* n, const std::unordered_set<Node*>& fused) {
   std::vector<Array> outs;
   std::vector<std::shared_ptr<Node>> keep;  // siblings nobody else holds still receive their output
   if (n->siblings.empty()) {
@@ -64,7 +107,10 @@ void run(Node* n) {
     for (auto& k : keep) outs.emplace_back(k);
   }
   try {
-    n->primitive->eval_cpu(n->inputs, outs);
+    bool inline_inputs = false;
+    for (const Array& in : n->inputs) inline_inputs |= fused.count(in.node()) > 0;
+    if (inline_inputs) n->primitive->eval_cpu_fused(n->inputs, outs, fused);
+    else n->primitive->eval_cpu(n->inputs, outs);
   } catch (const KernelError& e) {
     throw EvalError(e.kind, n->primitive->name(), e.what(), describe_call_site(n->site));
   } catch (const OpError& e) {
@@ -94,8 +140,10 @@ void eval(const std::vector<Array>& outputs) {
   for (const Array& a : outputs) pending |= !a.evaluated();
   if (!pending) return;
   std::lock_guard<std::mutex> lock(eval_mutex());
-  for (Node* n : schedule(outputs))
-    if (!n->evaluated.load(std::memory_order_acquire)) run(n);
+  std::vector<Node*> order = schedule(outputs);
+  std::unordered_set<Node*> fused = fusible_nodes(order, outputs);
+  for (Node* n : order)
+    if (!fused.count(n) && !n->evaluated.load(std::memory_order_acquire)) run(n, fused);
 }
 
 void async_eval(const std::vector<Array>& outputs) {

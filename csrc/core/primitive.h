@@ -2,6 +2,7 @@
 // the eval_* members in their own files (backend/cpu/<family>.cpp), so the core never sees them.
 #pragma once
 #include <memory>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -15,6 +16,14 @@ class Primitive : public std::enable_shared_from_this<Primitive> {
   virtual const char* name() const = 0;
   // Fill `outputs` (unevaluated, shapes and dtypes set) from evaluated `inputs`.
   virtual void eval_cpu(const std::vector<Array>& inputs, std::vector<Array>& outputs) = 0;
+  // Element-wise fusion (eval.cpp): a fusible node used once, by a fusible node of the same
+  // shape, is computed inside that user, chunk by chunk, and never stored.
+  virtual bool fusible() const { return false; }
+  // Evaluates with the producers in `fused` computed inline (fusible primitives override it).
+  virtual void eval_cpu_fused(const std::vector<Array>& inputs, std::vector<Array>& outputs,
+                              const std::unordered_set<Node*>& fused) {
+    eval_cpu(inputs, outputs);
+  }
   // For common-subexpression elimination: same operation with the same parameters.
   virtual bool is_equivalent(const Primitive& other) const { return false; }
 

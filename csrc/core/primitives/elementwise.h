@@ -48,6 +48,9 @@ class Elementwise : public Primitive {
   const std::vector<Dtype>& compute() const { return compute_; }
   Dtype out_compute() const { return out_compute_; }
   const EwParams& params() const { return params_; }
+  bool fusible() const override { return true; }
+  void eval_cpu_fused(const std::vector<Array>& in, std::vector<Array>& out,
+                      const std::unordered_set<Node*>& fused) override;
 
  protected:
   std::vector<Dtype> compute_;  // the dtype each input is read as
@@ -65,6 +68,8 @@ class Unary : public Elementwise {
   NUVEC_GRAD_RULES
   bool is_equivalent(const Primitive& o) const override;
   UnaryOp op() const { return op_; }
+  // Copies convert while gathering: they have no kernel to chain.
+  bool fusible() const override { return op_ != UnaryOp::copy && op_ != UnaryOp::stop_gradient; }
 
  private:
   UnaryOp op_;
