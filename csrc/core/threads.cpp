@@ -105,6 +105,8 @@ class Pool {
   int size_ = 1;
 };
 
+constexpr int64_t kMaxPieces = 64;
+
 Pool& pool() {
   static Pool* p = new Pool(initial_threads());  // never joined at exit
   return *p;
@@ -122,7 +124,9 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
     fn(0, n);
     return;
   }
-  int64_t pieces = std::min<int64_t>((n + grain - 1) / grain, threads);
+  // The pieces depend on n and grain alone; threads take them as they come free, which also
+  // keeps both cores busy when another process holds one of them for a while.
+  int64_t pieces = std::min<int64_t>((n + grain - 1) / grain, kMaxPieces);
   int64_t per = (n + pieces - 1) / pieces;
   pool().run(pieces, [&](int64_t i) {
     int64_t b = i * per, e = std::min(n, b + per);

@@ -9,8 +9,8 @@ namespace nuvec {
 int get_num_threads();
 void set_num_threads(int n);  // NUVEC_NUM_THREADS sets the starting value (default: the cores available)
 
-// Runs fn(begin, end) over [0, n) in ceil(n / grain)-sized pieces spread over the threads;
-// inline when n is at most `grain`.
+// Runs fn(begin, end) over [0, n) in pieces of at least `grain` (at most 64 pieces, a split that
+// depends on n alone), handed to the threads as they come free; inline when n is at most `grain`.
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
 }  // namespace nuvec
