@@ -370,35 +370,50 @@ void transpose_scalar(const char* src, int64_t row_bytes, int64_t r0, int64_t ro
   }
 }
 
+#if defined(__AVX2__)
+// Columns c .. c + 8 of rows r .. r + rr (rr <= 8) into dst[(c + i) * ldd + r ..]: one 8 x 8 block
+// in registers (unpack pairs, then quads, then 128-bit halves); a partial block (the last rows of
+// a 14-row panel) reads zeros for the missing rows and stores only rr lanes.
+inline void transpose8x8(const char* src, int64_t row_bytes, int64_t r, int rr, int64_t c, float* dst, int64_t ldd) {
+  __m256 x[8], y[8];
+  for (int i = 0; i < 8; ++i)
+    x[i] = i < rr ? _mm256_loadu_ps(reinterpret_cast<const float*>(src + (r + i) * row_bytes) + c) : _mm256_setzero_ps();
+  for (int i = 0; i < 8; i += 2) {
+    y[i] = _mm256_unpacklo_ps(x[i], x[i + 1]);
+    y[i + 1] = _mm256_unpackhi_ps(x[i], x[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    x[i] = _mm256_shuffle_ps(y[i], y[i + 2], 0x44);
+    x[i + 1] = _mm256_shuffle_ps(y[i], y[i + 2], 0xee);
+    x[i + 2] = _mm256_shuffle_ps(y[i + 1], y[i + 3], 0x44);
+    x[i + 3] = _mm256_shuffle_ps(y[i + 1], y[i + 3], 0xee);
+  }
+  __m256 out[8];
+  for (int i = 0; i < 4; ++i) {
+    out[i] = _mm256_permute2f128_ps(x[i], x[i + 4], 0x20);
+    out[i + 4] = _mm256_permute2f128_ps(x[i], x[i + 4], 0x31);
+  }
+  if (rr == 8) {
+    for (int i = 0; i < 8; ++i) _mm256_storeu_ps(dst + (c + i) * ldd + r, out[i]);
+    return;
+  }
+  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(rr), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  for (int i = 0; i < 8; ++i) _mm256_maskstore_ps(dst + (c + i) * ldd + r, mask, out[i]);
+}
+#endif
+
 void transpose32(const char* src, int64_t row_bytes, int64_t rows, int64_t cols, void* dstv, int64_t ldd) {
   float* dst = static_cast<float*>(dstv);
-  int64_t r = 0;
 #if defined(__AVX2__)
-  // 8 x 8 blocks in registers: unpack pairs, then quads, then 128-bit halves.
-  for (; r + 8 <= rows; r += 8) {
+  for (int64_t r = 0; r < rows; r += 8) {
+    int rr = int(std::min<int64_t>(8, rows - r));
     int64_t c = 0;
-    for (; c + 8 <= cols; c += 8) {
-      __m256 x[8], y[8];
-      for (int i = 0; i < 8; ++i) x[i] = _mm256_loadu_ps(reinterpret_cast<const float*>(src + (r + i) * row_bytes) + c);
-      for (int i = 0; i < 8; i += 2) {
-        y[i] = _mm256_unpacklo_ps(x[i], x[i + 1]);
-        y[i + 1] = _mm256_unpackhi_ps(x[i], x[i + 1]);
-      }
-      for (int i = 0; i < 8; i += 4) {
-        x[i] = _mm256_shuffle_ps(y[i], y[i + 2], 0x44);
-        x[i + 1] = _mm256_shuffle_ps(y[i], y[i + 2], 0xee);
-        x[i + 2] = _mm256_shuffle_ps(y[i + 1], y[i + 3], 0x44);
-        x[i + 3] = _mm256_shuffle_ps(y[i + 1], y[i + 3], 0xee);
-      }
-      for (int i = 0; i < 4; ++i) {
-        _mm256_storeu_ps(dst + (c + i) * ldd + r, _mm256_permute2f128_ps(x[i], x[i + 4], 0x20));
-        _mm256_storeu_ps(dst + (c + i + 4) * ldd + r, _mm256_permute2f128_ps(x[i], x[i + 4], 0x31));
-      }
-    }
-    transpose_scalar<float>(src, row_bytes, r, r + 8, c, cols, dst, ldd);
+    for (; c + 8 <= cols; c += 8) transpose8x8(src, row_bytes, r, rr, c, dst, ldd);
+    transpose_scalar<float>(src, row_bytes, r, r + rr, c, cols, dst, ldd);
   }
+#else
+  transpose_scalar<float>(src, row_bytes, 0, rows, 0, cols, dst, ldd);
 #endif
-  transpose_scalar<float>(src, row_bytes, r, rows, 0, cols, dst, ldd);
 }
 
 void transpose64(const char* src, int64_t row_bytes, int64_t rows, int64_t cols, void* dst, int64_t ldd) {
