@@ -183,11 +183,8 @@ void pack(const Source<T>& src, int64_t lane0, int64_t lanes, int L, int64_t k0,
     for (int64_t k = 0; k < kb; k += 2) {
       const T* r0 = src.k_run(k0 + k, lane0, lanes, buf);
       const T* r1 = k + 1 < kb ? src.k_run(k0 + k + 1, lane0, lanes, buf + lanes) : zeros.data();
-      for (int64_t p = 0; p < panels; ++p) {
-        uint32_t* d = reinterpret_cast<uint32_t*>(dst + p * panel) + (k / 2) * L;
-        int64_t n = std::min<int64_t>(L, lanes - p * L);
-        for (int64_t l = 0; l < n; ++l) d[l] = uint32_t(r0[p * L + l]) | uint32_t(r1[p * L + l]) << 16;
-      }
+      gemm_kernels().pack_pairs(reinterpret_cast<const uint16_t*>(r0), reinterpret_cast<const uint16_t*>(r1), lanes, L,
+                                reinterpret_cast<uint32_t*>(dst) + (k / 2) * L, panel / 2);
     }
   }
 }
