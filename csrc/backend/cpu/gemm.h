@@ -52,6 +52,9 @@ struct GemmKernels {
   int skinny_rows = 0;       // the skinny kernels take m <= skinny_rows
   SkinnyKernel skinny_f32 = nullptr, skinny_f16 = nullptr, skinny_bf16_as_f32 = nullptr;
   SkinnyKernel skinny_bf16 = nullptr;  // bfloat16 pairs, with `bf16`
+  // float32 B with unit stride along k instead (x @ W.T, W of n rows of k values ldb apart);
+  // AVX-512 builds only.
+  SkinnyKernel skinny_t_f32 = nullptr;
   SkinnyF64 skinny_f64 = nullptr;
   PackTransposeKernel transpose32 = nullptr, transpose64 = nullptr;
   PackPairsKernel pack_pairs = nullptr;

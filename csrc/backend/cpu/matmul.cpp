@@ -358,9 +358,13 @@ void gemm_blocked(const Plan& p, const Operand& a, const Operand& b, const Out& 
 // Few rows against B with unit stride along n: the weights are read once, straight from B.
 bool gemm_skinny(Mode mode, const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, const Out& out) {
   const GemmKernels& g = gemm_kernels();
-  if (m > g.skinny_rows || b.lane_stride != 1 || mode == Mode::c64) return false;
+  // x @ W.T with float32 W contiguous along k: a kernel that transposes W in registers.
+  bool along_k = b.lane_stride != 1 && b.k_stride == 1 && mode == Mode::f32 && b.dtype == Dtype::float32 &&
+                 g.skinny_t_f32;
+  if (m > g.skinny_rows || (b.lane_stride != 1 && !along_k) || mode == Mode::c64) return false;
   SkinnyKernel kern = nullptr;
-  if (mode == Mode::bf16) kern = g.skinny_bf16;
+  if (along_k) kern = g.skinny_t_f32;
+  else if (mode == Mode::bf16) kern = g.skinny_bf16;
   else if (b.dtype == Dtype::float32) kern = g.skinny_f32;
   else if (b.dtype == Dtype::float16) kern = g.skinny_f16;
   else if (b.dtype == Dtype::bfloat16) kern = g.skinny_bf16_as_f32;
@@ -383,7 +387,7 @@ bool gemm_skinny(Mode mode, const Operand& a, const Operand& b, int64_t m, int64
       g.skinny_f64(m, k, reinterpret_cast<const double*>(abuf.data()), lda, reinterpret_cast<const double*>(b.at(j0, 0)),
                    b.k_stride, j1 - j0, reinterpret_cast<double*>(out.data) + j0, ldc);
     } else {
-      kern(m, k, abuf.data(), mode == Mode::bf16 ? lda / 2 : lda, b.at(j0, 0), b.k_stride, j1 - j0, c + j0, ldc);
+      kern(m, k, abuf.data(), mode == Mode::bf16 ? lda / 2 : lda, b.at(j0, 0), along_k ? b.lane_stride : b.k_stride, j1 - j0, c + j0, ldc);
     }
   });
   if (!out.direct) {
