@@ -55,8 +55,9 @@ def timed(fns, rounds, min_s):
     return [statistics.median(t) for t in times]
 
 
-def frameworks(a_np, b_list, bf16):
-    """Callables computing a @ b[i] (cycling over b_list) per framework."""
+def frameworks(a_np, b_list, bf16, wt):
+    """Callables computing a @ b[i] (cycling over b_list) per framework; with `wt`, b_list holds
+    weights W (n x k, contiguous along k) and the product is a @ W.T, a linear layer's layout."""
     out = {}
     counter = {"i": 0}
 
@@ -68,16 +69,16 @@ def frameworks(a_np, b_list, bf16):
     a = mx.array(a_np).astype(dt)
     bs = [mx.array(b).astype(dt) for b in b_list]
     mx.eval(a, *bs)
-    out["nuvec"] = lambda: mx.eval(mx.matmul(a, pick(bs)))
+    out["nuvec"] = (lambda: mx.eval(mx.matmul(a, pick(bs).T))) if wt else (lambda: mx.eval(mx.matmul(a, pick(bs))))
     if not bf16:
         bn = [np.ascontiguousarray(b) for b in b_list]
-        out["numpy"] = lambda: np.matmul(a_np, pick(bn))
+        out["numpy"] = (lambda: np.matmul(a_np, pick(bn).T)) if wt else (lambda: np.matmul(a_np, pick(bn)))
     try:
         import torch
         tdt = torch.bfloat16 if bf16 else torch.float32
         ta = torch.from_numpy(a_np).to(tdt)
         tb = [torch.from_numpy(b).to(tdt) for b in b_list]
-        out["torch"] = lambda: torch.matmul(ta, pick(tb))
+        out["torch"] = (lambda: torch.matmul(ta, pick(tb).T)) if wt else (lambda: torch.matmul(ta, pick(tb)))
     except ImportError:
         pass
     return out
@@ -99,16 +100,17 @@ def main():
           f"torch {torch_version}")
     print(f"machine: float32 FMA peak {fma:.0f} GFLOP/s, memory read {bw:.1f} GB/s ({threads} threads)\n")
     rng = np.random.default_rng(0)
-    rows = [("f32 1024^3", 1024, 1024, 1024, False, 1), ("f32 2048^3", 2048, 2048, 2048, False, 1),
-            ("bf16 1024^3", 1024, 1024, 1024, True, 1), ("bf16 2048^3", 2048, 2048, 2048, True, 1),
-            ("f32 64x4096x4096", 64, 4096, 4096, False, 1),
-            ("f32 1x4096x4096", 1, 4096, 4096, False, 4), ("bf16 1x4096x4096", 1, 4096, 4096, True, 4)]
+    rows = [("f32 1024^3", 1024, 1024, 1024, False, 1, False), ("f32 2048^3", 2048, 2048, 2048, False, 1, False),
+            ("bf16 1024^3", 1024, 1024, 1024, True, 1, False), ("bf16 2048^3", 2048, 2048, 2048, True, 1, False),
+            ("f32 64x4096x4096", 64, 4096, 4096, False, 1, False),
+            ("f32 1x4096x4096", 1, 4096, 4096, False, 4, False), ("f32 1x4096x4096 x@W.T", 1, 4096, 4096, False, 4, True),
+            ("bf16 1x4096x4096", 1, 4096, 4096, True, 4, False)]
     print("| workload | unit | nuvec | numpy | torch | nuvec / ceiling |")
     print("|---|---|---|---|---|---|")
-    for name, m, k, n, bf16, mats in rows:
+    for name, m, k, n, bf16, mats, wt in rows:
         a = rng.standard_normal((m, k)).astype(np.float32)
-        bs = [rng.standard_normal((k, n)).astype(np.float32) for _ in range(mats)]
-        fns = frameworks(a, bs, bf16)
+        bs = [rng.standard_normal((n, k) if wt else (k, n)).astype(np.float32) for _ in range(mats)]
+        fns = frameworks(a, bs, bf16, wt)
         secs = dict(zip(fns, timed(list(fns.values()), 3, args.min_s)))
         if m == 1:
             unit, per = "GB/s", k * n * (2 if bf16 else 4) / 1e9

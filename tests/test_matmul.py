@@ -260,8 +260,9 @@ def bits(x):
 @pytest.mark.parametrize("layout", ["plain", "b_transposed", "batched"])
 def test_row_independence(dtype, layout):
     """Rows of an m-row product equal the one-row products, m = 1 .. ROW_INDEPENDENT_ROWS: the
-    few-row path (the first rows, plain layout) and the blocked path (the rest, and every
-    transposed b) agree, whatever the row blocks and edge tiles."""
+    few-row paths (the first rows: plain layout, and float32 b transposed, which reads W along k)
+    and the blocked path (the rest, and every other transposed b) agree, whatever the row blocks
+    and edge tiles."""
     rows = mx.ROW_INDEPENDENT_ROWS
     assert rows >= 64
     rng = seeded_rng("rows", dtype, layout)

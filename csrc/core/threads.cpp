@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -55,6 +56,7 @@ class Pool {
     }
     cv_.notify_all();
     work();
+    spin_until([&] { return busy_.load(std::memory_order_acquire) == 0; });
     std::unique_lock<std::mutex> l(mu_);
     done_cv_.wait(l, [&] { return busy_ == 0; });
     job_ = nullptr;
@@ -65,9 +67,26 @@ class Pool {
     for (int64_t i; (i = next_.fetch_add(1)) < pieces_;) (*job_)(i);
   }
 
+  // Threads poll for a while before they sleep, workers for the next job and the caller for
+  // the workers to finish: a sleeping thread's core may be halted (a virtual CPU handed back to
+  // the host), and waking it can take longer than a whole product, so back-to-back jobs would
+  // run on one core. OpenMP and OpenBLAS wait the same way.
+  template <class Ready>
+  static void spin_until(Ready ready) {
+    constexpr auto kSpin = std::chrono::milliseconds(2);
+    auto until = std::chrono::steady_clock::now() + kSpin;
+    for (int i = 1; !ready(); ++i) {
+#if defined(__x86_64__)
+      __builtin_ia32_pause();
+#endif
+      if (i % 256 == 0 && std::chrono::steady_clock::now() > until) return;
+    }
+  }
+
   void loop(int) {
     uint64_t seen = 0;
     for (;;) {
+      spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; });
       {
         std::unique_lock<std::mutex> l(mu_);
         cv_.wait(l, [&] { return stop_ || generation_ != seen; });
@@ -99,8 +118,8 @@ class Pool {
   const std::function<void(int64_t)>* job_ = nullptr;
   int64_t pieces_ = 0;
   std::atomic<int64_t> next_{0};
-  int busy_ = 0;
-  uint64_t generation_ = 0;
+  std::atomic<int> busy_{0};  // changed under mu_; read without it while spinning
+  std::atomic<uint64_t> generation_{0};  // changed under mu_; read without it while spinning
   bool stop_ = false;
   int size_ = 1;
 };

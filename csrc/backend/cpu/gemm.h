@@ -31,6 +31,11 @@ using SkinnyF64 = void (*)(int64_t m, int64_t k, const double* a, int64_t lda, c
 using PackTransposeKernel = void (*)(const char* src, int64_t row_bytes, int64_t rows, int64_t cols, void* dst,
                                      int64_t ldd);
 
+// dst[(l / L) * panel_words + l % L] = r0[l] | r1[l] << 16 for l < lanes: two rows of k (2p and
+// 2p + 1) of 16-bit values as bfloat16 pairs, one L-lane panel after another. Packs B for vdpbf16ps.
+using PackPairsKernel = void (*)(const uint16_t* r0, const uint16_t* r1, int64_t lanes, int L, uint32_t* dst,
+                                 int64_t panel_words);
+
 struct MicroShape {
   int mr = 0, nr = 0;
 };
@@ -47,8 +52,12 @@ struct GemmKernels {
   int skinny_rows = 0;       // the skinny kernels take m <= skinny_rows
   SkinnyKernel skinny_f32 = nullptr, skinny_f16 = nullptr, skinny_bf16_as_f32 = nullptr;
   SkinnyKernel skinny_bf16 = nullptr;  // bfloat16 pairs, with `bf16`
+  // float32 B with unit stride along k instead (x @ W.T, W of n rows of k values ldb apart);
+  // AVX-512 builds only.
+  SkinnyKernel skinny_t_f32 = nullptr;
   SkinnyF64 skinny_f64 = nullptr;
   PackTransposeKernel transpose32 = nullptr, transpose64 = nullptr;
+  PackPairsKernel pack_pairs = nullptr;
 };
 
 const GemmKernels& gemm_kernels();

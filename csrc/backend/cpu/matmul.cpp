@@ -183,11 +183,8 @@ void pack(const Source<T>& src, int64_t lane0, int64_t lanes, int L, int64_t k0,
     for (int64_t k = 0; k < kb; k += 2) {
       const T* r0 = src.k_run(k0 + k, lane0, lanes, buf);
       const T* r1 = k + 1 < kb ? src.k_run(k0 + k + 1, lane0, lanes, buf + lanes) : zeros.data();
-      for (int64_t p = 0; p < panels; ++p) {
-        uint32_t* d = reinterpret_cast<uint32_t*>(dst + p * panel) + (k / 2) * L;
-        int64_t n = std::min<int64_t>(L, lanes - p * L);
-        for (int64_t l = 0; l < n; ++l) d[l] = uint32_t(r0[p * L + l]) | uint32_t(r1[p * L + l]) << 16;
-      }
+      gemm_kernels().pack_pairs(reinterpret_cast<const uint16_t*>(r0), reinterpret_cast<const uint16_t*>(r1), lanes, L,
+                                reinterpret_cast<uint32_t*>(dst) + (k / 2) * L, panel / 2);
     }
   }
 }
@@ -196,7 +193,7 @@ void pack(const Source<T>& src, int64_t lane0, int64_t lanes, int L, int64_t k0,
 struct Plan {
   Mode mode;
   int mr, nr, P;      // micro-tile and k grouping (2 for bfloat16 pairs)
-  int64_t kc, mc;     // k block (a multiple of P) and rows per A block
+  int64_t kc, mc;     // k block (a multiple of P) and the most rows per A block (a multiple of mr)
   size_t esz;         // bytes per packed element
   int64_t m, n, k;    // real sizes
   bool b_by_panel;    // one row panel and k-contiguous B: pack B a panel at a time, in long k blocks
@@ -217,8 +214,7 @@ Plan make_plan(Mode mode, int64_t m, int64_t n, int64_t k, bool b_k_contiguous) 
   // the prefetchers follow.
   p.b_by_panel = p.m <= p.mr && b_k_contiguous;
   if (p.b_by_panel) p.kc = std::min<int64_t>(round_up(p.k, 2), 4 * p.kc);
-  int64_t mc_max = std::max<int64_t>(p.mr, (262144 / (p.kc * int64_t(p.esz))) / p.mr * p.mr);
-  p.mc = round_up(ceil_div(p.m, ceil_div(p.m, mc_max)), p.mr);  // row blocks of equal size
+  p.mc = std::max<int64_t>(p.mr, (262144 / (p.kc * int64_t(p.esz))) / p.mr * p.mr);
   return p;
 }
 
@@ -272,10 +268,17 @@ struct Out {
 // One product C = A B (A: m x k, B: k x n, sizes of the dtype), blocked and split over threads.
 void gemm_blocked(const Plan& p, const Operand& a, const Operand& b, const Out& out) {
   int64_t np = round_up(p.n, p.nr), nk = ceil_div(p.k, p.kc);
-  // Output tiles: row blocks of mc by column blocks, split until there are enough to share.
+  // Output tiles. With two row blocks per thread or more, tiles span all columns, so each block of
+  // A is packed once; the number of row blocks is a multiple of the thread count, and blocks
+  // differ by at most one panel, so threads get equal shares. With fewer, column blocks split
+  // until there are enough tiles to share. The tiling decides who computes an element, not how.
+  int64_t threads = get_num_threads(), mpanels = ceil_div(p.m, p.mr);
   int64_t mt = ceil_div(p.m, p.mc), nc = np;
-  while (mt * ceil_div(p.n, nc) < 32 && nc > 8 * p.nr) nc = round_up(nc / 2, p.nr);
+  if (mt > 1 && mt >= 2 * threads) mt = std::min(mpanels, round_up(mt, threads));
+  else while (mt * ceil_div(p.n, nc) < 32 && nc > 8 * p.nr) nc = round_up(nc / 2, p.nr);
   int64_t nt = ceil_div(p.n, nc);
+  auto row0 = [&](int64_t i) { return std::min(p.m, i * mpanels / mt * p.mr); };  // row block i's first row
+  int64_t mc = ceil_div(mpanels, mt) * p.mr;
   // With several row blocks, B is packed once for all of them (in parallel, panel by panel);
   // with one, each tile packs its own columns block by block, so B goes through memory once.
   bool shared_b = mt > 1;
@@ -299,12 +302,12 @@ void gemm_blocked(const Plan& p, const Operand& a, const Operand& b, const Out& 
   size_t csz = p.mode == Mode::f64 ? 8 : 4;
   for_each_item(mt * nt, [&](int64_t t) {
     thread_local Scratch apack, bblock, run, ctile;
-    void* ap = apack.get(size_t(round_up(p.mc, p.mr) * round_up(p.kc, p.P)) * p.esz);
+    void* ap = apack.get(size_t(mc * round_up(p.kc, p.P)) * p.esz);
     char* bb = shared_b ? nullptr
                         : static_cast<char*>(bblock.get(size_t((p.b_by_panel ? p.nr : nc) * round_up(p.kc, p.P)) * p.esz));
-    void* buf = run.get(size_t(std::max({p.kc, p.mc, nc}) + 64) * 8);
-    int64_t i0 = (t / nt) * p.mc, j0 = (t % nt) * nc;
-    int64_t mb = std::min(p.mc, p.m - i0), nbw = std::min(nc, p.n - j0);
+    void* buf = run.get(size_t(std::max({p.kc, mc, nc}) + 64) * 8);
+    int64_t i0 = row0(t / nt), j0 = (t % nt) * nc;
+    int64_t mb = row0(t / nt + 1) - i0, nbw = std::min(nc, p.n - j0);
     char* c;
     int64_t ldc;
     if (out.direct) {
@@ -355,9 +358,13 @@ void gemm_blocked(const Plan& p, const Operand& a, const Operand& b, const Out& 
 // Few rows against B with unit stride along n: the weights are read once, straight from B.
 bool gemm_skinny(Mode mode, const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, const Out& out) {
   const GemmKernels& g = gemm_kernels();
-  if (m > g.skinny_rows || b.lane_stride != 1 || mode == Mode::c64) return false;
+  // x @ W.T with float32 W contiguous along k: a kernel that transposes W in registers.
+  bool along_k = b.lane_stride != 1 && b.k_stride == 1 && mode == Mode::f32 && b.dtype == Dtype::float32 &&
+                 g.skinny_t_f32;
+  if (m > g.skinny_rows || (b.lane_stride != 1 && !along_k) || mode == Mode::c64) return false;
   SkinnyKernel kern = nullptr;
-  if (mode == Mode::bf16) kern = g.skinny_bf16;
+  if (along_k) kern = g.skinny_t_f32;
+  else if (mode == Mode::bf16) kern = g.skinny_bf16;
   else if (b.dtype == Dtype::float32) kern = g.skinny_f32;
   else if (b.dtype == Dtype::float16) kern = g.skinny_f16;
   else if (b.dtype == Dtype::bfloat16) kern = g.skinny_bf16_as_f32;
@@ -380,7 +387,7 @@ bool gemm_skinny(Mode mode, const Operand& a, const Operand& b, int64_t m, int64
       g.skinny_f64(m, k, reinterpret_cast<const double*>(abuf.data()), lda, reinterpret_cast<const double*>(b.at(j0, 0)),
                    b.k_stride, j1 - j0, reinterpret_cast<double*>(out.data) + j0, ldc);
     } else {
-      kern(m, k, abuf.data(), mode == Mode::bf16 ? lda / 2 : lda, b.at(j0, 0), b.k_stride, j1 - j0, c + j0, ldc);
+      kern(m, k, abuf.data(), mode == Mode::bf16 ? lda / 2 : lda, b.at(j0, 0), along_k ? b.lane_stride : b.k_stride, j1 - j0, c + j0, ldc);
     }
   });
   if (!out.direct) {

@@ -218,6 +218,86 @@ void skinny_f64(int64_t m, int64_t k, const double* a, int64_t lda, const double
 }
 
 #if defined(__AVX512F__)
+// x @ W.T for few rows, W of n rows of k contiguous float32 values (the linear-layer layout):
+// each 16 x 16 block of W is transposed in registers, so a vector holds one k of 16 rows of W
+// (16 output columns), and each output element gets the fma chain over k from zero that every
+// other kernel computes. W is read once, 16 rows side by side.
+inline void transpose16(__m512 (&r)[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xee);
+    r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xee);
+  }
+  for (int h = 0; h < 16; h += 8)
+    for (int i = 0; i < 4; ++i) {
+      t[h + i] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0x88);
+      t[h + i + 4] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0xdd);
+    }
+  for (int i = 0; i < 8; ++i) {
+    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
+  }
+}
+
+// 16 k of `rows` rows of W (ldw apart) from k0, `km` masking the k past the end; missing rows are zero.
+template <bool Full>
+inline void load_block(const float* w, int64_t ldw, int rows, __mmask16 km, __m512 (&r)[16]) {
+#pragma GCC unroll 16
+  for (int q = 0; q < 16; ++q) {
+    if (Full) r[q] = _mm512_loadu_ps(w + q * ldw);
+    else r[q] = q < rows ? _mm512_maskz_loadu_ps(km, w + q * ldw) : _mm512_setzero_ps();
+  }
+}
+
+template <int R>
+void skinny_t_rows(int64_t k, const float* a, int64_t lda, const float* w, int64_t ldw, int64_t n, float* c,
+                   int64_t ldc) {
+  for (int64_t j = 0; j < n; j += 16, w += 16 * ldw) {
+    int rows = int(std::min<int64_t>(16, n - j));
+    __m512 acc[R], r[16];
+    for (int i = 0; i < R; ++i) acc[i] = _mm512_setzero_ps();
+    int64_t k0 = 0;
+    if (rows == 16)
+      for (; k0 + 16 <= k; k0 += 16) {
+        load_block<true>(w + k0, ldw, 16, 0xffff, r);
+        transpose16(r);
+#pragma GCC unroll 16
+        for (int u = 0; u < 16; ++u)
+#pragma GCC unroll 8
+          for (int i = 0; i < R; ++i) acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(a[i * lda + k0 + u]), r[u], acc[i]);
+      }
+    for (; k0 < k; k0 += 16) {  // partial blocks: the last rows of W or the last k
+      int kk = int(std::min<int64_t>(16, k - k0));
+      load_block<false>(w + k0, ldw, rows, __mmask16((1u << kk) - 1), r);
+      transpose16(r);
+      for (int u = 0; u < kk; ++u)
+        for (int i = 0; i < R; ++i) acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(a[i * lda + k0 + u]), r[u], acc[i]);
+    }
+    for (int i = 0; i < R; ++i) _mm512_mask_storeu_ps(c + i * ldc + j, __mmask16((1u << rows) - 1), acc[i]);
+  }
+}
+
+template <int R = kSkinnyR>
+void skinny_t_group(int64_t r, int64_t k, const float* a, int64_t lda, const float* w, int64_t ldw, int64_t n,
+                    float* c, int64_t ldc) {
+  if constexpr (R > 1)
+    if (r < R) return skinny_t_group<R - 1>(r, k, a, lda, w, ldw, n, c, ldc);
+  skinny_t_rows<R>(k, a, lda, w, ldw, n, c, ldc);
+}
+
+void skinny_t_f32(int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, int64_t n, float* c,
+                  int64_t ldc) {
+  for (int64_t i = 0; i < m; i += kSkinnyR)
+    skinny_t_group(std::min<int64_t>(kSkinnyR, m - i), k, static_cast<const float*>(a) + i * lda, lda,
+                   static_cast<const float*>(b), ldb, n, c + i * ldc, ldc);
+}
+
 // bfloat16 pairs through vdpbf16ps: two products per lane and instruction, twice float32's rate.
 #define NUVEC_BF16 __attribute__((target("avx512bf16")))
 
@@ -370,39 +450,69 @@ void transpose_scalar(const char* src, int64_t row_bytes, int64_t r0, int64_t ro
   }
 }
 
+#if defined(__AVX2__)
+// Columns c .. c + 8 of rows r .. r + rr (rr <= 8) into dst[(c + i) * ldd + r ..]: one 8 x 8 block
+// in registers (unpack pairs, then quads, then 128-bit halves); a partial block (the last rows of
+// a 14-row panel) reads zeros for the missing rows and stores only rr lanes.
+inline void transpose8x8(const char* src, int64_t row_bytes, int64_t r, int rr, int64_t c, float* dst, int64_t ldd) {
+  __m256 x[8], y[8];
+  for (int i = 0; i < 8; ++i)
+    x[i] = i < rr ? _mm256_loadu_ps(reinterpret_cast<const float*>(src + (r + i) * row_bytes) + c) : _mm256_setzero_ps();
+  for (int i = 0; i < 8; i += 2) {
+    y[i] = _mm256_unpacklo_ps(x[i], x[i + 1]);
+    y[i + 1] = _mm256_unpackhi_ps(x[i], x[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    x[i] = _mm256_shuffle_ps(y[i], y[i + 2], 0x44);
+    x[i + 1] = _mm256_shuffle_ps(y[i], y[i + 2], 0xee);
+    x[i + 2] = _mm256_shuffle_ps(y[i + 1], y[i + 3], 0x44);
+    x[i + 3] = _mm256_shuffle_ps(y[i + 1], y[i + 3], 0xee);
+  }
+  __m256 out[8];
+  for (int i = 0; i < 4; ++i) {
+    out[i] = _mm256_permute2f128_ps(x[i], x[i + 4], 0x20);
+    out[i + 4] = _mm256_permute2f128_ps(x[i], x[i + 4], 0x31);
+  }
+  if (rr == 8) {
+    for (int i = 0; i < 8; ++i) _mm256_storeu_ps(dst + (c + i) * ldd + r, out[i]);
+    return;
+  }
+  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(rr), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  for (int i = 0; i < 8; ++i) _mm256_maskstore_ps(dst + (c + i) * ldd + r, mask, out[i]);
+}
+#endif
+
 void transpose32(const char* src, int64_t row_bytes, int64_t rows, int64_t cols, void* dstv, int64_t ldd) {
   float* dst = static_cast<float*>(dstv);
-  int64_t r = 0;
 #if defined(__AVX2__)
-  // 8 x 8 blocks in registers: unpack pairs, then quads, then 128-bit halves.
-  for (; r + 8 <= rows; r += 8) {
+  for (int64_t r = 0; r < rows; r += 8) {
+    int rr = int(std::min<int64_t>(8, rows - r));
     int64_t c = 0;
-    for (; c + 8 <= cols; c += 8) {
-      __m256 x[8], y[8];
-      for (int i = 0; i < 8; ++i) x[i] = _mm256_loadu_ps(reinterpret_cast<const float*>(src + (r + i) * row_bytes) + c);
-      for (int i = 0; i < 8; i += 2) {
-        y[i] = _mm256_unpacklo_ps(x[i], x[i + 1]);
-        y[i + 1] = _mm256_unpackhi_ps(x[i], x[i + 1]);
-      }
-      for (int i = 0; i < 8; i += 4) {
-        x[i] = _mm256_shuffle_ps(y[i], y[i + 2], 0x44);
-        x[i + 1] = _mm256_shuffle_ps(y[i], y[i + 2], 0xee);
-        x[i + 2] = _mm256_shuffle_ps(y[i + 1], y[i + 3], 0x44);
-        x[i + 3] = _mm256_shuffle_ps(y[i + 1], y[i + 3], 0xee);
-      }
-      for (int i = 0; i < 4; ++i) {
-        _mm256_storeu_ps(dst + (c + i) * ldd + r, _mm256_permute2f128_ps(x[i], x[i + 4], 0x20));
-        _mm256_storeu_ps(dst + (c + i + 4) * ldd + r, _mm256_permute2f128_ps(x[i], x[i + 4], 0x31));
-      }
-    }
-    transpose_scalar<float>(src, row_bytes, r, r + 8, c, cols, dst, ldd);
+    for (; c + 8 <= cols; c += 8) transpose8x8(src, row_bytes, r, rr, c, dst, ldd);
+    transpose_scalar<float>(src, row_bytes, r, r + rr, c, cols, dst, ldd);
   }
+#else
+  transpose_scalar<float>(src, row_bytes, 0, rows, 0, cols, dst, ldd);
 #endif
-  transpose_scalar<float>(src, row_bytes, r, rows, 0, cols, dst, ldd);
 }
 
 void transpose64(const char* src, int64_t row_bytes, int64_t rows, int64_t cols, void* dst, int64_t ldd) {
   transpose_scalar<double>(src, row_bytes, 0, rows, 0, cols, static_cast<double*>(dst), ldd);
+}
+
+void pack_pairs(const uint16_t* r0, const uint16_t* r1, int64_t lanes, int L, uint32_t* dst, int64_t panel_words) {
+  for (int64_t l0 = 0; l0 < lanes; l0 += L, dst += panel_words, r0 += L, r1 += L) {
+    int64_t n = std::min<int64_t>(L, lanes - l0), l = 0;
+#if defined(__AVX512F__)
+    // Widen 16 values of each row to 32 bits and merge: the compiler's baseline build does 8.
+    for (; l + 16 <= n; l += 16) {
+      __m512i lo = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r0 + l)));
+      __m512i hi = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r1 + l)));
+      _mm512_storeu_si512(dst + l, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+    }
+#endif
+    for (; l < n; ++l) dst[l] = uint32_t(r0[l]) | uint32_t(r1[l]) << 16;
+  }
 }
 
 template <int... R>
@@ -423,6 +533,7 @@ void fill_bf16_rows(GemmKernels& t, std::integer_sequence<int, 0, R...>) {
 void fill_gemm(GemmKernels& t) {
   t.transpose32 = &transpose32;
   t.transpose64 = &transpose64;
+  t.pack_pairs = &pack_pairs;
   constexpr int LF = kLanesF, LD = kVecBytes / 8;
   t.f32_shape = {kMR, kNV * LF};
   t.f64_shape = {kMR, kNV * LD};
@@ -432,6 +543,9 @@ void fill_gemm(GemmKernels& t) {
   t.skinny_f16 = &skinny<f16>;
   t.skinny_bf16_as_f32 = &skinny<bf16>;
   t.skinny_f64 = &skinny_f64;
+#if defined(__AVX512F__)
+  t.skinny_t_f32 = &skinny_t_f32;
+#endif
 #if defined(__AVX512F__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512bf16")) {
