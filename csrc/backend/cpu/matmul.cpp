@@ -215,6 +215,14 @@ Plan make_plan(Mode mode, int64_t m, int64_t n, int64_t k, bool b_k_contiguous) 
   p.b_by_panel = p.m <= p.mr && b_k_contiguous;
   if (p.b_by_panel) p.kc = std::min<int64_t>(round_up(p.k, 2), 4 * p.kc);
   p.mc = std::max<int64_t>(p.mr, (262144 / (p.kc * int64_t(p.esz))) / p.mr * p.mr);
+  if (!p.b_by_panel && p.esz == 4) {
+    // float32 compute: long k blocks (B micro-panels up to 256 KiB, read from L2) and row blocks
+    // of about 256 rows. Each k block stores and reloads C; with K up to 2048 in one block there
+    // is no reload at all. Measured at 2 threads on Zen 5 (1 MiB L2): 1024^3 and 2048^3 went
+    // from about 435 to 455-475 GFLOP/s against 32 KiB / 256 KiB blocks.
+    p.kc = std::min<int64_t>(round_up(p.k, 2), std::max<int64_t>(64, (262144 / (int64_t(p.nr) * int64_t(p.esz))) & ~1));
+    p.mc = std::max<int64_t>(p.mr, 256 / p.mr * p.mr);
+  }
   return p;
 }
 
