@@ -108,7 +108,8 @@ void run(Node* n, const std::unordered_set<Node*>& fused) {
   }
   try {
     bool inline_inputs = false;
-    for (const Array& in : n->inputs) inline_inputs |= fused.count(in.node()) > 0;
+    if (!fused.empty())
+      for (const Array& in : n->inputs) inline_inputs |= fused.count(in.node()) > 0;
     if (inline_inputs) n->primitive->eval_cpu_fused(n->inputs, outs, fused);
     else n->primitive->eval_cpu(n->inputs, outs);
   } catch (const KernelError& e) {

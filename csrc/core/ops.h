@@ -62,7 +62,8 @@ Array random_float(const Array& key, const Shape& shape, RandomKind kind, Stream
 Array reshape(const Array& x, Shape shape, Stream s);
 Array transpose(const Array& x, std::vector<int> perm, Stream s);
 Array broadcast_to(const Array& x, const Shape& shape, Stream s);
-// Basic slicing: start/stop/step per axis, already clamped NumPy-style by normalize_slice.
+// Basic slicing: start/stop/step per axis, already clamped NumPy-style (x itself when it is the
+// whole array).
 Array slice(const Array& x, const Shape& start, const Shape& stop, const Shape& step, Stream s);
 Array view(const Array& x, Dtype dtype, Stream s);
 Array flatten(const Array& x, int start_axis, int end_axis, Stream s);

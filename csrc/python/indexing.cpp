@@ -148,10 +148,7 @@ Array basic(const Array& x, const Parsed& p, Stream s) {
     }
     ++axis;
   }
-  bool sliced = false;
-  for (int i = 0; i < x.ndim(); ++i) sliced |= start[i] != 0 || stop[i] != x.shape(i) || step[i] != 1;
-  Array r = sliced ? slice(x, start, stop, step, s) : x;
-  return reshape(r, out, s);
+  return reshape(slice(x, start, stop, step, s), out, s);
 }
 
 }  // namespace
@@ -183,9 +180,7 @@ Array get_item(const Array& x, nb::handle index) {
     }
     ++axis;
   }
-  bool sliced = false;
-  for (int i = 0; i < x.ndim(); ++i) sliced |= start[i] != 0 || stop[i] != x.shape(i) || step[i] != 1;
-  Array view = reshape(sliced ? slice(x, start, stop, step, s) : x, view_shape, s);
+  Array view = reshape(slice(x, start, stop, step, s), view_shape, s);
   Array g = gather(view, arrays, axes, s);
   int index_rank = g.ndim() - (view.ndim() - int(axes.size()));
   if (!advanced_adjacent(p) || plain_before <= 0) return g;
@@ -270,30 +265,28 @@ struct AtTarget {
 };
 }  // namespace
 
+// One `.at` method: combine with `op`; subtract and divide combine the negated or inverted value
+// (MLX's definition).
+template <ScatterOp op, std::optional<UnaryOp> (*transform)()>
+Array at_update(const AtTarget& t, nb::handle v) {
+  if (auto u = transform()) {
+    Array value = unary(*u, arg_like(v, t.x.dtype(), op_name(*u)), default_stream(default_device()));
+    return update_item(t.x, t.index, nb::cast(value), op);
+  }
+  return update_item(t.x, t.index, v, op);
+}
+std::optional<UnaryOp> as_is() { return std::nullopt; }
+std::optional<UnaryOp> negated() { return UnaryOp::negative; }
+std::optional<UnaryOp> inverted() { return UnaryOp::reciprocal; }
+
 void init_indexing(nb::module_& m) {
   nb::class_<AtTarget>(m, "ArrayAt", "x.at[index]: functional updates that accumulate over repeated indices.")
-      .def("add", [](const AtTarget& t, nb::handle v) { return update_item(t.x, t.index, v, ScatterOp::add); },
-           nb::arg("value"))
-      .def("subtract",
-           [](const AtTarget& t, nb::handle v) {
-             Array u = arg_like(v, t.x.dtype(), "subtract");
-             return update_item(t.x, t.index, nb::cast(unary(UnaryOp::negative, u, default_stream(default_device()))),
-                                ScatterOp::add);
-           },
-           nb::arg("value"))
-      .def("multiply", [](const AtTarget& t, nb::handle v) { return update_item(t.x, t.index, v, ScatterOp::multiply); },
-           nb::arg("value"))
-      .def("divide",
-           [](const AtTarget& t, nb::handle v) {
-             Array u = arg_like(v, t.x.dtype(), "divide");
-             return update_item(t.x, t.index, nb::cast(unary(UnaryOp::reciprocal, u, default_stream(default_device()))),
-                                ScatterOp::multiply);
-           },
-           nb::arg("value"))
-      .def("maximum", [](const AtTarget& t, nb::handle v) { return update_item(t.x, t.index, v, ScatterOp::maximum); },
-           nb::arg("value"))
-      .def("minimum", [](const AtTarget& t, nb::handle v) { return update_item(t.x, t.index, v, ScatterOp::minimum); },
-           nb::arg("value"));
+      .def("add", &at_update<ScatterOp::add, as_is>, nb::arg("value"))
+      .def("subtract", &at_update<ScatterOp::add, negated>, nb::arg("value"))
+      .def("multiply", &at_update<ScatterOp::multiply, as_is>, nb::arg("value"))
+      .def("divide", &at_update<ScatterOp::multiply, inverted>, nb::arg("value"))
+      .def("maximum", &at_update<ScatterOp::maximum, as_is>, nb::arg("value"))
+      .def("minimum", &at_update<ScatterOp::minimum, as_is>, nb::arg("value"));
   nb::class_<AtIndexer>(m, "ArrayAtIndexer")
       .def("__getitem__", [](const AtIndexer& a, nb::object index) { return AtTarget{a.x, index}; },
            nb::arg("index").none());

@@ -5,7 +5,6 @@
 
 namespace nuvec::grad {
 
-inline Stream stream_of(const Array& a) { return a.stream(); }
 inline Array zeros_like(const Array& a) {
   return full(a.shape(), scalar_array(int64_t(0), a.dtype()), std::nullopt, a.stream());
 }
