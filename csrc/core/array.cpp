@@ -100,8 +100,10 @@ Node::~Node() {
   std::vector<std::shared_ptr<Node>> local;
   bool drains = pending == nullptr;
   if (drains) pending = &local;
+  // Every input goes through the list, not only those this node alone holds: a node can hold
+  // the same input twice (x + x), and releasing the last of several references here would recurse.
   for (auto& in : inputs)
-    if (in.node_ && in.node_.use_count() == 1) pending->push_back(std::move(in.node_));
+    if (in.node_) pending->push_back(std::move(in.node_));
   inputs.clear();
   if (drains) {
     while (!local.empty()) {
