@@ -2,6 +2,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace nuvec {
@@ -17,6 +18,11 @@ enum class Kind : uint8_t { boolean, unsigned_int, signed_int, floating, complex
 size_t size_of(Dtype d);
 const char* name_of(Dtype d);
 Kind kind_of(Dtype d);
+// The names in array files: safetensors' ("F32") and the .npy type code ("f4"; null for bfloat16).
+const char* safetensors_name(Dtype d);
+const char* npy_code(Dtype d);
+std::optional<Dtype> from_safetensors_name(const std::string& name);
+std::optional<Dtype> from_npy_code(const std::string& code);
 inline bool is_integer(Dtype d) {
   Kind k = kind_of(d);
   return k == Kind::unsigned_int || k == Kind::signed_int;

@@ -9,7 +9,6 @@
 #include "core/array.h"
 #include "core/primitives/elementwise.h"
 #include "core/primitives/indexing.h"
-#include "core/primitives/random.h"
 
 namespace nuvec {
 
@@ -51,12 +50,6 @@ Array eye(int64_t n, int64_t m, int64_t k, Dtype dtype, Stream s);
 Array tri(int64_t n, int64_t m, int64_t k, Dtype dtype, Stream s);
 Array tril(const Array& x, int64_t k, Stream s);
 Array triu(const Array& x, int64_t k, Stream s);
-
-// Random (the samplers compose these in python/nuvec/random.py).
-// MLX's bit stream of a (2,) uint32 key: uint8/16/32 elements for width 1/2/4.
-Array random_bits(const Array& key, const Shape& shape, int width, Stream s);
-// float32 samples of a fused kind (uniform, erfinv, normal): the bits of MLX's chain of ops.
-Array random_float(const Array& key, const Shape& shape, RandomKind kind, Stream s);
 
 // Layout (views where strides allow).
 Array reshape(const Array& x, Shape shape, Stream s);

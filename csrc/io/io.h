@@ -1,8 +1,12 @@
-// Readers of array files (safetensors, npy, GGUF). Uncompressed tensor data is not copied: the
-// arrays share the file's mapped pages, which the OS reads on first touch. Every header field is
-// checked against the file before use; a bad file raises OpError("load", "<path>: <what>").
+// Readers and writers of array files (safetensors, npy, npz; GGUF is read only). Uncompressed
+// tensor data is not copied on reading: the arrays share the file's mapped pages, which the OS
+// reads on first touch. Every header field is checked against the file before use; a bad file
+// raises OpError("load", "<path>: <what>"). Writers evaluate the arrays, then write through an
+// OutputFile (io/output_file.h), adding the format's suffix to the path when it is missing.
 #pragma once
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -32,5 +36,26 @@ struct GgufFile {
   std::vector<std::pair<std::string, GgufValue>> metadata;
 };
 GgufFile load_gguf(const std::string& path);
+
+using NamedArrays = std::vector<std::pair<std::string, Array>>;
+
+// NumPy's .npy header for `a` (version 1.0, data 64-byte aligned); OpError("save") for bfloat16.
+std::string npy_header(const Array& a);
+void save_npy(const std::string& path, const Array& a);
+
+// A raw deflate stream for one compressed npz member. The core links no zlib: the front end
+// supplies it (Python's zlib module), so the bytes are those zipfile would write.
+struct Deflater {
+  virtual ~Deflater() = default;
+  virtual std::string compress(const uint8_t* data, size_t n) = 0;
+  virtual std::string finish() = 0;
+};
+using DeflaterFactory = std::function<std::unique_ptr<Deflater>()>;
+// Members `name.npy`, stored (and 64-byte aligned, so loads map them) or, with a deflater, deflated.
+void save_npz(const std::string& path, const NamedArrays& arrays, const DeflaterFactory& deflater);
+
+// `metadata` (string pairs, in order) becomes __metadata__ when not empty.
+void save_safetensors(const std::string& path, const NamedArrays& arrays,
+                      const std::vector<std::pair<std::string, std::string>>& metadata);
 
 }  // namespace nuvec::io

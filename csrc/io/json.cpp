@@ -1,5 +1,6 @@
 #include "io/json.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -172,5 +173,38 @@ const Json* Json::find(const std::string& key) const {
 }
 
 Json parse_json(const std::string& text) { return Parser(text).document(); }
+
+std::string json_quote(const std::string& utf8) {
+  std::string out = "\"";
+  auto hex4 = [&](uint32_t v) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\u%04x", unsigned(v));
+    out += buf;
+  };
+  for (size_t i = 0; i < utf8.size();) {
+    auto c = static_cast<unsigned char>(utf8[i]);
+    int n = c < 0x80 ? 0 : (c >> 5) == 6 ? 1 : (c >> 4) == 14 ? 2 : (c >> 3) == 30 ? 3 : -1;
+    if (n < 0 || i + n >= utf8.size()) throw std::runtime_error("a string is not valid UTF-8");
+    uint32_t cp = n == 0 ? c : c & (0x3F >> n);
+    for (int k = 1; k <= n; ++k) {
+      auto t = static_cast<unsigned char>(utf8[i + k]);
+      if ((t >> 6) != 2) throw std::runtime_error("a string is not valid UTF-8");
+      cp = cp << 6 | (t & 0x3F);
+    }
+    i += n + 1;
+    const char* named = cp == '"' ? "\\\"" : cp == '\\' ? "\\\\" : cp == '\n' ? "\\n" : cp == '\r' ? "\\r"
+                        : cp == '\t' ? "\\t" : cp == '\b' ? "\\b" : cp == '\f' ? "\\f" : nullptr;
+    if (named) {
+      out += named;
+    } else if (cp >= 0x20 && cp < 0x7F) {
+      out += char(cp);
+    } else if (cp < 0x10000) {
+      hex4(cp);
+    } else {
+      hex4(0xD800 | ((cp - 0x10000) >> 10)), hex4(0xDC00 | ((cp - 0x10000) & 0x3FF));
+    }
+  }
+  return out + "\"";
+}
 
 }  // namespace nuvec::io

@@ -1,4 +1,5 @@
-// A small JSON reader for untrusted headers (safetensors): bounded depth, exact integers.
+// A small JSON reader for untrusted headers (safetensors): bounded depth, exact integers; and
+// the string quoting the safetensors writer needs.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -20,5 +21,9 @@ struct Json {
 
 // Parses `text` as one JSON value; throws std::runtime_error with the reason on bad input.
 Json parse_json(const std::string& text);
+
+// `utf8` as a JSON string literal in ASCII, as Python's json.dumps writes it (\uXXXX escapes,
+// surrogate pairs above U+FFFF); throws std::runtime_error unless `utf8` is valid UTF-8.
+std::string json_quote(const std::string& utf8);
 
 }  // namespace nuvec::io

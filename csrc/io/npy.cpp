@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "io/io.h"
+#include "io/output_file.h"
 
 namespace nuvec::io {
 namespace {
@@ -31,16 +32,10 @@ Dtype descr_dtype(const std::string& d, const std::string& path) {
   std::string s = d.substr(1, d.size() - 2);
   char order = s[0];
   std::string t = s.substr(1);
-  static const std::pair<const char*, Dtype> names[] = {
-      {"b1", Dtype::bool_},   {"u1", Dtype::uint8},     {"u2", Dtype::uint16},    {"u4", Dtype::uint32},
-      {"u8", Dtype::uint64},  {"i1", Dtype::int8},      {"i2", Dtype::int16},     {"i4", Dtype::int32},
-      {"i8", Dtype::int64},   {"f2", Dtype::float16},   {"f4", Dtype::float32},   {"f8", Dtype::float64},
-      {"c8", Dtype::complex64}};
-  for (auto& [n, dt] : names) {
-    if (t != n) continue;
-    if (order == '>' && size_of(dt) > 1) fail(path, "big-endian npy data ('" + s + "') is not supported");
-    if (order != '<' && order != '|' && order != '=' && order != '>') break;
-    return dt;
+  std::optional<Dtype> dt = from_npy_code(t);
+  if (dt && (order == '<' || order == '|' || order == '=' || order == '>')) {
+    if (order == '>' && size_of(*dt) > 1) fail(path, "big-endian npy data ('" + s + "') is not supported");
+    return *dt;
   }
   fail(path, "unknown npy dtype '" + s + "'");
 }
@@ -95,6 +90,29 @@ Array load_npy(const Bytes& src, size_t offset, size_t size) {
   Array a = array_over(src, offset + c.pos(), rev, dtype);
   Strides st(a.strides().rbegin(), a.strides().rend());
   return Array::from_buffer(shape, dtype, a.buffer(), st, a.offset());
+}
+
+std::string npy_header(const Array& a) {
+  const char* code = npy_code(a.dtype());
+  if (!code) throw OpError("save", "the .npy format has no bfloat16 (NumPy lacks it); use save_safetensors");
+  std::string shape;
+  for (int64_t d : a.shape()) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+  std::string text = std::string("{'descr': '") + (a.itemsize() == 1 ? "|" : "<") + code +
+                     "', 'fortran_order': False, 'shape': (" + shape + (a.ndim() == 1 ? ",)" : ")") + ", }";
+  text.append((64 - (text.size() + 1 + 10) % 64) % 64, ' ');  // NumPy's layout: data 64-byte aligned
+  text += '\n';
+  std::string h("\x93NUMPY\x01\x00", 8);
+  put_le<uint16_t>(h, uint16_t(text.size()));
+  return h + text;
+}
+
+void save_npy(const std::string& path, const Array& a) {
+  std::string header = npy_header(a);  // checks the dtype before anything is written
+  Array data = evaluated_row_major({a})[0];
+  OutputFile f(with_suffix(path, "npy"));
+  f.write(header);
+  if (data.nbytes()) f.write(data.data_bytes(), data.nbytes());
+  f.commit();
 }
 
 }  // namespace nuvec::io

@@ -4,22 +4,12 @@
 
 #include "io/io.h"
 #include "io/json.h"
+#include "io/output_file.h"
 
 namespace nuvec::io {
 namespace {
 
 constexpr uint64_t kMaxHeader = uint64_t(100) << 20;  // the safetensors format's own limit
-
-bool dtype_of(const std::string& s, Dtype& d) {
-  static const std::pair<const char*, Dtype> names[] = {
-      {"BOOL", Dtype::bool_},    {"U8", Dtype::uint8},    {"U16", Dtype::uint16},  {"U32", Dtype::uint32},
-      {"U64", Dtype::uint64},    {"I8", Dtype::int8},     {"I16", Dtype::int16},   {"I32", Dtype::int32},
-      {"I64", Dtype::int64},     {"F16", Dtype::float16}, {"F32", Dtype::float32}, {"F64", Dtype::float64},
-      {"BF16", Dtype::bfloat16}, {"C64", Dtype::complex64}};
-  for (auto& [n, t] : names)
-    if (s == n) return d = t, true;
-  return false;
-}
 
 }  // namespace
 
@@ -54,8 +44,9 @@ Tensors load_safetensors(const std::string& path) {
     if (t.type != Json::object) fail(path, what + " is not an object");
     const Json *dt = t.find("dtype"), *sh = t.find("shape"), *off = t.find("data_offsets");
     if (!dt || dt->type != Json::string) fail(path, what + " has no dtype");
-    Dtype dtype;
-    if (!dtype_of(dt->s, dtype)) fail(path, what + " has an unknown dtype '" + dt->s + "'");
+    std::optional<Dtype> found = from_safetensors_name(dt->s);
+    if (!found) fail(path, what + " has an unknown dtype '" + dt->s + "'");
+    Dtype dtype = *found;
     if (!sh || sh->type != Json::array) fail(path, what + " has no shape");
     Shape shape;
     for (const Json& d : sh->items) {
@@ -76,6 +67,46 @@ Tensors load_safetensors(const std::string& path) {
     out.arrays.emplace_back(name, array_over(file, data_start + size_t(b), shape, dtype));
   }
   return out;
+}
+
+// The header as the safetensors package writes it: compact JSON, padded with spaces so the data
+// starts 8-byte aligned.
+void save_safetensors(const std::string& path, const NamedArrays& arrays,
+                      const std::vector<std::pair<std::string, std::string>>& metadata) {
+  std::string h = "{";
+  auto quote = [](const std::string& s) {
+    try {
+      return json_quote(s);
+    } catch (const std::runtime_error& e) {
+      throw OpError("save_safetensors", e.what());
+    }
+  };
+  if (!metadata.empty()) {
+    h += "\"__metadata__\":{";
+    for (const auto& [k, v] : metadata) h += (h.back() == '{' ? "" : ",") + quote(k) + ":" + quote(v);
+    h += "}";
+  }
+  uint64_t offset = 0;
+  std::vector<Array> values;
+  for (const auto& [name, a] : arrays) {
+    std::string shape;
+    for (int64_t d : a.shape()) shape += (shape.empty() ? "" : ",") + std::to_string(d);
+    h += (h.size() == 1 ? "" : ",") + quote(name) + ":{\"dtype\":\"" + safetensors_name(a.dtype()) +
+         "\",\"shape\":[" + shape + "],\"data_offsets\":[" + std::to_string(offset) + "," +
+         std::to_string(offset + a.nbytes()) + "]}";
+    offset += a.nbytes();
+    values.push_back(a);
+  }
+  h += "}";
+  h.append((8 - h.size() % 8) % 8, ' ');
+  values = evaluated_row_major(values);
+  OutputFile f(with_suffix(path, "safetensors"));
+  std::string len;
+  put_le<uint64_t>(len, h.size());
+  f.write(len + h);
+  for (const Array& a : values)
+    if (a.nbytes()) f.write(a.data_bytes(), a.nbytes());
+  f.commit();
 }
 
 }  // namespace nuvec::io

@@ -30,14 +30,15 @@ std::string device_repr(const Device& d) {
 }  // namespace
 
 void init_runtime(nb::module_& m) {
-  const char* names[] = {"bool_", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
-                         "float16", "float32", "float64", "bfloat16", "complex64"};
+  // The dtypes' names (core/dtype.cpp), but `bool_`, as MLX's (`bool` is Python's).
+  std::string names[kNumDtypes];
+  for (int i = 0; i < kNumDtypes; ++i) names[i] = Dtype(i) == Dtype::bool_ ? "bool_" : name_of(Dtype(i));
   nb::enum_<Dtype> dtype(m, "Dtype", "An element type.");
-  for (int i = 0; i < kNumDtypes; ++i) dtype.value(names[i], Dtype(i));
+  for (int i = 0; i < kNumDtypes; ++i) dtype.value(names[i].c_str(), Dtype(i));
   dtype.def_prop_ro("size", [](Dtype d) { return size_of(d); }, "Bytes per element.")
       .def("__repr__", [](Dtype d) { return std::string("nuvec.") + name_of(d); })
       .def("__str__", [](Dtype d) { return std::string("nuvec.") + name_of(d); });
-  for (int i = 0; i < kNumDtypes; ++i) m.attr(names[i]) = nb::cast(Dtype(i));
+  for (int i = 0; i < kNumDtypes; ++i) m.attr(names[i].c_str()) = nb::cast(Dtype(i));
 
   nb::enum_<DeviceType>(m, "DeviceType").value("cpu", DeviceType::cpu).value("gpu", DeviceType::gpu);
   m.attr("cpu") = DeviceType::cpu;

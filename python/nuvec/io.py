@@ -1,19 +1,16 @@
 """Loading and saving arrays: .npy, .npz, .safetensors and (reading) .gguf, as MLX's functions.
 
-Reading maps the file: arrays from an uncompressed file share its pages (no copy) and are read
-by the OS when first touched. The header parsing of untrusted files is in C++ (csrc/io/); a bad
-file raises ``OpError`` naming the file and the problem. Writing goes to a temporary file in the
-same folder that replaces the target only when complete, so a failed save never leaves a
-half-written file where a good one was.
+The readers and writers are C++ (csrc/io/); this module holds the argument handling and the
+npz reader's zip walk. Reading maps the file: arrays from an uncompressed file share its pages
+(no copy) and are read by the OS when first touched; a bad file raises ``OpError`` naming the
+file and the problem. Writing goes to a temporary file in the same folder that replaces the
+target only when complete, so a failed save never leaves a half-written file where a good one
+was.
 """
-import json
 import os
 import struct
-import tempfile
 import zipfile
 import zlib
-
-import numpy as np
 
 from . import _core
 from ._errors import op_error
@@ -22,15 +19,6 @@ __all__ = ["load", "save", "savez", "savez_compressed", "save_safetensors"]
 
 _FORMATS = ("npy", "npz", "safetensors", "gguf")
 
-# dtype -> (safetensors name, npy descr); bfloat16 has no NumPy dtype.
-_NAMES = {
-    _core.bool_: ("BOOL", "|b1"), _core.uint8: ("U8", "|u1"), _core.uint16: ("U16", "<u2"),
-    _core.uint32: ("U32", "<u4"), _core.uint64: ("U64", "<u8"), _core.int8: ("I8", "|i1"),
-    _core.int16: ("I16", "<i2"), _core.int32: ("I32", "<i4"), _core.int64: ("I64", "<i8"),
-    _core.float16: ("F16", "<f2"), _core.float32: ("F32", "<f4"), _core.float64: ("F64", "<f8"),
-    _core.bfloat16: ("BF16", None), _core.complex64: ("C64", "<c8"),
-}
-
 
 def _path(file, op):
     if isinstance(file, (str, os.PathLike)):
@@ -38,99 +26,29 @@ def _path(file, op):
     raise op_error(op, f"expected a file path, got {type(file).__name__}")
 
 
-def _bytes_of(a):
-    """The array's elements in row-major order, as a NumPy array of bytes-compatible dtype."""
-    if a.dtype == _core.bfloat16:
-        a = _core.view(a, _core.uint16)
-    return np.ascontiguousarray(np.asarray(a))
-
-
-def _atomic_write(path, write):
-    """Calls write(f) on a temporary in path's folder, then renames it over path."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".nuvec-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
-def _with_suffix(path, suffix):
-    return path if path.endswith("." + suffix) else path + "." + suffix
-
-
-# --- .npy ---------------------------------------------------------------------------------------
-
-def _npy_header(a):
-    descr = _NAMES[a.dtype][1]
-    if descr is None:
-        raise op_error("save", "the .npy format has no bfloat16 (NumPy lacks it); use save_safetensors")
-    shape = "(" + "".join(f"{d}, " for d in a.shape)[:-2] + ("," if a.ndim == 1 else "") + ")"
-    text = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}"
-    # Padded with spaces and a newline so the data starts 64-byte aligned (NumPy's layout).
-    pad = -(len(text) + 1 + 10) % 64
-    text = (text + " " * pad + "\n").encode("latin1")
-    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text
-
-
-def _write_npy(f, a):
-    f.write(_npy_header(a))
-    f.write(_bytes_of(a).data)
-
-
 def save(file, arr):
     """Saves one array as .npy (adding the suffix when missing), as MLX's ``save``."""
-    path = _with_suffix(_path(file, "save"), "npy")
-    a = _core.array(arr)
-    header = _npy_header(a)  # checks the dtype before anything is written
-    _atomic_write(path, lambda f: (f.write(header), f.write(_bytes_of(a).data)))
+    _core._save_npy(_path(file, "save"), arr)
 
 
-# --- .npz ---------------------------------------------------------------------------------------
-
-def _align_extra(offset, name_len):
-    """A zip extra field (zipalign's id 0xD935) that puts a stored member's data, and so its
-    64-byte aligned npy data, on a 64-byte boundary of the file: loads can then map it."""
-    fixed = offset + 30 + name_len + 4 + 20  # local header, name, this field's header, zip64 field
-    pad = -fixed % 64
-    return struct.pack("<HH", 0xD935, pad) + b"\0" * pad
-
-
-def _savez(file, args, kwargs, compression, op):
-    path = _with_suffix(_path(file, op), "npz")
+def _savez(file, args, kwargs, compressed, op):
+    path = _path(file, op)
     arrays = {f"arr_{i}": a for i, a in enumerate(args)}
     for k, v in kwargs.items():
         if k in arrays:
             raise op_error(op, f"cannot use un-named variables and keyword {k}")
         arrays[k] = v
-    arrays = {k: _core.array(v) for k, v in arrays.items()}
-    for a in arrays.values():
-        _npy_header(a)
-
-    def write(f):
-        with zipfile.ZipFile(f, "w", compression=compression, allowZip64=True) as z:
-            for k, a in arrays.items():
-                info = zipfile.ZipInfo(k + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
-                info.compress_type = compression
-                if compression == zipfile.ZIP_STORED:
-                    info.extra = _align_extra(f.tell(), len(info.filename.encode()))
-                with z.open(info, "w", force_zip64=True) as m:
-                    _write_npy(m, a)
-
-    _atomic_write(path, write)
+    _core._save_npz(path, list(arrays.items()), compressed)
 
 
 def savez(file, *args, **kwargs):
     """Saves arrays to an uncompressed .npz (positional ones as ``arr_0``, ``arr_1``, ...)."""
-    _savez(file, args, kwargs, zipfile.ZIP_STORED, "savez")
+    _savez(file, args, kwargs, False, "savez")
 
 
 def savez_compressed(file, *args, **kwargs):
     """Saves arrays to a deflate-compressed .npz."""
-    _savez(file, args, kwargs, zipfile.ZIP_DEFLATED, "savez_compressed")
+    _savez(file, args, kwargs, True, "savez_compressed")
 
 
 def _load_npz(path):
@@ -154,33 +72,16 @@ def _load_npz(path):
     return out
 
 
-# --- .safetensors -------------------------------------------------------------------------------
-
 def save_safetensors(file, arrays, metadata=None):
     """Saves a dict of arrays as .safetensors, with an optional dict of string metadata."""
-    path = _with_suffix(_path(file, "save_safetensors"), "safetensors")
+    path = _path(file, "save_safetensors")
     if not isinstance(arrays, dict):
         raise op_error("save_safetensors", "arrays must be a dict of name -> array")
-    header = {}
-    if metadata:
-        if not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
-            raise op_error("save_safetensors", "metadata must map strings to strings")
-        header["__metadata__"] = dict(metadata)
-    arrays = {str(k): _core.array(v) for k, v in arrays.items()}
-    offset = 0
-    for k, a in arrays.items():
-        header[k] = {"dtype": _NAMES[a.dtype][0], "shape": list(a.shape), "data_offsets": [offset, offset + a.nbytes]}
-        offset += a.nbytes
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)  # data 8-byte aligned, as the safetensors package writes
-
-    def write(f):
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for a in arrays.values():
-            f.write(_bytes_of(a).data)
-
-    _atomic_write(path, write)
+    metadata = dict(metadata) if metadata else {}
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
+        raise op_error("save_safetensors", "metadata must map strings to strings")
+    named = {str(k): v for k, v in arrays.items()}
+    _core._save_safetensors(path, list(named.items()), list(metadata.items()))
 
 
 # --- load ---------------------------------------------------------------------------------------
