@@ -13,7 +13,9 @@ namespace {
   throw OpError(op, std::string("not supported for arrays of dtype ") + name_of(d));
 }
 
-// The result dtype rules and accepted dtypes of the registry (python/nuvec/_registry.py).
+// The result dtype rules and accepted dtypes of the registry (python/nuvec/_registry.py); a rule
+// without its case below fails the build.
+#pragma GCC diagnostic error "-Wswitch"
 enum class Rule { same, float_, bool_, logical, real_part, shift };
 enum class Accepts { all, no_bool, no_complex, integers };
 
