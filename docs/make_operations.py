@@ -2,11 +2,12 @@
 
     python docs/make_operations.py
 
-Element-wise ops, their accepted dtypes and their result dtypes come from the op table the tests
-use (tests/op_table.py); the promotion table from tests/helpers.py; signatures and one-line
-summaries from the installed nuvec's docstrings. Only the grouping of the other names is written
-here. tests/test_docs_and_stubs.py fails when docs/operations.md differs from what this script
-writes, or when nuvec exports a public name that no group lists.
+The groups, their titles and intros, and the names in each come from the op registry
+(python/nuvec/_registry.py); element-wise ops' accepted and result dtypes from the tests' op table
+built from it (tests/op_table.py); the promotion table from tests/helpers.py; signatures and
+one-line summaries from the installed nuvec's docstrings. tests/test_docs_and_stubs.py fails when
+docs/operations.md differs from what this script writes, or when nuvec exports a public name that
+the registry lacks.
 """
 
 import ast
@@ -24,6 +25,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 import nuvec  # noqa: E402
 import op_table  # noqa: E402
 from helpers import (COMPLEX, DTYPE_NAMES, FLOATS, INTS, PROMOTE, SINTS, UINTS)  # noqa: E402
+from op_registry import registry  # noqa: E402
 
 # Named groups of dtypes, used to shorten lists (largest first).
 DTYPE_GROUPS = [
@@ -38,81 +40,19 @@ ABBR = {
     "float64": "f64", "bfloat16": "bf", "complex64": "c",
 }
 
-# The names that are not element-wise ops of the table, by group. (title, intro, names)
-GROUPS = [
-    ("Creation", "Arrays from values and parameters. `shape` is an int or a sequence of ints. "
-     "Without `dtype`: zeros, ones, eye, identity, tri and linspace make float32; arange makes "
-     "int32 from int arguments, else float32; full and the `_like` functions keep their input's "
-     "dtype.",
-     ["array", "zeros", "ones", "full", "zeros_like", "ones_like", "arange", "linspace", "eye",
-      "identity", "tri", "tril", "triu", "astype", "view"]),
-    ("Shapes and layout", "Views share the input's memory wherever strides allow.",
-     ["reshape", "flatten", "unflatten", "squeeze", "expand_dims", "transpose", "swapaxes",
-      "moveaxis", "broadcast_to", "broadcast_arrays", "atleast_1d", "atleast_2d", "atleast_3d",
-      "concatenate", "concat", "stack", "split", "tile", "repeat", "pad", "roll", "as_strided",
-      "contiguous", "meshgrid", "diagonal", "diag", "kron"]),
-    ("Indexing", "Besides `x[...]` and `x[...] = v` (see the `array` class): integer indices "
-     "out of range raise `EvalIndexError` when evaluated.",
-     ["take", "take_along_axis", "put_along_axis", "slice", "slice_update", "nonzero",
-      "ArrayAt", "ArrayAtIndexer"]),
-    ("Reductions", "Over any set of axes (`axis=None` is all of them) with `keepdims`; sums "
-     "are blocked/pairwise and bit-identical whatever the thread count; half types accumulate "
-     "in float32. `softmax` and `logsumexp` over the last axis are fused kernels.",
-     ["sum", "prod", "max", "min", "mean", "var", "std", "logsumexp", "all", "any", "argmax",
-      "argmin", "softmax"]),
-    ("Matrix products", "nuvec's own kernels (not a wrapped BLAS): float32, float64, float16, "
-     "bfloat16 (computed in float32) and complex64; rows are independent up to "
-     "`ROW_INDEPENDENT_ROWS` rows (docs/matmul.md).",
-     ["matmul", "addmm", "inner", "outer", "tensordot", "einsum", "ROW_INDEPENDENT_ROWS"]),
-    ("Sorting", "Along `axis` (default -1; None sorts the flattened array). sort and argsort are "
-     "stable with NumPy's order (NaNs last, complex numbers lexicographic); indices are uint32. "
-     "topk gives the k largest in no promised order.",
-     ["sort", "argsort", "partition", "argpartition", "topk"]),
-    ("Scans", "Along `axis` (default None: the flattened array), with `reverse` and `inclusive`; "
-     "also array methods. Results combine strictly in order, so they never depend on the threads. "
-     "cumsum of bool counts in int32; logcumsumexp of integers gives float32; half types "
-     "accumulate in float32.",
-     ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]),
-    ("Files", "Loading maps the file: arrays from uncompressed files share its pages (see "
-     "docs/io.md). `save_tree` and `load_into` also live in `nuvec.utils`.",
-     ["load", "save", "savez", "savez_compressed", "save_safetensors", "save_tree", "load_into"]),
-    ("Modules", "`nuvec.random` (random numbers bit for bit MLX's, docs/random.md), `nuvec.utils` "
-     "(trees: tree_flatten, tree_unflatten, tree_map, ...), `nuvec.io` (the file functions above).",
-     ["random", "utils", "io"]),
-    ("Transforms", "Over trees of arrays (tuples, lists, dicts, namedtuples, dataclasses); "
-     "gradients are lazy arrays, so transforms nest (grad of grad, jvp of vjp).",
-     ["grad", "value_and_grad", "vjp", "jvp", "vmap", "custom_function", "checkpoint"]),
-    ("Evaluation", "Arrays are lazy: these (and `item`, `tolist`, printing, NumPy and DLPack "
-     "export) compute them.",
-     ["eval", "async_eval"]),
-    ("Devices and streams", "Only the CPU is available today: `is_available(gpu)` is False.",
-     ["cpu", "gpu", "Device", "DeviceType", "Stream", "is_available", "default_device",
-      "set_default_device", "default_stream", "set_default_stream", "new_stream", "stream",
-      "synchronize"]),
-    ("Memory", "Counters and limits of nuvec's caching allocator (see getting-started.md).",
-     ["get_active_memory", "get_peak_memory", "reset_peak_memory", "get_cache_memory",
-      "set_memory_limit", "set_cache_limit", "clear_cache"]),
-    ("Threads", "The CPU thread pool (its starting size is `NUVEC_NUM_THREADS`, else the "
-     "cores available).",
-     ["get_num_threads", "set_num_threads"]),
-    ("Interoperability", "NumPy and DLPack (see also the `array` class below).",
-     ["from_dlpack"]),
-    ("Dtypes", "The fourteen dtypes, their type and MLX's categories.",
-     ["Dtype", *[("bool_" if d == "bool" else d) for d in DTYPE_NAMES], "DtypeCategory",
-      "generic", "number", "integer", "signedinteger", "unsignedinteger", "inexact", "floating",
-      "complexfloating", "issubdtype"]),
-    ("Errors", "Every error names the op (`op_name`), the `reason`, and a `filename` and "
-     "`lineno`: the caller's for an invalid call, the line where the node was recorded for an "
-     "evaluation failure.",
-     ["OpError", "AxisError", "EvalError", "EvalIndexError", "EvalMemoryError"]),
-]
+def groups():
+    """(title, intro, names) of each section after the element-wise tables, in page order."""
+    out = []
+    for key, (title, intro) in registry.GROUPS.items():
+        if key in registry.ELEMENTWISE_GROUPS or key == "random":
+            continue
+        out.append((title, intro, registry.group_names(key)))
+    return out
 
 
 def table_aliases():
     """Other public names bound to a table op's function (conj for conjugate, ...)."""
-    names = [n for n in dir(nuvec) if not n.startswith("_")]
-    return {n: op for op in op_table.REQUIRED_NAMES for n in names
-            if n != op and getattr(nuvec, n) is getattr(nuvec, op)}
+    return {a: t for a, t in registry.ALIASES.items() if t in op_table.REQUIRED_NAMES}
 
 
 # Members of `array` listed in its own section, and its operators: (syntax, dunder, function).
@@ -331,7 +271,7 @@ def _drop_self(sig):
 # ----------------------------------------------------------------------------- the page
 def covered_names():
     names = set(op_table.REQUIRED_NAMES) | set(table_aliases())
-    for _, _, group in GROUPS:
+    for _, _, group in groups():
         names.update(group)
     return names
 
@@ -344,13 +284,14 @@ def undocumented():
 
 def render():
     lines = [
-        "<!-- generated by docs/make_operations.py from tests/op_table.py; do not edit -->",
+        "<!-- generated by docs/make_operations.py from python/nuvec/_registry.py; do not edit -->",
         "",
         "# Operations",
         "",
-        "Generated by `docs/make_operations.py` from `tests/op_table.py` (the table the tests "
-        "check every op against NumPy with); do not edit: change the table or the script and "
-        "run `python docs/make_operations.py`.",
+        "Generated by `docs/make_operations.py` from the op registry (`python/nuvec/_registry.py`) "
+        "and the tests' op table built from it (`tests/op_table.py`, which checks every op "
+        "against NumPy); do not edit: change the registry or the script and run "
+        "`python docs/make_operations.py`.",
         "",
         "Ops take a keyword-only `stream` (a stream, a device, or None for the default) where "
         "their signature shows it. "
@@ -372,7 +313,7 @@ def render():
     for alias, target in sorted(table_aliases().items()):
         lines += [f"`{alias}` is another name for `{target}`.", ""]
     lines += promotion_section()
-    for title, intro, names in GROUPS:
+    for title, intro, names in groups():
         lines += group_section(title, intro, names)
     lines += array_section()
     return "\n".join(lines).rstrip() + "\n"

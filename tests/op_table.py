@@ -4,7 +4,9 @@ test_mlx_diff.py.
 Each `Op` has: the framework function name, arity, a NumPy reference (computed in float64 /
 complex128 for inexact results, in the input's own dtype for integer results, so wrap-around
 matches), the dtypes it accepts, an input domain per argument, tolerances per result dtype and a
-result-dtype rule.
+result-dtype rule. The name, arity, reference, accepted dtypes and result rule come from the op
+registry's element-wise rows (python/nuvec/_registry.py); TESTS below adds the test concerns by
+name (domains, tolerances, narrower dtypes), so a new registry row is tested with the defaults.
 """
 
 import math
@@ -12,10 +14,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import numpy as np
-import scipy.special
 
 from helpers import (ALL, BOOL_INT, COMPLEX, FLOATS, FMAX, INEXACT, INTS, NO_COMPLEX, NP,
                      UINTS, at_least_float, np_values, promote)
+from op_registry import registry, resolve
 
 
 # ----------------------------------------------------------------------------- domains
@@ -172,6 +174,7 @@ def tol(**overrides):
 
 
 # ----------------------------------------------------------------------------- references
+# The registry's "op_table.<name>" references (NumPy lacks these, or lacks their bool loops).
 def _bool_via_int(f):
     """NumPy lacks bool loops for some ufuncs (sign, subtract): compute on ints and cast."""
 
@@ -183,30 +186,42 @@ def _bool_via_int(f):
     return ref
 
 
-def _sigmoid(x):
+sign = _bool_via_int(np.sign)
+subtract = _bool_via_int(np.subtract)
+
+
+def sigmoid(x):
     return 1.0 / (1.0 + np.exp(-x))
 
 
-def _rsqrt(x):
+def rsqrt(x):
     return 1.0 / np.sqrt(x)
 
 
-def _nan_to_num(x, dt):
+def nan_to_num(x, dt):
     if dt in FLOATS:
         return np.nan_to_num(x, nan=0.0, posinf=FMAX[dt], neginf=-FMAX[dt])
     return x
 
 
-def _degrees(x):
+def degrees(x):
     return x * (180.0 / np.pi)
 
 
-def _radians(x):
+def radians(x):
     return x * (np.pi / 180.0)
 
 
-def _clip(x, lo, hi):
+def clip(x, lo, hi):
     return np.minimum(np.maximum(x, lo), hi)
+
+
+def identity(x):
+    return x
+
+
+def equal_nan(a, b):
+    return (a == b) | (np.isnan(a) & np.isnan(b))
 
 
 @dataclass(frozen=True)
@@ -296,112 +311,115 @@ class Op:
         return self.tol.get(res, (0.0, 0.0))
 
 
-def U(name, ref, dtypes=ALL, domain=REAL, result=same, **kw):
-    return Op(name, 1, ref, dtypes, (domain,), result, **kw)
-
-
-def B(name, ref, dtypes=ALL, domains=(REAL,), result=same, **kw):
-    return Op(name, 2, ref, dtypes, tuple(domains), result, **kw)
-
-
 TRANSC_TOL = tol(float32=(2e-5, 1e-6), complex64=(5e-5, 5e-6))
 FLOAT_NOT_F64 = tuple(d for d in ALL if d not in ("float64", "complex64"))
+SHIFTED = (Domain(lo=-20.0, hi=20.0, int_lo=-100, int_hi=100), Domain(kind="pow2"))
 
-OPS = [
+# The registry's result rules and dtype sets as the tests spell them.
+RESULT_RULES = {"same": same, "float": floatish, "bool": boolean, "logical": boolean,
+                "real_part": real_part, "shift": shift_rule}
+DTYPE_SETS = {"all": ALL, "no_bool": tuple(d for d in ALL if d != "bool"),
+              "no_complex": NO_COMPLEX, "integers": BOOL_INT}
+
+# Test concerns by registry name: input domains, tolerances, and dtypes narrower than the registry's
+# (where NumPy or MLX lacks a case). Any other Op field may be given too.
+TESTS = {
     # ---------------------------------------------------------------- unary
-    U("abs", np.abs, ALL, WIDE, real_part),
-    U("negative", np.negative, tuple(d for d in ALL if d != "bool"), WIDE),
-    U("sign", _bool_via_int(np.sign), ALL, SPARSE),
-    U("sqrt", np.sqrt, ALL, NONNEG, floatish, tol=TRANSC_TOL),
-    U("rsqrt", _rsqrt, ALL, POS, floatish, tol=TRANSC_TOL),
-    U("square", np.square, ALL, WIDE),
-    U("reciprocal", np.reciprocal, ALL, Domain(kind="nonzero", lo=0.5, hi=10.0, int_lo=1,
-                                                 int_hi=10), floatish),
-    U("exp", np.exp, ALL, REAL, floatish, mlx_f64_lowp=True, tol=TRANSC_TOL),
-    U("expm1", np.expm1, NO_COMPLEX, Domain(lo=-3.0, hi=3.0), floatish, tol=TRANSC_TOL),
-    U("log", np.log, ALL, POS, floatish, tol=TRANSC_TOL),
-    U("log1p", np.log1p, ALL, Domain(lo=-0.9, hi=10.0, int_lo=0, int_hi=10), floatish,
-      tol=TRANSC_TOL),
-    U("log2", np.log2, ALL, POS, floatish, tol=TRANSC_TOL),
-    U("log10", np.log10, ALL, POS, floatish, tol=TRANSC_TOL),
-    U("sin", np.sin, ALL, REAL, floatish, mlx_f64_lowp=True, tol=TRANSC_TOL),
-    U("cos", np.cos, ALL, REAL, floatish, mlx_f64_lowp=True, tol=TRANSC_TOL),
-    U("tan", np.tan, ALL, Domain(lo=-1.2, hi=1.2, cplx=(-1.0, 1.0)), floatish,
-      tol=TRANSC_TOL),
-    U("arcsin", np.arcsin, ALL, UNIT, floatish, tol=TRANSC_TOL),
-    U("arccos", np.arccos, ALL, UNIT, floatish, tol=TRANSC_TOL),
-    U("arctan", np.arctan, ALL, REAL, floatish, tol=TRANSC_TOL),
-    U("sinh", np.sinh, ALL, REAL, floatish, tol=TRANSC_TOL),
-    U("cosh", np.cosh, ALL, REAL, floatish, tol=TRANSC_TOL),
-    U("tanh", np.tanh, ALL, REAL, floatish, tol=TRANSC_TOL),
-    U("arcsinh", np.arcsinh, ALL, REAL, floatish, tol=TRANSC_TOL),
-    U("arccosh", np.arccosh, ALL, Domain(lo=1.0, hi=10.0, int_lo=1, int_hi=10), floatish,
-      tol=TRANSC_TOL),
-    U("arctanh", np.arctanh, ALL, INNER, floatish, tol=TRANSC_TOL),
-    U("erf", scipy.special.erf, NO_COMPLEX, Domain(lo=-3.0, hi=3.0), floatish,
-      mlx_f64_lowp=True, tol=TRANSC_TOL),
-    U("erfinv", scipy.special.erfinv, NO_COMPLEX, INNER, floatish,
-      mlx_f64_lowp=True, tol=tol(float32=(1e-4, 1e-6), float64=(1e-6, 1e-7))),
-    U("sigmoid", _sigmoid, NO_COMPLEX, Domain(lo=-10.0, hi=10.0), floatish, mlx_f64_lowp=True, tol=TRANSC_TOL),
-    U("floor", np.floor, NO_COMPLEX, WIDE),
-    U("ceil", np.ceil, NO_COMPLEX, WIDE),
-    U("round", np.round, ALL, WIDE),
-    U("round", np.round, ("float32", "float64"), Domain(kind="decimals2", lo=-5.0, hi=5.0),
-      kwargs={"decimals": 2}, id="round_decimals2", mlx_f64_lowp=True),
-    U("isnan", np.isnan, ALL, SPECIAL_C, boolean),
-    U("isinf", np.isinf, ALL, SPECIAL_C, boolean),
-    U("isposinf", np.isposinf, NO_COMPLEX, SPECIAL, boolean),
-    U("isneginf", np.isneginf, NO_COMPLEX, SPECIAL, boolean),
-    U("isfinite", np.isfinite, ALL, SPECIAL_C, boolean),
-    U("logical_not", np.logical_not, ALL, SPARSE, boolean),
-    U("bitwise_invert", np.invert, BOOL_INT, FULL),
-    U("conjugate", np.conjugate, ALL, WIDE),
-    U("real", np.real, ALL, WIDE, real_part),
-    U("imag", np.imag, ALL, WIDE, real_part),
-    U("degrees", _degrees, ALL, REAL, floatish, tol=TRANSC_TOL),
-    U("radians", _radians, ALL, REAL, floatish, tol=TRANSC_TOL),
-    U("stop_gradient", lambda x: x, ALL, WIDE),
-    U("nan_to_num", _nan_to_num, FLOAT_NOT_F64, SPECIAL, ref_wants_dtype=True),
+    "abs": dict(domains=(WIDE,)),
+    "negative": dict(domains=(WIDE,)),
+    "sign": dict(domains=(SPARSE,)),
+    "sqrt": dict(domains=(NONNEG,), tol=TRANSC_TOL),
+    "rsqrt": dict(domains=(POS,), tol=TRANSC_TOL),
+    "square": dict(domains=(WIDE,)),
+    "reciprocal": dict(domains=(Domain(kind="nonzero", lo=0.5, hi=10.0, int_lo=1, int_hi=10),)),
+    "exp": dict(mlx_f64_lowp=True, tol=TRANSC_TOL),
+    "expm1": dict(domains=(Domain(lo=-3.0, hi=3.0),), tol=TRANSC_TOL),
+    "log": dict(domains=(POS,), tol=TRANSC_TOL),
+    "log1p": dict(domains=(Domain(lo=-0.9, hi=10.0, int_lo=0, int_hi=10),), tol=TRANSC_TOL),
+    "log2": dict(domains=(POS,), tol=TRANSC_TOL),
+    "log10": dict(domains=(POS,), tol=TRANSC_TOL),
+    "sin": dict(mlx_f64_lowp=True, tol=TRANSC_TOL),
+    "cos": dict(mlx_f64_lowp=True, tol=TRANSC_TOL),
+    "tan": dict(domains=(Domain(lo=-1.2, hi=1.2, cplx=(-1.0, 1.0)),), tol=TRANSC_TOL),
+    "arcsin": dict(domains=(UNIT,), tol=TRANSC_TOL),
+    "arccos": dict(domains=(UNIT,), tol=TRANSC_TOL),
+    "arctan": dict(tol=TRANSC_TOL),
+    "sinh": dict(tol=TRANSC_TOL),
+    "cosh": dict(tol=TRANSC_TOL),
+    "tanh": dict(tol=TRANSC_TOL),
+    "arcsinh": dict(tol=TRANSC_TOL),
+    "arccosh": dict(domains=(Domain(lo=1.0, hi=10.0, int_lo=1, int_hi=10),), tol=TRANSC_TOL),
+    "arctanh": dict(domains=(INNER,), tol=TRANSC_TOL),
+    "erf": dict(domains=(Domain(lo=-3.0, hi=3.0),), mlx_f64_lowp=True, tol=TRANSC_TOL),
+    "erfinv": dict(domains=(INNER,), mlx_f64_lowp=True,
+                   tol=tol(float32=(1e-4, 1e-6), float64=(1e-6, 1e-7))),
+    "sigmoid": dict(domains=(Domain(lo=-10.0, hi=10.0),), mlx_f64_lowp=True, tol=TRANSC_TOL),
+    "floor": dict(domains=(WIDE,)),
+    "ceil": dict(domains=(WIDE,)),
+    "round": dict(domains=(WIDE,)),
+    "isnan": dict(domains=(SPECIAL_C,)),
+    "isinf": dict(domains=(SPECIAL_C,)),
+    "isposinf": dict(dtypes=NO_COMPLEX, domains=(SPECIAL,)),  # NumPy's takes no complex
+    "isneginf": dict(dtypes=NO_COMPLEX, domains=(SPECIAL,)),
+    "isfinite": dict(domains=(SPECIAL_C,)),
+    "logical_not": dict(domains=(SPARSE,)),
+    "bitwise_invert": dict(domains=(FULL,)),
+    "conjugate": dict(domains=(WIDE,)),
+    "real": dict(domains=(WIDE,)),
+    "imag": dict(domains=(WIDE,)),
+    "degrees": dict(tol=TRANSC_TOL),
+    "radians": dict(tol=TRANSC_TOL),
+    "stop_gradient": dict(domains=(WIDE,)),
+    # MLX's nan_to_num takes no float64 or complex64.
+    "nan_to_num": dict(dtypes=FLOAT_NOT_F64, domains=(SPECIAL,), ref_wants_dtype=True),
     # ---------------------------------------------------------------- binary
-    B("add", np.add, ALL, (WIDE,)),
-    B("subtract", _bool_via_int(np.subtract), ALL, (WIDE,)),
-    B("multiply", np.multiply, ALL, (WIDE,)),
-    B("divide", np.divide, ALL,
-      (WIDE, Domain(kind="nonzero", lo=0.5, hi=10.0, int_lo=1, int_hi=10)), floatish),
-    B("floor_divide", np.floor_divide, NO_COMPLEX,
-      (Domain(lo=-20.0, hi=20.0, int_lo=-100, int_hi=100), Domain(kind="pow2"))),
-    B("remainder", np.remainder, NO_COMPLEX,
-      (Domain(lo=-20.0, hi=20.0, int_lo=-100, int_hi=100), Domain(kind="pow2"))),
-    B("divmod", np.divmod, NO_COMPLEX,
-      (Domain(lo=-20.0, hi=20.0, int_lo=-100, int_hi=100), Domain(kind="pow2")), n_out=2),
-    B("power", np.power, ALL,
-      (Domain(lo=0.1, hi=3.0, int_lo=-3, int_hi=3, cplx=(-1.5, 1.5)),
-       Domain(lo=-3.0, hi=3.0, int_lo=0, int_hi=4, cplx=(-1.0, 1.0))),
-      tol=tol(float32=(5e-5, 1e-6), complex64=(2e-4, 1e-5))),
-    B("maximum", np.maximum, ALL, (SPECIAL,), pair=0.3),
-    B("minimum", np.minimum, ALL, (SPECIAL,), pair=0.3),
-    B("equal", np.equal, ALL, (SPECIAL,), boolean, pair=0.5),
-    B("not_equal", np.not_equal, ALL, (SPECIAL,), boolean, pair=0.5),
-    B("less", np.less, ALL, (SPECIAL,), boolean, pair=0.5),
-    B("less_equal", np.less_equal, ALL, (SPECIAL,), boolean, pair=0.5),
-    B("greater", np.greater, ALL, (SPECIAL,), boolean, pair=0.5),
-    B("greater_equal", np.greater_equal, ALL, (SPECIAL,), boolean, pair=0.5),
-    B("logical_and", np.logical_and, ALL, (SPARSE,), boolean),
-    B("logical_or", np.logical_or, ALL, (SPARSE,), boolean),
-    B("bitwise_and", np.bitwise_and, BOOL_INT, (FULL,)),
-    B("bitwise_or", np.bitwise_or, BOOL_INT, (FULL,)),
-    B("bitwise_xor", np.bitwise_xor, BOOL_INT, (FULL,)),
-    B("left_shift", np.left_shift, BOOL_INT, (FULL, Domain(kind="shift")), shift_rule),
-    B("right_shift", np.right_shift, BOOL_INT, (FULL, Domain(kind="shift")), shift_rule),
-    B("arctan2", np.arctan2, NO_COMPLEX, (REAL,), floatish, tol=TRANSC_TOL),
-    B("logaddexp", np.logaddexp, NO_COMPLEX, (Domain(lo=-10.0, hi=10.0),), floatish,
-      mlx_f64_lowp=True, tol=TRANSC_TOL),
-    B("isclose", np.isclose, ALL, (SPECIAL,), boolean, pair=0.5),
-    B("allclose", np.allclose, ALL, (REAL,), boolean, pair=1.0, reduces=True),
-    B("array_equal", np.array_equal, ALL, (REAL,), boolean, pair=1.0, reduces=True),
+    "add": dict(domains=(WIDE,)),
+    "subtract": dict(domains=(WIDE,)),
+    "multiply": dict(domains=(WIDE,)),
+    "divide": dict(domains=(WIDE, Domain(kind="nonzero", lo=0.5, hi=10.0, int_lo=1, int_hi=10))),
+    "floor_divide": dict(domains=SHIFTED),
+    "remainder": dict(domains=SHIFTED),
+    "divmod": dict(domains=SHIFTED, n_out=2),
+    "power": dict(domains=(Domain(lo=0.1, hi=3.0, int_lo=-3, int_hi=3, cplx=(-1.5, 1.5)),
+                           Domain(lo=-3.0, hi=3.0, int_lo=0, int_hi=4, cplx=(-1.0, 1.0))),
+                  tol=tol(float32=(5e-5, 1e-6), complex64=(2e-4, 1e-5))),
+    "maximum": dict(domains=(SPECIAL,), pair=0.3),
+    "minimum": dict(domains=(SPECIAL,), pair=0.3),
+    **{name: dict(domains=(SPECIAL,), pair=0.5) for name in (
+        "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "isclose")},
+    "logical_and": dict(domains=(SPARSE,)),
+    "logical_or": dict(domains=(SPARSE,)),
+    "bitwise_and": dict(domains=(FULL,)),
+    "bitwise_or": dict(domains=(FULL,)),
+    "bitwise_xor": dict(domains=(FULL,)),
+    "left_shift": dict(domains=(FULL, Domain(kind="shift"))),
+    "right_shift": dict(domains=(FULL, Domain(kind="shift"))),
+    "arctan2": dict(tol=TRANSC_TOL),
+    "logaddexp": dict(domains=(Domain(lo=-10.0, hi=10.0),), mlx_f64_lowp=True, tol=TRANSC_TOL),
+    "allclose": dict(pair=1.0, reduces=True),
+    "array_equal": dict(pair=1.0, reduces=True),
     # ---------------------------------------------------------------- ternary
-    Op("where", 3, np.where, ALL, (BOOLS, WIDE, WIDE), same, fixed={0: "bool"}),
-    Op("clip", 3, _clip, NO_COMPLEX, (WIDE,), same),
+    "where": dict(domains=(BOOLS, WIDE, WIDE), fixed={0: "bool"}),
+    "clip": dict(dtypes=NO_COMPLEX, domains=(WIDE,)),  # MLX's clip takes no complex
+}
+
+
+def _from_registry(row, **overrides):
+    """The test entry of an element-wise registry row, with TESTS' concerns (and `overrides`)."""
+    kw = dict(TESTS.get(row.name, {}), **overrides)
+    dtypes = kw.pop("dtypes", DTYPE_SETS[row.accepts])
+    return Op(row.name, row.arity, resolve(row.reference), dtypes, kw.pop("domains", (REAL,)),
+              RESULT_RULES[row.dtype], **kw)
+
+
+ELEMENTWISE_ROWS = [op for op in registry.OPS if op.family == "elementwise" and op.public]
+_ROWS = {op.name: op for op in ELEMENTWISE_ROWS}
+
+OPS = [_from_registry(row) for row in ELEMENTWISE_ROWS] + [
+    # More cases of one op (their own id).
+    _from_registry(_ROWS["round"], dtypes=("float32", "float64"),
+                   domains=(Domain(kind="decimals2", lo=-5.0, hi=5.0),), kwargs={"decimals": 2},
+                   id="round_decimals2", mlx_f64_lowp=True),
 ]
 
 OPS_BY_ID = {op.test_id: op for op in OPS}

@@ -9,9 +9,11 @@ For every entry, on float64 inputs:
   perturbing all inputs along t;
 * both transforms return the function's own outputs.
 
-`test_every_public_op_is_covered` keeps the registry complete: every public callable of the
-framework must be in REGISTRY (through an entry's `covers`) or in NOT_DIFFERENTIABLE with a
-reason, so an op added without a differentiation rule fails the suite.
+`test_every_public_op_is_covered` keeps the registry complete: every op of the op registry
+(python/nuvec/_registry.py) whose row says it is differentiable must be in REGISTRY (through an
+entry's `covers`), and every other row carries its reason (NOT_DIFFERENTIABLE is read from the
+rows), so an op added without a differentiation rule fails the suite. An element-wise kernel op
+without an entry here gets a default one (the op on inputs in (-2, 2)).
 
 Entries nuvec gets wrong are marked `xfail(strict=True)` (nuvec only): when the fix lands the
 xfail turns into a failure, prompting the mark's removal. The same goes for an op whose rule has
@@ -29,6 +31,7 @@ import pytest
 
 from _impl import IS_MLX, mx
 from helpers import seeded_rng
+from op_registry import registry
 
 F64 = mx.float64
 
@@ -304,55 +307,19 @@ REGISTRY = {
     "logcumsumexp": Case(lambda x: mx.logcumsumexp(x, axis=1), mlx_lowp=True),
 }
 
-# Public callables that are not differentiable functions of floating arrays, with the reason.
-NOT_DIFFERENTIABLE = {
-    # creation: no array inputs
-    "arange": "creation op, no array input",
-    "linspace": "creation op, no array input",
-    "eye": "creation op, no array input",
-    "identity": "creation op, no array input",
-    "tri": "creation op, no array input",
-    "zeros": "creation op, no array input",
-    "ones": "creation op, no array input",
-    "from_dlpack": "imports a buffer, not an op on traced arrays",
-    # predicates and comparisons: bool results (their zero vjp is tested in test_grad.py)
-    "all": "bool result", "any": "bool result", "allclose": "bool result",
-    "array_equal": "bool result", "isclose": "bool result",
-    "equal": "bool result", "not_equal": "bool result", "greater": "bool result",
-    "greater_equal": "bool result", "less": "bool result", "less_equal": "bool result",
-    "isfinite": "bool result", "isinf": "bool result", "isnan": "bool result",
-    "isneginf": "bool result", "isposinf": "bool result",
-    "logical_and": "bool result", "logical_or": "bool result", "logical_not": "bool result",
-    "issubdtype": "dtype predicate, not an array op",
-    # integer-valued
-    "argmax": "integer result (its zero vjp is tested in test_grad.py)",
-    "argmin": "integer result (its zero vjp is tested in test_grad.py)",
-    "argsort": "integer result",
-    "argpartition": "integer result",
-    "nonzero": "integer result of data-dependent shape",
-    "bitwise_and": "integer-only op", "bitwise_or": "integer-only op",
-    "bitwise_xor": "integer-only op", "bitwise_invert": "integer-only op",
-    "left_shift": "integer-only op", "right_shift": "integer-only op",
-    # gradient plumbing and transforms
-    "stop_gradient": "its gradient is zero by definition (tested in test_grad.py)",
-    "grad": "transform (test_grad.py)", "value_and_grad": "transform (test_grad.py)",
-    "vjp": "transform (test_grad.py)", "jvp": "transform (test_grad.py)",
-    "vmap": "transform (test_vmap.py)",
-    # evaluation, memory, devices, streams, threads
-    "eval": "evaluation", "async_eval": "evaluation", "synchronize": "stream synchronisation",
-    "clear_cache": "memory management", "get_active_memory": "memory query",
-    "get_cache_memory": "memory query", "get_peak_memory": "memory query",
-    "reset_peak_memory": "memory management", "set_cache_limit": "memory management",
-    "set_memory_limit": "memory management",
-    "default_device": "device query", "set_default_device": "device setting",
-    "is_available": "device query", "default_stream": "stream query",
-    "set_default_stream": "stream setting", "new_stream": "stream creation",
-    "stream": "stream context manager",
-    "get_num_threads": "thread setting", "set_num_threads": "thread setting",
-    # I/O
-    "load": "file I/O", "load_into": "file I/O", "save": "file I/O", "save_tree": "file I/O",
-    "save_safetensors": "file I/O", "savez": "file I/O", "savez_compressed": "file I/O",
-}
+
+def _default_case(row):
+    """An element-wise kernel op of the registry with no entry above: the op on uniform inputs."""
+    return Case(lambda *xs: getattr(mx, row.name)(*xs), shapes=((3, 4),) * row.arity)
+
+
+for _row in registry.OPS:
+    if _row.primitive and _row.public and _row.differentiable is True and _row.name not in REGISTRY:
+        REGISTRY[_row.name] = _default_case(_row)
+
+# Public ops that are not differentiable functions of floating arrays, with the registry's reason.
+NOT_DIFFERENTIABLE = {op.name: op.differentiable for op in registry.OPS
+                      if op.public and op.differentiable is not True}
 
 
 def _public_callables(module):
@@ -374,18 +341,26 @@ def _covered():
     return names
 
 
-@pytest.mark.nuvec_only  # MLX's namespace has other names (it is not the one being kept complete)
 def test_every_public_op_is_covered():
-    public = _public_callables(mx)
     covered = _covered()
+    ops = {op.name: op for op in registry.OPS if op.public}
+    ops.update({alias: ops[target] for alias, target in registry.ALIASES.items()})
+    missing = sorted(n for n, op in ops.items() if op.differentiable is True and n not in covered)
+    assert not missing, f"ops the registry calls differentiable with no REGISTRY entry: {missing}"
     both = sorted(covered & set(NOT_DIFFERENTIABLE))
-    assert not both, f"in both REGISTRY and NOT_DIFFERENTIABLE: {both}"
-    missing = sorted(public - covered - set(NOT_DIFFERENTIABLE))
-    assert not missing, (
-        f"public callables with neither a REGISTRY entry nor a NOT_DIFFERENTIABLE reason: {missing}")
-    stale = sorted((covered | set(NOT_DIFFERENTIABLE)) - public)
-    assert not stale, f"names in the registry that are not public callables: {stale}"
+    assert not both, f"REGISTRY entries for ops the registry calls not differentiable: {both}"
+    stale = sorted(covered - set(ops) - set(registry.NON_OPS))
+    assert not stale, f"names in REGISTRY that are not public names of the registry: {stale}"
     assert all(isinstance(r, str) and r for r in NOT_DIFFERENTIABLE.values())
+
+
+@pytest.mark.nuvec_only  # MLX's namespace has other names (it is not the one being kept complete)
+def test_every_public_callable_is_a_registry_name():
+    public = _public_callables(mx)
+    known = ({op.name for op in registry.OPS if op.public} | set(registry.ALIASES)
+             | set(registry.NON_OPS))
+    unknown = sorted(public - known)
+    assert not unknown, f"public callables the op registry lacks: {unknown}"
 
 
 # ----------------------------------------------------------------------------- the check

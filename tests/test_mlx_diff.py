@@ -54,6 +54,8 @@ def _tolerance(op, dt):
 @pytest.mark.parametrize("op,dt", [p.values for p in cases(OPS)],
                          ids=[p.id for p in cases(OPS)])
 def test_op_matches_mlx(op, dt):
+    if not hasattr(mlx, op.name):
+        pytest.skip(f"MLX has no {op.name} (a registry op of nuvec's own)")
     rng = seeded_rng("mlx-diff", op.test_id, dt)
     for shapes in ([(4, 7)] * op.arity, [(33,)] * op.arity, [()] * op.arity):
         xs = op.sample(rng, shapes, dt)

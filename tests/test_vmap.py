@@ -1,7 +1,8 @@
 """vmap: every op of the gradient registry (tests/test_grad_registry.py) and of EXTRA below, mapped
 over a batch, must equal stacking the op over the examples, for in_axes 0, 1, -1 and mixes with
-None. `test_every_public_op_is_batched` keeps the coverage complete: every public callable is in
-one of the registries or in NOT_BATCHABLE with a reason, so an op (or a primitive under it) added
+None. `test_every_public_op_is_batched` keeps the coverage complete: every op the op registry
+(python/nuvec/_registry.py) calls batchable is in one of these registries, and every other row
+carries its reason (NOT_BATCHABLE is read from the rows), so an op (or a primitive under it) added
 without a vmap rule fails the suite. Then: trees of in_axes / out_axes, nesting, composition with
 grad / vjp / jvp, updates, random keys, custom rules and the errors.
 """
@@ -11,7 +12,8 @@ import pytest
 
 from _impl import IS_MLX, mx
 from helpers import seeded_rng
-from test_grad_registry import REGISTRY, Case, _public_callables
+from op_registry import registry
+from test_grad_registry import REGISTRY, Case
 
 F64 = mx.float64
 BATCH = 3
@@ -65,37 +67,26 @@ EXTRA = {
     "vmap": Case(lambda x: mx.vmap(lambda r: mx.sum(r * r))(x)),
 }
 
-NOT_BATCHABLE = {
-    **{n: "creation op: no array input to map over" for n in
-       ("arange", "linspace", "eye", "identity", "tri", "zeros", "ones")},
-    "from_dlpack": "imports a buffer, not an op on arrays",
-    "nonzero": "its output shape depends on the values (raises inside vmap)",
-    "issubdtype": "dtype predicate, not an array op",
-    **{n: "evaluation" for n in ("eval", "async_eval", "synchronize")},
-    **{n: "memory management" for n in ("clear_cache", "get_active_memory", "get_cache_memory", "get_peak_memory",
-                                        "reset_peak_memory", "set_cache_limit", "set_memory_limit")},
-    **{n: "devices and streams" for n in ("default_device", "set_default_device", "is_available", "default_stream",
-                                          "set_default_stream", "new_stream", "stream")},
-    **{n: "thread setting" for n in ("get_num_threads", "set_num_threads")},
-    **{n: "file I/O" for n in ("load", "load_into", "save", "save_tree", "save_safetensors", "savez",
-                               "savez_compressed")},
-}
+# Public ops that cannot be mapped, with the registry's reason.
+NOT_BATCHABLE = {op.name: op.batchable for op in registry.OPS
+                 if op.public and op.batchable is not True}
 
 CASES = {**{f"grad:{k}": c for k, c in REGISTRY.items()}, **EXTRA}
 
 
-@pytest.mark.nuvec_only  # MLX's namespace has other names
 def test_every_public_op_is_batched():
-    public = _public_callables(mx)
     covered = set()
     for key, case in CASES.items():
         covered.update((key.split(":")[-1],) if case.covers is None else case.covers)
+    ops = {op.name: op for op in registry.OPS if op.public}
+    ops.update({alias: ops[target] for alias, target in registry.ALIASES.items()})
+    missing = sorted(n for n, op in ops.items() if op.batchable is True and n not in covered)
+    assert not missing, f"ops the registry calls batchable with no vmap case: {missing}"
     both = sorted(covered & set(NOT_BATCHABLE))
-    assert not both, f"in both a registry and NOT_BATCHABLE: {both}"
-    missing = sorted(public - covered - set(NOT_BATCHABLE))
-    assert not missing, f"public callables with neither a vmap case nor a NOT_BATCHABLE reason: {missing}"
-    stale = sorted(set(NOT_BATCHABLE) - public)
-    assert not stale, f"NOT_BATCHABLE names that are not public callables: {stale}"
+    assert not both, f"vmap cases for ops the registry calls not batchable: {both}"
+    stale = sorted(covered - set(ops) - set(registry.NON_OPS))
+    assert not stale, f"names in the vmap cases that are not public names of the registry: {stale}"
+    assert all(isinstance(r, str) and r for r in NOT_BATCHABLE.values())
 
 
 def _as_list(out):

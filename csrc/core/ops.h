@@ -27,8 +27,8 @@ int normalize_axis(int axis, int ndim, const char* op);
 void check_shape(const Shape& shape, const char* op);
 
 // Element-wise.
-Array unary(UnaryOp op, const Array& x, Stream s, EwParams p = {});
-Array binary(BinaryOp op, const Array& a, const Array& b, Stream s, EwParams p = {});
+Array unary(UnaryOp op, const Array& x, Stream s, OpParams p = {});
+Array binary(BinaryOp op, const Array& a, const Array& b, Stream s, OpParams p = {});
 std::pair<Array, Array> divmod(const Array& a, const Array& b, Stream s);
 Array where(const Array& cond, const Array& x, const Array& y, Stream s);
 Array clip(const Array& x, const std::optional<Array>& lo, const std::optional<Array>& hi, Stream s);

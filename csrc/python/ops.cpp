@@ -45,17 +45,7 @@ Dtype dtype_or(nb::handle h, Dtype fallback) { return h.is_none() ? fallback : n
 
 void init_ops(nb::module_& m) {
   // Element-wise unary.
-  NUVEC_BIND_UNARY(abs) NUVEC_BIND_UNARY(negative) NUVEC_BIND_UNARY(sign) NUVEC_BIND_UNARY(sqrt)
-  NUVEC_BIND_UNARY(rsqrt) NUVEC_BIND_UNARY(square) NUVEC_BIND_UNARY(reciprocal) NUVEC_BIND_UNARY(exp)
-  NUVEC_BIND_UNARY(expm1) NUVEC_BIND_UNARY(log) NUVEC_BIND_UNARY(log1p) NUVEC_BIND_UNARY(log2)
-  NUVEC_BIND_UNARY(log10) NUVEC_BIND_UNARY(sin) NUVEC_BIND_UNARY(cos) NUVEC_BIND_UNARY(tan)
-  NUVEC_BIND_UNARY(arcsin) NUVEC_BIND_UNARY(arccos) NUVEC_BIND_UNARY(arctan) NUVEC_BIND_UNARY(sinh)
-  NUVEC_BIND_UNARY(cosh) NUVEC_BIND_UNARY(tanh) NUVEC_BIND_UNARY(arcsinh) NUVEC_BIND_UNARY(arccosh)
-  NUVEC_BIND_UNARY(arctanh) NUVEC_BIND_UNARY(erf) NUVEC_BIND_UNARY(erfinv) NUVEC_BIND_UNARY(sigmoid)
-  NUVEC_BIND_UNARY(floor) NUVEC_BIND_UNARY(ceil) NUVEC_BIND_UNARY(isnan) NUVEC_BIND_UNARY(isinf)
-  NUVEC_BIND_UNARY(isposinf) NUVEC_BIND_UNARY(isneginf) NUVEC_BIND_UNARY(isfinite)
-  NUVEC_BIND_UNARY(logical_not) NUVEC_BIND_UNARY(bitwise_invert) NUVEC_BIND_UNARY(conjugate)
-  NUVEC_BIND_UNARY(real) NUVEC_BIND_UNARY(imag) NUVEC_BIND_UNARY(stop_gradient)
+  NUVEC_UNARY_BINDINGS(NUVEC_BIND_UNARY)  // the registry's ops with this signature
   m.attr("conj") = m.attr("conjugate");
 
   m.def(
@@ -78,14 +68,7 @@ void init_ops(nb::module_& m) {
       nb::kw_only(), nb::arg("stream").none() = nb::none(), "Degrees to radians.");
 
   // Element-wise binary.
-  NUVEC_BIND_BINARY(add) NUVEC_BIND_BINARY(subtract) NUVEC_BIND_BINARY(multiply) NUVEC_BIND_BINARY(divide)
-  NUVEC_BIND_BINARY(floor_divide) NUVEC_BIND_BINARY(remainder) NUVEC_BIND_BINARY(power)
-  NUVEC_BIND_BINARY(maximum) NUVEC_BIND_BINARY(minimum) NUVEC_BIND_BINARY(equal) NUVEC_BIND_BINARY(not_equal)
-  NUVEC_BIND_BINARY(less) NUVEC_BIND_BINARY(less_equal) NUVEC_BIND_BINARY(greater)
-  NUVEC_BIND_BINARY(greater_equal) NUVEC_BIND_BINARY(logical_and) NUVEC_BIND_BINARY(logical_or)
-  NUVEC_BIND_BINARY(bitwise_and) NUVEC_BIND_BINARY(bitwise_or) NUVEC_BIND_BINARY(bitwise_xor)
-  NUVEC_BIND_BINARY(left_shift) NUVEC_BIND_BINARY(right_shift) NUVEC_BIND_BINARY(arctan2)
-  NUVEC_BIND_BINARY(logaddexp)
+  NUVEC_BINARY_BINDINGS(NUVEC_BIND_BINARY)  // the registry's ops with this signature
 
   m.def(
       "divmod",

@@ -4,6 +4,7 @@
 // compute dtype, or first gathered into a small per-thread buffer.
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "backend/cpu/copy.h"
@@ -65,9 +66,20 @@ struct Scratch {
   alignas(64) char out[kChunk * 8];
 };
 
-// Moves p.i bytes per element: the conversion already happened while gathering the input.
-void byte_copy(const void* const* in, const bool*, void* out, int64_t n, const EwParams& p) {
-  std::memcpy(out, in[0], size_t(n) * size_t(p.i));
+// Moves Item bytes per element: the conversion already happened while gathering the input.
+template <size_t Item>
+void byte_copy(const void* const* in, const bool*, void* out, int64_t n, const OpParams&) {
+  std::memcpy(out, in[0], size_t(n) * Item);
+}
+
+EwKernel byte_copy_of(size_t item) {
+  switch (item) {
+    case 1: return &byte_copy<1>;
+    case 2: return &byte_copy<2>;
+    case 4: return &byte_copy<4>;
+    case 8: return &byte_copy<8>;
+  }
+  throw KernelError(EvalErrorKind::other, "no byte copy for items of " + std::to_string(item) + " bytes");
 }
 
 // Copies operand `op` (collapsed `shape`, strides (..., 1, S)) into dst with `dst_strides`, whose
@@ -96,7 +108,7 @@ void transpose_into(const Operand& op, const Shape& shape, char* dst, const Stri
 
 // Runs `kernel` over the output: usually contiguous (freshly allocated or donated), or a strided
 // region of a larger array (concatenate's slabs).
-void run(EwKernel kernel, const EwParams& params, std::vector<Operand> ops, char* out, Dtype out_dtype,
+void run(EwKernel kernel, const OpParams& params, std::vector<Operand> ops, char* out, Dtype out_dtype,
          Dtype out_compute, Shape shape, Strides out_strides) {
   const KernelTable& kt = kernels();
   std::vector<Strides*> all{&out_strides};
@@ -125,7 +137,7 @@ void run(EwKernel kernel, const EwParams& params, std::vector<Operand> ops, char
       dst = static_cast<char*>(keep.back()->data());
     }
     transpose_into(op, shape, dst, into_out ? out_strides : Array::row_strides(shape));
-    if (into_out && ops.size() == 1 && kernel == &byte_copy) return;  // a plain copy is done
+    if (into_out && ops.size() == 1 && kernel == byte_copy_of(size_of(out_dtype))) return;  // a plain copy is done
     op.data = dst;
     op.strides = Array::row_strides(shape);
   }
@@ -233,9 +245,7 @@ void missing_kernel(const char* op, Dtype d) {
 void copy_into(const Array& in, Array& out) {
   if (out.size() == 0) return;
   std::vector<Operand> ops{{in.data_bytes(), in.dtype(), out.dtype(), broadcast_strides(in, out.shape())}};
-  EwParams p;
-  p.i = int(out.itemsize());
-  run(&byte_copy, p, std::move(ops), out.data_bytes(), out.dtype(), out.dtype(), out.shape(), out.strides());
+  run(byte_copy_of(out.itemsize()), NoParams{}, std::move(ops), out.data_bytes(), out.dtype(), out.dtype(), out.shape(), out.strides());
 }
 
 }  // namespace cpu

@@ -26,7 +26,7 @@ struct Source {
 
 struct Step {
   EwKernel kernel;
-  const EwParams* params;
+  const OpParams* params;
   std::vector<Source> operands;
   size_t out_item;
 };

@@ -2,6 +2,8 @@
 // (AVX-512, AVX2 or portable builds of the same sources in backend/cpu/simd/).
 #pragma once
 #include <cstdint>
+#include <type_traits>
+#include <variant>
 
 #include "core/dtype.h"
 #include "core/primitives/elementwise.h"
@@ -9,13 +11,28 @@
 namespace nuvec::cpu {
 
 // in[k] points at n elements of input k, or at one element repeated when in_scalar[k].
-using EwKernel = void (*)(const void* const* in, const bool* in_scalar, void* out, int64_t n, const EwParams& p);
+using EwKernel = void (*)(const void* const* in, const bool* in_scalar, void* out, int64_t n, const OpParams& p);
 // dst[i] = src[i * src_stride] converted, for i < n (strides in elements).
 using ConvertKernel = void (*)(const void* src, int64_t src_stride, void* dst, int64_t n);
 
 // dst[r * dst_row + c] = src[r + c * src_col] for r < rows, c < cols (elements of `item` bytes).
 using TransposeKernel = void (*)(const void* src, int64_t src_col, void* dst, int64_t dst_row, int64_t rows,
                                  int64_t cols, size_t item);
+
+// The parameter struct an element-wise functor reads (its `Params`, else none), taken once per
+// call from the primitive's OpParams: ops record only the struct their op takes (params_fit).
+template <class Op, class = void>
+struct FunctorParams {
+  using type = NoParams;
+};
+template <class Op>
+struct FunctorParams<Op, std::void_t<typename Op::Params>> {
+  using type = typename Op::Params;
+};
+template <class Op>
+const typename FunctorParams<Op>::type& functor_params(const OpParams& p) {
+  return *std::get_if<typename FunctorParams<Op>::type>(&p);
+}
 
 struct KernelTable {
   const char* isa = "";

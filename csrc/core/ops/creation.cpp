@@ -12,7 +12,7 @@ Array full(const Shape& shape, const Array& value, std::optional<Dtype> dtype, S
   Shape out_shape = broadcast_shapes(value.shape(), shape, op);
   if (out_shape != shape) throw OpError(op, "the value cannot be broadcast to the requested shape");
   Dtype d = dtype.value_or(value.dtype());
-  return Array::lazy(shape, d, std::make_shared<Unary>(UnaryOp::copy, value.dtype(), d, EwParams{}, op), {value}, s);
+  return Array::lazy(shape, d, std::make_shared<Unary>(UnaryOp::copy, value.dtype(), d, OpParams{}, op), {value}, s);
 }
 
 Array arange(double start, double stop, double step, Dtype dtype, Stream s) {

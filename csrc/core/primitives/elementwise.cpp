@@ -2,15 +2,21 @@
 
 namespace nuvec {
 
-#define NUVEC_NAME_ENTRY(name) #name,
+#define NUVEC_NAME_ENTRY(name, ...) #name,
+#define NUVEC_PARAMS_ENTRY(name, rule, accepts, Params, ...) OpParams(std::in_place_type<Params>).index(),
 namespace {
 constexpr const char* kUnaryNames[] = {NUVEC_UNARY_OPS(NUVEC_NAME_ENTRY)};
 constexpr const char* kBinaryNames[] = {NUVEC_BINARY_OPS(NUVEC_NAME_ENTRY)};
+constexpr size_t kUnaryParams[] = {NUVEC_UNARY_OPS(NUVEC_PARAMS_ENTRY)};
+constexpr size_t kBinaryParams[] = {NUVEC_BINARY_OPS(NUVEC_PARAMS_ENTRY)};
 }  // namespace
 #undef NUVEC_NAME_ENTRY
+#undef NUVEC_PARAMS_ENTRY
 
 const char* op_name(UnaryOp op) { return kUnaryNames[int(op)]; }
 const char* op_name(BinaryOp op) { return kBinaryNames[int(op)]; }
+bool params_fit(UnaryOp op, const OpParams& p) { return p.index() == kUnaryParams[int(op)]; }
+bool params_fit(BinaryOp op, const OpParams& p) { return p.index() == kBinaryParams[int(op)]; }
 
 namespace {
 bool same_rules(const Elementwise& a, const Elementwise& b) {

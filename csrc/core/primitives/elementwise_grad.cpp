@@ -1,6 +1,8 @@
 // Differentiation rules of the element-wise family: each unary op's derivative is one line of
-// a table (vjp = g * f'(x), jvp = t * f'(x)); binary ops give both partials.
+// a table (vjp = g * f'(x), jvp = t * f'(x)); binary ops give both partials. The table's lines are
+// the registry rows' `derivative` (python/nuvec/_registry.py), written in at build time.
 #include <cmath>
+#include <stdexcept>
 
 #include "core/primitives/elementwise.h"
 #include "core/primitives/grad_util.h"
@@ -15,42 +17,23 @@ std::optional<Array> derivative(UnaryOp op, const Array& x, const Array& out) {
   Stream s = x.stream();
   auto u = [&](UnaryOp o, const Array& a) { return unary(o, a, s); };
   auto one = [&] { return lit(1.0, x); };
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wswitch"  // every op has its case (generated from the registry)
   switch (op) {
-    case UnaryOp::abs: return u(UnaryOp::sign, x);
-    case UnaryOp::negative: return neg(one());
-    case UnaryOp::sqrt: return div(lit(0.5, x), out);
-    case UnaryOp::rsqrt: return mul(lit(-0.5, x), div(out, x));
-    case UnaryOp::square: return mul(lit(2.0, x), x);
-    case UnaryOp::reciprocal: return neg(mul(out, out));
-    case UnaryOp::exp: return out;
-    case UnaryOp::expm1: return add(out, one());
-    case UnaryOp::log: return u(UnaryOp::reciprocal, x);
-    case UnaryOp::log1p: return u(UnaryOp::reciprocal, add(x, one()));
-    case UnaryOp::log2: return u(UnaryOp::reciprocal, mul(x, lit(M_LN2, x)));
-    case UnaryOp::log10: return u(UnaryOp::reciprocal, mul(x, lit(M_LN10, x)));
-    case UnaryOp::sin: return u(UnaryOp::cos, x);
-    case UnaryOp::cos: return neg(u(UnaryOp::sin, x));
-    case UnaryOp::tan: return add(one(), mul(out, out));
-    case UnaryOp::arcsin: return u(UnaryOp::rsqrt, sub(one(), mul(x, x)));
-    case UnaryOp::arccos: return neg(u(UnaryOp::rsqrt, sub(one(), mul(x, x))));
-    case UnaryOp::arctan: return u(UnaryOp::reciprocal, add(one(), mul(x, x)));
-    case UnaryOp::sinh: return u(UnaryOp::cosh, x);
-    case UnaryOp::cosh: return u(UnaryOp::sinh, x);
-    case UnaryOp::tanh: return sub(one(), mul(out, out));
-    case UnaryOp::arcsinh: return u(UnaryOp::rsqrt, add(mul(x, x), one()));
-    case UnaryOp::arccosh: return u(UnaryOp::rsqrt, sub(mul(x, x), one()));
-    case UnaryOp::arctanh: return u(UnaryOp::reciprocal, sub(one(), mul(x, x)));
-    case UnaryOp::erf: return mul(lit(M_2_SQRTPI, x), u(UnaryOp::exp, neg(mul(x, x))));
-    case UnaryOp::erfinv: return mul(lit(std::sqrt(M_PI) / 2, x), u(UnaryOp::exp, mul(out, out)));
-    case UnaryOp::sigmoid: return mul(out, sub(one(), out));
-    case UnaryOp::nan_to_num: return astype(u(UnaryOp::isfinite, x), x.dtype(), s);
-    default: return std::nullopt;  // piecewise constant, predicates, bitwise: derivative zero
+#define NUVEC_UNARY_DERIVATIVES
+#include "nuvec_generated/elementwise_derivatives.inc"
+#undef NUVEC_UNARY_DERIVATIVES
   }
+#pragma GCC diagnostic pop
+  throw std::logic_error("derivative: not a UnaryOp");
 }
 
-bool linear(UnaryOp op) {
-  return op == UnaryOp::copy || op == UnaryOp::conjugate || op == UnaryOp::real || op == UnaryOp::imag;
-}
+// The registry's LINEAR rows: the op maps tangents as it maps values.
+enum class GradKind { formula, zero, linear };
+#define NUVEC_LINEAR_ENTRY(name, rule, accepts, params, kind) GradKind::kind == GradKind::linear,
+constexpr bool kLinear[] = {NUVEC_UNARY_OPS(NUVEC_LINEAR_ENTRY)};
+#undef NUVEC_LINEAR_ENTRY
+bool linear(UnaryOp op) { return kLinear[int(op)]; }
 
 }  // namespace
 
@@ -95,30 +78,16 @@ std::optional<std::pair<Array, Array>> partials(BinaryOp op, const Array& a, con
   Stream s = a.stream();
   auto u = [&](UnaryOp o, const Array& x) { return unary(o, x, s); };
   auto mask = [&](BinaryOp cmp, const Array& x, const Array& y) { return astype(binary(cmp, x, y, s), a.dtype(), s); };
+  auto bin = [&](BinaryOp o, const Array& x, const Array& y) { return binary(o, x, y, s); };
   Array one = lit(1.0, a), zero = lit(0.0, a);
+  auto positive = [&](const Array& x) { return binary(BinaryOp::greater, x, zero, s); };
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wswitch"  // every op has its case (generated from the registry)
   switch (op) {
-    case BinaryOp::add: return std::pair{one, one};
-    case BinaryOp::subtract: return std::pair{one, neg(one)};
-    case BinaryOp::multiply: return std::pair{b, a};
-    case BinaryOp::divide: return std::pair{u(UnaryOp::reciprocal, b), neg(div(out, b))};
-    case BinaryOp::remainder: return std::pair{one, neg(binary(BinaryOp::floor_divide, a, b, s))};
-    case BinaryOp::power: {
-      Array da = mul(b, binary(BinaryOp::power, a, sub(b, one), s));
-      // out * log(a), taken as 0 where a <= 0 (where the real power has no derivative in b).
-      Array safe = where(binary(BinaryOp::greater, a, zero, s), a, one, s);
-      Array db = where(binary(BinaryOp::greater, a, zero, s), mul(out, u(UnaryOp::log, safe)), zero, s);
-      return std::pair{da, db};
-    }
-    case BinaryOp::maximum: return std::pair{mask(BinaryOp::greater_equal, a, b), mask(BinaryOp::less, a, b)};
-    case BinaryOp::minimum: return std::pair{mask(BinaryOp::less_equal, a, b), mask(BinaryOp::greater, a, b)};
-    case BinaryOp::arctan2: {
-      Array r = u(UnaryOp::reciprocal, add(mul(a, a), mul(b, b)));
-      return std::pair{mul(b, r), neg(mul(a, r))};
-    }
-    case BinaryOp::logaddexp:
-      return std::pair{u(UnaryOp::exp, sub(a, out)), u(UnaryOp::exp, sub(b, out))};
-    default: return std::nullopt;  // floor_divide, comparisons, logical and bitwise ops
+#include "nuvec_generated/elementwise_derivatives.inc"
   }
+#pragma GCC diagnostic pop
+  throw std::logic_error("partials: not a BinaryOp");
 }
 
 }  // namespace

@@ -18,7 +18,7 @@ template <class T> constexpr bool real_float = is_float_v<T>;
   struct Name {                                                        \
     template <class T> static constexpr bool ok = Ok<T>;               \
     template <class T>                                                 \
-    static auto f(T a, T b, const EwParams& p) { return expr; }        \
+    static auto f(T a, T b, NoParams) { return expr; }                 \
   };
 
 template <class T>
@@ -165,16 +165,16 @@ T log_add_exp(T a, T b) {
 }
 
 template <class T>
-bool close(T a, T b, const EwParams& p) {
-  if (is_nan(a) || is_nan(b)) return p.i && is_nan(a) && is_nan(b);
+bool close(T a, T b, const IsCloseParams& p) {
+  if (is_nan(a) || is_nan(b)) return p.equal_nan && is_nan(a) && is_nan(b);
   if (a == b) return true;
   if constexpr (is_complex_v<T> || is_float_v<T>) {
     if (!std::isfinite(std::abs(a)) || !std::isfinite(std::abs(b))) return false;  // unequal infinities
     double d = std::abs(std::complex<double>(a) - std::complex<double>(b));
-    return d <= p.b + p.a * std::abs(std::complex<double>(b));
+    return d <= p.atol + p.rtol * std::abs(std::complex<double>(b));
   } else {
     double d = std::fabs(double(a) - double(b));
-    return d <= p.b + p.a * std::fabs(double(b));
+    return d <= p.atol + p.rtol * std::fabs(double(b));
   }
 }
 
@@ -201,8 +201,12 @@ NUVEC_BINARY(BitwiseXor, integral, T(a ^ b))
 NUVEC_BINARY(LeftShift, int_only, shift_left(a, b))
 NUVEC_BINARY(RightShift, int_only, shift_right(a, b))
 NUVEC_BINARY(Arctan2, real_float, T(std::atan2(a, b)))
-NUVEC_BINARY(LogAddExp, real_float, log_add_exp(a, b))
-NUVEC_BINARY(IsClose, numeric, close(a, b, p))
+NUVEC_BINARY(Logaddexp, real_float, log_add_exp(a, b))
+struct Isclose {
+  using Params = IsCloseParams;
+  template <class T> static constexpr bool ok = true;
+  template <class T> static bool f(T a, T b, const IsCloseParams& p) { return close(a, b, p); }
+};
 NUVEC_BINARY(EqualNan, numeric, bool(a == b || (is_nan(a) && is_nan(b))))
 
 // Float32 forms with an explicit vector version.
@@ -222,9 +226,10 @@ NUVEC_VEC_FORM(Arctan2, NUVEC_MVEC2(atan2)(a, b))
 #endif
 
 template <class Op, class T>
-void binary_kernel(const void* const* in, const bool* scalar, void* out, int64_t n, const EwParams& p) {
+void binary_kernel(const void* const* in, const bool* scalar, void* out, int64_t n, const OpParams& params) {
   const T* a = static_cast<const T*>(in[0]);
   const T* b = static_cast<const T*>(in[1]);
+  const auto& p = functor_params<Op>(params);
   using O = decltype(Op::f(T{}, T{}, p));
   O* o = static_cast<O*>(out);
   if constexpr (std::is_same_v<T, float> && VecForm<Op>::has) {
@@ -250,33 +255,11 @@ void fill_op(KernelTable& t, BinaryOp op) {
 
 }  // namespace
 
+// Each op of the registry with a kernel, filled with its functor (a missing one fails to compile).
 void fill_binary(KernelTable& t) {
-  fill_op<Add>(t, BinaryOp::add);
-  fill_op<Subtract>(t, BinaryOp::subtract);
-  fill_op<Multiply>(t, BinaryOp::multiply);
-  fill_op<Divide>(t, BinaryOp::divide);
-  fill_op<FloorDivide>(t, BinaryOp::floor_divide);
-  fill_op<Remainder>(t, BinaryOp::remainder);
-  fill_op<Power>(t, BinaryOp::power);
-  fill_op<Maximum>(t, BinaryOp::maximum);
-  fill_op<Minimum>(t, BinaryOp::minimum);
-  fill_op<Equal>(t, BinaryOp::equal);
-  fill_op<NotEqual>(t, BinaryOp::not_equal);
-  fill_op<Less>(t, BinaryOp::less);
-  fill_op<LessEqual>(t, BinaryOp::less_equal);
-  fill_op<Greater>(t, BinaryOp::greater);
-  fill_op<GreaterEqual>(t, BinaryOp::greater_equal);
-  fill_op<LogicalAnd>(t, BinaryOp::logical_and);
-  fill_op<LogicalOr>(t, BinaryOp::logical_or);
-  fill_op<BitwiseAnd>(t, BinaryOp::bitwise_and);
-  fill_op<BitwiseOr>(t, BinaryOp::bitwise_or);
-  fill_op<BitwiseXor>(t, BinaryOp::bitwise_xor);
-  fill_op<LeftShift>(t, BinaryOp::left_shift);
-  fill_op<RightShift>(t, BinaryOp::right_shift);
-  fill_op<Arctan2>(t, BinaryOp::arctan2);
-  fill_op<LogAddExp>(t, BinaryOp::logaddexp);
-  fill_op<IsClose>(t, BinaryOp::isclose);
-  fill_op<EqualNan>(t, BinaryOp::equal_nan);
+#define NUVEC_FILL_ENTRY(name, Functor) fill_op<Functor>(t, BinaryOp::name);
+  NUVEC_BINARY_KERNELS(NUVEC_FILL_ENTRY)
+#undef NUVEC_FILL_ENTRY
 }
 
 }  // namespace nuvec::cpu::NUVEC_ISA

@@ -6,7 +6,7 @@ namespace nuvec::cpu::NUVEC_ISA {
 namespace {
 
 template <class T>
-void select_kernel(const void* const* in, const bool* scalar, void* out, int64_t n, const EwParams&) {
+void select_kernel(const void* const* in, const bool* scalar, void* out, int64_t n, const OpParams&) {
   const bool* c = static_cast<const bool*>(in[0]);
   const T* a = static_cast<const T*>(in[1]);
   const T* b = static_cast<const T*>(in[2]);

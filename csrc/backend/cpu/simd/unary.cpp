@@ -30,7 +30,7 @@ inline double erfinv_d(double x) {
   struct Name {                                              \
     template <class T> static constexpr bool ok = Ok<T>;     \
     template <class T>                                       \
-    static auto f(T x, const EwParams& p) { return expr; }   \
+    static auto f(T x, NoParams) { return expr; }            \
   };
 
 // Ops whose float32 form has a libmvec vector version.
@@ -43,7 +43,7 @@ inline double erfinv_d(double x) {
   struct Name {                                                                   \
     template <class T> static constexpr bool ok = inexact<T>;                     \
     template <class T>                                                            \
-    static auto f(T x, const EwParams&) {                                         \
+    static auto f(T x, NoParams) {                                         \
       if constexpr (is_complex_v<T>) return T(complex_expr);                      \
       else return T(std::fn(x));                                                  \
     }                                                                             \
@@ -56,14 +56,14 @@ NUVEC_MATH_OP(Expm1, expm1, std::exp(x) - T(1))
 // logf, log1p through glibc itself (libmvec's differ in the last bit).
 struct Log {
   template <class T> static constexpr bool ok = inexact<T>;
-  template <class T> static T f(T x, const EwParams&) { return std::log(x); }
+  template <class T> static T f(T x, NoParams) { return std::log(x); }
 #if defined(__AVX2__)
   static VecF vec(VecF v) { return logf_v(v); }
 #endif
 };
 struct Log1p {
   template <class T> static constexpr bool ok = inexact<T>;
-  template <class T> static T f(T x, const EwParams&) {
+  template <class T> static T f(T x, NoParams) {
     if constexpr (is_complex_v<T>) return std::log(T(1) + x);
     else return std::log1p(x);
   }
@@ -85,7 +85,7 @@ NUVEC_MATH_OP(Arctanh, atanh, std::atanh(x))
 
 struct Erf {
   template <class T> static constexpr bool ok = real_float<T>;
-  template <class T> static T f(T x, const EwParams&) { return std::erf(x); }
+  template <class T> static T f(T x, NoParams) { return std::erf(x); }
 #ifdef NUVEC_HAS_VECTOR_MATH
   static VecF vec(VecF v) { return NUVEC_MVEC(erf)(v); }
 #endif
@@ -93,7 +93,7 @@ struct Erf {
 
 struct Erfinv {
   template <class T> static constexpr bool ok = real_float<T>;
-  template <class T> static T f(T x, const EwParams&) {
+  template <class T> static T f(T x, NoParams) {
     if constexpr (std::is_same_v<T, float>) {
       if (!(std::fabs(x) < 1.0f))
         return std::fabs(x) == 1.0f ? std::copysign(INFINITY, x) : NAN;
@@ -106,7 +106,7 @@ struct Erfinv {
 
 struct Sigmoid {
   template <class T> static constexpr bool ok = inexact<T>;
-  template <class T> static T f(T x, const EwParams&) { return T(1) / (T(1) + std::exp(-x)); }
+  template <class T> static T f(T x, NoParams) { return T(1) / (T(1) + std::exp(-x)); }
 #ifdef NUVEC_HAS_VECTOR_MATH
   static VecF vec(VecF v) { return 1.0f / (1.0f + NUVEC_MVEC(exp)(-v)); }
 #endif
@@ -114,20 +114,20 @@ struct Sigmoid {
 
 struct Sqrt {
   template <class T> static constexpr bool ok = inexact<T>;
-  template <class T> static T f(T x, const EwParams&) { return std::sqrt(x); }
+  template <class T> static T f(T x, NoParams) { return std::sqrt(x); }
 };
 struct Rsqrt {
   template <class T> static constexpr bool ok = inexact<T>;
-  template <class T> static T f(T x, const EwParams&) { return T(1) / std::sqrt(x); }
+  template <class T> static T f(T x, NoParams) { return T(1) / std::sqrt(x); }
 };
 struct Reciprocal {
   template <class T> static constexpr bool ok = inexact<T>;
-  template <class T> static T f(T x, const EwParams&) { return T(1) / x; }
+  template <class T> static T f(T x, NoParams) { return T(1) / x; }
 };
 
 struct Abs {
   template <class T> static constexpr bool ok = true;
-  template <class T> static auto f(T x, const EwParams&) {
+  template <class T> static auto f(T x, NoParams) {
     if constexpr (is_complex_v<T>) {
       // In double: no overflow or underflow for any float32 parts, and it vectorises.
       double re = x.real(), im = x.imag();
@@ -144,12 +144,12 @@ struct Abs {
 
 struct Negative {
   template <class T> static constexpr bool ok = !std::is_same_v<T, bool>;
-  template <class T> static T f(T x, const EwParams&) { return T(-x); }
+  template <class T> static T f(T x, NoParams) { return T(-x); }
 };
 
 struct Sign {
   template <class T> static constexpr bool ok = true;
-  template <class T> static T f(T x, const EwParams&) {
+  template <class T> static T f(T x, NoParams) {
     if constexpr (is_complex_v<T>) return x == T(0) ? T(0) : x / std::abs(x);
     else if constexpr (std::is_same_v<T, bool>) return x;
     else if constexpr (std::is_unsigned_v<T>) return T(x > 0);
@@ -159,7 +159,7 @@ struct Sign {
 
 struct Square {
   template <class T> static constexpr bool ok = true;
-  template <class T> static T f(T x, const EwParams&) {
+  template <class T> static T f(T x, NoParams) {
     if constexpr (std::is_same_v<T, bool>) return x;
     else return T(x * x);
   }
@@ -168,28 +168,29 @@ struct Square {
 // floor/ceil/round leave integers as they are (round with negative decimals rounds them).
 struct Floor {
   template <class T> static constexpr bool ok = !is_complex_v<T>;
-  template <class T> static T f(T x, const EwParams&) {
+  template <class T> static T f(T x, NoParams) {
     if constexpr (is_float_v<T>) return std::floor(x); else return x;
   }
 };
 struct Ceil {
   template <class T> static constexpr bool ok = !is_complex_v<T>;
-  template <class T> static T f(T x, const EwParams&) {
+  template <class T> static T f(T x, NoParams) {
     if constexpr (is_float_v<T>) return std::ceil(x); else return x;
   }
 };
 struct Round {
+  using Params = RoundParams;
   template <class T> static constexpr bool ok = true;
-  template <class T> static T f(T x, const EwParams& p) {
+  template <class T> static T f(T x, const RoundParams& p) {
     if constexpr (is_complex_v<T>) {
       return T(f(x.real(), p), f(x.imag(), p));
     } else if constexpr (is_float_v<T>) {
-      if (p.i == 0) return std::nearbyint(x);
-      T scale = T(std::pow(10.0, std::abs(p.i)));
-      return p.i > 0 ? std::nearbyint(x * scale) / scale : std::nearbyint(x / scale) * scale;
+      if (p.decimals == 0) return std::nearbyint(x);
+      T scale = T(std::pow(10.0, std::abs(p.decimals)));
+      return p.decimals > 0 ? std::nearbyint(x * scale) / scale : std::nearbyint(x / scale) * scale;
     } else if constexpr (is_int_v<T>) {
-      if (p.i >= 0) return x;
-      double scale = std::pow(10.0, -p.i);
+      if (p.decimals >= 0) return x;
+      double scale = std::pow(10.0, -p.decimals);
       return T(std::nearbyint(double(x) / scale) * scale);
     } else {
       return x;
@@ -219,39 +220,40 @@ NUVEC_SCALAR_OP(LogicalNot, any_type, bool(x == T(0)))
 
 struct BitwiseInvert {
   template <class T> static constexpr bool ok = std::is_integral_v<T>;
-  template <class T> static T f(T x, const EwParams&) {
+  template <class T> static T f(T x, NoParams) {
     if constexpr (std::is_same_v<T, bool>) return !x; else return T(~x);
   }
 };
 
 struct Conjugate {
   template <class T> static constexpr bool ok = true;
-  template <class T> static T f(T x, const EwParams&) {
+  template <class T> static T f(T x, NoParams) {
     if constexpr (is_complex_v<T>) return std::conj(x); else return x;
   }
 };
 struct Real {
   template <class T> static constexpr bool ok = true;
-  template <class T> static auto f(T x, const EwParams&) {
+  template <class T> static auto f(T x, NoParams) {
     if constexpr (is_complex_v<T>) return x.real(); else return x;
   }
 };
 struct Imag {
   template <class T> static constexpr bool ok = true;
-  template <class T> static auto f(T x, const EwParams&) {
+  template <class T> static auto f(T x, NoParams) {
     if constexpr (is_complex_v<T>) return x.imag(); else return T(0);
   }
 };
 
 template <class R>
-R replace_non_finite(R x, const EwParams& p) {
-  if (std::isnan(x)) return R(p.a);
-  if (std::isinf(x)) return R(x > 0 ? p.b : p.c);
+R replace_non_finite(R x, const NanToNumParams& p) {
+  if (std::isnan(x)) return R(p.nan);
+  if (std::isinf(x)) return R(x > 0 ? p.posinf : p.neginf);
   return x;
 }
 struct NanToNum {
+  using Params = NanToNumParams;
   template <class T> static constexpr bool ok = true;
-  template <class T> static T f(T x, const EwParams& p) {
+  template <class T> static T f(T x, const NanToNumParams& p) {
     if constexpr (is_complex_v<T>) return T(replace_non_finite(x.real(), p), replace_non_finite(x.imag(), p));
     else if constexpr (is_float_v<T>) return replace_non_finite(x, p);
     else return x;
@@ -262,8 +264,9 @@ template <class Op, class = void> struct has_vec : std::false_type {};
 template <class Op> struct has_vec<Op, std::void_t<decltype(Op::vec(VecF{}))>> : std::true_type {};
 
 template <class Op, class T>
-void unary_kernel(const void* const* in, const bool*, void* out, int64_t n, const EwParams& p) {
+void unary_kernel(const void* const* in, const bool*, void* out, int64_t n, const OpParams& params) {
   const T* a = static_cast<const T*>(in[0]);
+  const auto& p = functor_params<Op>(params);
   using O = decltype(Op::f(T{}, p));
   O* o = static_cast<O*>(out);
   if constexpr (std::is_same_v<T, float> && has_vec<Op>::value) {
@@ -283,49 +286,11 @@ void fill_op(KernelTable& t, UnaryOp op) {
 
 }  // namespace
 
+// Each op of the registry with a kernel, filled with its functor (a missing one fails to compile).
 void fill_unary(KernelTable& t) {
-  fill_op<Abs>(t, UnaryOp::abs);
-  fill_op<Negative>(t, UnaryOp::negative);
-  fill_op<Sign>(t, UnaryOp::sign);
-  fill_op<Sqrt>(t, UnaryOp::sqrt);
-  fill_op<Rsqrt>(t, UnaryOp::rsqrt);
-  fill_op<Square>(t, UnaryOp::square);
-  fill_op<Reciprocal>(t, UnaryOp::reciprocal);
-  fill_op<Exp>(t, UnaryOp::exp);
-  fill_op<Expm1>(t, UnaryOp::expm1);
-  fill_op<Log>(t, UnaryOp::log);
-  fill_op<Log1p>(t, UnaryOp::log1p);
-  fill_op<Log2>(t, UnaryOp::log2);
-  fill_op<Log10>(t, UnaryOp::log10);
-  fill_op<Sin>(t, UnaryOp::sin);
-  fill_op<Cos>(t, UnaryOp::cos);
-  fill_op<Tan>(t, UnaryOp::tan);
-  fill_op<Arcsin>(t, UnaryOp::arcsin);
-  fill_op<Arccos>(t, UnaryOp::arccos);
-  fill_op<Arctan>(t, UnaryOp::arctan);
-  fill_op<Sinh>(t, UnaryOp::sinh);
-  fill_op<Cosh>(t, UnaryOp::cosh);
-  fill_op<Tanh>(t, UnaryOp::tanh);
-  fill_op<Arcsinh>(t, UnaryOp::arcsinh);
-  fill_op<Arccosh>(t, UnaryOp::arccosh);
-  fill_op<Arctanh>(t, UnaryOp::arctanh);
-  fill_op<Erf>(t, UnaryOp::erf);
-  fill_op<Erfinv>(t, UnaryOp::erfinv);
-  fill_op<Sigmoid>(t, UnaryOp::sigmoid);
-  fill_op<Floor>(t, UnaryOp::floor);
-  fill_op<Ceil>(t, UnaryOp::ceil);
-  fill_op<Round>(t, UnaryOp::round);
-  fill_op<Isnan>(t, UnaryOp::isnan);
-  fill_op<Isinf>(t, UnaryOp::isinf);
-  fill_op<Isposinf>(t, UnaryOp::isposinf);
-  fill_op<Isneginf>(t, UnaryOp::isneginf);
-  fill_op<Isfinite>(t, UnaryOp::isfinite);
-  fill_op<LogicalNot>(t, UnaryOp::logical_not);
-  fill_op<BitwiseInvert>(t, UnaryOp::bitwise_invert);
-  fill_op<Conjugate>(t, UnaryOp::conjugate);
-  fill_op<Real>(t, UnaryOp::real);
-  fill_op<Imag>(t, UnaryOp::imag);
-  fill_op<NanToNum>(t, UnaryOp::nan_to_num);
+#define NUVEC_FILL_ENTRY(name, Functor) fill_op<Functor>(t, UnaryOp::name);
+  NUVEC_UNARY_KERNELS(NUVEC_FILL_ENTRY)
+#undef NUVEC_FILL_ENTRY
 }
 
 }  // namespace nuvec::cpu::NUVEC_ISA
