@@ -12,8 +12,9 @@
 namespace nuvec::cpu {
 
 // c[i * ldc + j] for i < R, j < NR from a packed A panel (kc x MR, k-major; the kernel for R rows
-// reads the first R of each MR) and a packed B panel (kc x NR, k-major); starts from c's values when `accumulate`, else from zero. For bfloat16
-// pairs, kc counts pairs and a panel holds, per pair, MR (or NR) 32-bit pairs.
+// reads the first R of each MR) and a packed B panel (kc x NR, k-major); starts from c's values
+// when `accumulate`, else from zero. For bfloat16 pairs, kc counts pairs and a panel holds, per
+// pair, MR (or NR) 32-bit pairs.
 using MicroF32 = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate);
 using MicroF64 = void (*)(int64_t kc, const double* a, const double* b, double* c, int64_t ldc, bool accumulate);
 using MicroBf16 = void (*)(int64_t kc, const uint16_t* a, const uint16_t* b, float* c, int64_t ldc, bool accumulate);

@@ -273,94 +273,189 @@ struct Out {
   bool direct;      // float32 / float64 / complex64 results take the kernels' output as is
 };
 
-// One product C = A B (A: m x k, B: k x n, sizes of the dtype), blocked and split over threads.
-void gemm_blocked(const Plan& p, const Operand& a, const Operand& b, const Out& out) {
-  int64_t np = round_up(p.n, p.nr), nk = ceil_div(p.k, p.kc);
-  // Output tiles. With two row blocks per thread or more, tiles span all columns, so each block of
-  // A is packed once; the number of row blocks is a multiple of the thread count, and blocks
-  // differ by at most one panel, so threads get equal shares. With fewer, column blocks split
-  // until there are enough tiles to share. The tiling decides who computes an element, not how.
-  int64_t threads = get_num_threads(), mpanels = ceil_div(p.m, p.mr);
-  int64_t mt = ceil_div(p.m, p.mc), nc = np;
-  if (mt > 1 && mt >= 2 * threads) mt = std::min(mpanels, round_up(mt, threads));
-  else while (mt * ceil_div(p.n, nc) < 32 && nc > 8 * p.nr) nc = round_up(nc / 2, p.nr);
-  int64_t nt = ceil_div(p.n, nc);
-  auto row0 = [&](int64_t i) { return std::min(p.m, i * mpanels / mt * p.mr); };  // row block i's first row
-  int64_t mc = ceil_div(mpanels, mt) * p.mr;
-  // With several row blocks, B is packed once for all of them (in parallel, panel by panel);
-  // with one, each tile packs its own columns block by block, so B goes through memory once.
-  bool shared_b = mt > 1;
-  std::shared_ptr<Buffer> bpack;
-  if (shared_b) {
-    bpack = Buffer::allocate(std::max<size_t>(size_t(round_up(p.k, p.P) * np) * p.esz, 64));
-    int64_t panels = np / p.nr;
-    constexpr int64_t kPanelsPerItem = 4;
-    for_each_item(ceil_div(panels, kPanelsPerItem), [&](int64_t item) {
-      int64_t j0 = item * kPanelsPerItem, j1 = std::min(panels, j0 + kPanelsPerItem);
-      thread_local Scratch run;
-      void* buf = run.get(size_t(std::max(p.kc, p.nr * kPanelsPerItem) + 64) * 8);
-      char* bp = static_cast<char*>(bpack->data());
-      for (int64_t pc = 0; pc < nk; ++pc) {
-        int64_t kb = std::min(p.kc, p.k - pc * p.kc);
-        char* dst = bp + (pc * p.kc * np + j0 * round_up(kb, p.P) * p.nr) * int64_t(p.esz);
-        pack_any(p, b, j0 * p.nr, std::min(p.n, j1 * p.nr) - j0 * p.nr, p.nr, pc * p.kc, kb, dst, buf);
-      }
-    });
+// Who computes which block of C: row blocks by column blocks of output tiles, one tile per work
+// item. The tiling decides who computes an element, never how, so it changes no bits.
+struct Tiling {
+  int64_t row_panels;     // mr-row panels of A (the last may be partial)
+  int64_t row_blocks;     // tiles down C; each spans whole panels, blocks differing by one at most
+  int64_t col_blocks;     // tiles across C
+  int64_t tile_cols;      // columns per tile, a multiple of nr (the last tile may be narrower)
+  int64_t max_tile_rows;  // the most rows in a tile, a multiple of mr (sizes A's packing buffer)
+  int64_t padded_n;       // n in whole nr panels: the width of B packed for all row blocks
+  bool shared_b;          // B packed once for all row blocks, else by each tile for its columns
+
+  int64_t first_row(const Plan& p, int64_t row_block) const {
+    return std::min(p.m, row_block * row_panels / row_blocks * p.mr);
   }
-  size_t csz = p.mode == Mode::f64 ? 8 : 4;
-  for_each_item(mt * nt, [&](int64_t t) {
-    thread_local Scratch apack, bblock, run, ctile;
-    void* ap = apack.get(size_t(mc * round_up(p.kc, p.P)) * p.esz);
-    char* bb = shared_b ? nullptr
-                        : static_cast<char*>(bblock.get(size_t((p.b_by_panel ? p.nr : nc) * round_up(p.kc, p.P)) * p.esz));
-    void* buf = run.get(size_t(std::max({p.kc, mc, nc}) + 64) * 8);
-    int64_t i0 = row0(t / nt), j0 = (t % nt) * nc;
-    int64_t mb = row0(t / nt + 1) - i0, nbw = std::min(nc, p.n - j0);
-    char* c;
-    int64_t ldc;
-    if (out.direct) {
-      c = out.data + (i0 * out.ld + (p.mode == Mode::c64 ? j0 / 2 : j0)) * int64_t(size_of(out.dtype));
-      ldc = p.mode == Mode::c64 ? 2 * out.ld : out.ld;
-    } else {
-      c = static_cast<char*>(ctile.get(size_t(mb * nbw) * 4));
-      ldc = nbw;
-    }
-    for (int64_t pc = 0; pc < nk; ++pc) {
-      int64_t kb = std::min(p.kc, p.k - pc * p.kc), kbp = round_up(kb, p.P);
-      pack_any(p, a, i0, mb, p.mr, pc * p.kc, kb, ap, buf);
-      const char* bpc = bb;  // this k block's panels of the tile's columns
-      if (shared_b) bpc = static_cast<const char*>(bpack->data()) + (pc * p.kc * np + j0 * kbp) * int64_t(p.esz);
-      else if (!p.b_by_panel) pack_any(p, b, j0, nbw, p.nr, pc * p.kc, kb, bb, buf);
-      auto micro_tile = [&](int64_t ir, int64_t jr, const char* bpan) {
-        int64_t mr = std::min<int64_t>(p.mr, mb - ir), nr = std::min<int64_t>(p.nr, nbw - jr);
-        const char* apan = static_cast<const char*>(ap) + ir * kbp * int64_t(p.esz);
-        char* cij = c + (ir * ldc + jr) * int64_t(csz);
-        if (nr == p.nr) return call_micro(p, mr, kbp, apan, bpan, cij, ldc, pc > 0);
-        // Last columns: the same kernel on a full-width copy, so the arithmetic is unchanged.
-        alignas(64) char tmp[kMaxMR * 64 * 8];
-        for (int64_t i = 0; i < mr && pc > 0; ++i)
-          std::memcpy(tmp + i * p.nr * csz, cij + i * ldc * int64_t(csz), size_t(nr) * csz);
-        call_micro(p, mr, kbp, apan, bpan, tmp, p.nr, pc > 0);
-        for (int64_t i = 0; i < mr; ++i)
-          std::memcpy(cij + i * ldc * int64_t(csz), tmp + i * p.nr * csz, size_t(nr) * csz);
-      };
-      if (!shared_b && p.b_by_panel) {
-        for (int64_t jr = 0; jr < nbw; jr += p.nr) {
-          pack_any(p, b, j0 + jr, std::min<int64_t>(p.nr, nbw - jr), p.nr, pc * p.kc, kb, bb, buf);
-          for (int64_t ir = 0; ir < mb; ir += p.mr) micro_tile(ir, jr, bb);
-        }
-      } else {
-        // B's micro-panel stays in L1 while A's panels stream from L2.
-        for (int64_t jr = 0; jr < nbw; jr += p.nr)
-          for (int64_t ir = 0; ir < mb; ir += p.mr) micro_tile(ir, jr, bpc + jr * kbp * int64_t(p.esz));
-      }
-    }
-    if (!out.direct) {
-      ConvertKernel store = kernels().convert[int(Dtype::float32)][int(out.dtype)];
-      for (int64_t i = 0; i < mb; ++i)
-        store(c + i * ldc * 4, 1, out.data + ((i0 + i) * out.ld + j0) * int64_t(size_of(out.dtype)), nbw);
+};
+
+// Columns split until there are this many tiles: enough for threads, claiming one at a time, to
+// finish together.
+constexpr int64_t kMinTiles = 32;
+// Column blocks stay at least this many B panels wide, so each packed A block serves several.
+constexpr int64_t kMinTilePanels = 8;
+
+// With two row blocks per thread or more, tiles span all columns, so each block of A is packed
+// once; the number of row blocks is a multiple of the thread count, and blocks differ by at most
+// one panel, so threads get equal shares. With fewer, column blocks split until there are enough
+// tiles to share.
+Tiling plan_tiling(const Plan& p) {
+  Tiling t{};
+  t.padded_n = round_up(p.n, p.nr);
+  t.row_panels = ceil_div(p.m, p.mr);
+  t.row_blocks = ceil_div(p.m, p.mc);
+  t.tile_cols = t.padded_n;
+  int64_t threads = get_num_threads();
+  if (t.row_blocks > 1 && t.row_blocks >= 2 * threads) {
+    t.row_blocks = std::min(t.row_panels, round_up(t.row_blocks, threads));
+  } else {
+    while (t.row_blocks * ceil_div(p.n, t.tile_cols) < kMinTiles && t.tile_cols > kMinTilePanels * p.nr)
+      t.tile_cols = round_up(t.tile_cols / 2, p.nr);
+  }
+  t.col_blocks = ceil_div(p.n, t.tile_cols);
+  t.max_tile_rows = ceil_div(t.row_panels, t.row_blocks) * p.mr;
+  // With several row blocks, B is packed once for all of them; with one, each tile packs its own
+  // columns block by block, so B goes through memory once.
+  t.shared_b = t.row_blocks > 1;
+  return t;
+}
+
+// Bytes per element of C as the micro-kernels write it (float64, else float32).
+size_t c_bytes(const Plan& p) { return p.mode == Mode::f64 ? 8 : 4; }
+
+// Bytes from the start of B packed for all row blocks to the panels of columns [col, ...) of the
+// k block that starts at k0: k blocks follow each other, each with the panels of all columns.
+int64_t shared_b_offset(const Plan& p, const Tiling& t, int64_t k0, int64_t col) {
+  int64_t kb_padded = round_up(std::min(p.kc, p.k - k0), p.P);
+  return (k0 * t.padded_n + col * kb_padded) * int64_t(p.esz);
+}
+
+// Packs all of B before any tile runs, in parallel, a few panels per work item.
+std::shared_ptr<Buffer> pack_b_for_all_rows(const Plan& p, const Tiling& t, const Operand& b) {
+  std::shared_ptr<Buffer> packed =
+      Buffer::allocate(std::max<size_t>(size_t(round_up(p.k, p.P) * t.padded_n) * p.esz, 64));
+  int64_t panels = t.padded_n / p.nr;
+  constexpr int64_t kPanelsPerItem = 4;
+  for_each_item(ceil_div(panels, kPanelsPerItem), [&](int64_t item) {
+    int64_t first = item * kPanelsPerItem, end = std::min(panels, first + kPanelsPerItem);
+    int64_t col0 = first * p.nr, cols = std::min(p.n, end * p.nr) - col0;
+    thread_local Scratch run;
+    void* buf = run.get(size_t(std::max(p.kc, p.nr * kPanelsPerItem) + 64) * 8);
+    for (int64_t k0 = 0; k0 < p.k; k0 += p.kc) {
+      char* dst = static_cast<char*>(packed->data()) + shared_b_offset(p, t, k0, col0);
+      pack_any(p, b, col0, cols, p.nr, k0, std::min(p.kc, p.k - k0), dst, buf);
     }
   });
+  return packed;
+}
+
+// One work item's block of C: rows [row0, row0 + rows) by columns [col0, col0 + cols).
+struct Tile {
+  int64_t row0, rows, col0, cols;
+  char* c;      // where the micro-kernels write: the result itself, or a float32 tile (half types)
+  int64_t ldc;  // c's row stride, in elements of the compute type
+};
+
+Tile locate_tile(const Plan& p, const Tiling& t, const Out& out, int64_t item, Scratch& c_tile) {
+  Tile tile;
+  int64_t row_block = item / t.col_blocks;
+  tile.row0 = t.first_row(p, row_block);
+  tile.rows = t.first_row(p, row_block + 1) - tile.row0;
+  tile.col0 = (item % t.col_blocks) * t.tile_cols;
+  tile.cols = std::min(t.tile_cols, p.n - tile.col0);
+  if (out.direct) {
+    // complex64: C's columns are [re, im] floats, two per element of the result.
+    int64_t result_col = p.mode == Mode::c64 ? tile.col0 / 2 : tile.col0;
+    tile.c = out.data + (tile.row0 * out.ld + result_col) * int64_t(size_of(out.dtype));
+    tile.ldc = p.mode == Mode::c64 ? 2 * out.ld : out.ld;
+  } else {
+    tile.c = static_cast<char*>(c_tile.get(size_t(tile.rows * tile.cols) * 4));
+    tile.ldc = tile.cols;
+  }
+  return tile;
+}
+
+// The k block being multiplied: k [k0, k0 + kb), padded to kb_padded (whole groups of P).
+struct KBlock {
+  int64_t k0, kb, kb_padded;
+  bool accumulate;  // every block but the first adds to what C holds
+};
+
+// C (rows x cols at c) from one A panel and one B panel. Fewer than nr columns (the tile's last)
+// run the same full-width kernel on a copy, so the arithmetic is unchanged.
+void micro_tile(const Plan& p, const KBlock& kblk, int64_t rows, int64_t cols, const char* a_panel,
+                const char* b_panel, char* c, int64_t ldc) {
+  if (cols == p.nr) return call_micro(p, rows, kblk.kb_padded, a_panel, b_panel, c, ldc, kblk.accumulate);
+  size_t csz = c_bytes(p);
+  alignas(64) char full[kMaxMR * 64 * 8];
+  for (int64_t i = 0; i < rows && kblk.accumulate; ++i)
+    std::memcpy(full + i * p.nr * csz, c + i * ldc * int64_t(csz), size_t(cols) * csz);
+  call_micro(p, rows, kblk.kb_padded, a_panel, b_panel, full, p.nr, kblk.accumulate);
+  for (int64_t i = 0; i < rows; ++i) std::memcpy(c + i * ldc * int64_t(csz), full + i * p.nr * csz, size_t(cols) * csz);
+}
+
+// One B panel (the tile's columns [col, col + nr)) against every A panel of the tile: the B panel
+// stays in L1 while A's panels stream from L2.
+void b_panel_times_a(const Plan& p, const KBlock& kblk, const Tile& tile, const char* a_packed, int64_t col,
+                     const char* b_panel) {
+  int64_t cols = std::min<int64_t>(p.nr, tile.cols - col);
+  size_t csz = c_bytes(p);
+  for (int64_t row = 0; row < tile.rows; row += p.mr) {
+    const char* a_panel = a_packed + row * kblk.kb_padded * int64_t(p.esz);
+    char* c = tile.c + (row * tile.ldc + col) * int64_t(csz);
+    micro_tile(p, kblk, std::min<int64_t>(p.mr, tile.rows - row), cols, a_panel, b_panel, c, tile.ldc);
+  }
+}
+
+// Converts a float32 tile into the half-type result.
+void store_tile(const Tile& tile, const Out& out) {
+  ConvertKernel store = kernels().convert[int(Dtype::float32)][int(out.dtype)];
+  int64_t item = int64_t(size_of(out.dtype));
+  for (int64_t i = 0; i < tile.rows; ++i)
+    store(tile.c + i * tile.ldc * 4, 1, out.data + ((tile.row0 + i) * out.ld + tile.col0) * item, tile.cols);
+}
+
+// One tile of C over all of k: per k block, pack the tile's rows of A, find or pack B's panels of
+// its columns, and run the micro-kernels.
+void compute_tile(const Plan& p, const Tiling& t, const Operand& a, const Operand& b, const Out& out,
+                  const Buffer* shared_b, int64_t item) {
+  thread_local Scratch a_pack, b_pack, run, c_tile;
+  int64_t kc_padded = round_up(p.kc, p.P);
+  char* a_packed = static_cast<char*>(a_pack.get(size_t(t.max_tile_rows * kc_padded) * p.esz));
+  char* b_packed =
+      shared_b ? nullptr
+               : static_cast<char*>(b_pack.get(size_t((p.b_by_panel ? p.nr : t.tile_cols) * kc_padded) * p.esz));
+  void* buf = run.get(size_t(std::max({p.kc, t.max_tile_rows, t.tile_cols}) + 64) * 8);
+  Tile tile = locate_tile(p, t, out, item, c_tile);
+  for (int64_t k0 = 0; k0 < p.k; k0 += p.kc) {
+    int64_t kb = std::min(p.kc, p.k - k0);
+    KBlock kblk{k0, kb, round_up(kb, p.P), k0 > 0};
+    pack_any(p, a, tile.row0, tile.rows, p.mr, k0, kb, a_packed, buf);
+    const char* b_panels = nullptr;  // this k block's panels of the tile's columns, when packed whole
+    if (shared_b) {
+      b_panels = static_cast<const char*>(shared_b->data()) + shared_b_offset(p, t, k0, tile.col0);
+    } else if (!p.b_by_panel) {
+      pack_any(p, b, tile.col0, tile.cols, p.nr, k0, kb, b_packed, buf);
+      b_panels = b_packed;
+    }
+    for (int64_t col = 0; col < tile.cols; col += p.nr) {
+      if (b_panels) {
+        b_panel_times_a(p, kblk, tile, a_packed, col, b_panels + col * kblk.kb_padded * int64_t(p.esz));
+      } else {  // B packed a panel at a time, right before its use (see Plan::b_by_panel)
+        pack_any(p, b, tile.col0 + col, std::min<int64_t>(p.nr, tile.cols - col), p.nr, k0, kb, b_packed, buf);
+        b_panel_times_a(p, kblk, tile, a_packed, col, b_packed);
+      }
+    }
+  }
+  if (!out.direct) store_tile(tile, out);
+}
+
+// One product C = A B (A: m x k, B: k x n, sizes of the dtype), blocked and split over threads.
+void gemm_blocked(const Plan& p, const Operand& a, const Operand& b, const Out& out) {
+  Tiling t = plan_tiling(p);
+  std::shared_ptr<Buffer> shared_b = t.shared_b ? pack_b_for_all_rows(p, t, b) : nullptr;
+  for_each_item(t.row_blocks * t.col_blocks,
+                [&](int64_t item) { compute_tile(p, t, a, b, out, shared_b.get(), item); });
 }
 
 // Few rows against B with unit stride along n: the weights are read once, straight from B.
