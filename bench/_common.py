@@ -1,4 +1,5 @@
 """Timing helpers the project's benches share (run them as `python bench/<name>.py`)."""
+
 import statistics
 import threading
 import time

@@ -3,6 +3,7 @@
     python bench/bandwidth_rows.py
 Bytes are counted as the yardstick counts them (the minimum the op must move); the machine's
 bandwidth is NumPy copies of 64 MB on two threads (read + write), measured first and last."""
+
 import numpy as np
 
 import nuvec as mx

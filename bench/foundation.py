@@ -3,6 +3,7 @@ the machine's (a NumPy copy of the same bytes), NumPy and nuvec side by side.
 
     python bench/foundation.py
 Medians of repeated runs; no assertion, figures for bench/RESULTS.md."""
+
 import statistics
 import time
 
@@ -12,7 +13,6 @@ import nuvec as mx
 from _common import machine_bandwidth, median_time
 
 N = 16 * 2**20
-
 
 
 def main():
@@ -26,13 +26,19 @@ def main():
 
     rows = [
         ("add_f32_16M", 12 * N, lambda: np.add(a, b), lambda: mx.eval(mx.add(A, B))),
-        ("unary_chain_16M", 8 * N, lambda: np.exp(np.sin(a)) * 2 + 1,
-         lambda: mx.eval(mx.exp(mx.sin(A)) * 2 + 1)),
+        (
+            "unary_chain_16M",
+            8 * N,
+            lambda: np.exp(np.sin(a)) * 2 + 1,
+            lambda: mx.eval(mx.exp(mx.sin(A)) * 2 + 1),
+        ),
     ]
     for name, nbytes, f_np, f_nv in rows:
         t_np, t_nv = median_time(f_np), median_time(f_nv)
-        print(f"{name:<18} numpy {nbytes / t_np / 1e9:6.1f} GB/s   nuvec {nbytes / t_nv / 1e9:6.1f} GB/s"
-              f"   nuvec/bandwidth {nbytes / t_nv / 1e9 / bw:5.0%}")
+        print(
+            f"{name:<18} numpy {nbytes / t_np / 1e9:6.1f} GB/s   nuvec {nbytes / t_nv / 1e9:6.1f} GB/s"
+            f"   nuvec/bandwidth {nbytes / t_nv / 1e9 / bw:5.0%}"
+        )
 
     x, one = mx.array(np.float32(0)), mx.array(np.float32(1))
     mx.eval(x, one)
@@ -58,7 +64,9 @@ def main():
             mx.eval(mx.add(x, one))
 
     t_small = median_time(record_eval, reps=5, warmup=1) / (n // 10)
-    print(f"record one lazy op: {t_record * 1e6:5.2f} us   record + eval one small op: {t_small * 1e6:5.2f} us")
+    print(
+        f"record one lazy op: {t_record * 1e6:5.2f} us   record + eval one small op: {t_small * 1e6:5.2f} us"
+    )
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ plain arrays) in nuvec and in PyTorch (CPU, 2 threads), timed in one run, interl
 
     python bench/mlp_step.py
 """
+
 import statistics
 import time
 
@@ -15,8 +16,13 @@ SIZES, BATCH, LR = (784, 1024, 1024, 10), 256, 0.1
 
 def nuvec_step():
     rng = np.random.default_rng(0)
-    params = [(mx.array((rng.standard_normal((i, o)) * np.sqrt(2 / i)).astype(np.float32)), mx.zeros((o,)))
-              for i, o in zip(SIZES[:-1], SIZES[1:])]
+    params = [
+        (
+            mx.array((rng.standard_normal((i, o)) * np.sqrt(2 / i)).astype(np.float32)),
+            mx.zeros((o,)),
+        )
+        for i, o in zip(SIZES[:-1], SIZES[1:])
+    ]
     x = mx.array(rng.standard_normal((BATCH, SIZES[0]), dtype=np.float32))
     y = mx.array(rng.integers(0, SIZES[-1], BATCH).astype(np.int32))
 
@@ -35,16 +41,20 @@ def nuvec_step():
         l, g = vg(state["p"])
         state["p"] = [(w - LR * gw, b - LR * gb) for (w, b), (gw, gb) in zip(state["p"], g)]
         mx.eval(state["p"], l)
+
     return step
 
 
 def torch_step():
     import torch
+
     torch.set_num_threads(2)
     rng = np.random.default_rng(0)
     params = []
     for i, o in zip(SIZES[:-1], SIZES[1:]):
-        w = torch.tensor((rng.standard_normal((i, o)) * np.sqrt(2 / i)).astype(np.float32), requires_grad=True)
+        w = torch.tensor(
+            (rng.standard_normal((i, o)) * np.sqrt(2 / i)).astype(np.float32), requires_grad=True
+        )
         params.append((w, torch.zeros(o, requires_grad=True)))
     x = torch.tensor(rng.standard_normal((BATCH, SIZES[0]), dtype=np.float32))
     y = torch.tensor(rng.integers(0, SIZES[-1], BATCH))
@@ -59,6 +69,7 @@ def torch_step():
         with torch.no_grad():
             for t, g in zip([t for p in params for t in p], grads):
                 t -= LR * g
+
     return step
 
 

@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 import nuvec  # noqa: E402
 import op_table  # noqa: E402
-from helpers import (COMPLEX, DTYPE_NAMES, FLOATS, INTS, PROMOTE, SINTS, UINTS)  # noqa: E402
+from helpers import COMPLEX, DTYPE_NAMES, FLOATS, INTS, PROMOTE, SINTS, UINTS  # noqa: E402
 from op_registry import registry  # noqa: E402
 
 # Named groups of dtypes, used to shorten lists (largest first).
@@ -35,10 +35,22 @@ DTYPE_GROUPS = [
     ("floats", FLOATS),
 ]
 ABBR = {
-    "bool": "b", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "int8": "i8",
-    "int16": "i16", "int32": "i32", "int64": "i64", "float16": "f16", "float32": "f32",
-    "float64": "f64", "bfloat16": "bf", "complex64": "c",
+    "bool": "b",
+    "uint8": "u8",
+    "uint16": "u16",
+    "uint32": "u32",
+    "uint64": "u64",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "float16": "f16",
+    "float32": "f32",
+    "float64": "f64",
+    "bfloat16": "bf",
+    "complex64": "c",
 }
+
 
 def groups():
     """(title, intro, names) of each section after the element-wise tables, in page order."""
@@ -56,20 +68,43 @@ def table_aliases():
 
 
 # Members of `array` listed in its own section, and its operators: (syntax, dunder, function).
-ARRAY_MEMBERS = ["shape", "ndim", "size", "dtype", "itemsize", "nbytes", "T", "at", "item",
-                 "tolist", "astype", "view"]
+ARRAY_MEMBERS = [
+    "shape",
+    "ndim",
+    "size",
+    "dtype",
+    "itemsize",
+    "nbytes",
+    "T",
+    "at",
+    "item",
+    "tolist",
+    "astype",
+    "view",
+]
 OPERATORS = [
-    ("a + b", "__add__", "add"), ("a - b", "__sub__", "subtract"),
-    ("a * b", "__mul__", "multiply"), ("a / b", "__truediv__", "divide"),
-    ("a // b", "__floordiv__", "floor_divide"), ("a % b", "__mod__", "remainder"),
-    ("divmod(a, b)", "__divmod__", "divmod"), ("a ** b", "__pow__", "power"),
-    ("a & b", "__and__", "bitwise_and"), ("a | b", "__or__", "bitwise_or"),
-    ("a ^ b", "__xor__", "bitwise_xor"), ("a << b", "__lshift__", "left_shift"),
-    ("a >> b", "__rshift__", "right_shift"), ("a == b", "__eq__", "equal"),
-    ("a != b", "__ne__", "not_equal"), ("a < b", "__lt__", "less"),
-    ("a <= b", "__le__", "less_equal"), ("a > b", "__gt__", "greater"),
-    ("a >= b", "__ge__", "greater_equal"), ("-a", "__neg__", "negative"),
-    ("abs(a)", "__abs__", "abs"), ("~a", "__invert__", "bitwise_invert"),
+    ("a + b", "__add__", "add"),
+    ("a - b", "__sub__", "subtract"),
+    ("a * b", "__mul__", "multiply"),
+    ("a / b", "__truediv__", "divide"),
+    ("a // b", "__floordiv__", "floor_divide"),
+    ("a % b", "__mod__", "remainder"),
+    ("divmod(a, b)", "__divmod__", "divmod"),
+    ("a ** b", "__pow__", "power"),
+    ("a & b", "__and__", "bitwise_and"),
+    ("a | b", "__or__", "bitwise_or"),
+    ("a ^ b", "__xor__", "bitwise_xor"),
+    ("a << b", "__lshift__", "left_shift"),
+    ("a >> b", "__rshift__", "right_shift"),
+    ("a == b", "__eq__", "equal"),
+    ("a != b", "__ne__", "not_equal"),
+    ("a < b", "__lt__", "less"),
+    ("a <= b", "__le__", "less_equal"),
+    ("a > b", "__gt__", "greater"),
+    ("a >= b", "__ge__", "greater_equal"),
+    ("-a", "__neg__", "negative"),
+    ("abs(a)", "__abs__", "abs"),
+    ("~a", "__invert__", "bitwise_invert"),
 ]
 
 
@@ -206,13 +241,20 @@ def elementwise_section(title, ops):
 
 def promotion_section():
     cols = [ABBR[d] for d in DTYPE_NAMES]
-    out = ["### Type promotion", "",
-           "Two arrays of different dtypes first promote to a common dtype (symmetric; "
-           + ", ".join(f"{ABBR[d]}={d}" for d in DTYPE_NAMES) + "):", "",
-           "| | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    out = [
+        "### Type promotion",
+        "",
+        "Two arrays of different dtypes first promote to a common dtype (symmetric; "
+        + ", ".join(f"{ABBR[d]}={d}" for d in DTYPE_NAMES)
+        + "):",
+        "",
+        "| | " + " | ".join(cols) + " |",
+        "|---" * (len(cols) + 1) + "|",
+    ]
     for a in DTYPE_NAMES:
-        out.append(f"| **{ABBR[a]}** | " + " | ".join(ABBR[PROMOTE[(a, b)]] for b in DTYPE_NAMES)
-                   + " |")
+        out.append(
+            f"| **{ABBR[a]}** | " + " | ".join(ABBR[PROMOTE[(a, b)]] for b in DTYPE_NAMES) + " |"
+        )
     out.append("")
     return out
 
@@ -235,10 +277,15 @@ def group_section(title, intro, names):
 
 
 def array_section():
-    out = ["## The `array` class", "",
-           "`array(val, dtype=None)` makes an array from a scalar, a nested sequence, a NumPy "
-           "array, a buffer or a DLPack object. Its members:", "",
-           "| member | what it is |", "|---|---|"]
+    out = [
+        "## The `array` class",
+        "",
+        "`array(val, dtype=None)` makes an array from a scalar, a nested sequence, a NumPy "
+        "array, a buffer or a DLPack object. Its members:",
+        "",
+        "| member | what it is |",
+        "|---|---|",
+    ]
     for name in ARRAY_MEMBERS:
         obj = inspect.getattr_static(nuvec.array, name)
         if isinstance(obj, property):
@@ -246,21 +293,30 @@ def array_section():
         else:
             sig, text = signature_and_summary(getattr(nuvec.array, name), name)
             out.append(f"| {code('.' + _drop_self(sig or name))} | {cell(text)} |")
-    out += ["", "Operators call the element-wise ops (a Python scalar operand is weak, as in "
-            "MLX; the reflected forms exist too). In-place forms (`a += b`, ...) make a new array "
-            "and rebind the name; other references keep the old value.", "",
-            "| syntax | op |", "|---|---|"]
+    out += [
+        "",
+        "Operators call the element-wise ops (a Python scalar operand is weak, as in "
+        "MLX; the reflected forms exist too). In-place forms (`a += b`, ...) make a new array "
+        "and rebind the name; other references keep the old value.",
+        "",
+        "| syntax | op |",
+        "|---|---|",
+    ]
     for syntax, dunder, fn in OPERATORS:
         if not hasattr(nuvec.array, dunder):
             raise ValueError(f"array has no {dunder}")
         out.append(f"| {code(syntax)} | `{fn}` |")
-    out += ["", "Indexing follows NumPy: ints, slices, `...` and `None` give views (an int out "
-            "of range raises `AxisError` at the call); integer arrays (and lists, NumPy arrays) "
-            "gather, and boolean arrays select where true (evaluating the mask at once). "
-            "`x[index] = v` updates the array object in place (other names for that object see "
-            "the change, as in MLX); `x.at[index].add(v)` (also `subtract`, `multiply`, "
-            "`divide`, `maximum`, `minimum`) returns a new array and accumulates over repeated "
-            "indices.", ""]
+    out += [
+        "",
+        "Indexing follows NumPy: ints, slices, `...` and `None` give views (an int out "
+        "of range raises `AxisError` at the call); integer arrays (and lists, NumPy arrays) "
+        "gather, and boolean arrays select where true (evaluating the mask at once). "
+        "`x[index] = v` updates the array object in place (other names for that object see "
+        "the change, as in MLX); `x.at[index].add(v)` (also `subtract`, `multiply`, "
+        "`divide`, `maximum`, `minimum`) returns a new array and accumulates over repeated "
+        "indices.",
+        "",
+    ]
     return out
 
 
@@ -295,15 +351,20 @@ def render():
         "",
         "Ops take a keyword-only `stream` (a stream, a device, or None for the default) where "
         "their signature shows it. "
-        "Dtype groups below: integers = " + ", ".join(INTS) + "; floats = "
-        + ", ".join(FLOATS) + "; " + COMPLEX[0] + " is the only complex dtype.",
+        "Dtype groups below: integers = "
+        + ", ".join(INTS)
+        + "; floats = "
+        + ", ".join(FLOATS)
+        + "; "
+        + COMPLEX[0]
+        + " is the only complex dtype.",
         "",
         "## Element-wise",
         "",
         "Element-wise ops take arrays or anything `array()` accepts (scalars, nested lists, NumPy "
         "arrays). Broadcasting follows NumPy. The result dtype is given for inputs of one dtype; "
         "mixed dtypes promote first (table below); a Python scalar is weak, taking the array's "
-        "dtype where its value allows (docs/getting-started.md). \"the input's\" means the result "
+        'dtype where its value allows (docs/getting-started.md). "the input\'s" means the result '
         "keeps the (promoted) input dtype.",
         "",
     ]

@@ -9,9 +9,20 @@ from _impl import mx
 
 # The fourteen dtypes, in COMPAT.md's order.
 DTYPE_NAMES = (
-    "bool", "uint8", "uint16", "uint32", "uint64",
-    "int8", "int16", "int32", "int64",
-    "float16", "float32", "float64", "bfloat16", "complex64",
+    "bool",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "float32",
+    "float64",
+    "bfloat16",
+    "complex64",
 )
 UINTS = ("uint8", "uint16", "uint32", "uint64")
 SINTS = ("int8", "int16", "int32", "int64")
@@ -25,23 +36,54 @@ NO_COMPLEX = tuple(d for d in ALL if d not in COMPLEX)
 REAL_NUMERIC = INTS + FLOATS
 
 MX = {
-    "bool": mx.bool_, "uint8": mx.uint8, "uint16": mx.uint16, "uint32": mx.uint32,
-    "uint64": mx.uint64, "int8": mx.int8, "int16": mx.int16, "int32": mx.int32,
-    "int64": mx.int64, "float16": mx.float16, "float32": mx.float32,
-    "float64": mx.float64, "bfloat16": mx.bfloat16, "complex64": mx.complex64,
+    "bool": mx.bool_,
+    "uint8": mx.uint8,
+    "uint16": mx.uint16,
+    "uint32": mx.uint32,
+    "uint64": mx.uint64,
+    "int8": mx.int8,
+    "int16": mx.int16,
+    "int32": mx.int32,
+    "int64": mx.int64,
+    "float16": mx.float16,
+    "float32": mx.float32,
+    "float64": mx.float64,
+    "bfloat16": mx.bfloat16,
+    "complex64": mx.complex64,
 }
 
 # NumPy dtype that holds a dtype's values (NumPy has no bfloat16: float32 holds them exactly).
 NP = {
-    "bool": np.bool_, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32,
-    "uint64": np.uint64, "int8": np.int8, "int16": np.int16, "int32": np.int32,
-    "int64": np.int64, "float16": np.float16, "float32": np.float32,
-    "float64": np.float64, "bfloat16": np.float32, "complex64": np.complex64,
+    "bool": np.bool_,
+    "uint8": np.uint8,
+    "uint16": np.uint16,
+    "uint32": np.uint32,
+    "uint64": np.uint64,
+    "int8": np.int8,
+    "int16": np.int16,
+    "int32": np.int32,
+    "int64": np.int64,
+    "float16": np.float16,
+    "float32": np.float32,
+    "float64": np.float64,
+    "bfloat16": np.float32,
+    "complex64": np.complex64,
 }
 
 ITEMSIZE = {
-    "bool": 1, "uint8": 1, "uint16": 2, "uint32": 4, "uint64": 8, "int8": 1, "int16": 2,
-    "int32": 4, "int64": 8, "float16": 2, "float32": 4, "float64": 8, "bfloat16": 2,
+    "bool": 1,
+    "uint8": 1,
+    "uint16": 2,
+    "uint32": 4,
+    "uint64": 8,
+    "int8": 1,
+    "int16": 2,
+    "int32": 4,
+    "int64": 8,
+    "float16": 2,
+    "float32": 4,
+    "float64": 8,
+    "bfloat16": 2,
     "complex64": 8,
 }
 
@@ -55,9 +97,20 @@ FMAX = {
 
 # COMPAT.md promotion table (symmetric; rows/cols in DTYPE_NAMES order).
 _ABBR = {
-    "b": "bool", "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
-    "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "f16": "float16",
-    "f32": "float32", "f64": "float64", "bf": "bfloat16", "c": "complex64",
+    "b": "bool",
+    "u8": "uint8",
+    "u16": "uint16",
+    "u32": "uint32",
+    "u64": "uint64",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "f16": "float16",
+    "f32": "float32",
+    "f64": "float64",
+    "bf": "bfloat16",
+    "c": "complex64",
 }
 _TABLE_TEXT = """
 b     b    u8   u16  u32  u64  i8   i16  i32  i64  f16  f32  f64  bf   c
@@ -160,9 +213,7 @@ def assert_array_equal_np(got, expected, rtol=0.0, atol=0.0, dtype=None, err_msg
     if not hasattr(got, "dtype") or isinstance(got, np.ndarray):
         raise AssertionError(f"{err_msg}: expected a framework array, got {type(got)!r}")
     got_shape = tuple(got.shape)
-    assert got_shape == expected.shape, (
-        f"{err_msg}: shape {got_shape} != expected {expected.shape}"
-    )
+    assert got_shape == expected.shape, f"{err_msg}: shape {got_shape} != expected {expected.shape}"
     if dtype is None:
         dtype = np.dtype(expected.dtype).name
     elif not isinstance(dtype, str):
@@ -177,6 +228,10 @@ def assert_array_equal_np(got, expected, rtol=0.0, atol=0.0, dtype=None, err_msg
         return
     ref_t = np.complex128 if _kind(dtype) == "c" or np.iscomplexobj(expected) else np.float64
     np.testing.assert_allclose(
-        got_np.astype(ref_t), expected.astype(ref_t), rtol=rtol, atol=atol,
-        equal_nan=True, err_msg=err_msg,
+        got_np.astype(ref_t),
+        expected.astype(ref_t),
+        rtol=rtol,
+        atol=atol,
+        equal_nan=True,
+        err_msg=err_msg,
     )

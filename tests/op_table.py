@@ -10,13 +10,26 @@ name (domains, tolerances, narrower dtypes), so a new registry row is tested wit
 """
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 import numpy as np
 
-from helpers import (ALL, BOOL_INT, COMPLEX, FLOATS, FMAX, INEXACT, INTS, NO_COMPLEX, NP,
-                     UINTS, at_least_float, np_values, promote)
+from helpers import (
+    ALL,
+    BOOL_INT,
+    COMPLEX,
+    FLOATS,
+    FMAX,
+    INEXACT,
+    INTS,
+    NO_COMPLEX,
+    NP,
+    UINTS,
+    at_least_float,
+    np_values,
+    promote,
+)
 from op_registry import registry, resolve
 
 
@@ -42,8 +55,8 @@ class Domain:
     kind: str = "real"
     lo: float = -5.0
     hi: float = 5.0
-    int_lo: Optional[int] = None
-    int_hi: Optional[int] = None
+    int_lo: int | None = None
+    int_hi: int | None = None
     cplx: tuple = (-2.0, 2.0)
     zero_frac: float = 0.0
     special_frac: float = 0.0
@@ -128,8 +141,15 @@ UNIT = Domain(lo=-0.99, hi=0.99, int_lo=-1, int_hi=1)
 INNER = Domain(lo=-0.9, hi=0.9, int_lo=0, int_hi=0)
 FULL = Domain(kind="full", lo=-100.0, hi=100.0)
 SPECIAL = Domain(lo=-10.0, hi=10.0, int_lo=-100, int_hi=100, special_frac=0.3, zero_frac=0.1)
-SPECIAL_C = Domain(lo=-10.0, hi=10.0, int_lo=-100, int_hi=100, special_frac=0.3, zero_frac=0.1,
-                   special_complex=True)
+SPECIAL_C = Domain(
+    lo=-10.0,
+    hi=10.0,
+    int_lo=-100,
+    int_hi=100,
+    special_frac=0.3,
+    zero_frac=0.1,
+    special_complex=True,
+)
 SPARSE = Domain(lo=-5.0, hi=5.0, zero_frac=0.4)
 BOOLS = Domain(kind="bool")
 
@@ -234,7 +254,7 @@ class Op:
     result: Callable = same
     tol: dict = field(default_factory=tol)
     kwargs: dict = field(default_factory=dict)
-    id: Optional[str] = None
+    id: str | None = None
     # Fraction of the second input's elements copied from the first (so comparisons see ties).
     pair: float = 0.0
     # Input slots whose dtype is fixed (e.g. where's condition) rather than the test dtype.
@@ -316,10 +336,20 @@ FLOAT_NOT_F64 = tuple(d for d in ALL if d not in ("float64", "complex64"))
 SHIFTED = (Domain(lo=-20.0, hi=20.0, int_lo=-100, int_hi=100), Domain(kind="pow2"))
 
 # The registry's result rules and dtype sets as the tests spell them.
-RESULT_RULES = {"same": same, "float": floatish, "bool": boolean, "logical": boolean,
-                "real_part": real_part, "shift": shift_rule}
-DTYPE_SETS = {"all": ALL, "no_bool": tuple(d for d in ALL if d != "bool"),
-              "no_complex": NO_COMPLEX, "integers": BOOL_INT}
+RESULT_RULES = {
+    "same": same,
+    "float": floatish,
+    "bool": boolean,
+    "logical": boolean,
+    "real_part": real_part,
+    "shift": shift_rule,
+}
+DTYPE_SETS = {
+    "all": ALL,
+    "no_bool": tuple(d for d in ALL if d != "bool"),
+    "no_complex": NO_COMPLEX,
+    "integers": BOOL_INT,
+}
 
 # Test concerns by registry name: input domains, tolerances, and dtypes narrower than the registry's
 # (where NumPy or MLX lacks a case). Any other Op field may be given too.
@@ -351,8 +381,9 @@ TESTS = {
     "arccosh": dict(domains=(Domain(lo=1.0, hi=10.0, int_lo=1, int_hi=10),), tol=TRANSC_TOL),
     "arctanh": dict(domains=(INNER,), tol=TRANSC_TOL),
     "erf": dict(domains=(Domain(lo=-3.0, hi=3.0),), mlx_f64_lowp=True, tol=TRANSC_TOL),
-    "erfinv": dict(domains=(INNER,), mlx_f64_lowp=True,
-                   tol=tol(float32=(1e-4, 1e-6), float64=(1e-6, 1e-7))),
+    "erfinv": dict(
+        domains=(INNER,), mlx_f64_lowp=True, tol=tol(float32=(1e-4, 1e-6), float64=(1e-6, 1e-7))
+    ),
     "sigmoid": dict(domains=(Domain(lo=-10.0, hi=10.0),), mlx_f64_lowp=True, tol=TRANSC_TOL),
     "floor": dict(domains=(WIDE,)),
     "ceil": dict(domains=(WIDE,)),
@@ -380,13 +411,27 @@ TESTS = {
     "floor_divide": dict(domains=SHIFTED),
     "remainder": dict(domains=SHIFTED),
     "divmod": dict(domains=SHIFTED, n_out=2),
-    "power": dict(domains=(Domain(lo=0.1, hi=3.0, int_lo=-3, int_hi=3, cplx=(-1.5, 1.5)),
-                           Domain(lo=-3.0, hi=3.0, int_lo=0, int_hi=4, cplx=(-1.0, 1.0))),
-                  tol=tol(float32=(5e-5, 1e-6), complex64=(2e-4, 1e-5))),
+    "power": dict(
+        domains=(
+            Domain(lo=0.1, hi=3.0, int_lo=-3, int_hi=3, cplx=(-1.5, 1.5)),
+            Domain(lo=-3.0, hi=3.0, int_lo=0, int_hi=4, cplx=(-1.0, 1.0)),
+        ),
+        tol=tol(float32=(5e-5, 1e-6), complex64=(2e-4, 1e-5)),
+    ),
     "maximum": dict(domains=(SPECIAL,), pair=0.3),
     "minimum": dict(domains=(SPECIAL,), pair=0.3),
-    **{name: dict(domains=(SPECIAL,), pair=0.5) for name in (
-        "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "isclose")},
+    **{
+        name: dict(domains=(SPECIAL,), pair=0.5)
+        for name in (
+            "equal",
+            "not_equal",
+            "less",
+            "less_equal",
+            "greater",
+            "greater_equal",
+            "isclose",
+        )
+    },
     "logical_and": dict(domains=(SPARSE,)),
     "logical_or": dict(domains=(SPARSE,)),
     "bitwise_and": dict(domains=(FULL,)),
@@ -408,8 +453,15 @@ def _from_registry(row, **overrides):
     """The test entry of an element-wise registry row, with TESTS' concerns (and `overrides`)."""
     kw = dict(TESTS.get(row.name, {}), **overrides)
     dtypes = kw.pop("dtypes", DTYPE_SETS[row.accepts])
-    return Op(row.name, row.arity, resolve(row.reference), dtypes, kw.pop("domains", (REAL,)),
-              RESULT_RULES[row.dtype], **kw)
+    return Op(
+        row.name,
+        row.arity,
+        resolve(row.reference),
+        dtypes,
+        kw.pop("domains", (REAL,)),
+        RESULT_RULES[row.dtype],
+        **kw,
+    )
 
 
 ELEMENTWISE_ROWS = [op for op in registry.OPS if op.family == "elementwise" and op.public]
@@ -417,9 +469,14 @@ _ROWS = {op.name: op for op in ELEMENTWISE_ROWS}
 
 OPS = [_from_registry(row) for row in ELEMENTWISE_ROWS] + [
     # More cases of one op (their own id).
-    _from_registry(_ROWS["round"], dtypes=("float32", "float64"),
-                   domains=(Domain(kind="decimals2", lo=-5.0, hi=5.0),), kwargs={"decimals": 2},
-                   id="round_decimals2", mlx_f64_lowp=True),
+    _from_registry(
+        _ROWS["round"],
+        dtypes=("float32", "float64"),
+        domains=(Domain(kind="decimals2", lo=-5.0, hi=5.0),),
+        kwargs={"decimals": 2},
+        id="round_decimals2",
+        mlx_f64_lowp=True,
+    ),
 ]
 
 OPS_BY_ID = {op.test_id: op for op in OPS}

@@ -12,8 +12,9 @@ from helpers import ALL, ITEMSIZE, MX, NP, assert_array_equal_np, np_values, to_
 
 # ----------------------------------------------------------------------------- attributes
 @pytest.mark.parametrize("shape", [(), (0,), (5,), (2, 3), (4, 1, 3), (2, 0, 7)])
-@pytest.mark.parametrize("dt", ["bool", "int8", "uint64", "float16", "float32", "bfloat16",
-                                "complex64"])
+@pytest.mark.parametrize(
+    "dt", ["bool", "int8", "uint64", "float16", "float32", "bfloat16", "complex64"]
+)
 def test_attributes(shape, dt):
     x = mx.zeros(shape, MX[dt])
     size = int(np.prod(shape, dtype=np.int64))
@@ -40,12 +41,22 @@ def test_transpose_property(shape):
 
 
 # ----------------------------------------------------------------------------- scalars / lists
-@pytest.mark.parametrize("dt,value,pytype", [
-    ("bool", True, bool), ("uint8", 200, int), ("int8", -5, int), ("int32", 123456, int),
-    ("int64", -(2**40), int), ("uint32", 2**32 - 1, int), ("float16", 1.5, float),
-    ("float32", -2.25, float), ("float64", 0.1, float), ("bfloat16", 3.5, float),
-    ("complex64", 1 - 2j, complex),
-])
+@pytest.mark.parametrize(
+    "dt,value,pytype",
+    [
+        ("bool", True, bool),
+        ("uint8", 200, int),
+        ("int8", -5, int),
+        ("int32", 123456, int),
+        ("int64", -(2**40), int),
+        ("uint32", 2**32 - 1, int),
+        ("float16", 1.5, float),
+        ("float32", -2.25, float),
+        ("float64", 0.1, float),
+        ("bfloat16", 3.5, float),
+        ("complex64", 1 - 2j, complex),
+    ],
+)
 def test_item(dt, value, pytype):
     x = mx.array(np.array([value]).astype(NP[dt]), dtype=MX[dt])
     x2 = mx.array(np.array([[value]]).astype(NP[dt]), dtype=MX[dt])
@@ -75,7 +86,8 @@ def test_tolist(dt):
     ref = a.tolist()
     assert got == ref
     pytype = {"bool": bool, "complex64": complex}.get(
-        dt, float if dt in ("float16", "float32", "float64", "bfloat16") else int)
+        dt, float if dt in ("float16", "float32", "float64", "bfloat16") else int
+    )
     assert all(type(v) is pytype for row in got for v in row)
 
 
@@ -116,20 +128,35 @@ def test_bool():
 
 
 # ----------------------------------------------------------------------------- repr
-@pytest.mark.parametrize("make,text", [
-    (lambda: mx.array([1, 2, 3]), "array([1, 2, 3], dtype=int32)"),
-    (lambda: mx.array(7), "array(7, dtype=int32)"),
-    (lambda: mx.array(1.5), "array(1.5, dtype=float32)"),
-    (lambda: mx.array([1.5, 2.25]), "array([1.5, 2.25], dtype=float32)"),
-    (lambda: mx.array([1, 2.5]), "array([1, 2.5], dtype=float32)"),
-    (lambda: mx.array([True, False]), "array([True, False], dtype=bool)"),
-    (lambda: mx.array([1, 2], mx.uint8), "array([1, 2], dtype=uint8)"),
-    (lambda: mx.array([[1, 2], [3, 4]]), "array([[1, 2],\n       [3, 4]], dtype=int32)"),
-    (lambda: mx.zeros((0,)), "array([], dtype=float32)"),
-    (lambda: mx.array([1.5], mx.bfloat16), "array([1.5], dtype=bfloat16)"),
-    (lambda: mx.array([3, 2, 1])[::-1], "array([1, 2, 3], dtype=int32)"),
-], ids=["ints", "0d-int", "0d-float", "floats", "int-valued-float", "bool", "uint8", "2d",
-        "empty", "bf16", "view"])
+@pytest.mark.parametrize(
+    "make,text",
+    [
+        (lambda: mx.array([1, 2, 3]), "array([1, 2, 3], dtype=int32)"),
+        (lambda: mx.array(7), "array(7, dtype=int32)"),
+        (lambda: mx.array(1.5), "array(1.5, dtype=float32)"),
+        (lambda: mx.array([1.5, 2.25]), "array([1.5, 2.25], dtype=float32)"),
+        (lambda: mx.array([1, 2.5]), "array([1, 2.5], dtype=float32)"),
+        (lambda: mx.array([True, False]), "array([True, False], dtype=bool)"),
+        (lambda: mx.array([1, 2], mx.uint8), "array([1, 2], dtype=uint8)"),
+        (lambda: mx.array([[1, 2], [3, 4]]), "array([[1, 2],\n       [3, 4]], dtype=int32)"),
+        (lambda: mx.zeros((0,)), "array([], dtype=float32)"),
+        (lambda: mx.array([1.5], mx.bfloat16), "array([1.5], dtype=bfloat16)"),
+        (lambda: mx.array([3, 2, 1])[::-1], "array([1, 2, 3], dtype=int32)"),
+    ],
+    ids=[
+        "ints",
+        "0d-int",
+        "0d-float",
+        "floats",
+        "int-valued-float",
+        "bool",
+        "uint8",
+        "2d",
+        "empty",
+        "bf16",
+        "view",
+    ],
+)
 def test_repr(make, text):
     x = make()
     assert repr(x) == text
@@ -204,8 +231,9 @@ def test_dlpack_export_is_zero_copy():
     np.testing.assert_array_equal(dt_, np.arange(6, dtype=np.float32).reshape(2, 3).T)
 
 
-@pytest.mark.parametrize("dt", ["bool", "uint8", "int16", "int64", "float16", "float64",
-                                "complex64"])
+@pytest.mark.parametrize(
+    "dt", ["bool", "uint8", "int16", "int64", "float16", "float64", "complex64"]
+)
 def test_dlpack_export_dtypes(dt):
     a = np_values(np.array([[1, 0], [0, 1]]), dt)
     np.testing.assert_array_equal(np.from_dlpack(to_mx(a, dt)), a)
@@ -252,13 +280,33 @@ def test_import_via_dlpack_negative_strides():
 _A = np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)
 
 
-@pytest.mark.parametrize("index", [
-    0, -1, 1, slice(1, 3), slice(None, None, -1), slice(None, None, 2), slice(1, 1),
-    (Ellipsis, 0), (Ellipsis, -1), None, (slice(None), None), (0, 1), (0, -1, 2),
-    (slice(None), slice(None, None, -2)), (slice(None, None, -1), slice(None, None, -2)),
-    (Ellipsis, None, slice(1, None)), (1, Ellipsis), (None, 0, None), (slice(5, 10),),
-    (slice(-10, 10),), (slice(None), 2, slice(None, None, 3)),
-], ids=repr)
+@pytest.mark.parametrize(
+    "index",
+    [
+        0,
+        -1,
+        1,
+        slice(1, 3),
+        slice(None, None, -1),
+        slice(None, None, 2),
+        slice(1, 1),
+        (Ellipsis, 0),
+        (Ellipsis, -1),
+        None,
+        (slice(None), None),
+        (0, 1),
+        (0, -1, 2),
+        (slice(None), slice(None, None, -2)),
+        (slice(None, None, -1), slice(None, None, -2)),
+        (Ellipsis, None, slice(1, None)),
+        (1, Ellipsis),
+        (None, 0, None),
+        (slice(5, 10),),
+        (slice(-10, 10),),
+        (slice(None), 2, slice(None, None, 3)),
+    ],
+    ids=repr,
+)
 def test_basic_indexing_matches_numpy(index):
     x = mx.array(_A)
     assert_array_equal_np(x[index], _A[index])

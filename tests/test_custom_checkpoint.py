@@ -7,7 +7,7 @@ import gc
 import numpy as np
 import pytest
 
-from _impl import IS_MLX, mx
+from _impl import mx
 from helpers import seeded_rng
 
 
@@ -242,7 +242,9 @@ def test_several_inputs_and_outputs():
     _close(t0, np.full(3, 5.0))
     _close(t1, np.full(3, 6.0))
     # grad through one combination of both outputs
-    gx, gy = mx.grad(lambda a, b: (lambda o: (o[0] + 10 * o[1]).sum())(f(a, b)), argnums=(0, 1))(x, y)
+    gx, gy = mx.grad(lambda a, b: (lambda o: (o[0] + 10 * o[1]).sum())(f(a, b)), argnums=(0, 1))(
+        x, y
+    )
     _close(gx, np.full(3, 12.0))
     _close(gy, np.full(3, 3.0))
 
@@ -251,7 +253,9 @@ def test_several_outputs_used_separately():
     f = mx.custom_function(lambda u: (u * 2, mx.sin(u)))
     x = _f32(X)
     # each output reaches the loss on its own path
-    _close(mx.grad(lambda a: (lambda o: o[0].sum() + o[1].sum())(f(a)))(x), 2 + np.cos(X), rtol=1e-5)
+    _close(
+        mx.grad(lambda a: (lambda o: o[0].sum() + o[1].sum())(f(a)))(x), 2 + np.cos(X), rtol=1e-5
+    )
     # only one output is used
     _close(mx.grad(lambda a: f(a)[1].sum())(x), np.cos(X), rtol=1e-5)
     # and the same through checkpoint
@@ -273,8 +277,10 @@ def _mlp(params, x):
 
 
 def _mlp_params(rng, sizes):
-    return [(_f32(rng.standard_normal((m, n)) / np.sqrt(m)), _f32(rng.standard_normal(n) * 0.1))
-            for m, n in zip(sizes[:-1], sizes[1:])]
+    return [
+        (_f32(rng.standard_normal((m, n)) / np.sqrt(m)), _f32(rng.standard_normal(n) * 0.1))
+        for m, n in zip(sizes[:-1], sizes[1:])
+    ]
 
 
 def test_checkpoint_gives_the_plain_functions_gradients_on_an_mlp():
@@ -401,4 +407,6 @@ def test_checkpoint_lowers_peak_memory():
     one = 4 * _N
     # without checkpointing about _LAYERS * _K intermediates are alive at once
     assert plain >= _LAYERS * _K * one * 0.5, (plain, one)
-    assert ck < 0.75 * plain, f"checkpointed peak {ck / one:.1f} arrays, plain {plain / one:.1f} arrays"
+    assert ck < 0.75 * plain, (
+        f"checkpointed peak {ck / one:.1f} arrays, plain {plain / one:.1f} arrays"
+    )

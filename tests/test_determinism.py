@@ -77,7 +77,9 @@ def test_reductions_same_bits_for_any_startup_thread_count():
     outs = {}
     for n in ("1", "2", "3"):
         env = dict(os.environ, NUVEC_NUM_THREADS=n)
-        r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+        r = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+        )
         assert r.returncode == 0, r.stderr
         outs[n] = r.stdout.split()
     assert len(outs["1"]) == len(REDUCTION_CASES)

@@ -50,9 +50,17 @@ def test_operations_page_is_generated_from_the_table(make_operations):
     if on_disk != expected:
         import difflib
 
-        diff = "".join(list(difflib.unified_diff(
-            on_disk.splitlines(True), expected.splitlines(True),
-            "docs/operations.md", "generated", n=1))[:60])
+        diff = "".join(
+            list(
+                difflib.unified_diff(
+                    on_disk.splitlines(True),
+                    expected.splitlines(True),
+                    "docs/operations.md",
+                    "generated",
+                    n=1,
+                )
+            )[:60]
+        )
         pytest.fail(f"docs/operations.md is out of date; {REGENERATE}\n{diff}")
 
 
@@ -67,7 +75,8 @@ def test_every_public_name_is_on_the_operations_page(make_operations):
     missing = make_operations.undocumented()
     assert not missing, (
         f"public names of nuvec that docs/operations.md does not list: {missing}; add them to "
-        f"python/nuvec/_registry.py and {REGENERATE}")
+        f"python/nuvec/_registry.py and {REGENERATE}"
+    )
 
 
 def test_public_names_are_the_registry_names(nuvec):

@@ -8,8 +8,17 @@ import numpy as np
 import pytest
 
 from _impl import mx
-from helpers import (ALL, FLOATS, ITEMSIZE, MX, PROMOTE, SINTS, UINTS, assert_array_equal_np,
-                     dtype_name)
+from helpers import (
+    ALL,
+    FLOATS,
+    ITEMSIZE,
+    MX,
+    PROMOTE,
+    SINTS,
+    UINTS,
+    assert_array_equal_np,
+    dtype_name,
+)
 
 
 def test_promotion_table_is_symmetric_and_complete():
@@ -20,8 +29,11 @@ def test_promotion_table_is_symmetric_and_complete():
         assert PROMOTE[(a, a)] == a
 
 
-@pytest.mark.parametrize("a,b", list(itertools.product(ALL, ALL)),
-                         ids=[f"{a}+{b}" for a, b in itertools.product(ALL, ALL)])
+@pytest.mark.parametrize(
+    "a,b",
+    list(itertools.product(ALL, ALL)),
+    ids=[f"{a}+{b}" for a, b in itertools.product(ALL, ALL)],
+)
 def test_promotion_table(a, b):
     expected = PROMOTE[(a, b)]
     x, y = mx.zeros((1,), MX[a]), mx.zeros((1,), MX[b])
@@ -33,9 +45,18 @@ def test_promotion_table(a, b):
     assert dtype_name((x < y).dtype) == "bool"
 
 
-@pytest.mark.parametrize("a,b", [("uint64", "int8"), ("int8", "uint64"), ("uint8", "int8"),
-                                 ("float16", "bfloat16"), ("uint32", "int32"),
-                                 ("int64", "float16"), ("bool", "bfloat16")])
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("uint64", "int8"),
+        ("int8", "uint64"),
+        ("uint8", "int8"),
+        ("float16", "bfloat16"),
+        ("uint32", "int32"),
+        ("int64", "float16"),
+        ("bool", "bfloat16"),
+    ],
+)
 def test_promoted_values(a, b):
     """Both operands are converted to the promoted dtype before the op."""
     xa = np.array([1, 2, 3, 100]).astype(np.float64)
@@ -70,34 +91,52 @@ def test_weak_python_scalars(dt, s):
     assert dtype_name(mx.multiply(s, x).dtype) == expected
 
 
-@pytest.mark.parametrize("expr,expected", [
-    (lambda: mx.zeros((1,), mx.int8) + 1, "int8"),
-    (lambda: mx.zeros((1,), mx.float16) + 1.5, "float16"),
-    (lambda: mx.zeros((1,), mx.int8) + 1.5, "float32"),
-    (lambda: mx.zeros((1,), mx.bool_) + True, "bool"),
-    (lambda: mx.zeros((1,), mx.bool_) + 1, "int32"),
-    (lambda: mx.zeros((1,), mx.uint8) - True, "uint8"),
-    (lambda: mx.zeros((1,), mx.bfloat16) * 2.5, "bfloat16"),
-    (lambda: mx.zeros((1,), mx.int64) * 2.0, "float32"),
-    (lambda: mx.zeros((1,), mx.float16) + 1j, "complex64"),
-    (lambda: mx.zeros((1,), mx.uint16) < 3, "bool"),
-    # NumPy scalars are weak too.
-    (lambda: mx.zeros((1,), mx.float16) + np.float32(1.5), "float16"),
-    (lambda: mx.zeros((1,), mx.int8) + np.int64(3), "int8"),
-    (lambda: mx.zeros((1,), mx.int8) + np.float64(1.5), "float32"),
-    # A 0-d array is not a scalar: it promotes normally.
-    (lambda: mx.zeros((1,), mx.float16) + mx.array(1.5), "float32"),
-    (lambda: mx.zeros((1,), mx.int8) + mx.array(1), "int32"),
-], ids=["i8+1", "f16+1.5", "i8+1.5", "b+True", "b+1", "u8-True", "bf16*2.5", "i64*2.0",
-        "f16+1j", "u16<3", "f16+np.f32", "i8+np.i64", "i8+np.f64", "f16+0d", "i8+0d"])
+@pytest.mark.parametrize(
+    "expr,expected",
+    [
+        (lambda: mx.zeros((1,), mx.int8) + 1, "int8"),
+        (lambda: mx.zeros((1,), mx.float16) + 1.5, "float16"),
+        (lambda: mx.zeros((1,), mx.int8) + 1.5, "float32"),
+        (lambda: mx.zeros((1,), mx.bool_) + True, "bool"),
+        (lambda: mx.zeros((1,), mx.bool_) + 1, "int32"),
+        (lambda: mx.zeros((1,), mx.uint8) - True, "uint8"),
+        (lambda: mx.zeros((1,), mx.bfloat16) * 2.5, "bfloat16"),
+        (lambda: mx.zeros((1,), mx.int64) * 2.0, "float32"),
+        (lambda: mx.zeros((1,), mx.float16) + 1j, "complex64"),
+        (lambda: mx.zeros((1,), mx.uint16) < 3, "bool"),
+        # NumPy scalars are weak too.
+        (lambda: mx.zeros((1,), mx.float16) + np.float32(1.5), "float16"),
+        (lambda: mx.zeros((1,), mx.int8) + np.int64(3), "int8"),
+        (lambda: mx.zeros((1,), mx.int8) + np.float64(1.5), "float32"),
+        # A 0-d array is not a scalar: it promotes normally.
+        (lambda: mx.zeros((1,), mx.float16) + mx.array(1.5), "float32"),
+        (lambda: mx.zeros((1,), mx.int8) + mx.array(1), "int32"),
+    ],
+    ids=[
+        "i8+1",
+        "f16+1.5",
+        "i8+1.5",
+        "b+True",
+        "b+1",
+        "u8-True",
+        "bf16*2.5",
+        "i64*2.0",
+        "f16+1j",
+        "u16<3",
+        "f16+np.f32",
+        "i8+np.i64",
+        "i8+np.f64",
+        "f16+0d",
+        "i8+0d",
+    ],
+)
 def test_weak_scalar_examples(expr, expected):
     assert dtype_name(expr().dtype) == expected
 
 
 def test_weak_scalar_values():
     assert_array_equal_np(mx.array([1, 2], mx.int8) + 1, np.array([2, 3], np.int8))
-    assert_array_equal_np(mx.array([1.0, 2.0], mx.float16) * 1.5,
-                          np.array([1.5, 3.0], np.float16))
+    assert_array_equal_np(mx.array([1.0, 2.0], mx.float16) * 1.5, np.array([1.5, 3.0], np.float16))
     assert_array_equal_np(mx.array([1, 2], mx.int8) + 1.5, np.array([2.5, 3.5], np.float32))
     assert_array_equal_np(mx.array([True, False]) + True, np.array([True, True]))
     assert_array_equal_np(mx.array([True, False]) * 2, np.array([2, 0], np.int32))
@@ -105,9 +144,19 @@ def test_weak_scalar_values():
     assert_array_equal_np(mx.array([1.0], mx.float16) + 1e6, np.array([np.inf], np.float16))
 
 
-@pytest.mark.parametrize("dt,value", [("int8", 1000), ("int8", -129), ("uint8", 256),
-                                      ("uint8", -1), ("int16", 2**15), ("uint32", -1),
-                                      ("int32", 2**31), ("int8", 2**40)])
+@pytest.mark.parametrize(
+    "dt,value",
+    [
+        ("int8", 1000),
+        ("int8", -129),
+        ("uint8", 256),
+        ("uint8", -1),
+        ("int16", 2**15),
+        ("uint32", -1),
+        ("int32", 2**31),
+        ("int8", 2**40),
+    ],
+)
 def test_weak_int_scalar_out_of_range_raises(dt, value):
     x = mx.zeros((2,), MX[dt])
     with pytest.raises(ValueError):
@@ -116,8 +165,10 @@ def test_weak_int_scalar_out_of_range_raises(dt, value):
         mx.multiply(x, value)
 
 
-@pytest.mark.parametrize("dt,value", [("int8", 127), ("int8", -128), ("uint8", 255),
-                                      ("int16", -(2**15)), ("uint32", 2**32 - 1)])
+@pytest.mark.parametrize(
+    "dt,value",
+    [("int8", 127), ("int8", -128), ("uint8", 255), ("int16", -(2**15)), ("uint32", 2**32 - 1)],
+)
 def test_weak_int_scalar_at_the_limits(dt, value):
     x = mx.zeros((2,), MX[dt])
     info = np.iinfo(getattr(np, dt))
@@ -126,14 +177,31 @@ def test_weak_int_scalar_at_the_limits(dt, value):
 
 
 # ----------------------------------------------------------------------------- array(...)
-@pytest.mark.parametrize("value,expected", [
-    (1, "int32"), (-5, "int32"), (2**40, "int64"), (1.0, "float32"), (True, "bool"),
-    (1 + 2j, "complex64"), ([1, 2], "int32"), ([1.0, 2], "float32"), ([True, 2], "int32"),
-    ([True, False], "bool"), (np.float64(1.5), "float32"), (np.float32(1.5), "float32"),
-    (np.int64(5), "int64"), (np.arange(3), "int64"), (np.ones(3), "float32"),
-    (np.ones(3, np.float16), "float16"), (np.ones(2, np.uint16), "uint16"),
-    (np.array([1 + 1j]), "complex64"), (np.array([True]), "bool"),
-], ids=lambda v: repr(v) if not isinstance(v, np.ndarray) else f"np.{v.dtype}")
+@pytest.mark.parametrize(
+    "value,expected",
+    [
+        (1, "int32"),
+        (-5, "int32"),
+        (2**40, "int64"),
+        (1.0, "float32"),
+        (True, "bool"),
+        (1 + 2j, "complex64"),
+        ([1, 2], "int32"),
+        ([1.0, 2], "float32"),
+        ([True, 2], "int32"),
+        ([True, False], "bool"),
+        (np.float64(1.5), "float32"),
+        (np.float32(1.5), "float32"),
+        (np.int64(5), "int64"),
+        (np.arange(3), "int64"),
+        (np.ones(3), "float32"),
+        (np.ones(3, np.float16), "float16"),
+        (np.ones(2, np.uint16), "uint16"),
+        (np.array([1 + 1j]), "complex64"),
+        (np.array([True]), "bool"),
+    ],
+    ids=lambda v: repr(v) if not isinstance(v, np.ndarray) else f"np.{v.dtype}",
+)
 def test_default_dtypes_of_array(value, expected):
     assert dtype_name(mx.array(value).dtype) == expected
 
@@ -174,8 +242,16 @@ def test_dtype_equality_and_hash():
     assert mx.zeros((1,)).dtype == mx.float32
 
 
-CATEGORIES = ["generic", "number", "integer", "signedinteger", "unsignedinteger", "inexact",
-              "floating", "complexfloating"]
+CATEGORIES = [
+    "generic",
+    "number",
+    "integer",
+    "signedinteger",
+    "unsignedinteger",
+    "inexact",
+    "floating",
+    "complexfloating",
+]
 
 
 def _categories_of(dt):
@@ -218,7 +294,8 @@ CATEGORY_PARENTS = {
 def test_issubdtype_category_vs_category(c):
     for parent in CATEGORIES:
         assert mx.issubdtype(getattr(mx, c), getattr(mx, parent)) == (
-            parent in CATEGORY_PARENTS[c]), (c, parent)
+            parent in CATEGORY_PARENTS[c]
+        ), (c, parent)
     # A category is never a sub-dtype of a concrete dtype.
     assert not mx.issubdtype(getattr(mx, c), mx.float32)
 
@@ -229,8 +306,10 @@ def test_issubdtype_matches_numpy_for_shared_dtypes():
             continue
         npd = np.dtype(getattr(np, dt if dt != "bool" else "bool_"))
         for c in CATEGORIES:
-            assert mx.issubdtype(MX[dt], getattr(mx, c)) == np.issubdtype(
-                npd, getattr(np, c)), (dt, c)
+            assert mx.issubdtype(MX[dt], getattr(mx, c)) == np.issubdtype(npd, getattr(np, c)), (
+                dt,
+                c,
+            )
 
 
 def test_astype_changes_only_the_dtype():

@@ -212,7 +212,7 @@ def _run_threads(n, target):
 
 
 def test_threads_evaluating_graphs_on_shared_inputs():
-    for rep in range(10):
+    for _ in range(10):
         base = mx.arange(1000, dtype=mx.float32)
         shared = base
         for _ in range(30):
@@ -235,7 +235,7 @@ def test_threads_evaluating_graphs_on_shared_inputs():
 def test_threads_evaluating_graphs_that_share_unevaluated_nodes():
     # MLX 0.32 cannot evaluate, in a new thread, a graph built in another one
     # ("There is no Stream(cpu, 0) in current thread").
-    for rep in range(20):
+    for _ in range(20):
         shared = mx.arange(2000, dtype=mx.float32)
         for _ in range(40):
             shared = shared * 1.0 + 1.0

@@ -1,4 +1,5 @@
 """The shipped examples run and reach what they promise (the README's main job among them)."""
+
 import subprocess
 import sys
 
@@ -10,7 +11,9 @@ pytestmark = [pytest.mark.nuvec_only, pytest.mark.skipif(IS_MLX, reason="nuvec's
 
 
 def run(module):
-    res = subprocess.run([sys.executable, "-m", module], capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [sys.executable, "-m", module], capture_output=True, text=True, timeout=300
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     return res.stdout
 

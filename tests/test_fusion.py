@@ -1,5 +1,6 @@
 """Element-wise chains over large arrays run fused (one pass, intermediates never stored): the
 results are bit-identical to evaluating op by op (as arrays below the fusion size are)."""
+
 import numpy as np
 import pytest
 
@@ -37,7 +38,7 @@ def test_fused_chain_equals_op_by_op(name, dtype):
     piece = 1 << 15
     parts = []
     for i in range(0, N, piece):
-        part = chains(x[i:i + piece], y[i:i + piece])[name]()
+        part = chains(x[i : i + piece], y[i : i + piece])[name]()
         mx.eval(part)
         parts.append(part)
     plain = mx.concatenate(parts)

@@ -16,7 +16,7 @@ from collections import namedtuple
 import numpy as np
 import pytest
 
-from _impl import IS_MLX, mx
+from _impl import mx
 from helpers import seeded_rng
 
 RTOL, ATOL = 2e-5, 2e-6  # float32 against float64 closed forms
@@ -27,7 +27,9 @@ def _np(x):
 
 
 def _close(got, want, rtol=RTOL, atol=ATOL, msg=""):
-    assert hasattr(got, "shape") and not isinstance(got, np.ndarray), f"{msg}: not an array: {got!r}"
+    assert hasattr(got, "shape") and not isinstance(got, np.ndarray), (
+        f"{msg}: not an array: {got!r}"
+    )
     np.testing.assert_allclose(_np(got), np.asarray(want), rtol=rtol, atol=atol, err_msg=msg)
 
 
@@ -50,31 +52,67 @@ CLOSED_FORMS = {
     "sin": (mx.sin, [np.cos, lambda x: -np.sin(x), lambda x: -np.cos(x)], (-3, 3)),
     "cos": (mx.cos, [lambda x: -np.sin(x), lambda x: -np.cos(x), np.sin], (-3, 3)),
     "exp": (mx.exp, [np.exp, np.exp, np.exp], (-2, 2)),
-    "cube": (lambda x: x ** 3, [lambda x: 3 * x ** 2, lambda x: 6 * x, lambda x: 6 + 0 * x], (-2, 2)),
-    "x_sin_x": (lambda x: x * mx.sin(x),
-                [lambda x: np.sin(x) + x * np.cos(x), lambda x: 2 * np.cos(x) - x * np.sin(x),
-                 lambda x: -3 * np.sin(x) - x * np.cos(x)], (-3, 3)),
-    "tanh": (mx.tanh,
-             [lambda x: 1 - np.tanh(x) ** 2, lambda x: -2 * np.tanh(x) * (1 - np.tanh(x) ** 2),
-              lambda x: (1 - np.tanh(x) ** 2) * (6 * np.tanh(x) ** 2 - 2)], (-2, 2)),
-    "sin_of_exp": (lambda x: mx.sin(mx.exp(x)),
-                   [lambda x: np.cos(_u(x)) * _u(x),
-                    lambda x: _u(x) * np.cos(_u(x)) - _u(x) ** 2 * np.sin(_u(x)),
-                    lambda x: (_u(x) * np.cos(_u(x)) - 3 * _u(x) ** 2 * np.sin(_u(x))
-                               - _u(x) ** 3 * np.cos(_u(x)))], (-1, 1)),
-    "log1p_square": (lambda x: mx.log(1 + x * x),
-                     [lambda x: 2 * x / (1 + x * x), lambda x: 2 * (1 - x * x) / (1 + x * x) ** 2,
-                      lambda x: 4 * x * (x * x - 3) / (1 + x * x) ** 3], (-2, 2)),
-    "sigmoid": (mx.sigmoid,
-                [lambda x: _sig(x) * (1 - _sig(x)),
-                 lambda x: _sig(x) * (1 - _sig(x)) * (1 - 2 * _sig(x)),
-                 lambda x: _sig(x) * (1 - _sig(x)) * (1 - 6 * _sig(x) + 6 * _sig(x) ** 2)], (-3, 3)),
+    "cube": (lambda x: x**3, [lambda x: 3 * x**2, lambda x: 6 * x, lambda x: 6 + 0 * x], (-2, 2)),
+    "x_sin_x": (
+        lambda x: x * mx.sin(x),
+        [
+            lambda x: np.sin(x) + x * np.cos(x),
+            lambda x: 2 * np.cos(x) - x * np.sin(x),
+            lambda x: -3 * np.sin(x) - x * np.cos(x),
+        ],
+        (-3, 3),
+    ),
+    "tanh": (
+        mx.tanh,
+        [
+            lambda x: 1 - np.tanh(x) ** 2,
+            lambda x: -2 * np.tanh(x) * (1 - np.tanh(x) ** 2),
+            lambda x: (1 - np.tanh(x) ** 2) * (6 * np.tanh(x) ** 2 - 2),
+        ],
+        (-2, 2),
+    ),
+    "sin_of_exp": (
+        lambda x: mx.sin(mx.exp(x)),
+        [
+            lambda x: np.cos(_u(x)) * _u(x),
+            lambda x: _u(x) * np.cos(_u(x)) - _u(x) ** 2 * np.sin(_u(x)),
+            lambda x: (
+                _u(x) * np.cos(_u(x)) - 3 * _u(x) ** 2 * np.sin(_u(x)) - _u(x) ** 3 * np.cos(_u(x))
+            ),
+        ],
+        (-1, 1),
+    ),
+    "log1p_square": (
+        lambda x: mx.log(1 + x * x),
+        [
+            lambda x: 2 * x / (1 + x * x),
+            lambda x: 2 * (1 - x * x) / (1 + x * x) ** 2,
+            lambda x: 4 * x * (x * x - 3) / (1 + x * x) ** 3,
+        ],
+        (-2, 2),
+    ),
+    "sigmoid": (
+        mx.sigmoid,
+        [
+            lambda x: _sig(x) * (1 - _sig(x)),
+            lambda x: _sig(x) * (1 - _sig(x)) * (1 - 2 * _sig(x)),
+            lambda x: _sig(x) * (1 - _sig(x)) * (1 - 6 * _sig(x) + 6 * _sig(x) ** 2),
+        ],
+        (-3, 3),
+    ),
     # a chain of element-wise ops, no matmul: exp(-x^2/2) * cos(3x)
-    "gauss_cos": (lambda x: mx.exp(-x * x / 2) * mx.cos(3 * x),
-                  [lambda x: np.exp(-x * x / 2) * (-x * np.cos(3 * x) - 3 * np.sin(3 * x)),
-                   lambda x: np.exp(-x * x / 2) * ((x * x - 10) * np.cos(3 * x) + 6 * x * np.sin(3 * x)),
-                   lambda x: np.exp(-x * x / 2) * ((-x ** 3 + 30 * x) * np.cos(3 * x)
-                                                   + (-9 * x * x + 36) * np.sin(3 * x))], (-2, 2)),
+    "gauss_cos": (
+        lambda x: mx.exp(-x * x / 2) * mx.cos(3 * x),
+        [
+            lambda x: np.exp(-x * x / 2) * (-x * np.cos(3 * x) - 3 * np.sin(3 * x)),
+            lambda x: np.exp(-x * x / 2) * ((x * x - 10) * np.cos(3 * x) + 6 * x * np.sin(3 * x)),
+            lambda x: (
+                np.exp(-x * x / 2)
+                * ((-(x**3) + 30 * x) * np.cos(3 * x) + (-9 * x * x + 36) * np.sin(3 * x))
+            ),
+        ],
+        (-2, 2),
+    ),
 }
 
 
@@ -98,18 +136,20 @@ def test_third_derivative_in_float64():
     x = mx.array(xs, dtype=mx.float64)
     got = _derivative(lambda v: v * mx.sin(v), 3)(x)
     assert got.dtype == mx.float64
-    np.testing.assert_allclose(np.array(got), -3 * np.sin(xs) - xs * np.cos(xs), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        np.array(got), -3 * np.sin(xs) - xs * np.cos(xs), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_mixed_partials():
     # f(x, y) = x^2 y^3: f_xy = 6 x y^2, f_xxy = 6 y^2, f_xyy = 12 x y
     x, y = _f32([0.5, -1.5, 2.0]), _f32([1.5, 0.5, -1.0])
-    f = lambda a, b: (a * a * b ** 3).sum()  # noqa: E731
+    f = lambda a, b: (a * a * b**3).sum()  # noqa: E731
     fx = lambda a, b: mx.grad(f, argnums=0)(a, b).sum()  # noqa: E731
     fxy = mx.grad(fx, argnums=1)
     xn, yn = np.array(x, dtype=np.float64), np.array(y, dtype=np.float64)
-    _close(fxy(x, y), 6 * xn * yn ** 2)
-    _close(mx.grad(lambda a, b: fxy(a, b).sum(), argnums=0)(x, y), 6 * yn ** 2)
+    _close(fxy(x, y), 6 * xn * yn**2)
+    _close(mx.grad(lambda a, b: fxy(a, b).sum(), argnums=0)(x, y), 6 * yn**2)
     _close(mx.grad(lambda a, b: fxy(a, b).sum(), argnums=1)(x, y), 12 * xn * yn)
 
 
@@ -154,7 +194,7 @@ def test_grad_of_grad_of_grad_of_a_two_argument_function():
     d2 = mx.grad(lambda w, a: d1(w, a))
     d3 = mx.grad(lambda w, a: d2(w, a))
     w = mx.array(0.8)
-    _close(d3(w, x), np.sum(-xn ** 3 * np.cos(0.8 * xn)))
+    _close(d3(w, x), np.sum(-(xn**3) * np.cos(0.8 * xn)))
 
 
 def test_higher_order_through_reductions_and_broadcasting():
@@ -163,7 +203,7 @@ def test_higher_order_through_reductions_and_broadcasting():
     x = _f32(xn)
     f = lambda a: (mx.broadcast_to(a, (2, 2, 2)).sum() / 2) ** 3  # noqa: E731
     s = xn.sum()
-    _close(mx.grad(f)(x), np.full((2, 2), 3 * s ** 2))
+    _close(mx.grad(f)(x), np.full((2, 2), 3 * s**2))
     _close(mx.grad(lambda a: mx.grad(f)(a).sum())(x), np.full((2, 2), 6 * s * 4))
 
 
@@ -334,7 +374,9 @@ def test_non_array_leaves_of_non_differentiated_args_pass_through():
     _close(g, 2 * (1 - np.tanh(np.array([0.1, -0.4])) ** 2))
     _close(v, float((np.tanh(np.array([0.1, -0.4])) * 2 + 3).sum()))
     # a keyword argument that is not differentiated is passed as given too
-    g = mx.grad(lambda x, *, mode="sum", k=1.0: (x * k).sum() if mode == "sum" else x)(x, mode="sum", k=3)
+    g = mx.grad(lambda x, *, mode="sum", k=1.0: (x * k).sum() if mode == "sum" else x)(
+        x, mode="sum", k=3
+    )
     _close(g, [3.0, 3.0])
 
 
@@ -417,8 +459,11 @@ def test_vjp_cotangent_of_wrong_shape_names_the_path():
         mx.vjp(lambda a: (a * 2, a.sum()), [x], [x, x])
     assert "'1'" in str(e.value) and "(2,)" in str(e.value), str(e.value)
     with pytest.raises(ValueError) as e:
-        mx.vjp(lambda a: [a, {"h": a * 2, "o": mx.outer(a, a)}], [x],
-               [x, {"h": x, "o": mx.zeros((2, 3))}])
+        mx.vjp(
+            lambda a: [a, {"h": a * 2, "o": mx.outer(a, a)}],
+            [x],
+            [x, {"h": x, "o": mx.zeros((2, 3))}],
+        )
     msg = str(e.value)
     assert "1.o" in msg and "(2, 3)" in msg and "(2, 2)" in msg and "vjp" in msg, msg
 
@@ -553,7 +598,10 @@ def test_integer_and_bool_valued_ops_contribute_zero_gradient():
         "argmax": (lambda a: (a * mx.argmax(a)).sum(), np.full(4, 2.0)),
         "argmin": (lambda a: (a * mx.argmin(a, keepdims=True)).sum(), np.full(4, 1.0)),
         "isfinite": (lambda a: mx.where(mx.isfinite(a), a, 0).sum(), np.ones(4)),
-        "logical": (lambda a: (a * mx.logical_and(a > -1, a < 1)).sum(), (np.abs(xn) < 1).astype(float)),
+        "logical": (
+            lambda a: (a * mx.logical_and(a > -1, a < 1)).sum(),
+            (np.abs(xn) < 1).astype(float),
+        ),
         "floor": (lambda a: (mx.floor(a) * a).sum(), np.floor(xn)),
     }
     for name, (f, want) in cases.items():
@@ -604,11 +652,18 @@ def _run_isolated(call):
     """Runs `call` (Python source using this module as `t`) in a fresh interpreter, so that a
     crash there (heap corruption, abort) fails the calling test instead of the whole run."""
     here = os.path.dirname(os.path.abspath(__file__))
-    r = subprocess.run([sys.executable, "-c", f"import test_grad as t; {call}"], cwd=here,
-                       env=dict(os.environ), capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-c", f"import test_grad as t; {call}"],
+        cwd=here,
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, (
         f"{call} exited with {r.returncode}\n--- stdout\n{r.stdout[-2000:]}\n"
-        f"--- stderr\n{r.stderr[-4000:]}")
+        f"--- stderr\n{r.stderr[-4000:]}"
+    )
     return r.stdout
 
 
@@ -624,36 +679,46 @@ def _eval_inside(kind):
     d2y = 2 * np.cos(xn) - xn * np.sin(xn)
 
     if kind == "eval":  # mx.eval of an intermediate, which is then used further
+
         def f(a):
             y = mx.sin(a) * a
             mx.eval(y)
             return (y * 2).sum()
+
         want, want2 = 2 * dy, 2 * d2y
     elif kind == "print":  # printing evaluates
+
         def f(a):
             y = mx.sin(a) * a
             print("intermediate:", y)
             return y.sum()
+
         want, want2 = dy, d2y
     elif kind == "item":  # a Python float taken out of the graph is a constant
+
         def f(a):
             y = mx.sin(a) * a
             c = y.sum().item()
             assert abs(c - s) < 1e-5, (c, s)
             return (y * c).sum()
+
         want, want2 = s * dy, s * d2y
     elif kind == "numpy":  # so is a NumPy copy
+
         def f(a):
             y = mx.sin(a) * a
             arr = np.array(y)
             np.testing.assert_allclose(arr, y_np, rtol=1e-6)
             return y.sum() + (a * float(arr[0])).sum()
+
         want, want2 = dy + y_np[0], d2y
     elif kind == "aux":  # an intermediate evaluated inside and returned as aux stays valid
+
         def f(a):
             y = mx.sin(a) * a
             mx.eval(y)
             return y.sum(), y
+
         for _ in range(2):
             (v, aux), g = mx.value_and_grad(f)(x)
             _close(aux, y_np, rtol=1e-5, atol=1e-6, msg="aux")
@@ -715,6 +780,7 @@ def _mlp_loss(lib):
         lse = lib.logsumexp(logits, axis=-1)
         picked = lib.take_along_axis(logits, y[:, None], axis=-1)[:, 0]
         return (lse - picked).mean() + 1e-3 * sum((w * w).sum() for w, _ in params["layers"])
+
     return loss
 
 
@@ -724,6 +790,7 @@ def _layernorm_loss(lib):
         var = lib.var(x, axis=-1, keepdims=True)
         y = (x - mu) * lib.rsqrt(var + 1e-5) * g + b
         return (lib.softmax(y, axis=-1) * lib.arange(x.shape[-1]).astype(x.dtype)).sum()
+
     return loss
 
 
@@ -732,6 +799,7 @@ def _attention_loss(lib):
         s = (q @ lib.swapaxes(k, -1, -2)) / 2.0
         a = lib.softmax(s, axis=-1)
         return (lib.sigmoid(a @ v) ** 2).sum()
+
     return loss
 
 
@@ -742,18 +810,28 @@ def _indexing_loss(lib):
         z = lib.take(y, lib.array(np.array([5, 1, 1], dtype=np.int32)), axis=0)
         c = lib.cumsum(lib.sort(y.reshape(-1)), axis=0)
         return (z * z).sum() + lib.max(c) + lib.pad(y, ((1, 0), (0, 2))).std()
+
     return loss
 
 
 def _mlx_diff_cases(rng):
     f = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
     return {
-        "mlp": (_mlp_loss, lambda lib, a: (
-            {"layers": [(a(f(5, 8)), a(f(8))), (a(f(8, 8)), a(f(8))), (a(f(8, 3)), a(f(3)))]},
-            a(f(6, 5)), lib.array(np.array([0, 1, 2, 1, 0, 2], dtype=np.int32))), 0),
+        "mlp": (
+            _mlp_loss,
+            lambda lib, a: (
+                {"layers": [(a(f(5, 8)), a(f(8))), (a(f(8, 8)), a(f(8))), (a(f(8, 3)), a(f(3)))]},
+                a(f(6, 5)),
+                lib.array(np.array([0, 1, 2, 1, 0, 2], dtype=np.int32)),
+            ),
+            0,
+        ),
         "layernorm": (_layernorm_loss, lambda lib, a: (a(f(4, 6)), a(f(6)), a(f(6))), (0, 1, 2)),
-        "attention": (_attention_loss,
-                      lambda lib, a: (a(f(2, 3, 4)), a(f(2, 5, 4)), a(f(2, 5, 3))), (0, 1, 2)),
+        "attention": (
+            _attention_loss,
+            lambda lib, a: (a(f(2, 3, 4)), a(f(2, 5, 4)), a(f(2, 5, 3))),
+            (0, 1, 2),
+        ),
         "indexing": (_indexing_loss, lambda lib, a: (a(f(6, 3)), a(f(5, 3))), (0, 1)),
     }
 
@@ -776,15 +854,19 @@ def test_gradients_match_mlx(case):
     flat_nv, flat_mlx = nv_flatten(g_nv), mlx_flatten(g_mlx)
     assert [p for p, _ in flat_nv] == [p for p, _ in flat_mlx]
     for (path, a), (_, b) in zip(flat_nv, flat_mlx):
-        np.testing.assert_allclose(np.array(a), np.array(b), rtol=1e-4, atol=1e-5,
-                                   err_msg=f"{case}: gradient at {path}")
+        np.testing.assert_allclose(
+            np.array(a), np.array(b), rtol=1e-4, atol=1e-5, err_msg=f"{case}: gradient at {path}"
+        )
 
 
 @pytest.mark.nuvec_only  # compares nuvec with MLX
 def test_hessian_vector_product_matches_mlx():
     mlx = pytest.importorskip("mlx.core")
     rng = seeded_rng("hvp-vs-mlx")
-    xn, tn = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((3, 4)).astype(np.float32)
+    xn, tn = (
+        rng.standard_normal((3, 4)).astype(np.float32),
+        rng.standard_normal((3, 4)).astype(np.float32),
+    )
 
     def hvp(lib):
         f = lambda a: (lib.tanh(a @ a.T) * lib.sin(a).sum(axis=1)).sum()  # noqa: E731

@@ -23,8 +23,8 @@ fails an entry (its bug or a missing rule), `mlx_skip` / `mlx_no_jvp` say why.
 
 import inspect
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 import numpy as np
 import pytest
@@ -48,20 +48,24 @@ def nonzero(lo=0.4, hi=2.0):
 
 def distinct(lo=-2.0, hi=2.0):
     """Values pairwise at least (hi-lo)/(2n) apart (no ties for sort / max / partition ...)."""
+
     def sample(rng, shape):
         n = int(np.prod(shape))
         step = (hi - lo) / max(n, 1)
         v = lo + step * (rng.permutation(n) + rng.uniform(0.25, 0.75, n))
         return v.reshape(shape)
+
     return sample
 
 
 def off_integers(lo=-3, hi=3):
     """k + f, f in (0.1, 0.4) or (0.6, 0.9): away from the jumps of floor/ceil/round."""
+
     def sample(rng, shape):
         k = rng.integers(lo, hi, shape)
         f = rng.uniform(0.1, 0.4, shape) + rng.choice([0.0, 0.5], shape)
         return k + f
+
     return sample
 
 
@@ -76,8 +80,8 @@ class Case:
     fn: Callable
     shapes: tuple = ((3, 4),)
     domain: object = None
-    gen: Optional[Callable] = None
-    covers: Optional[tuple] = None
+    gen: Callable | None = None
+    covers: tuple | None = None
     h: float = 1e-6
     rtol: float = 1e-6
     atol: float = 1e-8
@@ -96,8 +100,10 @@ class Case:
         if self.gen is not None:
             return [np.asarray(a, dtype=np.float64) for a in self.gen(rng)]
         doms = self.domain if isinstance(self.domain, tuple) else (self.domain,) * len(self.shapes)
-        return [np.asarray((d or uniform())(rng, s), dtype=np.float64)
-                for d, s in zip(doms, self.shapes)]
+        return [
+            np.asarray((d or uniform())(rng, s), dtype=np.float64)
+            for d, s in zip(doms, self.shapes)
+        ]
 
 
 def _nuvec_bug(what):
@@ -127,7 +133,7 @@ def _remainder_inputs(rng):
 
 def _prod_with_zeros(rng):
     x = uniform(0.5, 1.5)(rng, (3, 4)) * rng.choice([-1.0, 1.0], (3, 4))
-    x[0, 1] = 0.0           # one zero in row 0
+    x[0, 1] = 0.0  # one zero in row 0
     x[1, 0] = x[1, 3] = 0.0  # two zeros in row 1
     return [x]
 
@@ -171,41 +177,69 @@ REGISTRY = {
     "floor": Case(lambda x: mx.floor(x) * x, domain=off_integers()),
     "ceil": Case(lambda x: mx.ceil(x) * x, domain=off_integers()),
     "round": Case(lambda x: mx.round(x) * x + mx.round(x * 10, 1), domain=off_integers()),
-    "nan_to_num": Case(lambda x: mx.nan_to_num(x * x),
-                       mlx_skip="MLX's nan_to_num does not support float64"),
+    "nan_to_num": Case(
+        lambda x: mx.nan_to_num(x * x), mlx_skip="MLX's nan_to_num does not support float64"
+    ),
     "conj": Case(lambda x: mx.conj(x)),
     "conjugate": Case(lambda x: mx.conjugate(x)),
     "real": Case(lambda x: mx.real(x) * x),
     "imag": Case(lambda x: mx.imag(x) + x),
     "complex_parts": Case(  # through complex64: single precision, a linear function
         lambda x, y: mx.real(mx.conj(x + 1j * y) * (2 - 1j)) + mx.imag(mx.conj(x + 1j * y)),
-        shapes=((3, 4), (3, 4)), covers=("real", "imag", "conj"), h=1e-2, rtol=1e-5, atol=1e-5),
-    "astype": Case(lambda x: mx.astype(mx.astype(x, mx.float32), F64) * mx.astype(x, F64),
-                   h=1e-2, rtol=1e-5, atol=1e-5),
+        shapes=((3, 4), (3, 4)),
+        covers=("real", "imag", "conj"),
+        h=1e-2,
+        rtol=1e-5,
+        atol=1e-5,
+    ),
+    "astype": Case(
+        lambda x: mx.astype(mx.astype(x, mx.float32), F64) * mx.astype(x, F64),
+        h=1e-2,
+        rtol=1e-5,
+        atol=1e-5,
+    ),
     "view": Case(lambda x: mx.view(x, F64) * 2),
     "stop_gradient_sum": Case(lambda x: mx.stop_gradient(x * 0.0) + x, covers=()),
-    "ones_like": Case(lambda x: mx.ones_like(x) * x + mx.zeros_like(x), covers=("ones_like", "zeros_like")),
+    "ones_like": Case(
+        lambda x: mx.ones_like(x) * x + mx.zeros_like(x), covers=("ones_like", "zeros_like")
+    ),
     # --- element-wise binary and ternary
     "add": Case(lambda x, y: mx.add(x, y), shapes=((3, 4), (4,))),
     "subtract": Case(lambda x, y: mx.subtract(x, y), shapes=((3, 1), (1, 4))),
     "multiply": Case(lambda x, y: mx.multiply(x, y), shapes=((2, 3, 4), (3, 1))),
-    "divide": Case(lambda x, y: mx.divide(x, y), shapes=((3, 4), (3, 4)), domain=(uniform(), nonzero())),
-    "power": Case(lambda x, y: mx.power(x, y), shapes=((3, 4), (3, 4)),
-                  domain=(uniform(0.4, 2), uniform(-2, 2))),
-    "power_scalar": Case(lambda x: x ** 3 + 2.0 ** x, covers=()),
+    "divide": Case(
+        lambda x, y: mx.divide(x, y), shapes=((3, 4), (3, 4)), domain=(uniform(), nonzero())
+    ),
+    "power": Case(
+        lambda x, y: mx.power(x, y),
+        shapes=((3, 4), (3, 4)),
+        domain=(uniform(0.4, 2), uniform(-2, 2)),
+    ),
+    "power_scalar": Case(lambda x: x**3 + 2.0**x, covers=()),
     "maximum": Case(lambda x, y: mx.maximum(x, y), gen=lambda rng: distinct()(rng, (2, 3, 4))),
     "minimum": Case(lambda x, y: mx.minimum(x, y), gen=lambda rng: distinct()(rng, (2, 3, 4))),
-    "arctan2": Case(lambda y, x: mx.arctan2(y, x), shapes=((3, 4), (3, 4)), domain=(uniform(), nonzero())),
+    "arctan2": Case(
+        lambda y, x: mx.arctan2(y, x), shapes=((3, 4), (3, 4)), domain=(uniform(), nonzero())
+    ),
     "logaddexp": Case(lambda x, y: mx.logaddexp(x, y), shapes=((3, 4), (4,)), mlx_lowp=True),
     "remainder": Case(lambda x, y: mx.remainder(x, y), gen=_remainder_inputs),
     "floor_divide": Case(lambda x, y: mx.floor_divide(x, y) * x + y, gen=_remainder_inputs),
-    "divmod": Case(lambda x, y: mx.divmod(x, y), gen=_remainder_inputs,
-                   mlx_skip="MLX's divmod vjp returns zeros"),
+    "divmod": Case(
+        lambda x, y: mx.divmod(x, y),
+        gen=_remainder_inputs,
+        mlx_skip="MLX's divmod vjp returns zeros",
+    ),
     "where": Case(lambda x, y: mx.where(_cond((3, 4)), x, y), shapes=((3, 4), (4,))),
     "clip": Case(lambda x: mx.clip(x, -1.0, 1.0)),
-    "clip_arrays": Case(lambda x, lo, hi: mx.clip(x, lo, hi), covers=("clip",),
-                        gen=lambda rng: [rng.uniform(-2, 2, (3, 4)), rng.uniform(-1.5, -0.5, (4,)),
-                                         rng.uniform(0.5, 1.5, (3, 1))]),
+    "clip_arrays": Case(
+        lambda x, lo, hi: mx.clip(x, lo, hi),
+        covers=("clip",),
+        gen=lambda rng: [
+            rng.uniform(-2, 2, (3, 4)),
+            rng.uniform(-1.5, -0.5, (4,)),
+            rng.uniform(0.5, 1.5, (3, 1)),
+        ],
+    ),
     # --- reductions
     "sum": Case(lambda x: mx.sum(x, axis=1)),
     "sum_all": Case(lambda x: mx.sum(x, keepdims=True), covers=("sum",)),
@@ -221,7 +255,9 @@ REGISTRY = {
     "logsumexp": Case(lambda x: mx.logsumexp(x, axis=1), mlx_lowp=True),
     "logsumexp_all": Case(lambda x: mx.logsumexp(x * 20), covers=("logsumexp",), mlx_lowp=True),
     "softmax": Case(lambda x: mx.softmax(x, axis=-1), mlx_lowp=True),
-    "softmax_axis0": Case(lambda x: mx.softmax(x, axis=0, precise=True), covers=("softmax",), mlx_lowp=True),
+    "softmax_axis0": Case(
+        lambda x: mx.softmax(x, axis=0, precise=True), covers=("softmax",), mlx_lowp=True
+    ),
     # --- layout
     "reshape": Case(lambda x: mx.reshape(x, (2, 6))),
     "flatten": Case(lambda x: mx.flatten(x, 1, 2), shapes=((2, 3, 2),)),
@@ -257,51 +293,84 @@ REGISTRY = {
     "triu": Case(lambda x: mx.triu(x, k=-1), shapes=((4, 5),)),
     "kron": Case(lambda a, b: mx.kron(a, b), shapes=((2, 3), (3, 2))),
     "meshgrid": Case(lambda x, y: mx.meshgrid(x, y), shapes=((3,), (4,))),
-    "meshgrid_ij": Case(lambda x, y: mx.meshgrid(x, y, indexing="ij"), shapes=((3,), (4,)),
-                        covers=("meshgrid",)),
-    "full": Case(lambda x: mx.full((2, 3, 4), x), shapes=((3, 1),),
-                 mlx_skip="MLX's vjp of full with an array value is wrong"),
+    "meshgrid_ij": Case(
+        lambda x, y: mx.meshgrid(x, y, indexing="ij"), shapes=((3,), (4,)), covers=("meshgrid",)
+    ),
+    "full": Case(
+        lambda x: mx.full((2, 3, 4), x),
+        shapes=((3, 1),),
+        mlx_skip="MLX's vjp of full with an array value is wrong",
+    ),
     # --- indexing
     "take": Case(lambda x: mx.take(x, _idx([2, 0, 2, 1]), axis=1)),
     "take_flat": Case(lambda x: mx.take(x, _idx([[5, 0], [5, 11]])), covers=("take",)),
-    "take_along_axis": Case(lambda x: mx.take_along_axis(x, _idx([[0, 0, 2], [1, 3, 1], [3, 2, 0]]), axis=1)),
-    "put_along_axis": Case(lambda x, v: mx.put_along_axis(x, _idx([[0], [3], [1]]), v, axis=1),
-                           shapes=((3, 4), (3, 1))),
+    "take_along_axis": Case(
+        lambda x: mx.take_along_axis(x, _idx([[0, 0, 2], [1, 3, 1], [3, 2, 0]]), axis=1)
+    ),
+    "put_along_axis": Case(
+        lambda x, v: mx.put_along_axis(x, _idx([[0], [3], [1]]), v, axis=1), shapes=((3, 4), (3, 1))
+    ),
     "slice": Case(lambda x: mx.slice(x, _idx([1, 1]), (0, 1), (2, 2))),
-    "slice_update": Case(lambda x, u: mx.slice_update(x, u, _idx([1, 2]), (0, 1)), shapes=((3, 4), (2, 2))),
-    "getitem": Case(lambda x: [x[_idx([2, 0, 2]), 1:], x[::-2, ::3][:, None], x[1], x[-1:, -2]], covers=()),
-    "getitem_mixed": Case(lambda x: x[1, _idx([0, 2, 2])] * x[0, ..., -1:], covers=(), shapes=((2, 3, 4),)),
+    "slice_update": Case(
+        lambda x, u: mx.slice_update(x, u, _idx([1, 2]), (0, 1)), shapes=((3, 4), (2, 2))
+    ),
+    "getitem": Case(
+        lambda x: [x[_idx([2, 0, 2]), 1:], x[::-2, ::3][:, None], x[1], x[-1:, -2]], covers=()
+    ),
+    "getitem_mixed": Case(
+        lambda x: x[1, _idx([0, 2, 2])] * x[0, ..., -1:], covers=(), shapes=((2, 3, 4),)
+    ),
     "getitem_2d_index": Case(lambda x: x[_idx([[0, 2], [2, 2]]), _idx([[1], [3]])], covers=()),
-    "at_add": Case(lambda x, v: x.at[_idx([1, 1, 0])].add(v), shapes=((3, 4), (3, 4)), covers=(),
-                   mlx_no_jvp=_MLX_NO_SCATTER_JVP),
+    "at_add": Case(
+        lambda x, v: x.at[_idx([1, 1, 0])].add(v),
+        shapes=((3, 4), (3, 4)),
+        covers=(),
+        mlx_no_jvp=_MLX_NO_SCATTER_JVP,
+    ),
     "setitem": Case(_setitem, shapes=((3, 4), (2, 4)), covers=(), mlx_no_jvp=_MLX_NO_SCATTER_JVP),
     # --- transforms used inside the function
-    "checkpoint": Case(lambda x, y: mx.checkpoint(lambda a, b: mx.sin(a) * b + a * a)(x, y),
-                       shapes=((3, 4), (4,)), mlx_lowp=True),
-    "custom_function_default": Case(lambda x: mx.custom_function(lambda a: mx.exp(a) * a)(x), covers=(),
-                                    mlx_lowp=True),
+    "checkpoint": Case(
+        lambda x, y: mx.checkpoint(lambda a, b: mx.sin(a) * b + a * a)(x, y),
+        shapes=((3, 4), (4,)),
+        mlx_lowp=True,
+    ),
+    "custom_function_default": Case(
+        lambda x: mx.custom_function(lambda a: mx.exp(a) * a)(x), covers=(), mlx_lowp=True
+    ),
     # --- matrix products
     "matmul": Case(lambda a, b: mx.matmul(a, b), shapes=((2, 3, 4), (4, 2)), domain=_mm),
-    "addmm": Case(lambda c, a, b: mx.addmm(c, a, b, alpha=0.5, beta=2.0), shapes=((3, 2), (3, 4), (4, 2)),
-                  domain=_mm, mlx_no_jvp="MLX's addmm jvp is wrong"),
+    "addmm": Case(
+        lambda c, a, b: mx.addmm(c, a, b, alpha=0.5, beta=2.0),
+        shapes=((3, 2), (3, 4), (4, 2)),
+        domain=_mm,
+        mlx_no_jvp="MLX's addmm jvp is wrong",
+    ),
     "inner": Case(lambda a, b: mx.inner(a, b), shapes=((3, 4), (2, 4))),
     "outer": Case(lambda a, b: mx.outer(a, b), shapes=((3,), (4,))),
     "tensordot": Case(lambda a, b: mx.tensordot(a, b, axes=1), shapes=((3, 4), (4, 2))),
     "einsum": Case(lambda a, b: mx.einsum("ij,jk->ik", a, b), shapes=((3, 4), (4, 2))),
-    "einsum_batched": Case(lambda a, b: mx.einsum("bij,jk->bki", a, b), shapes=((2, 3, 4), (4, 2)),
-                           covers=("einsum",)),
+    "einsum_batched": Case(
+        lambda a, b: mx.einsum("bij,jk->bki", a, b), shapes=((2, 3, 4), (4, 2)), covers=("einsum",)
+    ),
     "sort": Case(lambda x: mx.sort(x, axis=1), domain=distinct()),
     "sort_flat": Case(lambda x: mx.sort(x, axis=None), domain=distinct(), covers=("sort",)),
     "partition": Case(lambda x: mx.partition(x, 1, axis=1), domain=distinct()),
     "topk": Case(lambda x: mx.topk(x, 2, axis=1), domain=distinct()),
     "topk_axis0": Case(lambda x: mx.topk(x, 1, axis=0), domain=distinct(), covers=("topk",)),
     "cumsum": Case(lambda x: mx.cumsum(x, axis=1)),
-    "cumsum_reverse": Case(lambda x: mx.cumsum(x, axis=0, reverse=True, inclusive=False), covers=("cumsum",)),
-    "cumprod": Case(lambda x: mx.cumprod(x, axis=1), domain=nonzero(0.5, 1.5),
-                    mlx_no_jvp=_MLX_NO_CUM_JVP),
-    "cumprod_with_zeros": Case(lambda x: mx.cumprod(x, axis=1), gen=_prod_with_zeros, covers=("cumprod",),
-                               mlx_no_jvp=_MLX_NO_CUM_JVP,
-                               marks=_nuvec_bug("cumprod's vjp and jvp are NaN where an input is 0")),
+    "cumsum_reverse": Case(
+        lambda x: mx.cumsum(x, axis=0, reverse=True, inclusive=False), covers=("cumsum",)
+    ),
+    "cumprod": Case(
+        lambda x: mx.cumprod(x, axis=1), domain=nonzero(0.5, 1.5), mlx_no_jvp=_MLX_NO_CUM_JVP
+    ),
+    "cumprod_with_zeros": Case(
+        lambda x: mx.cumprod(x, axis=1),
+        gen=_prod_with_zeros,
+        covers=("cumprod",),
+        mlx_no_jvp=_MLX_NO_CUM_JVP,
+        marks=_nuvec_bug("cumprod's vjp and jvp are NaN where an input is 0"),
+    ),
     "cummax": Case(lambda x: mx.cummax(x, axis=1), domain=distinct(), mlx_no_jvp=_MLX_NO_CUM_JVP),
     "cummin": Case(lambda x: mx.cummin(x, axis=0), domain=distinct(), mlx_no_jvp=_MLX_NO_CUM_JVP),
     "logcumsumexp": Case(lambda x: mx.logcumsumexp(x, axis=1), mlx_lowp=True),
@@ -318,8 +387,9 @@ for _row in registry.OPS:
         REGISTRY[_row.name] = _default_case(_row)
 
 # Public ops that are not differentiable functions of floating arrays, with the registry's reason.
-NOT_DIFFERENTIABLE = {op.name: op.differentiable for op in registry.OPS
-                      if op.public and op.differentiable is not True}
+NOT_DIFFERENTIABLE = {
+    op.name: op.differentiable for op in registry.OPS if op.public and op.differentiable is not True
+}
 
 
 def _public_callables(module):
@@ -357,8 +427,11 @@ def test_every_public_op_is_covered():
 @pytest.mark.nuvec_only  # MLX's namespace has other names (it is not the one being kept complete)
 def test_every_public_callable_is_a_registry_name():
     public = _public_callables(mx)
-    known = ({op.name for op in registry.OPS if op.public} | set(registry.ALIASES)
-             | set(registry.NON_OPS))
+    known = (
+        {op.name for op in registry.OPS if op.public}
+        | set(registry.ALIASES)
+        | set(registry.NON_OPS)
+    )
     unknown = sorted(public - known)
     assert not unknown, f"public callables the op registry lacks: {unknown}"
 
@@ -380,8 +453,7 @@ def _check_close(got, want, case, what):
     assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
     scale = max(1.0, float(np.max(np.abs(want), initial=0.0)))
     _, rtol, atol = case.tolerances()
-    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol + rtol * scale,
-                               err_msg=what)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol + rtol * scale, err_msg=what)
 
 
 def _params():
@@ -415,9 +487,13 @@ def test_vjp_and_jvp_match_finite_differences(name, case):
             lo = [a.copy() for a in xs]
             hi[j][i] += h
             lo[j][i] -= h
-            fd[i] = sum(np.vdot(c, (p - m) / (2 * h))
-                        for c, p, m in zip(cots_np, _forward(case, hi), _forward(case, lo)))
-        _check_close(np.array(g), fd, case, f"{name}: vjp cotangent of input {j} vs finite differences")
+            fd[i] = sum(
+                np.vdot(c, (p - m) / (2 * h))
+                for c, p, m in zip(cots_np, _forward(case, hi), _forward(case, lo))
+            )
+        _check_close(
+            np.array(g), fd, case, f"{name}: vjp cotangent of input {j} vs finite differences"
+        )
 
     # jvp: J t for random tangents t of all inputs
     if IS_MLX and case.mlx_no_jvp:
@@ -430,5 +506,9 @@ def test_vjp_and_jvp_match_finite_differences(name, case):
     for k, (o, t, b, p, m) in enumerate(zip(outs, tans, base, hi, lo)):
         _check_close(np.array(o.astype(F64)), b, case, f"{name}: jvp output {k}")
         assert tuple(t.shape) == b.shape, f"{name}: jvp tangent {k} has shape {tuple(t.shape)}"
-        _check_close(np.array(t.astype(F64)), (p - m) / (2 * h), case,
-                     f"{name}: jvp tangent of output {k} vs finite differences")
+        _check_close(
+            np.array(t.astype(F64)),
+            (p - m) / (2 * h),
+            case,
+            f"{name}: jvp tangent of output {k} vs finite differences",
+        )

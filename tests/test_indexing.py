@@ -42,7 +42,9 @@ def values_for(pos, dt, salt=0):
 
 def scalar_for(dt):
     return {"bool": True, "complex64": 1.5 - 2j}.get(
-        dt, 2.5 if dt in ("float32", "bfloat16", "float16") else (7 if dt.startswith("uint") else -7))
+        dt,
+        2.5 if dt in ("float32", "bfloat16", "float16") else (7 if dt.startswith("uint") else -7),
+    )
 
 
 def laid_out(a, dt, layout):
@@ -128,21 +130,28 @@ def index_problems(draw, extended):
             axis += 1
         elif kind == "array":
             k = draw(st.integers(0, len(bshape)))
-            ashape = tuple(d if draw(st.booleans()) else 1 for d in bshape[len(bshape) - k:])
+            ashape = tuple(d if draw(st.booleans()) else 1 for d in bshape[len(bshape) - k :])
             size = int(np.prod(ashape, dtype=np.int64))
             vals = draw(st.lists(st.integers(-n, n - 1), min_size=size, max_size=size))
             how = draw(st.sampled_from(hows))
             if not ashape and how == "list":
                 how = "array"  # a 0-d index array cannot be a list
-            comps.append(IntArray(np.array(vals, dtype=np.int64).reshape(ashape),
-                                  draw(st.sampled_from(INDEX_DTYPES)), how))
+            comps.append(
+                IntArray(
+                    np.array(vals, dtype=np.int64).reshape(ashape),
+                    draw(st.sampled_from(INDEX_DTYPES)),
+                    how,
+                )
+            )
             axis += 1
         else:
             m = draw(st.integers(1, ndim - axis))
-            mshape = shape[axis:axis + m]
+            mshape = shape[axis : axis + m]
             size = int(np.prod(mshape))
             bits = draw(st.lists(st.booleans(), min_size=size, max_size=size))
-            comps.append(Mask(np.array(bits, dtype=bool).reshape(mshape), draw(st.sampled_from(hows[1:]))))
+            comps.append(
+                Mask(np.array(bits, dtype=bool).reshape(mshape), draw(st.sampled_from(hows[1:])))
+            )
             axis += m
     # A run of components becomes `...` (covering the same axes), or a tail is dropped.
     shape_of_index = draw(st.sampled_from(["plain", "ellipsis", "truncated"]))
@@ -151,7 +160,7 @@ def index_problems(draw, extended):
         j = draw(st.integers(i, len(comps)))
         comps[i:j] = [Ellipsis]
     elif shape_of_index == "truncated":
-        comps = comps[:draw(st.integers(0, len(comps)))]
+        comps = comps[: draw(st.integers(0, len(comps)))]
     if not extended and _empty_ellipsis_between_advanced(comps, ndim):
         comps.remove(Ellipsis)  # MLX treats these as adjacent; see test_empty_ellipsis_*
     for _ in range(draw(st.integers(0, 2))):
@@ -171,8 +180,11 @@ def _empty_ellipsis_between_advanced(comps, ndim):
     consumed = sum(c.values.ndim if isinstance(c, Mask) else 1 for c in comps if c is not Ellipsis)
     at = comps.index(Ellipsis)
     advanced = lambda c: isinstance(c, (IntArray, Mask, int)) and not isinstance(c, bool)  # noqa: E731
-    return (consumed == ndim and any(advanced(c) for c in comps[:at])
-            and any(advanced(c) for c in comps[at + 1:]))
+    return (
+        consumed == ndim
+        and any(advanced(c) for c in comps[:at])
+        and any(advanced(c) for c in comps[at + 1 :])
+    )
 
 
 def numpy_getitem(a, index):
@@ -242,7 +254,9 @@ def _check_setitem(problem, value_kind, mlx_safe=False):
         value = to_mx(value_np, dt)
     else:  # the trailing dimensions of the region, some of them of size 1
         k = (positions.ndim + 1) // 2
-        vshape = tuple(1 if i % 2 else d for i, d in enumerate(positions.shape[positions.ndim - k:]))
+        vshape = tuple(
+            1 if i % 2 else d for i, d in enumerate(positions.shape[positions.ndim - k :])
+        )
         value_np = values_for(np.arange(int(np.prod(vshape))).reshape(vshape), dt, salt=11)
         value = to_mx(value_np, dt)
     expected = a.copy()
@@ -307,8 +321,10 @@ def test_getitem_fixed_cases(index, layout):
 
 
 # MLX expects the value in the wrong layout when an int and an array are separated by a slice.
-SETITEM_FIXED = [pytest.param(c[1], marks=pytest.mark.nuvec_only) if c[0] == "int-apart-from-array" else c[1]
-                 for c in FIXED]
+SETITEM_FIXED = [
+    pytest.param(c[1], marks=pytest.mark.nuvec_only) if c[0] == "int-apart-from-array" else c[1]
+    for c in FIXED
+]
 
 
 @pytest.mark.parametrize("index", SETITEM_FIXED, ids=[c[0] for c in FIXED])
@@ -326,12 +342,21 @@ def test_setitem_fixed_cases(index):
 
 
 @pytest.mark.nuvec_only  # MLX counts the advanced indices as adjacent (index dims in the middle)
-@pytest.mark.parametrize("index", [
-    (slice(None), 0, Ellipsis, M([1, 0, 1])),
-    (slice(None), M([1, 0, 1]), Ellipsis, 0),
-    (None, 1, Ellipsis, M([1, 0, 1]), 0),
-    (slice(None), M([[1], [2]]), Ellipsis, M([0, 1, 3])),
-], ids=["int-ellipsis-array", "array-ellipsis-int", "none-int-ellipsis-array-int", "array-ellipsis-array"])
+@pytest.mark.parametrize(
+    "index",
+    [
+        (slice(None), 0, Ellipsis, M([1, 0, 1])),
+        (slice(None), M([1, 0, 1]), Ellipsis, 0),
+        (None, 1, Ellipsis, M([1, 0, 1]), 0),
+        (slice(None), M([[1], [2]]), Ellipsis, M([0, 1, 3])),
+    ],
+    ids=[
+        "int-ellipsis-array",
+        "array-ellipsis-int",
+        "none-int-ellipsis-array-int",
+        "array-ellipsis-array",
+    ],
+)
 def test_empty_ellipsis_separates_advanced_indices(index):
     # NumPy: an Ellipsis between advanced indices separates them even when it stands for no axis,
     # so the broadcast index dimensions come first.
@@ -347,10 +372,20 @@ def test_empty_ellipsis_separates_advanced_indices(index):
 
 
 @pytest.mark.nuvec_only  # MLX refuses boolean masks
-@pytest.mark.parametrize("case", [
-    "full", "first-axis", "two-axes-then-slice", "after-int", "with-array", "all-false", "numpy",
-    "after-ellipsis", "with-none",
-])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "full",
+        "first-axis",
+        "two-axes-then-slice",
+        "after-int",
+        "with-array",
+        "all-false",
+        "numpy",
+        "after-ellipsis",
+        "with-none",
+    ],
+)
 def test_boolean_masks(case):
     a = A3.astype(np.float32)
     x = mx.array(a)
@@ -360,9 +395,15 @@ def test_boolean_masks(case):
     index = {
         "full": (mx.array(full), full),
         "first-axis": (mx.array(rows), rows),
-        "two-axes-then-slice": ((mx.array(full[:, :, 0]), slice(1, None)), (full[:, :, 0], slice(1, None))),
+        "two-axes-then-slice": (
+            (mx.array(full[:, :, 0]), slice(1, None)),
+            (full[:, :, 0], slice(1, None)),
+        ),
         "after-int": ((1, mx.array(plane)), (1, plane)),
-        "with-array": ((mx.array(rows), slice(None), mx.array([4, 0])), (rows, slice(None), np.array([4, 0]))),
+        "with-array": (
+            (mx.array(rows), slice(None), mx.array([4, 0])),
+            (rows, slice(None), np.array([4, 0])),
+        ),
         "all-false": (mx.array(np.zeros(3, bool)), np.zeros(3, bool)),
         "numpy": (full, full),
         "after-ellipsis": ((Ellipsis, mx.array(plane[0] | True)), (Ellipsis, plane[0] | True)),
@@ -421,12 +462,12 @@ def test_setitem_rebinds_and_leaves_other_arrays_alone():
     a = np.arange(12, dtype=np.float32).reshape(3, 4)
     x = mx.array(a)
     alias = x
-    row = x[1]          # a view of the old array, evaluated
+    row = x[1]  # a view of the old array, evaluated
     mx.eval(row)
-    col = x[:, 2]       # a lazy view of the old array
-    doubled = x * 2     # a lazy computation on the old array
+    col = x[:, 2]  # a lazy view of the old array
+    doubled = x * 2  # a lazy computation on the old array
     x[1, 2] = 100.0
-    assert alias is x   # the same Python object, now holding the new array
+    assert alias is x  # the same Python object, now holding the new array
     b = a.copy()
     b[1, 2] = 100.0
     assert_array_equal_np(x, b)
@@ -458,8 +499,12 @@ def test_setitem_repeatedly_in_a_loop():
 
 # ----------------------------------------------------------------------------- .at updates
 AT_REFS = {
-    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
-    "maximum": np.maximum, "minimum": np.minimum,
+    "add": np.add,
+    "subtract": np.subtract,
+    "multiply": np.multiply,
+    "divide": np.divide,
+    "maximum": np.maximum,
+    "minimum": np.minimum,
 }
 
 # (id, x shape, index as (framework, numpy) builders, value shape or None for a scalar)
@@ -494,8 +539,12 @@ def _at_values(op, dt, shape, rng):
 
 
 # Integer division through .at has no ufunc.at counterpart (np.divide is true division).
-AT_OP_DTYPES = [(op, dt) for op in AT_REFS for dt in ("int32", "int8", "float32", "float16", "bfloat16")
-                if not (op == "divide" and dt.startswith("int"))]
+AT_OP_DTYPES = [
+    (op, dt)
+    for op in AT_REFS
+    for dt in ("int32", "int8", "float32", "float16", "bfloat16")
+    if not (op == "divide" and dt.startswith("int"))
+]
 
 
 @pytest.mark.parametrize("case", AT_CASES, ids=[c[0] for c in AT_CASES])
@@ -536,14 +585,17 @@ def test_at_with_a_mask():
 # ----------------------------------------------------------------------------- take & co
 @pytest.mark.parametrize("dt", ["bool", "int8", "float32", "bfloat16", "complex64"])
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "stepped"])
-@pytest.mark.parametrize("axis,indices", [
-    (None, [5, -1, 0, 5]),
-    (None, [[0, 11], [-12, 3]]),
-    (0, [2, -3, 1]),
-    (1, [[3, 0], [-1, -1]]),
-    (-1, [0]),
-    (-2, []),
-])
+@pytest.mark.parametrize(
+    "axis,indices",
+    [
+        (None, [5, -1, 0, 5]),
+        (None, [[0, 11], [-12, 3]]),
+        (0, [2, -3, 1]),
+        (1, [[3, 0], [-1, -1]]),
+        (-1, [0]),
+        (-2, []),
+    ],
+)
 def test_take(dt, layout, axis, indices):
     a = data_for((3, 4), dt)
     x = laid_out(a, dt, layout)
@@ -552,7 +604,9 @@ def test_take(dt, layout, axis, indices):
     assert_array_equal_np(got, np.take(a, idx, axis=axis), dtype=dt)
 
 
-@pytest.mark.parametrize("index", [7, 0, pytest.param(-1, marks=pytest.mark.nuvec_only)])  # MLX fails on -1
+@pytest.mark.parametrize(
+    "index", [7, 0, pytest.param(-1, marks=pytest.mark.nuvec_only)]
+)  # MLX fails on -1
 def test_take_with_a_python_int(index):
     a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     assert_array_equal_np(mx.take(mx.array(a), index), np.take(a, index))
@@ -566,7 +620,9 @@ def test_take_along_axis(dt, axis, kind):
     a = np_values(rng.integers(-50, 50, (3, 4, 5)), dt)
     ax = axis
     if axis is None:
-        idx = rng.permutation(a.size)[:7].reshape(7) if kind != "argsort" else rng.permutation(a.size)
+        idx = (
+            rng.permutation(a.size)[:7].reshape(7) if kind != "argsort" else rng.permutation(a.size)
+        )
     elif kind == "argsort":
         idx = np.argsort(a, axis=axis)
     elif kind == "partial":
@@ -611,14 +667,17 @@ def test_put_along_axis(dt, axis, values):
 # MLX's slice_size gives the size of every dimension of the result; the axes not in `axes`
 # start at 0.
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "stepped"])
-@pytest.mark.parametrize("start,axes,size", [
-    ([1, 2], (0, 2), (2, 4, 3)),
-    ([0], (1,), (3, 2, 5)),
-    ([2, 0, 1], (0, 1, 2), (1, 4, 4)),
-    ([3, 1], (2, 0), (2, 1, 2)),
-    ([1], (1,), (2, 3, 1)),
-    ([0], (0,), (0, 4, 5)),
-])
+@pytest.mark.parametrize(
+    "start,axes,size",
+    [
+        ([1, 2], (0, 2), (2, 4, 3)),
+        ([0], (1,), (3, 2, 5)),
+        ([2, 0, 1], (0, 1, 2), (1, 4, 4)),
+        ([3, 1], (2, 0), (2, 1, 2)),
+        ([1], (1,), (2, 3, 1)),
+        ([0], (0,), (0, 4, 5)),
+    ],
+)
 @pytest.mark.parametrize("start_dtype", ["int32", "int64", "uint32"])
 def test_slice_with_array_start(layout, start, axes, size, start_dtype):
     a = data_for((3, 4, 5), "float32")
@@ -652,13 +711,16 @@ def test_slice_update_with_a_scalar_start():
 
 
 @pytest.mark.parametrize("dt", ["bool", "int16", "float32", "complex64"])
-@pytest.mark.parametrize("start,axes,ushape", [
-    ([1, 2], (0, 1), (2, 2, 5)),
-    ([0], (2,), (3, 4, 5)),
-    ([2, 3], (1, 2), (1, 2, 2)),
-    ([1], (0,), (2, 1, 5)),
-    ([0, 0, 0], (0, 1, 2), (3, 4, 5)),
-])
+@pytest.mark.parametrize(
+    "start,axes,ushape",
+    [
+        ([1, 2], (0, 1), (2, 2, 5)),
+        ([0], (2,), (3, 4, 5)),
+        ([2, 3], (1, 2), (1, 2, 2)),
+        ([1], (0,), (2, 1, 5)),
+        ([0, 0, 0], (0, 1, 2), (3, 4, 5)),
+    ],
+)
 def test_slice_update_with_array_start(dt, start, axes, ushape):
     a = data_for((3, 4, 5), dt)
     upd = values_for(np.arange(int(np.prod(ushape))).reshape(ushape), dt, salt=3)
@@ -722,8 +784,11 @@ SHARED_VIEWS = [
     ("reshape", lambda b: mx.reshape(b, (3, 8)), lambda a: a.reshape(3, 8)),
     ("expand_dims", lambda b: mx.expand_dims(b, 1), lambda a: a[:, None]),
     ("squeeze", lambda b: mx.squeeze(mx.expand_dims(b, 0)), lambda a: a),
-    ("as_strided", lambda b: mx.as_strided(b, (3, 4), (5, 1), 2),
-     lambda a: np.lib.stride_tricks.as_strided(a.ravel()[2:], (3, 4), (20, 4))),
+    (
+        "as_strided",
+        lambda b: mx.as_strided(b, (3, 4), (5, 1), 2),
+        lambda a: np.lib.stride_tricks.as_strided(a.ravel()[2:], (3, 4), (20, 4)),
+    ),
     ("split", lambda b: mx.split(b, 3, axis=1)[1], lambda a: a[:, 2:4]),
     ("ellipsis-none", lambda b: b[None, ..., 1:], lambda a: a[None, ..., 1:]),
 ]
@@ -731,7 +796,11 @@ SHARED_VIEWS = [
 NUVEC_VIEWS = [
     ("int-index", lambda b: b[2], lambda a: a[2]),
     ("int-and-slice", lambda b: b[1:, 3], lambda a: a[1:, 3]),
-    ("broadcast_to", lambda b: mx.broadcast_to(b[1:2], (3, 6)), lambda a: np.broadcast_to(a[1:2], (3, 6))),
+    (
+        "broadcast_to",
+        lambda b: mx.broadcast_to(b[1:2], (3, 6)),
+        lambda a: np.broadcast_to(a[1:2], (3, 6)),
+    ),
     ("diagonal", lambda b: mx.diagonal(b, 1), lambda a: np.diagonal(a, 1)),
     ("flatten", lambda b: mx.flatten(b), lambda a: a.ravel()),
     ("atleast_3d", lambda b: mx.atleast_3d(b), lambda a: np.atleast_3d(a)),
@@ -759,12 +828,15 @@ def test_copies_do_not_share_the_buffer():
         assert not np.shares_memory(np.asarray(v), np.asarray(base))
 
 
-@pytest.mark.parametrize("name,make,strides", [
-    ("stepped", lambda b: b[1:3, ::2], (24, 8)),
-    ("reversed", lambda b: b[::-1], (-24, 4)),
-    ("transposed", lambda b: b.T, (4, 24)),
-    ("column", lambda b: b[:, 1:2], (24, 4)),
-])
+@pytest.mark.parametrize(
+    "name,make,strides",
+    [
+        ("stepped", lambda b: b[1:3, ::2], (24, 8)),
+        ("reversed", lambda b: b[::-1], (-24, 4)),
+        ("transposed", lambda b: b.T, (4, 24)),
+        ("column", lambda b: b[:, 1:2], (24, 4)),
+    ],
+)
 def test_strided_view_exports_without_a_copy(name, make, strides):
     base = _base()
     a = np.arange(24, dtype=np.float32).reshape(4, 6)
@@ -786,7 +858,9 @@ def test_strided_view_exports_without_a_copy(name, make, strides):
 
 
 def _np_view(name, a):
-    return {"stepped": a[1:3, ::2], "reversed": a[::-1], "transposed": a.T, "column": a[:, 1:2]}[name]
+    return {"stepped": a[1:3, ::2], "reversed": a[::-1], "transposed": a.T, "column": a[:, 1:2]}[
+        name
+    ]
 
 
 # ----------------------------------------------------------------------------- errors
@@ -809,10 +883,17 @@ def test_setitem_value_that_does_not_fit_raises():
 
 
 @pytest.mark.nuvec_only  # MLX reads outside the array instead
-@pytest.mark.parametrize("index,axis,setting", [
-    (3, 0, False), (-4, 0, False), ((0, 4), 1, False), ((Ellipsis, -5), 1, False),
-    (3, 0, True), ((slice(None), 4), 1, True),
-])
+@pytest.mark.parametrize(
+    "index,axis,setting",
+    [
+        (3, 0, False),
+        (-4, 0, False),
+        ((0, 4), 1, False),
+        ((Ellipsis, -5), 1, False),
+        (3, 0, True),
+        ((slice(None), 4), 1, True),
+    ],
+)
 def test_integer_out_of_range_raises_at_the_call(index, axis, setting):
     x = mx.zeros((3, 4))
     with pytest.raises(mx.AxisError) as info:

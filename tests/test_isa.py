@@ -1,5 +1,6 @@
 """The AVX2 and portable kernel builds agree with NumPy (and so with the AVX-512 build):
 each runs in a subprocess forced with NUVEC_CPU_ISA."""
+
 import json
 import os
 import subprocess
@@ -33,15 +34,24 @@ json.dump(out, sys.stdout)
 """
 
 REFERENCE = {
-    "exp": np.exp, "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "log1p": np.log1p,
-    "sigmoid": lambda v: 1 / (1 + np.exp(-v)), "arctan": np.arctan, "sqrt": np.sqrt, "abs": np.abs,
+    "exp": np.exp,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tanh": np.tanh,
+    "log1p": np.log1p,
+    "sigmoid": lambda v: 1 / (1 + np.exp(-v)),
+    "arctan": np.arctan,
+    "sqrt": np.sqrt,
+    "abs": np.abs,
     "floor": np.floor,
 }
 
 
 def run(isa):
     env = dict(os.environ, NUVEC_CPU_ISA=isa)
-    res = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=120
+    )
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
 
@@ -50,6 +60,7 @@ def run(isa):
 @pytest.mark.parametrize("isa", ["portable", "avx2", "avx512"])
 def test_kernel_build_matches_numpy(isa):
     import scipy.special
+
     out = run(isa)
     if isa != "portable" and out["isa"] != isa:
         pytest.skip(f"this processor runs {out['isa']}, not {isa}")
@@ -59,11 +70,20 @@ def test_kernel_build_matches_numpy(isa):
     for name, f in dict(REFERENCE, erf=scipy.special.erf).items():
         arg = y if name in ("log1p", "sqrt") else x
         np.testing.assert_allclose(out[name], f(arg), rtol=2e-6, atol=1e-6, err_msg=f"{isa} {name}")
-    binary = {"add": np.add, "multiply": np.multiply, "divide": np.divide, "power": np.power,
-              "arctan2": np.arctan2, "maximum": np.maximum, "remainder": np.remainder,
-              "less_equal": np.less_equal}
+    binary = {
+        "add": np.add,
+        "multiply": np.multiply,
+        "divide": np.divide,
+        "power": np.power,
+        "arctan2": np.arctan2,
+        "maximum": np.maximum,
+        "remainder": np.remainder,
+        "less_equal": np.less_equal,
+    }
     for name, f in binary.items():
-        np.testing.assert_allclose(out[name], f(x, y), rtol=2e-6, atol=1e-6, err_msg=f"{isa} {name}")
+        np.testing.assert_allclose(
+            out[name], f(x, y), rtol=2e-6, atol=1e-6, err_msg=f"{isa} {name}"
+        )
     i = rng.integers(-50, 50, 333).astype(np.int32)
     assert out["floor_divide_int"] == (i // 7).tolist()
     np.testing.assert_allclose(out["half"], x.astype(np.float16).astype(np.float64) * 2, rtol=1e-3)

@@ -1,6 +1,7 @@
 """Matrix products: matmul (every shape class, layout and float dtype) against NumPy in float64,
 the contractions built on it, bad input, and the determinism promises (row independence,
 thread-count independence), which are bit for bit."""
+
 import json
 import os
 import subprocess
@@ -13,8 +14,20 @@ from _impl import IS_MLX, mx
 from helpers import MX, np_values, seeded_rng, to_np
 
 # Unit roundoff of each dtype's accumulation and of its stored result.
-ACC_EPS = {"float32": 2**-24, "float64": 2**-53, "float16": 2**-24, "bfloat16": 2**-24, "complex64": 2**-24}
-OUT_EPS = {"float32": 2**-24, "float64": 2**-53, "float16": 2**-11, "bfloat16": 2**-8, "complex64": 2**-24}
+ACC_EPS = {
+    "float32": 2**-24,
+    "float64": 2**-53,
+    "float16": 2**-24,
+    "bfloat16": 2**-24,
+    "complex64": 2**-24,
+}
+OUT_EPS = {
+    "float32": 2**-24,
+    "float64": 2**-53,
+    "float16": 2**-11,
+    "bfloat16": 2**-8,
+    "complex64": 2**-24,
+}
 DTYPES = ("float32", "float64", "float16", "bfloat16", "complex64")
 # MLX's CPU matmul lacks float64 and complex64.
 NUVEC_DTYPES = ("float64", "complex64")
@@ -48,8 +61,20 @@ def check(got, a, b, dtype, err=""):
 
 
 SHAPES = [  # (M, K, N): square, skinny, vector-like, and sizes off every block size
-    (64, 64, 64), (1, 300, 70), (2, 513, 129), (5, 40, 1000), (6, 17, 33), (7, 100, 50), (300, 700, 130),
-    (37, 53, 41), (1, 1, 1), (200, 1, 3), (130, 9, 1), (1, 1000, 1), (15, 33, 31), (253, 257, 65),
+    (64, 64, 64),
+    (1, 300, 70),
+    (2, 513, 129),
+    (5, 40, 1000),
+    (6, 17, 33),
+    (7, 100, 50),
+    (300, 700, 130),
+    (37, 53, 41),
+    (1, 1, 1),
+    (200, 1, 3),
+    (130, 9, 1),
+    (1, 1000, 1),
+    (15, 33, 31),
+    (253, 257, 65),
 ]
 
 
@@ -58,19 +83,41 @@ SHAPES = [  # (M, K, N): square, skinny, vector-like, and sizes off every block 
 def test_matmul_shapes(m, k, n, dtype):
     rng = seeded_rng("shapes", m, k, n, dtype)
     a, b = operand(rng, (m, k), dtype), operand(rng, (k, n), dtype)
-    check(mx.matmul(mx.array(a, dtype=MX[dtype]), mx.array(b, dtype=MX[dtype])), a, b, dtype, f"{m}x{k}x{n}")
+    check(
+        mx.matmul(mx.array(a, dtype=MX[dtype]), mx.array(b, dtype=MX[dtype])),
+        a,
+        b,
+        dtype,
+        f"{m}x{k}x{n}",
+    )
 
 
 @pytest.mark.parametrize("dtype", [dtype_param(d) for d in DTYPES])
 @pytest.mark.parametrize(
     "sa,sb",
-    [((5,), (5, 3)), ((4, 5), (5,)), ((5,), (5,)), ((2, 1, 4, 5), (3, 5, 6)), ((3, 4, 5), (5, 2)),
-     ((4, 5), (2, 3, 5, 6)), ((5,), (3, 5, 2)), ((3, 4, 5), (5,)), ((1, 4, 5), (3, 5, 7)), ((2, 3, 1, 9), (9, 4))],
+    [
+        ((5,), (5, 3)),
+        ((4, 5), (5,)),
+        ((5,), (5,)),
+        ((2, 1, 4, 5), (3, 5, 6)),
+        ((3, 4, 5), (5, 2)),
+        ((4, 5), (2, 3, 5, 6)),
+        ((5,), (3, 5, 2)),
+        ((3, 4, 5), (5,)),
+        ((1, 4, 5), (3, 5, 7)),
+        ((2, 3, 1, 9), (9, 4)),
+    ],
 )
 def test_matmul_vectors_and_batches(sa, sb, dtype):
     rng = seeded_rng("batch", sa, sb, dtype)
     a, b = operand(rng, sa, dtype), operand(rng, sb, dtype)
-    check(mx.matmul(mx.array(a, dtype=MX[dtype]), mx.array(b, dtype=MX[dtype])), a, b, dtype, f"{sa} @ {sb}")
+    check(
+        mx.matmul(mx.array(a, dtype=MX[dtype]), mx.array(b, dtype=MX[dtype])),
+        a,
+        b,
+        dtype,
+        f"{sa} @ {sb}",
+    )
 
 
 def swap_last(x):
@@ -107,19 +154,38 @@ def test_matmul_broadcast_views(dtype):
     row, col = operand(rng, (1, 30), dtype), operand(rng, (40, 1), dtype)
     a = mx.broadcast_to(mx.array(row, dtype=MX[dtype]), (20, 30))  # every row the same (stride 0)
     b = mx.broadcast_to(mx.array(col[:30], dtype=MX[dtype]), (30, 40))  # every column the same
-    check(mx.matmul(a, b), np.broadcast_to(row, (20, 30)), np.broadcast_to(col[:30], (30, 40)), dtype)
+    check(
+        mx.matmul(a, b), np.broadcast_to(row, (20, 30)), np.broadcast_to(col[:30], (30, 40)), dtype
+    )
 
 
-@pytest.mark.parametrize("sa,sb", [((0, 5), (5, 3)), ((4, 0), (0, 3)), ((4, 5), (5, 0)), ((0, 4, 5), (5, 2)),
-                                   ((0,), (0,)), ((3, 0), (0,)), ((2, 3, 0), (2, 0, 4))])
+@pytest.mark.parametrize(
+    "sa,sb",
+    [
+        ((0, 5), (5, 3)),
+        ((4, 0), (0, 3)),
+        ((4, 5), (5, 0)),
+        ((0, 4, 5), (5, 2)),
+        ((0,), (0,)),
+        ((3, 0), (0,)),
+        ((2, 3, 0), (2, 0, 4)),
+    ],
+)
 def test_matmul_empty(sa, sb):
     a, b = np.ones(sa, np.float32), np.ones(sb, np.float32)
     got = mx.matmul(mx.array(a), mx.array(b))
     check(got, a, b, "float32", f"{sa} @ {sb}")
 
 
-@pytest.mark.parametrize("da,db,out", [("float16", "float32", "float32"), ("bfloat16", "float16", "float32"),
-                                       ("bfloat16", "float32", "float32"), ("float16", "float16", "float16")])
+@pytest.mark.parametrize(
+    "da,db,out",
+    [
+        ("float16", "float32", "float32"),
+        ("bfloat16", "float16", "float32"),
+        ("bfloat16", "float32", "float32"),
+        ("float16", "float16", "float16"),
+    ],
+)
 def test_matmul_promotion(da, db, out):
     rng = seeded_rng("promote", da, db)
     a, b = operand(rng, (9, 20), da), operand(rng, (20, 7), db)
@@ -153,7 +219,14 @@ def op_error(fn, op):
 
 
 @pytest.mark.parametrize(
-    "sa,sb", [((3, 4), (5, 6)), ((4,), (5,)), ((2, 3, 4), (2, 5, 6)), ((2, 3, 4), (3, 4, 5)), ((3,), (4, 2))]
+    "sa,sb",
+    [
+        ((3, 4), (5, 6)),
+        ((4,), (5,)),
+        ((2, 3, 4), (2, 5, 6)),
+        ((2, 3, 4), (3, 4, 5)),
+        ((3,), (4, 2)),
+    ],
 )
 def test_matmul_bad_shapes(sa, sb):
     op_error(lambda: mx.matmul(mx.zeros(sa), mx.zeros(sb)), "matmul")
@@ -166,7 +239,10 @@ def test_matmul_zero_d():
 
 @pytest.mark.parametrize("dtype", ["int32", "int8", "uint16", "int64", "bool"])
 def test_matmul_integer_dtypes(dtype):
-    op_error(lambda: mx.matmul(mx.zeros((2, 2), dtype=MX[dtype]), mx.zeros((2, 2), dtype=MX[dtype])), "matmul")
+    op_error(
+        lambda: mx.matmul(mx.zeros((2, 2), dtype=MX[dtype]), mx.zeros((2, 2), dtype=MX[dtype])),
+        "matmul",
+    )
 
 
 @pytest.mark.nuvec_only
@@ -190,8 +266,10 @@ def test_contraction_errors():
 # Contractions built on matmul.
 
 
-@pytest.mark.parametrize("alpha,beta,cshape", [(1.0, 1.0, (5, 3)), (0.5, 2.0, (3,)), (2.0, 0.0, (1, 3)),
-                                               (-1.0, 0.25, (5, 1))])
+@pytest.mark.parametrize(
+    "alpha,beta,cshape",
+    [(1.0, 1.0, (5, 3)), (0.5, 2.0, (3,)), (2.0, 0.0, (1, 3)), (-1.0, 0.25, (5, 1))],
+)
 def test_addmm(alpha, beta, cshape):
     rng = seeded_rng("addmm", alpha, beta, cshape)
     a, b, c = (operand(rng, s, "float32") for s in ((5, 8), (8, 3), cshape))
@@ -204,8 +282,12 @@ def test_addmm(alpha, beta, cshape):
 def test_inner(sa, sb):
     rng = seeded_rng("inner", sa, sb)
     a, b = operand(rng, sa, "float32"), operand(rng, sb, "float32")
-    np.testing.assert_allclose(to_np(mx.inner(mx.array(a), mx.array(b))), np.inner(a.astype(np.float64), b),
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        to_np(mx.inner(mx.array(a), mx.array(b))),
+        np.inner(a.astype(np.float64), b),
+        rtol=1e-5,
+        atol=1e-5,
+    )
 
 
 def test_outer():
@@ -214,24 +296,54 @@ def test_outer():
     np.testing.assert_allclose(to_np(mx.outer(mx.array(a), mx.array(b))), np.outer(a, b), rtol=1e-6)
 
 
-@pytest.mark.parametrize("sa,sb,axes", [((3, 4, 5), (4, 5, 6), 2), ((3, 4, 5), (5, 4, 2), [[1, 2], [1, 0]]),
-                                        ((3, 4), (4, 2), 1), ((2, 3), (4,), 0), ((3, 4, 5), (3, 2), [[0], [0]])])
+@pytest.mark.parametrize(
+    "sa,sb,axes",
+    [
+        ((3, 4, 5), (4, 5, 6), 2),
+        ((3, 4, 5), (5, 4, 2), [[1, 2], [1, 0]]),
+        ((3, 4), (4, 2), 1),
+        ((2, 3), (4,), 0),
+        ((3, 4, 5), (3, 2), [[0], [0]]),
+    ],
+)
 def test_tensordot(sa, sb, axes):
     rng = seeded_rng("tensordot", sa, sb, str(axes))
     a, b = operand(rng, sa, "float32"), operand(rng, sb, "float32")
-    np.testing.assert_allclose(to_np(mx.tensordot(mx.array(a), mx.array(b), axes=axes)),
-                               np.tensordot(a.astype(np.float64), b, axes=axes), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        to_np(mx.tensordot(mx.array(a), mx.array(b), axes=axes)),
+        np.tensordot(a.astype(np.float64), b, axes=axes),
+        rtol=1e-5,
+        atol=1e-5,
+    )
 
 
-@pytest.mark.parametrize("spec,shapes", [
-    ("ij,jk->ik", [(3, 4), (4, 5)]), ("ij,jk", [(3, 4), (4, 5)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
-    ("i,i->", [(6,), (6,)]), ("ij->ji", [(3, 4)]), ("ij->i", [(3, 4)]), ("ij->", [(3, 4)]), ("ij,j->i", [(3, 4), (4,)]),
-    ("i,j->ij", [(3,), (4,)]), ("abc,cd->abd", [(2, 3, 4), (4, 5)]), ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
-    ("ik,kj->ji", [(3, 4), (4, 2)]), ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]), ("ij,kl->", [(2, 3), (4, 5)]),
-    ("ijk,jil->kl", [(2, 3, 4), (3, 2, 5)]), ("ij,ij->ij", [(3, 4), (3, 4)]), ("i,i,i->i", [(5,), (5,), (5,)]),
-    ("...ij,...jk", [(2, 1, 3, 4), (5, 4, 2)]), ("...ij,...jk->...ik", [(3, 4), (2, 4, 5)]), ("i...,i...->...", [(3, 2), (3, 1)]),
-    ("...,...", [(2, 3), (3,)]), ("b...d,bd->b...", [(2, 3, 4, 5), (2, 5)]),
-])
+@pytest.mark.parametrize(
+    "spec,shapes",
+    [
+        ("ij,jk->ik", [(3, 4), (4, 5)]),
+        ("ij,jk", [(3, 4), (4, 5)]),
+        ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+        ("i,i->", [(6,), (6,)]),
+        ("ij->ji", [(3, 4)]),
+        ("ij->i", [(3, 4)]),
+        ("ij->", [(3, 4)]),
+        ("ij,j->i", [(3, 4), (4,)]),
+        ("i,j->ij", [(3,), (4,)]),
+        ("abc,cd->abd", [(2, 3, 4), (4, 5)]),
+        ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+        ("ik,kj->ji", [(3, 4), (4, 2)]),
+        ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]),
+        ("ij,kl->", [(2, 3), (4, 5)]),
+        ("ijk,jil->kl", [(2, 3, 4), (3, 2, 5)]),
+        ("ij,ij->ij", [(3, 4), (3, 4)]),
+        ("i,i,i->i", [(5,), (5,), (5,)]),
+        ("...ij,...jk", [(2, 1, 3, 4), (5, 4, 2)]),
+        ("...ij,...jk->...ik", [(3, 4), (2, 4, 5)]),
+        ("i...,i...->...", [(3, 2), (3, 1)]),
+        ("...,...", [(2, 3), (3,)]),
+        ("b...d,bd->b...", [(2, 3, 4, 5), (2, 5)]),
+    ],
+)
 def test_einsum(spec, shapes):
     rng = seeded_rng("einsum", spec)
     xs = [operand(rng, s, "float32") for s in shapes]
@@ -266,12 +378,16 @@ def test_row_independence(dtype, layout):
     rows = mx.ROW_INDEPENDENT_ROWS
     assert rows >= 64
     rng = seeded_rng("rows", dtype, layout)
-    k = int(rng.integers(513, 1100) if layout == "plain" else rng.integers(1, 600))  # plain: several k blocks
+    k = int(
+        rng.integers(513, 1100) if layout == "plain" else rng.integers(1, 600)
+    )  # plain: several k blocks
     n = int(rng.integers(1, 200))
     a = mx.array(operand(rng, (rows, k), dtype), dtype=MX[dtype])
-    w = mx.array(operand(rng, (n, k) if layout == "b_transposed" else (k, n), dtype), dtype=MX[dtype])
+    w = mx.array(
+        operand(rng, (n, k) if layout == "b_transposed" else (k, n), dtype), dtype=MX[dtype]
+    )
     b = w.T if layout == "b_transposed" else w
-    one_row = [bits(mx.matmul(a[i:i + 1], b)) for i in range(rows)]
+    one_row = [bits(mx.matmul(a[i : i + 1], b)) for i in range(rows)]
     for m in range(1, rows + 1):
         if layout == "batched" and m % 2 == 0:
             # (2, m/2, k) @ (k, n): batch rows fold into one product.
@@ -279,16 +395,28 @@ def test_row_independence(dtype, layout):
         else:
             out = to_np(mx.matmul(a[:m], b))
         for i in range(m):
-            assert out[i].tobytes() == one_row[i], f"{dtype} k={k} n={n}: row {i} of a {m}-row product differs"
+            assert out[i].tobytes() == one_row[i], (
+                f"{dtype} k={k} n={n}: row {i} of a {m}-row product differs"
+            )
 
 
 @pytest.mark.nuvec_only
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_thread_count_independence(dtype):
     rng = seeded_rng("threads", dtype)
-    cases = [((300, 700), (700, 130)), ((1, 2000), (2000, 1500)), ((5, 300), (300, 2000)), ((3, 64, 80), (3, 80, 90))]
-    arrays = [(mx.array(operand(rng, sa, dtype), dtype=MX[dtype]), mx.array(operand(rng, sb, dtype), dtype=MX[dtype]))
-              for sa, sb in cases]
+    cases = [
+        ((300, 700), (700, 130)),
+        ((1, 2000), (2000, 1500)),
+        ((5, 300), (300, 2000)),
+        ((3, 64, 80), (3, 80, 90)),
+    ]
+    arrays = [
+        (
+            mx.array(operand(rng, sa, dtype), dtype=MX[dtype]),
+            mx.array(operand(rng, sb, dtype), dtype=MX[dtype]),
+        )
+        for sa, sb in cases
+    ]
     before = mx.get_num_threads()
     try:
         results = {}
@@ -322,8 +450,13 @@ def test_num_threads_environment():
     outs = []
     for t in ("1", "2", "5"):
         env = dict(os.environ, NUVEC_NUM_THREADS=t)
-        res = subprocess.run([sys.executable, "-c", THREADS_SCRIPT], env=env, capture_output=True, text=True,
-                             timeout=300)
+        res = subprocess.run(
+            [sys.executable, "-c", THREADS_SCRIPT],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert res.returncode == 0, res.stderr
         threads, digest = res.stdout.split()
         assert threads == t
@@ -358,11 +491,15 @@ def test_kernel_builds(isa):
     """Each kernel build agrees with NumPy and keeps rows independent (in a subprocess forced with
     NUVEC_CPU_ISA)."""
     env = dict(os.environ, NUVEC_CPU_ISA=isa)
-    res = subprocess.run([sys.executable, "-c", ISA_SCRIPT], env=env, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [sys.executable, "-c", ISA_SCRIPT], env=env, capture_output=True, text=True, timeout=300
+    )
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     if isa != "portable" and out["isa"] != isa:
         pytest.skip(f"this processor runs {out['isa']}, not {isa}")
     for dtype, m, k, n, err, rows_match in out["cases"]:
         assert rows_match, f"{isa} {dtype} {m}x{k}x{n}: rows differ from one-row products"
-        assert err <= 4 * k * ACC_EPS[dtype] + 2 * OUT_EPS[dtype], f"{isa} {dtype} {m}x{k}x{n}: error {err}"
+        assert err <= 4 * k * ACC_EPS[dtype] + 2 * OUT_EPS[dtype], (
+            f"{isa} {dtype} {m}x{k}x{n}: error {err}"
+        )

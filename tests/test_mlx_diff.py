@@ -51,8 +51,7 @@ def _tolerance(op, dt):
     return 2 * rtol, 2 * atol
 
 
-@pytest.mark.parametrize("op,dt", [p.values for p in cases(OPS)],
-                         ids=[p.id for p in cases(OPS)])
+@pytest.mark.parametrize("op,dt", [p.values for p in cases(OPS)], ids=[p.id for p in cases(OPS)])
 def test_op_matches_mlx(op, dt):
     if not hasattr(mlx, op.name):
         pytest.skip(f"MLX has no {op.name} (a registry op of nuvec's own)")
@@ -71,8 +70,9 @@ def test_op_matches_mlx(op, dt):
                 np.testing.assert_array_equal(gv, rv, err_msg=f"{op.test_id}[{dt}]")
             else:
                 rtol, atol = _tolerance(op, dt)
-                np.testing.assert_allclose(gv, rv, rtol=rtol, atol=atol, equal_nan=True,
-                                           err_msg=f"{op.test_id}[{dt}]")
+                np.testing.assert_allclose(
+                    gv, rv, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"{op.test_id}[{dt}]"
+                )
 
 
 @pytest.mark.parametrize("a", ALL)
@@ -83,26 +83,44 @@ def test_promotion_matches_mlx(a):
         assert _name(g.dtype, _NV_DT) == _name(r.dtype, _MLX_DT), (a, b)
 
 
-@pytest.mark.parametrize("s", [True, 3, -2, 2.5, 1j, np.float64(1.5), np.int64(4)],
-                         ids=repr)
+@pytest.mark.parametrize("s", [True, 3, -2, 2.5, 1j, np.float64(1.5), np.int64(4)], ids=repr)
 def test_weak_scalars_match_mlx(s):
     for dt in ALL:
-        if isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s < 0 and \
-                dt.startswith("uint"):
+        if (
+            isinstance(s, (int, np.integer))
+            and not isinstance(s, bool)
+            and s < 0
+            and dt.startswith("uint")
+        ):
             continue  # out of range for unsigned dtypes: an error in both
         if isinstance(s, np.integer) and dt == "bool":
             continue  # MLX 0.32 casts the NumPy int to bool here (bool * np.int64(4) -> bool)
         g = nv.ones((2,), _NV_DT[dt]) * s
         r = mlx.ones((2,), _MLX_DT[dt]) * s
         assert _name(g.dtype, _NV_DT) == _name(r.dtype, _MLX_DT), (dt, s)
-        np.testing.assert_allclose(_to_numpy(g, nv, _NV_DT).astype(np.complex128),
-                                   _to_numpy(r, mlx, _MLX_DT).astype(np.complex128),
-                                   rtol=1e-2)
+        np.testing.assert_allclose(
+            _to_numpy(g, nv, _NV_DT).astype(np.complex128),
+            _to_numpy(r, mlx, _MLX_DT).astype(np.complex128),
+            rtol=1e-2,
+        )
 
 
-@pytest.mark.parametrize("value", [1, 2**40, 1.5, True, 1j, [1, 2.5], [[True, 3]],
-                                   np.arange(3), np.ones(2), np.ones(2, np.float16)],
-                         ids=repr)
+@pytest.mark.parametrize(
+    "value",
+    [
+        1,
+        2**40,
+        1.5,
+        True,
+        1j,
+        [1, 2.5],
+        [[True, 3]],
+        np.arange(3),
+        np.ones(2),
+        np.ones(2, np.float16),
+    ],
+    ids=repr,
+)
 def test_array_defaults_match_mlx(value):
     assert _name(nv.array(value).dtype, _NV_DT) == _name(mlx.array(value).dtype, _MLX_DT)
 
@@ -124,8 +142,12 @@ def test_creation_matches_mlx():
 
 
 def test_repr_matches_mlx():
-    for make in (lambda m: m.array([1, 2, 3]), lambda m: m.array([[1.5, -2.0], [0.25, 3.0]]),
-                 lambda m: m.array(True), lambda m: m.zeros((0, 2), m.int8)):
+    for make in (
+        lambda m: m.array([1, 2, 3]),
+        lambda m: m.array([[1.5, -2.0], [0.25, 3.0]]),
+        lambda m: m.array(True),
+        lambda m: m.zeros((0, 2), m.int8),
+    ):
         assert repr(make(nv)) == repr(make(mlx))
 
 

@@ -11,10 +11,23 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes, mutually_broadcastable_shapes
 
 from _impl import IS_MLX, mx
-from helpers import (ALL, BOOL_INT, FLOATS, FMAX, INEXACT, INTS, NP, SINTS,
-                     assert_array_equal_np, np_values, promote, seeded_rng, to_mx, to_np)
-from op_table import (BINARY, OPS, OPS_BY_ID, REQUIRED_NAMES, UNARY, case_id, cases,
-                      dtypes_checked)
+from helpers import (
+    ALL,
+    BOOL_INT,
+    FLOATS,
+    FMAX,
+    INEXACT,
+    INTS,
+    NP,
+    SINTS,
+    assert_array_equal_np,
+    np_values,
+    promote,
+    seeded_rng,
+    to_mx,
+    to_np,
+)
+from op_table import BINARY, OPS, OPS_BY_ID, REQUIRED_NAMES, UNARY, case_id, cases, dtypes_checked
 
 
 # ----------------------------------------------------------------------------- machinery
@@ -27,7 +40,11 @@ def _check(op, dt, xs, mx_xs, what):
     rtol, atol = op.tolerance(dt)
     for k, (o, r) in enumerate(zip(outs, refs)):
         assert_array_equal_np(
-            o, r, rtol, atol, dtype=op.result_dtype(dt),
+            o,
+            r,
+            rtol,
+            atol,
+            dtype=op.result_dtype(dt),
             err_msg=f"{op.test_id}[{dt}] {what} output {k}",
         )
 
@@ -80,9 +97,7 @@ def test_op_against_numpy(op, dt):
     if op.arity > 1:
         xs = op.sample(rng, [(4, 6)] * op.arity, dt)
         names = op.slot_dtypes(dt)
-        mx_xs = [_transposed(xs[0], names[0])] + [
-            to_mx(x, n) for x, n in zip(xs[1:], names[1:])
-        ]
+        mx_xs = [_transposed(xs[0], names[0])] + [to_mx(x, n) for x, n in zip(xs[1:], names[1:])]
         _check(op, dt, xs, mx_xs, "mixed layouts")
     # A long odd-length vector (vector loops and their tails) and a 0-d array.
     for shape in [(67,), ()]:
@@ -112,8 +127,9 @@ def test_op_shapes_and_broadcasting(op, data):
         shapes = [data.draw(array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=5))]
     else:
         bs = data.draw(
-            mutually_broadcastable_shapes(num_shapes=op.arity, min_dims=0, max_dims=3,
-                                          min_side=0, max_side=4),
+            mutually_broadcastable_shapes(
+                num_shapes=op.arity, min_dims=0, max_dims=3, min_side=0, max_side=4
+            ),
             label="shapes",
         )
         shapes = list(bs.input_shapes)
@@ -125,12 +141,33 @@ def test_op_shapes_and_broadcasting(op, data):
 
 # ----------------------------------------------------------------------------- mixed dtypes
 MIXED_PAIRS = [
-    ("int8", "uint8"), ("uint64", "int8"), ("float16", "bfloat16"), ("int32", "float16"),
-    ("bool", "float32"), ("uint8", "int64"), ("float32", "float64"), ("complex64", "float32"),
-    ("int16", "bfloat16"), ("uint32", "int32"), ("bool", "int8"), ("uint16", "float64"),
+    ("int8", "uint8"),
+    ("uint64", "int8"),
+    ("float16", "bfloat16"),
+    ("int32", "float16"),
+    ("bool", "float32"),
+    ("uint8", "int64"),
+    ("float32", "float64"),
+    ("complex64", "float32"),
+    ("int16", "bfloat16"),
+    ("uint32", "int32"),
+    ("bool", "int8"),
+    ("uint16", "float64"),
 ]
-MIXED_OPS = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "equal", "less",
-             "greater_equal", "logical_and", "arctan2", "power"]
+MIXED_OPS = [
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "maximum",
+    "minimum",
+    "equal",
+    "less",
+    "greater_equal",
+    "logical_and",
+    "arctan2",
+    "power",
+]
 
 
 def _mixed_cases():
@@ -153,24 +190,33 @@ def test_binary_mixed_dtypes(name, a, b):
     out = op.call(mx, to_mx(x, a), to_mx(y, b))
     ref = op.reference([np_values(x, common), np_values(y, common)], common)[0]
     rtol, atol = op.tolerance(common)
-    assert_array_equal_np(out, ref, rtol, atol, dtype=op.result_dtype(common),
-                          err_msg=f"{name}({a}, {b})")
+    assert_array_equal_np(
+        out, ref, rtol, atol, dtype=op.result_dtype(common), err_msg=f"{name}({a}, {b})"
+    )
 
 
 # ----------------------------------------------------------------------------- operators
 BINOPS = [
-    ("+", operator.add, "add"), ("-", operator.sub, "subtract"),
-    ("*", operator.mul, "multiply"), ("/", operator.truediv, "divide"),
-    ("//", operator.floordiv, "floor_divide"), ("%", operator.mod, "remainder"),
-    ("**", operator.pow, "power"), ("==", operator.eq, "equal"),
-    ("!=", operator.ne, "not_equal"), ("<", operator.lt, "less"),
-    ("<=", operator.le, "less_equal"), (">", operator.gt, "greater"),
-    (">=", operator.ge, "greater_equal"), ("&", operator.and_, "bitwise_and"),
-    ("|", operator.or_, "bitwise_or"), ("^", operator.xor, "bitwise_xor"),
-    ("<<", operator.lshift, "left_shift"), (">>", operator.rshift, "right_shift"),
+    ("+", operator.add, "add"),
+    ("-", operator.sub, "subtract"),
+    ("*", operator.mul, "multiply"),
+    ("/", operator.truediv, "divide"),
+    ("//", operator.floordiv, "floor_divide"),
+    ("%", operator.mod, "remainder"),
+    ("**", operator.pow, "power"),
+    ("==", operator.eq, "equal"),
+    ("!=", operator.ne, "not_equal"),
+    ("<", operator.lt, "less"),
+    ("<=", operator.le, "less_equal"),
+    (">", operator.gt, "greater"),
+    (">=", operator.ge, "greater_equal"),
+    ("&", operator.and_, "bitwise_and"),
+    ("|", operator.or_, "bitwise_or"),
+    ("^", operator.xor, "bitwise_xor"),
+    ("<<", operator.lshift, "left_shift"),
+    (">>", operator.rshift, "right_shift"),
 ]
-OPERATOR_DTYPES = ["bool", "uint8", "int32", "int64", "float16", "float32", "bfloat16",
-                   "complex64"]
+OPERATOR_DTYPES = ["bool", "uint8", "int32", "int64", "float16", "float32", "bfloat16", "complex64"]
 
 
 def _binop_cases():
@@ -193,8 +239,14 @@ def test_binary_operator(sym, fn, name, dt):
     rtol, atol = op.tolerance(dt)
     assert_array_equal_np(got, ref, rtol, atol, dtype=op.result_dtype(dt), err_msg=sym)
     # The operator and the named function agree.
-    assert_array_equal_np(got, to_np(op.call(mx, a, b)), dtype=op.result_dtype(dt),
-                          rtol=rtol, atol=atol, err_msg=f"{sym} vs mx.{name}")
+    assert_array_equal_np(
+        got,
+        to_np(op.call(mx, a, b)),
+        dtype=op.result_dtype(dt),
+        rtol=rtol,
+        atol=atol,
+        err_msg=f"{sym} vs mx.{name}",
+    )
 
 
 def _scalar_cases():
@@ -204,9 +256,12 @@ def _scalar_cases():
             if dt not in OPS_BY_ID[name].dtypes:
                 continue
             for s in (2, 1.5):
-                if isinstance(s, float) and dt not in INEXACT and name in (
-                        "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift",
-                        "right_shift"):
+                if (
+                    isinstance(s, float)
+                    and dt not in INEXACT
+                    and name
+                    in ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift")
+                ):
                     continue
                 out.append(pytest.param(sym, fn, name, dt, s, id=f"{sym}-{dt}-{s}"))
     return out
@@ -236,9 +291,21 @@ def test_operator_with_python_scalar(sym, fn, name, dt, s):
     ref = op.reference([np_values(x_right, eff), sv], eff)[0]
     assert_array_equal_np(got, ref, rtol, atol, dtype=res, err_msg=f"x {sym} {s!r}")
 
-    reflected = name in ("add", "subtract", "multiply", "divide", "floor_divide",
-                         "remainder", "power", "equal", "not_equal", "less", "less_equal",
-                         "greater", "greater_equal")
+    reflected = name in (
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "floor_divide",
+        "remainder",
+        "power",
+        "equal",
+        "not_equal",
+        "less",
+        "less_equal",
+        "greater",
+        "greater_equal",
+    )
     if reflected:
         got = fn(s, to_mx(x_left, dt))
         ref = op.reference([sv, np_values(x_left, eff)], eff)[0]
@@ -251,10 +318,12 @@ def test_reflected_examples(dt):
     x = to_mx(v, dt)
     with np.errstate(all="ignore"):
         assert_array_equal_np(1 - x, (np.array(1, NP[dt]) - v).astype(NP[dt]), dtype=dt)
-        assert_array_equal_np(2 ** x, (np.array(2, NP[dt]) ** v).astype(NP[dt]), dtype=dt)
-        assert_array_equal_np(10 // x if dt != "complex64" else 10 * x,
-                              (np.array(10, NP[dt]) // v if dt != "complex64" else 10 * v),
-                              dtype=dt)
+        assert_array_equal_np(2**x, (np.array(2, NP[dt]) ** v).astype(NP[dt]), dtype=dt)
+        assert_array_equal_np(
+            10 // x if dt != "complex64" else 10 * x,
+            (np.array(10, NP[dt]) // v if dt != "complex64" else 10 * v),
+            dtype=dt,
+        )
     if dt == "uint8":
         assert_array_equal_np(1 - x, np.array([0, 255, 254], np.uint8))
 
@@ -273,8 +342,9 @@ def test_unary_operators(dt):
         op = OPS_BY_ID[name]
         ref = op.reference(xs, dt)[0]
         rtol, atol = op.tolerance(dt)
-        assert_array_equal_np(fn(x), ref, rtol, atol, dtype=op.result_dtype(dt),
-                              err_msg=f"{name} operator")
+        assert_array_equal_np(
+            fn(x), ref, rtol, atol, dtype=op.result_dtype(dt), err_msg=f"{name} operator"
+        )
 
 
 def test_bool_invert_is_logical_not():
@@ -300,8 +370,11 @@ INPLACE = [
 
 
 def _inplace_start(dt):
-    return np.array([[-7, 0, 5], [9, -3, 12]]).astype(NP[dt]) if dt != "float16" else \
-        np.array([[-7.5, 0, 5], [9, -3, 12.25]], np.float16)
+    return (
+        np.array([[-7, 0, 5], [9, -3, 12]]).astype(NP[dt])
+        if dt != "float16"
+        else np.array([[-7.5, 0, 5], [9, -3, 12.25]], np.float16)
+    )
 
 
 @pytest.mark.parametrize("sym,fn,name,dt,s", INPLACE, ids=[f"{c[0]}-{c[3]}" for c in INPLACE])
@@ -427,12 +500,15 @@ def test_integer_divide_by_zero_is_float(dt):
     assert_array_equal_np(mx.divide(to_mx(a, dt), to_mx(b, dt)), ref, dtype="float32")
 
 
-@pytest.mark.parametrize("dt,a,b,ref", [
-    ("int8", [100, -100, 127], [100, -100, 1], [-56, 56, -128]),
-    ("uint8", [0, 1, 255], [1, 2, 1], None),
-    ("int32", [2**31 - 1, -(2**31)], [1, -1], None),
-    ("uint64", [0, 2**64 - 1], [1, 1], None),
-])
+@pytest.mark.parametrize(
+    "dt,a,b,ref",
+    [
+        ("int8", [100, -100, 127], [100, -100, 1], [-56, 56, -128]),
+        ("uint8", [0, 1, 255], [1, 2, 1], None),
+        ("int32", [2**31 - 1, -(2**31)], [1, -1], None),
+        ("uint64", [0, 2**64 - 1], [1, 1], None),
+    ],
+)
 def test_integer_add_subtract_wrap(dt, a, b, ref):
     an, bn = np.array(a, dtype=NP[dt]), np.array(b, dtype=NP[dt])
     x, y = to_mx(an, dt), to_mx(bn, dt)
@@ -450,23 +526,30 @@ def test_round_half_to_even(dt):
     assert_array_equal_np(mx.round(to_mx(v, dt)), np.round(v.astype(np.float64)), dtype=dt)
 
 
-@pytest.mark.parametrize("dt,decimals,step", [("float16", 2, 8), ("bfloat16", 2, 4),
-                                               ("float16", 1, 8), ("bfloat16", 1, 2)])
+@pytest.mark.parametrize(
+    "dt,decimals,step",
+    [("float16", 2, 8), ("bfloat16", 2, 4), ("float16", 1, 8), ("bfloat16", 1, 2)],
+)
 def test_round_decimals_half_types(dt, decimals, step):
     # Values on a grid where value * 10**decimals is exact even in half precision; the result
     # may be one unit in the last place off the correctly rounded one (MLX scales by 1/10**d).
     v = np.arange(-40, 41) / step if dt == "float16" else np.arange(-8, 9) / step
     v = np_values(v, dt)
     rtol = {"float16": 1e-3, "bfloat16": 8e-3}[dt]
-    assert_array_equal_np(mx.round(to_mx(v, dt), decimals),
-                          np.round(v.astype(np.float64), decimals), rtol=rtol, dtype=dt)
+    assert_array_equal_np(
+        mx.round(to_mx(v, dt), decimals),
+        np.round(v.astype(np.float64), decimals),
+        rtol=rtol,
+        dtype=dt,
+    )
 
 
 def test_round_integers_with_negative_decimals():
     a = np.array([15, 25, 123, -15], np.int32)
     assert_array_equal_np(mx.round(mx.array(a), -1), np.round(a, -1))
-    assert_array_equal_np(mx.round(mx.array([1234.5, 1250.0]), -2),
-                          np.array([1200.0, 1200.0], np.float32))
+    assert_array_equal_np(
+        mx.round(mx.array([1234.5, 1250.0]), -2), np.array([1200.0, 1200.0], np.float32)
+    )
 
 
 def test_clip_with_none_bounds():
@@ -474,22 +557,27 @@ def test_clip_with_none_bounds():
     assert_array_equal_np(mx.clip(x, 2, None), np.array([2, 5, 10], np.int32))
     assert_array_equal_np(mx.clip(x, None, 7), np.array([1, 5, 7], np.int32))
     xf = mx.array([1.0, 5.0, 10.0])
-    assert_array_equal_np(mx.clip(xf, mx.array([0.0, 6.0, 0.0]), 8.0),
-                          np.array([1.0, 6.0, 8.0], np.float32))
-    assert_array_equal_np(mx.clip(mx.array([1, 5, 10], mx.int8), 2, 7),
-                          np.array([2, 5, 7], np.int8))
+    assert_array_equal_np(
+        mx.clip(xf, mx.array([0.0, 6.0, 0.0]), 8.0), np.array([1.0, 6.0, 8.0], np.float32)
+    )
+    assert_array_equal_np(
+        mx.clip(mx.array([1, 5, 10], mx.int8), 2, 7), np.array([2, 5, 7], np.int8)
+    )
 
 
 def test_where_promotion_and_scalars():
     cond = mx.array([True, False, True])
     assert_array_equal_np(mx.where(cond, 1, 2.5), np.array([1.0, 2.5, 1.0], np.float32))
-    assert_array_equal_np(mx.where(cond, mx.array([1, 2, 3], mx.int8), 2.5),
-                          np.array([1.0, 2.5, 3.0], np.float32))
-    assert_array_equal_np(mx.where(cond, mx.array([1, 2, 3], mx.float16), 7),
-                          np.array([1, 7, 3], np.float16))
-    assert_array_equal_np(mx.where(cond, mx.array([1, 2, 3], mx.int8),
-                                   mx.array([4, 5, 6], mx.uint8)),
-                          np.array([1, 5, 3], np.int16))
+    assert_array_equal_np(
+        mx.where(cond, mx.array([1, 2, 3], mx.int8), 2.5), np.array([1.0, 2.5, 3.0], np.float32)
+    )
+    assert_array_equal_np(
+        mx.where(cond, mx.array([1, 2, 3], mx.float16), 7), np.array([1, 7, 3], np.float16)
+    )
+    assert_array_equal_np(
+        mx.where(cond, mx.array([1, 2, 3], mx.int8), mx.array([4, 5, 6], mx.uint8)),
+        np.array([1, 5, 3], np.int16),
+    )
     # A non-bool condition is truthiness.
     assert_array_equal_np(mx.where(mx.array([2, 0, -1]), 1, 0), np.array([1, 0, 1], np.int32))
     # Broadcasting of all three.
@@ -535,11 +623,15 @@ def test_allclose_and_array_equal():
 def test_nan_to_num_arguments(dt):
     v = np_values([1.0, np.nan, np.inf, -np.inf], dt)
     x = to_mx(v, dt)
-    assert_array_equal_np(mx.nan_to_num(x, nan=1.0, posinf=2.0, neginf=-3.0),
-                          np.array([1.0, 1.0, 2.0, -3.0]), dtype=dt)
+    assert_array_equal_np(
+        mx.nan_to_num(x, nan=1.0, posinf=2.0, neginf=-3.0),
+        np.array([1.0, 1.0, 2.0, -3.0]),
+        dtype=dt,
+    )
     # Infinities default to the dtype's largest finite values.
-    assert_array_equal_np(mx.nan_to_num(x, 5.0), np.array([1.0, 5.0, FMAX[dt], -FMAX[dt]]),
-                          rtol=1e-6, dtype=dt)
+    assert_array_equal_np(
+        mx.nan_to_num(x, 5.0), np.array([1.0, 5.0, FMAX[dt], -FMAX[dt]]), rtol=1e-6, dtype=dt
+    )
 
 
 @pytest.mark.parametrize("dt", FLOATS)
@@ -555,10 +647,10 @@ def test_maximum_minimum_propagate_nan(dt):
 def test_complex_abs_sign_real_imag():
     z = np.array([3 + 4j, -1 - 1j, 0j, 1j, -2 + 0j], np.complex64)
     x = mx.array(z)
-    assert_array_equal_np(mx.abs(x), np.abs(z.astype(np.complex128)), 1e-6, 1e-7,
-                          dtype="float32")
-    assert_array_equal_np(mx.sign(x), np.sign(z.astype(np.complex128)), 1e-6, 1e-7,
-                          dtype="complex64")
+    assert_array_equal_np(mx.abs(x), np.abs(z.astype(np.complex128)), 1e-6, 1e-7, dtype="float32")
+    assert_array_equal_np(
+        mx.sign(x), np.sign(z.astype(np.complex128)), 1e-6, 1e-7, dtype="complex64"
+    )
     assert_array_equal_np(mx.real(x), z.real, dtype="float32")
     assert_array_equal_np(mx.imag(x), z.imag, dtype="float32")
     assert_array_equal_np(mx.conjugate(x), np.conjugate(z), dtype="complex64")
@@ -589,9 +681,9 @@ def test_binary_ops_accept_stream_keyword(name):
 
 def test_ops_accept_python_scalars_and_lists():
     assert_array_equal_np(mx.add(1, 2), np.array(3, np.int32))
-    assert_array_equal_np(mx.multiply(mx.array([1.0, 2.0]), 3), np.array([3.0, 6.0],
-                                                                          np.float32))
-    assert_array_equal_np(mx.maximum(2.5, mx.array([1, 5], mx.int16)),
-                          np.array([2.5, 5.0], np.float32))
+    assert_array_equal_np(mx.multiply(mx.array([1.0, 2.0]), 3), np.array([3.0, 6.0], np.float32))
+    assert_array_equal_np(
+        mx.maximum(2.5, mx.array([1, 5], mx.int16)), np.array([2.5, 5.0], np.float32)
+    )
     assert_array_equal_np(mx.sqrt(4.0), np.array(2.0, np.float32))
     assert_array_equal_np(mx.exp(0), np.array(1.0, np.float32))

@@ -1,5 +1,6 @@
 """nuvec.random: MLX's golden values, bit-exactness against MLX for many keys, shapes and dtypes,
 the statistics of every sampler, the global state, and argument errors."""
+
 import json
 import os
 import subprocess
@@ -22,6 +23,7 @@ needs_mlx = pytest.mark.skipif(mlx_core is None, reason="MLX is not installed")
 
 # --- golden values (COMPAT.md) -----------------------------------------------------------------
 
+
 def test_key_layout():
     assert mx.random.key(0).dtype == mx.uint32
     assert to_np(mx.random.key(0)).tolist() == [0, 0]
@@ -29,8 +31,10 @@ def test_key_layout():
 
 
 def test_golden_split():
-    assert to_np(mx.random.split(mx.random.key(0))).tolist() == [[4146024105, 967050713],
-                                                                 [2718843009, 1272950319]]
+    assert to_np(mx.random.split(mx.random.key(0))).tolist() == [
+        [4146024105, 967050713],
+        [2718843009, 1272950319],
+    ]
 
 
 def test_golden_uniform_and_normal():
@@ -89,7 +93,10 @@ def test_float_samplers_match_mlx(name, d):
             a = ours(shape, mx.random.key(seed))
             b = theirs(shape, mlx_core.random.key(seed))
             assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
-            a, b = to_np(a), np.array(b.astype(mlx_core.float32) if b.dtype == mlx_core.bfloat16 else b)
+            a, b = (
+                to_np(a),
+                np.array(b.astype(mlx_core.float32) if b.dtype == mlx_core.bfloat16 else b),
+            )
             np.testing.assert_array_equal(a, b, err_msg=f"{name} {d} seed {seed} shape {shape}")
 
 
@@ -101,10 +108,14 @@ def _discrete(lib):
         "bernoulli": lambda k: lib.random.bernoulli(0.3, (501,), key=k),
         "bernoulli_array": lambda k: lib.random.bernoulli(lib.array([0.1, 0.5, 0.9]), key=k),
         "categorical_rows": lambda k: lib.random.categorical(lib.array(logits), key=k),
-        "categorical_num_samples": lambda k: lib.random.categorical(lib.array(logits), num_samples=4, key=k),
+        "categorical_num_samples": lambda k: lib.random.categorical(
+            lib.array(logits), num_samples=4, key=k
+        ),
         "categorical_axis0": lambda k: lib.random.categorical(lib.array(logits), axis=0, key=k),
         "permutation": lambda k: lib.random.permutation(100, key=k),
-        "permutation_axis": lambda k: lib.random.permutation(lib.array(np.arange(12).reshape(3, 4)), axis=1, key=k),
+        "permutation_axis": lambda k: lib.random.permutation(
+            lib.array(np.arange(12).reshape(3, 4)), axis=1, key=k
+        ),
         "split": lambda k: lib.random.split(k, 7),
         "normal_float64": lambda k: lib.random.normal((9,), dtype=lib.float64, key=k),
     }
@@ -132,11 +143,21 @@ def test_large_normal_matches_mlx():
 def test_log_matches_mlx_bit_for_bit():
     # normal, gumbel and laplace lean on float32 log being glibc's (MLX calls std::log).
     rng = np.random.default_rng(0)
-    x = np.concatenate([rng.uniform(0, 1, 100_000), rng.uniform(1, 1e6, 100_000), 10.0 ** rng.uniform(-44, 38, 100_000),
-                        [0.0, -1.0, np.inf, np.nan, 1.0, 1e-45]]).astype(np.float32)
+    x = np.concatenate(
+        [
+            rng.uniform(0, 1, 100_000),
+            rng.uniform(1, 1e6, 100_000),
+            10.0 ** rng.uniform(-44, 38, 100_000),
+            [0.0, -1.0, np.inf, np.nan, 1.0, 1e-45],
+        ]
+    ).astype(np.float32)
     with np.errstate(all="ignore"):
-        np.testing.assert_array_equal(to_np(mx.log(mx.array(x))), np.array(mlx_core.log(mlx_core.array(x))))
-        np.testing.assert_array_equal(to_np(mx.log1p(mx.array(x - 1))), np.array(mlx_core.log1p(mlx_core.array(x - 1))))
+        np.testing.assert_array_equal(
+            to_np(mx.log(mx.array(x))), np.array(mlx_core.log(mlx_core.array(x)))
+        )
+        np.testing.assert_array_equal(
+            to_np(mx.log1p(mx.array(x - 1))), np.array(mlx_core.log1p(mlx_core.array(x - 1)))
+        )
 
 
 # --- statistics --------------------------------------------------------------------------------
@@ -158,7 +179,9 @@ def test_uniform_statistics(d):
 
 @pytest.mark.parametrize("d", FLOAT_DTYPES)
 def test_normal_statistics(d):
-    x, m, v = _stats(mx.random.normal((N,), dtype=getattr(mx, d), loc=2.0, scale=3.0, key=mx.random.key(2)))
+    x, m, v = _stats(
+        mx.random.normal((N,), dtype=getattr(mx, d), loc=2.0, scale=3.0, key=mx.random.key(2))
+    )
     assert abs(m - 2) < 0.05 and abs(v - 9) < 0.15
     assert np.isfinite(x).all()
 
@@ -168,6 +191,7 @@ def test_truncated_normal_statistics():
     assert x.min() >= -1 and x.max() <= 2
     # Mean and variance of N(0, 1) truncated to [-1, 2].
     from scipy.stats import truncnorm
+
     assert abs(m - truncnorm.mean(-1, 2)) < 0.01 and abs(v - truncnorm.var(-1, 2)) < 0.01
 
 
@@ -204,7 +228,9 @@ def test_categorical_frequencies(kwargs):
 def test_permutation_is_a_permutation():
     p = to_np(mx.random.permutation(1000, key=mx.random.key(9)))
     assert sorted(p.tolist()) == list(range(1000)) and p.tolist() != list(range(1000))
-    x = to_np(mx.random.permutation(mx.array(np.arange(20).reshape(4, 5)), axis=1, key=mx.random.key(9)))
+    x = to_np(
+        mx.random.permutation(mx.array(np.arange(20).reshape(4, 5)), axis=1, key=mx.random.key(9))
+    )
     assert (np.sort(x, axis=1) == np.arange(20).reshape(4, 5)).all()
 
 
@@ -216,6 +242,7 @@ def test_bits_statistics():
 
 
 # --- global state ------------------------------------------------------------------------------
+
 
 def test_seed_makes_draws_repeat_and_advance():
     mx.random.seed(42)
@@ -231,7 +258,9 @@ def test_global_stream_matches_mlx():
     mx.random.seed(3)
     mlx_core.random.seed(3)
     for _ in range(3):
-        np.testing.assert_array_equal(to_np(mx.random.normal((5,))), np.array(mlx_core.random.normal((5,))))
+        np.testing.assert_array_equal(
+            to_np(mx.random.normal((5,))), np.array(mlx_core.random.normal((5,)))
+        )
 
 
 @pytest.mark.nuvec_only
@@ -284,30 +313,36 @@ def test_every_kernel_build_gives_the_same_bits():
     runs = {}
     for isa in ["portable", "avx2", "avx512"]:
         env = dict(os.environ, NUVEC_CPU_ISA=isa)
-        res = subprocess.run([sys.executable, "-c", ISA_SCRIPT], env=env, capture_output=True, text=True, timeout=120)
+        res = subprocess.run(
+            [sys.executable, "-c", ISA_SCRIPT], env=env, capture_output=True, text=True, timeout=120
+        )
         assert res.returncode == 0, res.stderr
         runs[isa] = json.loads(res.stdout)
-    for isa, out in runs.items():
+    for out in runs.values():
         for name in ["uniform", "normal", "gumbel"]:
             assert out[name] == runs["portable"][name], f"{out['isa']} {name}"
 
 
 # --- errors ------------------------------------------------------------------------------------
 
+
 @pytest.mark.nuvec_only
-@pytest.mark.parametrize("call", [
-    lambda: mx.random.uniform(shape=(2,), key=mx.array([1, 2])),          # int32 key
-    lambda: mx.random.uniform(shape=(2,), key=mx.array(np.uint32([1, 2, 3]))),
-    lambda: mx.random.bits((2,), 3, key=mx.random.key(0)),
-    lambda: mx.random.uniform(shape=(2,), dtype=mx.int32),
-    lambda: mx.random.normal((-1,)),
-    lambda: mx.random.randint(0, 5, (2,), dtype=mx.float32),
-    lambda: mx.random.bernoulli(mx.array([1, 0]), (2,)),
-    lambda: mx.random.categorical(mx.zeros((3, 4)), shape=(2,), num_samples=3),
-    lambda: mx.random.categorical(mx.zeros((3, 4)), shape=(5,)),
-    lambda: mx.random.uniform(mx.zeros((3,)), 1, (2,)),
-    lambda: mx.random.key(-1),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: mx.random.uniform(shape=(2,), key=mx.array([1, 2])),  # int32 key
+        lambda: mx.random.uniform(shape=(2,), key=mx.array(np.uint32([1, 2, 3]))),
+        lambda: mx.random.bits((2,), 3, key=mx.random.key(0)),
+        lambda: mx.random.uniform(shape=(2,), dtype=mx.int32),
+        lambda: mx.random.normal((-1,)),
+        lambda: mx.random.randint(0, 5, (2,), dtype=mx.float32),
+        lambda: mx.random.bernoulli(mx.array([1, 0]), (2,)),
+        lambda: mx.random.categorical(mx.zeros((3, 4)), shape=(2,), num_samples=3),
+        lambda: mx.random.categorical(mx.zeros((3, 4)), shape=(5,)),
+        lambda: mx.random.uniform(mx.zeros((3,)), 1, (2,)),
+        lambda: mx.random.key(-1),
+    ],
+)
 def test_bad_arguments_raise_op_error(call):
     with pytest.raises(mx.OpError):
         call()

@@ -7,8 +7,8 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pytest
@@ -16,14 +16,28 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from _impl import IS_MLX, mx
-from helpers import (ALL, DTYPE_NAMES, FLOATS, INTS, MX, NP, assert_array_equal_np, dtype_name,
-                     np_values, seeded_rng, to_mx)
+from helpers import (
+    ALL,
+    FLOATS,
+    INTS,
+    NP,
+    assert_array_equal_np,
+    dtype_name,
+    np_values,
+    seeded_rng,
+    to_mx,
+)
 
 
 # ----------------------------------------------------------------------------- the op table
 def _sum_dtype(dt):
-    return {"bool": "int32", "int8": "int32", "int16": "int32", "uint8": "uint32",
-            "uint16": "uint32"}.get(dt, dt)
+    return {
+        "bool": "int32",
+        "int8": "int32",
+        "int16": "int32",
+        "uint8": "uint32",
+        "uint16": "uint32",
+    }.get(dt, dt)
 
 
 def _float_result(dt):
@@ -64,11 +78,11 @@ def _softmax(x, axis):
 @dataclass
 class Red:
     name: str
-    ref: Callable          # ref(x_wide, axis, keepdims)
+    ref: Callable  # ref(x_wide, axis, keepdims)
     dtypes: tuple
-    result: Callable       # input dtype name -> result dtype name
+    result: Callable  # input dtype name -> result dtype name
     empty_ok: bool = True  # defined over zero elements
-    floaty: bool = False   # values are statistics (tolerance even for integer inputs)
+    floaty: bool = False  # values are statistics (tolerance even for integer inputs)
     positive: bool = False  # sample values near 1 (products)
 
     def call(self, x, axis, keepdims):
@@ -89,8 +103,14 @@ REDUCTIONS = [
     Red("mean", _kw(np.mean), ALL, _float_result, floaty=True),
     Red("var", _kw(np.var), ALL, _var_result, floaty=True),
     Red("std", _kw(np.std), ALL, _var_result, floaty=True),
-    Red("logsumexp", _logsumexp, tuple(d for d in ALL if d != "complex64"), _float_result,
-        empty_ok=False, floaty=True),
+    Red(
+        "logsumexp",
+        _logsumexp,
+        tuple(d for d in ALL if d != "complex64"),
+        _float_result,
+        empty_ok=False,
+        floaty=True,
+    ),
 ]
 BY_NAME = {r.name: r for r in REDUCTIONS}
 
@@ -102,8 +122,13 @@ def mlx_differs(red, dt):
     return red.name == "logsumexp" and (dt in ("bool", "float64") or dt.startswith("uint"))
 
 
-CASES = [pytest.param(r, d, id=f"{r.name}-{d}", marks=[pytest.mark.nuvec_only] if mlx_differs(r, d) else [])
-         for r in REDUCTIONS for d in r.dtypes]
+CASES = [
+    pytest.param(
+        r, d, id=f"{r.name}-{d}", marks=[pytest.mark.nuvec_only] if mlx_differs(r, d) else []
+    )
+    for r in REDUCTIONS
+    for d in r.dtypes
+]
 
 
 def sample(rng, shape, dt, positive=False):
@@ -134,8 +159,13 @@ def reference(red, x, dt, axis, keepdims):
 
 def tolerance(red, res, x, axis):
     """rtol and atol for result dtype `res`, scaled by the magnitudes summed."""
-    eps = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 4e-6, "float64": 1e-12,
-           "complex64": 4e-6}.get(res)
+    eps = {
+        "float16": 2e-3,
+        "bfloat16": 1.6e-2,
+        "float32": 4e-6,
+        "float64": 1e-12,
+        "complex64": 4e-6,
+    }.get(res)
     if eps is None:
         return 0.0, 0.0
     ax = tuple(axis) if isinstance(axis, list) else axis
@@ -150,8 +180,14 @@ def check(red, x, X, dt, axis, keepdims, what=""):
     got = red.call(X, axis, keepdims)
     ref = reference(red, x, dt, axis, keepdims)
     rtol, atol = tolerance(red, red.result(dt), x, axis)
-    assert_array_equal_np(got, ref, rtol, atol, dtype=red.result(dt),
-                          err_msg=f"{red.name}[{dt}] axis={axis} keepdims={keepdims} {what}")
+    assert_array_equal_np(
+        got,
+        ref,
+        rtol,
+        atol,
+        dtype=red.result(dt),
+        err_msg=f"{red.name}[{dt}] axis={axis} keepdims={keepdims} {what}",
+    )
 
 
 # ----------------------------------------------------------------------------- values and dtypes
@@ -207,8 +243,11 @@ def test_0d(red):
 def test_hypothesis_shapes_and_axes(data):
     ndim = data.draw(st.integers(1, 4), "ndim")
     shape = tuple(data.draw(st.lists(st.integers(1, 6), min_size=ndim, max_size=ndim), "shape"))
-    axes = data.draw(st.lists(st.integers(-ndim, ndim - 1), max_size=ndim, unique_by=lambda a: a % ndim)
-                     | st.none(), "axes")
+    axes = data.draw(
+        st.lists(st.integers(-ndim, ndim - 1), max_size=ndim, unique_by=lambda a: a % ndim)
+        | st.none(),
+        "axes",
+    )
     keepdims = data.draw(st.booleans(), "keepdims")
     red = data.draw(st.sampled_from(REDUCTIONS), "op")
     dt = data.draw(st.sampled_from(red.dtypes), "dtype")
@@ -224,20 +263,33 @@ def test_hypothesis_shapes_and_axes(data):
 
 # ----------------------------------------------------------------------------- engine paths
 BIG = [
-    ((3, 70_001), 1),       # rows longer than one task's chunk
-    ((200_001,), None),     # one long row
-    ((5000, 3), 0),         # few columns, many rows: rows cut into chunks
-    ((1500, 2100), 0),      # several column tiles with a ragged edge
-    ((4, 700, 33), 1),      # (outer, reduced, inner) blocks
+    ((3, 70_001), 1),  # rows longer than one task's chunk
+    ((200_001,), None),  # one long row
+    ((5000, 3), 0),  # few columns, many rows: rows cut into chunks
+    ((1500, 2100), 0),  # several column tiles with a ragged edge
+    ((4, 700, 33), 1),  # (outer, reduced, inner) blocks
     ((6, 5, 700), (0, 2)),  # reduced axes interleaved with a kept one
 ]
 
 
 @pytest.mark.parametrize("shape,axis", BIG, ids=[str(s) for s, _ in BIG])
-@pytest.mark.parametrize("name,dt", [("sum", "float32"), ("sum", "float16"), ("sum", "bfloat16"),
-                                     ("sum", "int8"), ("sum", "uint64"), ("max", "float32"),
-                                     ("min", "int16"), ("prod", "float64"), ("any", "float32"),
-                                     ("all", "uint8"), ("mean", "float16"), ("logsumexp", "float32")])
+@pytest.mark.parametrize(
+    "name,dt",
+    [
+        ("sum", "float32"),
+        ("sum", "float16"),
+        ("sum", "bfloat16"),
+        ("sum", "int8"),
+        ("sum", "uint64"),
+        ("max", "float32"),
+        ("min", "int16"),
+        ("prod", "float64"),
+        ("any", "float32"),
+        ("all", "uint8"),
+        ("mean", "float16"),
+        ("logsumexp", "float32"),
+    ],
+)
 def test_large_paths(shape, axis, name, dt):
     red = BY_NAME[name]
     rng = seeded_rng("big", shape, name, dt)
@@ -318,18 +370,27 @@ def test_arg_reduction_large():
 
 
 # ----------------------------------------------------------------------------- softmax
-@pytest.mark.parametrize("dt", ["float16", "bfloat16", "float32",
-                                pytest.param("float64", marks=pytest.mark.nuvec_only)])  # MLX: float32
+@pytest.mark.parametrize(
+    "dt", ["float16", "bfloat16", "float32", pytest.param("float64", marks=pytest.mark.nuvec_only)]
+)  # MLX: float32
 def test_softmax(dt):
     rng = seeded_rng("softmax", dt)
     tol = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-6, "float64": 1e-12}[dt]
-    for shape, axis in [((7, 33), -1), ((7, 33), None), ((3, 4, 5), (1, 2)), ((3, 4, 5), 0),
-                        ((3, 4, 5), (0, 2)), ((2, 40_000), -1), ((5,), 0)]:
+    for shape, axis in [
+        ((7, 33), -1),
+        ((7, 33), None),
+        ((3, 4, 5), (1, 2)),
+        ((3, 4, 5), 0),
+        ((3, 4, 5), (0, 2)),
+        ((2, 40_000), -1),
+        ((5,), 0),
+    ]:
         x = np_values(rng.uniform(-20, 20, shape), dt)
         got = mx.softmax(to_mx(x, dt), axis=axis, precise=True)
         ax = tuple(range(len(shape))) if axis is None else axis
-        assert_array_equal_np(got, _softmax(x, ax), tol, tol * 1e-2, dtype=dt,
-                              err_msg=f"softmax {shape} axis={axis}")
+        assert_array_equal_np(
+            got, _softmax(x, ax), tol, tol * 1e-2, dtype=dt, err_msg=f"softmax {shape} axis={axis}"
+        )
     x = np_values(rng.uniform(-5, 5, (6, 10)), dt)
     got = mx.softmax(to_mx(x, dt).T, axis=-1, precise=True)
     assert_array_equal_np(got, _softmax(x.T, -1), tol, tol * 1e-2, dtype=dt, err_msg="transposed")
@@ -337,9 +398,12 @@ def test_softmax(dt):
 
 def test_softmax_is_safe_from_overflow():
     x = mx.array([[1000.0, 1000.0], [-1000.0, -1001.0]])
-    np.testing.assert_allclose(np.array(mx.softmax(x, axis=-1)),
-                               [[0.5, 0.5], [0.7310586, 0.26894143]], rtol=1e-6)
-    np.testing.assert_allclose(mx.logsumexp(mx.array([1000.0, 1000.0])).item(), 1000 + np.log(2), rtol=1e-7)
+    np.testing.assert_allclose(
+        np.array(mx.softmax(x, axis=-1)), [[0.5, 0.5], [0.7310586, 0.26894143]], rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        mx.logsumexp(mx.array([1000.0, 1000.0])).item(), 1000 + np.log(2), rtol=1e-7
+    )
 
 
 @pytest.mark.nuvec_only
@@ -359,7 +423,9 @@ def test_methods(name):
         got = getattr(X, name)(axis=axis, keepdims=keepdims)
         ref = red.call(X, axis, keepdims)
         assert_array_equal_np(got, np.array(ref), dtype=dtype_name(ref.dtype))
-    assert_array_equal_np(getattr(X, name)(1), np.array(red.call(X, 1, False)), dtype=dtype_name(ref.dtype))
+    assert_array_equal_np(
+        getattr(X, name)(1), np.array(red.call(X, 1, False)), dtype=dtype_name(ref.dtype)
+    )
 
 
 def test_methods_var_std_arg():
@@ -463,7 +529,9 @@ def test_matches_mlx(mlx, red, dt):
         assert str(ref.dtype).split(".")[-1] == dtype_name(got.dtype), f"{red.name}[{dt}]"
         r = np.array(ref.astype(mlx.float32) if ref.dtype == mlx.bfloat16 else ref)
         rtol, atol = tolerance(red, red.result(dt), x, axis)
-        assert_array_equal_np(got, r, 2 * rtol, 2 * atol, dtype=red.result(dt), err_msg=f"{red.name}[{dt}]")
+        assert_array_equal_np(
+            got, r, 2 * rtol, 2 * atol, dtype=red.result(dt), err_msg=f"{red.name}[{dt}]"
+        )
     for name in ("argmax", "argmin"):
         got, ref = getattr(mx, name)(to_mx(x, dt), axis=1), getattr(mlx, name)(M, axis=1)
         np.testing.assert_array_equal(np.array(got), np.array(ref))
@@ -472,8 +540,12 @@ def test_matches_mlx(mlx, red, dt):
 def test_softmax_matches_mlx(mlx):
     x = np.random.default_rng(0).standard_normal((5, 300)).astype(np.float32)
     for axis in (-1, 0, None):
-        np.testing.assert_allclose(np.array(mx.softmax(mx.array(x), axis=axis)),
-                                   np.array(mlx.softmax(mlx.array(x), axis=axis)), rtol=1e-5, atol=1e-9)
+        np.testing.assert_allclose(
+            np.array(mx.softmax(mx.array(x), axis=axis)),
+            np.array(mlx.softmax(mlx.array(x), axis=axis)),
+            rtol=1e-5,
+            atol=1e-9,
+        )
 
 
 # ----------------------------------------------------------------------------- every kernel build
@@ -506,7 +578,13 @@ def test_kernel_builds_agree(isa):
         env.pop("NUVEC_CPU_ISA", None)
         if which:
             env["NUVEC_CPU_ISA"] = which
-        r = subprocess.run([sys.executable, "-c", _ISA_SCRIPT], env=env, capture_output=True, text=True, timeout=300)
+        r = subprocess.run(
+            [sys.executable, "-c", _ISA_SCRIPT],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert r.returncode == 0, r.stderr
         runs[which] = json.loads(r.stdout)
     low, default = runs[isa], runs[None]

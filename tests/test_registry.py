@@ -8,8 +8,9 @@ import os
 import subprocess
 import sys
 
-import op_table
 import pytest
+
+import op_table
 from op_registry import PATH, ROOT, registry, resolve
 
 ROWS = [pytest.param(op, id=op.name) for op in registry.OPS]
@@ -33,7 +34,8 @@ def test_row_fields_are_valid(op):
     for field in ("differentiable", "batchable"):
         value = getattr(op, field)
         assert value is True or (isinstance(value, str) and value), (
-            f"{op.name}: {field} is True or a reason, not {value!r}")
+            f"{op.name}: {field} is True or a reason, not {value!r}"
+        )
     if op.family == "elementwise":
         assert op.group in registry.ELEMENTWISE_GROUPS
         assert op.arity == {"unary": 1, "binary": 2, "ternary": 3}[op.group]
@@ -43,7 +45,8 @@ def test_row_fields_are_valid(op):
         assert op.derivative is not None, f"{op.name}: a kernel op needs its derivative"
     else:
         assert not (op.params or op.derivative or op.kernel), (
-            f"{op.name}: kernel fields on a row that is not a kernel op")
+            f"{op.name}: kernel fields on a row that is not a kernel op"
+        )
 
 
 @pytest.mark.parametrize("op", ROWS)
@@ -62,14 +65,16 @@ def test_groups_and_non_ops_are_known():
     for key, (title, intro) in registry.GROUPS.items():
         assert title and (intro or key in registry.ELEMENTWISE_GROUPS), f"group {key} lacks text"
         used = any(op.group == key for op in registry.OPS) or any(
-            group == key for group, _ in registry.NON_OPS.values())
+            group == key for group, _ in registry.NON_OPS.values()
+        )
         assert used, f"group {key} holds no name"
 
 
 def test_aliases_resolve_to_public_rows():
     for alias, target in registry.ALIASES.items():
         assert target in registry.OPS_BY_NAME and registry.OPS_BY_NAME[target].public, (
-            f"alias {alias} names {target}, which is no public row")
+            f"alias {alias} names {target}, which is no public row"
+        )
 
 
 def test_every_elementwise_row_has_a_test_entry():
@@ -81,7 +86,8 @@ def test_every_elementwise_row_has_a_test_entry():
     for op in op_table.OPS:
         accepted = op_table.DTYPE_SETS[registry.OPS_BY_NAME[op.name].accepts]
         assert set(op.dtypes) <= set(accepted), (
-            f"{op.test_id}: tests dtypes the registry does not accept")
+            f"{op.test_id}: tests dtypes the registry does not accept"
+        )
 
 
 def test_the_cxx_lists_generate(tmp_path):

@@ -9,8 +9,18 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes
 
 from _impl import IS_MLX, mx
-from helpers import (ALL, FLOATS, INTS, NP, assert_array_equal_np, np_values, round_to_bf16, seeded_rng,
-                     to_mx, to_np)
+from helpers import (
+    ALL,
+    FLOATS,
+    INTS,
+    NP,
+    assert_array_equal_np,
+    np_values,
+    round_to_bf16,
+    seeded_rng,
+    to_mx,
+    to_np,
+)
 from test_sort import assert_all_equal, outputs_per_thread_count
 
 OPS = ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp")
@@ -29,13 +39,19 @@ def sample(name, shape, rng, op):
     if name == "bool":
         return rng.random(shape) < (0.9 if op == "cumprod" else 0.5)
     if op == "cumprod":  # small magnitudes keep products finite
-        v = rng.choice([1.0, 1.0, -1.0, 2.0, 0.5], shape) if name in FLOATS else rng.integers(-2, 3, shape)
+        v = (
+            rng.choice([1.0, 1.0, -1.0, 2.0, 0.5], shape)
+            if name in FLOATS
+            else rng.integers(-2, 3, shape)
+        )
     elif name in INTS:
         v = rng.integers(0 if name.startswith("u") else -100, 100, shape)
     else:
         v = rng.standard_normal(shape) * 3
     if name == "complex64":
-        v = v + 1j * (rng.standard_normal(shape) if op != "cumprod" else rng.choice([0.0, 0.5, -1.0], shape))
+        v = v + 1j * (
+            rng.standard_normal(shape) if op != "cumprod" else rng.choice([0.0, 0.5, -1.0], shape)
+        )
     return np_values(v, name)
 
 
@@ -71,7 +87,11 @@ def reference(op, x, name, axis, reverse=False, inclusive=True):
         if op == "cumsum":
             r = np.cumsum(xc, axis=axis, dtype=dt)
         elif op == "cumprod":
-            r = np.logical_and.accumulate(xc, axis=axis) if dt == np.bool_ else np.cumprod(xc, axis=axis, dtype=dt)
+            r = (
+                np.logical_and.accumulate(xc, axis=axis)
+                if dt == np.bool_
+                else np.cumprod(xc, axis=axis, dtype=dt)
+            )
         elif op == "cummax":
             r = np.maximum.accumulate(xc, axis=axis)
         elif op == "cummin":
@@ -81,7 +101,9 @@ def reference(op, x, name, axis, reverse=False, inclusive=True):
         else:
             r = np.logaddexp.accumulate(xc, axis=axis)
     if not inclusive and r.shape[axis]:
-        first = np.full_like(np.take(r, [0], axis=axis), identity(op, r.dtype if op != "logcumsumexp" else dt))
+        first = np.full_like(
+            np.take(r, [0], axis=axis), identity(op, r.dtype if op != "logcumsumexp" else dt)
+        )
         if op == "logcumsumexp":
             first[...] = -np.inf
         r = np.concatenate([first, np.take(r, np.arange(r.shape[axis] - 1), axis=axis)], axis=axis)
@@ -112,7 +134,9 @@ def check(op, x, name, axis, X=None, **kw):
     if IS_MLX and out_name in HALF:  # MLX accumulates half types in their own precision
         finite = np.abs(want[np.isfinite(want)].astype(np.float64))
         atol = 0.05 * max(1.0, finite.max() if finite.size else 1.0)
-    assert_array_equal_np(got, want, rtol=rtol, atol=atol, dtype=out_name, err_msg=f"{op} {name} axis={axis} {kw}")
+    assert_array_equal_np(
+        got, want, rtol=rtol, atol=atol, dtype=out_name, err_msg=f"{op} {name} axis={axis} {kw}"
+    )
 
 
 @pytest.mark.parametrize("op", OPS)
@@ -137,7 +161,9 @@ def test_reverse_and_exclusive(op, reverse, inclusive, name):
 
 @pytest.mark.parametrize("op", ["cumsum", "cummax", "cumprod"])
 # (MLX accumulates bfloat16 in bfloat16: long rows drift far from the float32 reference.)
-@pytest.mark.parametrize("name", ["float32", "int32", pytest.param("bfloat16", marks=pytest.mark.nuvec_only)])
+@pytest.mark.parametrize(
+    "name", ["float32", "int32", pytest.param("bfloat16", marks=pytest.mark.nuvec_only)]
+)
 def test_rows_of_many_lengths(op, name):
     """Rows interleaved in groups along the last axis: any row count, any length."""
     rng = seeded_rng("rows", op, name)
@@ -172,8 +198,14 @@ def test_array_methods(op):
     x = sample("float32", (3, 8), seeded_rng("method", op), op)
     X = mx.array(x)
     for kw in ({}, {"axis": 1}, {"axis": 0, "reverse": True}, {"axis": -1, "inclusive": False}):
-        want, _ = reference(op, x, "float32", kw.get("axis"), reverse=kw.get("reverse", False),
-                            inclusive=kw.get("inclusive", True))
+        want, _ = reference(
+            op,
+            x,
+            "float32",
+            kw.get("axis"),
+            reverse=kw.get("reverse", False),
+            inclusive=kw.get("inclusive", True),
+        )
         assert_array_equal_np(getattr(X, op)(**kw), want, rtol=1e-5, atol=1e-5, dtype="float32")
 
 
@@ -183,13 +215,19 @@ def test_dtype_converts_first(op):
     got = getattr(mx, op)(mx.array(x), axis=1, dtype=mx.float32)
     want = np.cumsum(x, axis=1) if op == "cumsum" else np.cumprod(x, axis=1)
     assert_array_equal_np(got, want.astype(np.float32), dtype="float32")
-    assert getattr(mx, op)(mx.array([True, True]), dtype=mx.bool_).dtype == (mx.int32 if op == "cumsum" else mx.bool_)
+    assert getattr(mx, op)(mx.array([True, True]), dtype=mx.bool_).dtype == (
+        mx.int32 if op == "cumsum" else mx.bool_
+    )
 
 
 def test_integer_scans_wrap():
-    assert_array_equal_np(mx.cumsum(mx.array([100, 100, 100], mx.int8)), np.array([100, -56, 44], np.int8))
-    assert_array_equal_np(mx.cumprod(mx.array([300, 300, 300], mx.uint16)),
-                          np.cumprod(np.array([300, 300, 300], np.uint16), dtype=np.uint16))
+    assert_array_equal_np(
+        mx.cumsum(mx.array([100, 100, 100], mx.int8)), np.array([100, -56, 44], np.int8)
+    )
+    assert_array_equal_np(
+        mx.cumprod(mx.array([300, 300, 300], mx.uint16)),
+        np.cumprod(np.array([300, 300, 300], np.uint16), dtype=np.uint16),
+    )
     big = np.array([2**62, 4, 3], np.int64)
     assert_array_equal_np(mx.cumprod(mx.array(big)), np.cumprod(big))
 
@@ -229,7 +267,9 @@ def test_bad_axis(op):
 @pytest.mark.nuvec_only
 def test_same_bits_for_any_thread_count():
     x = mx.array(seeded_rng("threads").standard_normal((37, 5001)).astype(np.float32))
-    assert_all_equal(outputs_per_thread_count(lambda: [np.array(mx.cumsum(x, axis=a)) for a in (0, 1, None)]))
+    assert_all_equal(
+        outputs_per_thread_count(lambda: [np.array(mx.cumsum(x, axis=a)) for a in (0, 1, None)])
+    )
 
 
 @pytest.mark.skipif(IS_MLX, reason="compares nuvec with MLX")
@@ -248,4 +288,6 @@ def test_matches_mlx(op, name):
         m = np.array(m.astype(mlx.float32) if m.dtype == mlx.bfloat16 else m)
         # MLX accumulates half types in their own precision, nuvec in float32.
         tol = 0.1 if name in HALF else 1e-5
-        np.testing.assert_allclose(to_np(n).astype(np.float64), m.astype(np.float64), rtol=tol, atol=tol)
+        np.testing.assert_allclose(
+            to_np(n).astype(np.float64), m.astype(np.float64), rtol=tol, atol=tol
+        )

@@ -170,7 +170,8 @@ CASES = [
     ("pad-per-axis", [(2, 3, 2)], lambda x: mx.pad(x, [(0, 1), (2, 0), (1, 1)]),
      lambda a: np.pad(a, [(0, 1), (2, 0), (1, 1)])),
     ("pad-one-pair-list", [(2, 3)], lambda x: mx.pad(x, [(2, 1)]), lambda a: np.pad(a, [(2, 1)])),
-    ("pad-constant", [(3,)], lambda x: mx.pad(x, (2, 1), constant_values=1), lambda a: np.pad(a, (2, 1), constant_values=1)),
+    ("pad-constant", [(3,)], lambda x: mx.pad(x, (2, 1), constant_values=1),
+     lambda a: np.pad(a, (2, 1), constant_values=1)),
     ("pad-edge", [(2, 3)], lambda x: mx.pad(x, [(1, 2), (3, 1)], mode="edge"),
      lambda a: np.pad(a, [(1, 2), (3, 1)], mode="edge")),
     ("pad-zero-width", [(2, 3)], lambda x: mx.pad(x, [(0, 0), (1, 0)]), lambda a: np.pad(a, [(0, 0), (1, 0)])),
@@ -181,7 +182,8 @@ CASES = [
     ("roll-negative-axis", [(2, 5)], lambda x: mx.roll(x, -1, axis=-1), lambda a: np.roll(a, -1, axis=-1)),
     ("roll-big-shift", [(3, 4)], lambda x: mx.roll(x, 9, axis=0), lambda a: np.roll(a, 9, axis=0)),
     ("roll-tuple", [(2, 3, 4)], lambda x: mx.roll(x, (1, -5), axis=(0, 2)), lambda a: np.roll(a, (1, -5), axis=(0, 2))),
-    ("roll-one-shift-two-axes", [(2, 3, 4)], lambda x: mx.roll(x, 2, axis=(1, 2)), lambda a: np.roll(a, 2, axis=(1, 2))),
+    ("roll-one-shift-two-axes", [(2, 3, 4)], lambda x: mx.roll(x, 2, axis=(1, 2)),
+     lambda a: np.roll(a, 2, axis=(1, 2))),
     ("roll-empty", [(0, 3)], lambda x: mx.roll(x, 1, axis=1), lambda a: np.roll(a, 1, axis=1)),
     ("contiguous", [(3, 4)], lambda x: mx.contiguous(x), lambda a: a),
     ("diagonal", [(4, 4)], lambda x: mx.diagonal(x), lambda a: np.diagonal(a)),
@@ -256,7 +258,9 @@ def _case_id(c):
 
 
 @pytest.mark.parametrize("name,shape,fn,ref", METHOD_CASES, ids=[_case_id(c) for c in METHOD_CASES])
-@pytest.mark.parametrize("dt,layout", [("int32", "transposed"), ("bfloat16", "stepped"), ("bool", "contiguous")])
+@pytest.mark.parametrize(
+    "dt,layout", [("int32", "transposed"), ("bfloat16", "stepped"), ("bool", "contiguous")]
+)
 def test_shape_methods(name, shape, fn, ref, dt, layout):
     a = np_data(shape, dt)
     check(fn(layout_of(a, dt, layout)), ref(a), dt, f"{name} {dt} {layout}")
@@ -281,10 +285,18 @@ def test_meshgrid_default_is_xy():
 
 
 # ----------------------------------------------------------------------------- concatenate / stack
-@pytest.mark.parametrize("a_dt,b_dt", [
-    ("int8", "uint8"), ("int8", "float16"), ("bool", "int32"), ("uint16", "int16"),
-    ("bfloat16", "float16"), ("int32", "complex64"), ("float32", "float64"),
-])
+@pytest.mark.parametrize(
+    "a_dt,b_dt",
+    [
+        ("int8", "uint8"),
+        ("int8", "float16"),
+        ("bool", "int32"),
+        ("uint16", "int16"),
+        ("bfloat16", "float16"),
+        ("int32", "complex64"),
+        ("float32", "float64"),
+    ],
+)
 def test_concatenate_promotes(a_dt, b_dt):
     a = np_data((2, 3), a_dt)
     b = np_data((1, 3), b_dt, seed=1)
@@ -316,20 +328,24 @@ def test_split_results_are_independent_of_each_other():
 
 # ----------------------------------------------------------------------------- as_strided
 # MLX refuses a stepped (non-row-contiguous after flattening) input at evaluation.
-AS_STRIDED_LAYOUTS = [pytest.param(lay, marks=pytest.mark.nuvec_only) if lay == "stepped" else lay
-                      for lay in LAYOUTS]
+AS_STRIDED_LAYOUTS = [
+    pytest.param(lay, marks=pytest.mark.nuvec_only) if lay == "stepped" else lay for lay in LAYOUTS
+]
 
 
 @pytest.mark.parametrize("dt", ["int8", "float32", "complex64"])
 @pytest.mark.parametrize("layout", AS_STRIDED_LAYOUTS)
-@pytest.mark.parametrize("shape,strides,offset", [
-    ((4, 3), (2, 1), 0),        # overlapping sliding windows
-    ((3, 3), (4, 1), 1),        # rows of a 3x4 matrix, skipping the first element
-    ((2, 2, 2), (6, 1, 3), 1),  # arbitrary order
-    ((5,), (0,), 4),            # one element repeated
-    ((4,), (-2,), 7),           # backwards
-    ((0, 3), (1, 1), 0),        # empty
-])
+@pytest.mark.parametrize(
+    "shape,strides,offset",
+    [
+        ((4, 3), (2, 1), 0),  # overlapping sliding windows
+        ((3, 3), (4, 1), 1),  # rows of a 3x4 matrix, skipping the first element
+        ((2, 2, 2), (6, 1, 3), 1),  # arbitrary order
+        ((5,), (0,), 4),  # one element repeated
+        ((4,), (-2,), 7),  # backwards
+        ((0, 3), (1, 1), 0),  # empty
+    ],
+)
 def test_as_strided(dt, layout, shape, strides, offset):
     a = np_data((3, 4), dt)
     x = layout_of(a, dt, layout)
@@ -411,14 +427,19 @@ def test_bad_axis_raises_index_error(name, fn):
 
 
 @pytest.mark.nuvec_only
-@pytest.mark.parametrize("name,fn", AXIS_ERRORS + [("flatten", lambda: mx.flatten(_z(), 0, 2))],
-                         ids=AXIS_IDS + ["flatten-end-axis"])
+@pytest.mark.parametrize(
+    "name,fn",
+    AXIS_ERRORS + [("flatten", lambda: mx.flatten(_z(), 0, 2))],
+    ids=AXIS_IDS + ["flatten-end-axis"],
+)
 def test_bad_axis_raises_axis_error_at_the_call(name, fn):
     # No evaluation: the call itself raises (MLX clamps flatten's end_axis instead).
     with pytest.raises(mx.AxisError) as info:
         fn()
     err = info.value
-    assert isinstance(err, mx.OpError) and isinstance(err, IndexError) and isinstance(err, ValueError)
+    assert (
+        isinstance(err, mx.OpError) and isinstance(err, IndexError) and isinstance(err, ValueError)
+    )
     assert err.op_name == name
     assert name in str(err)
 
@@ -474,12 +495,15 @@ def test_invalid_arguments_raise_op_error_naming_the_op(name, fn):
 
 
 @pytest.mark.nuvec_only  # MLX builds the view and reads whatever lies past the buffer
-@pytest.mark.parametrize("shape,strides,offset", [
-    ((3, 3), (3, 1), 0),   # 9 elements from a 6-element array
-    ((2,), (1,), 5),       # offset + 1 past the end
-    ((3,), (-1,), 1),      # before the start
-    ((1,), (1,), -1),      # negative offset
-])
+@pytest.mark.parametrize(
+    "shape,strides,offset",
+    [
+        ((3, 3), (3, 1), 0),  # 9 elements from a 6-element array
+        ((2,), (1,), 5),  # offset + 1 past the end
+        ((3,), (-1,), 1),  # before the start
+        ((1,), (1,), -1),  # negative offset
+    ],
+)
 def test_as_strided_outside_the_buffer_raises(shape, strides, offset):
     with pytest.raises(mx.OpError) as info:
         mx.as_strided(_z(), shape, strides, offset)

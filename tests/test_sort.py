@@ -9,7 +9,17 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes
 
 from _impl import IS_MLX, mx
-from helpers import ALL, FLOATS, INEXACT, NP, assert_array_equal_np, np_values, seeded_rng, to_mx, to_np
+from helpers import (
+    ALL,
+    FLOATS,
+    INEXACT,
+    NP,
+    assert_array_equal_np,
+    np_values,
+    seeded_rng,
+    to_mx,
+    to_np,
+)
 
 REAL = tuple(d for d in ALL if d != "complex64")
 
@@ -45,12 +55,16 @@ def check_sort(x_np, name, X, axis):
     ref = x_np.reshape(-1) if axis is None else x_np
     idx = stable_argsort(ref, ref_axis)
     got_idx = mx.argsort(X, axis=axis)
-    assert_array_equal_np(got_idx, idx.astype(np.uint32), dtype="uint32", err_msg=f"argsort {name} axis={axis}")
+    assert_array_equal_np(
+        got_idx, idx.astype(np.uint32), dtype="uint32", err_msg=f"argsort {name} axis={axis}"
+    )
     got = np.ascontiguousarray(to_np(mx.sort(X, axis=axis)))
     want = np.ascontiguousarray(np.take_along_axis(ref, idx, ref_axis))
     assert got.shape == want.shape
     # Bit-for-bit: signed zeros and NaNs keep their input order.
-    assert np.array_equal(got.view(np.uint8), want.astype(got.dtype).view(np.uint8)), f"sort {name} axis={axis}"
+    assert np.array_equal(got.view(np.uint8), want.astype(got.dtype).view(np.uint8)), (
+        f"sort {name} axis={axis}"
+    )
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -61,7 +75,9 @@ def test_sort_argsort_all_dtypes(name, axis):
     check_sort(x, name, to_mx(x, name), axis)
 
 
-@pytest.mark.parametrize("name", ["float32", "int32", "float64", "uint8", "int64", "float16", "bfloat16"])
+@pytest.mark.parametrize(
+    "name", ["float32", "int32", "float64", "uint8", "int64", "float16", "bfloat16"]
+)
 @pytest.mark.parametrize("n", [1, 2, 95, 97, 1000, 70_000])
 def test_sort_row_lengths(name, n):
     """Short rows take a comparison sort, long ones the radix sort; both stable."""
@@ -79,22 +95,39 @@ def test_nans_last_and_signed_zeros_kept(name):
     want = np.sort(x.astype(np.float32), kind="stable")
     assert np.array_equal(got, want, equal_nan=True)
     assert np.array_equal(np.signbit(got), np.signbit(want))
-    assert_array_equal_np(mx.argsort(X), np.argsort(x, kind="stable").astype(np.uint32), dtype="uint32")
+    assert_array_equal_np(
+        mx.argsort(X), np.argsort(x, kind="stable").astype(np.uint32), dtype="uint32"
+    )
 
 
 def test_negative_nan_sorts_last():
     x = np.array([1.0, -np.nan, -2.0, np.nan], dtype=np.float32)
     assert np.signbit(x[1])
-    assert_array_equal_np(mx.argsort(mx.array(x)), np.array([2, 0, 1, 3], np.uint32), dtype="uint32")
+    assert_array_equal_np(
+        mx.argsort(mx.array(x)), np.array([2, 0, 1, 3], np.uint32), dtype="uint32"
+    )
 
 
 @pytest.mark.nuvec_only
 def test_complex_nan_order_is_numpys():
     """NumPy's order [R + Rj, R + nanj, nan + Rj, nan + nanj] (MLX orders them otherwise)."""
     nan = np.nan
-    x = np.array([complex(nan, nan), complex(nan, 1), complex(2, nan), complex(1, 1), complex(1, nan),
-                  complex(nan, -1), complex(1, -1), complex(0, 5)], dtype=np.complex64)
-    assert_array_equal_np(mx.argsort(mx.array(x)), np.argsort(x, kind="stable").astype(np.uint32), dtype="uint32")
+    x = np.array(
+        [
+            complex(nan, nan),
+            complex(nan, 1),
+            complex(2, nan),
+            complex(1, 1),
+            complex(1, nan),
+            complex(nan, -1),
+            complex(1, -1),
+            complex(0, 5),
+        ],
+        dtype=np.complex64,
+    )
+    assert_array_equal_np(
+        mx.argsort(mx.array(x)), np.argsort(x, kind="stable").astype(np.uint32), dtype="uint32"
+    )
 
 
 @pytest.mark.parametrize("name", ["float32", "int16", "complex64", "bfloat16"])
@@ -134,20 +167,27 @@ def check_partition(x_np, kth, axis, name):
     srt = np.sort(ref.astype(NP[name]), axis=ax)
     n = ref.shape[ax]
     k = kth % n
-    for got in (to_np(mx.partition(X, kth, axis=axis)),
-                np.take_along_axis(ref, to_np(mx.argpartition(X, kth, axis=axis)).astype(np.int64), ax)):
+    for got in (
+        to_np(mx.partition(X, kth, axis=axis)),
+        np.take_along_axis(ref, to_np(mx.argpartition(X, kth, axis=axis)).astype(np.int64), ax),
+    ):
         got = np.moveaxis(got.astype(srt.dtype), ax, -1)
         s = np.moveaxis(srt, ax, -1)
         # The same multiset, the kth in place, nothing larger before it, nothing smaller after.
         assert np.array_equal(np.sort(got, axis=-1), s, equal_nan=True)
         assert np.array_equal(got[..., k], s[..., k], equal_nan=True)
-        pivot = got[..., k:k + 1]
+        pivot = got[..., k : k + 1]
         if name != "complex64":
-            below, above = got[..., :k], got[..., k + 1:]
+            below, above = got[..., :k], got[..., k + 1 :]
             assert not np.any(below > pivot), "an element before kth is larger"
-            assert not np.any((above < pivot) | (np.isnan(pivot) & ~np.isnan(above) if name in FLOATS else False))
+            assert not np.any(
+                (above < pivot) | (np.isnan(pivot) & ~np.isnan(above) if name in FLOATS else False)
+            )
     idx = to_np(mx.argpartition(X, kth, axis=axis))
-    assert np.array_equal(np.sort(np.moveaxis(idx, ax, -1), axis=-1), np.broadcast_to(np.arange(n), np.moveaxis(idx, ax, -1).shape))
+    assert np.array_equal(
+        np.sort(np.moveaxis(idx, ax, -1), axis=-1),
+        np.broadcast_to(np.arange(n), np.moveaxis(idx, ax, -1).shape),
+    )
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -182,17 +222,24 @@ def test_topk(name, axis):
 
 
 # ----------------------------------------------------------------------------- errors
-@pytest.mark.parametrize("call", [
-    lambda x: mx.sort(x, axis=2), lambda x: mx.argsort(x, axis=-3), lambda x: mx.partition(x, 0, axis=2),
-    lambda x: mx.argpartition(x, 0, axis=-3), lambda x: mx.topk(x, 1, axis=5),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: mx.sort(x, axis=2),
+        lambda x: mx.argsort(x, axis=-3),
+        lambda x: mx.partition(x, 0, axis=2),
+        lambda x: mx.argpartition(x, 0, axis=-3),
+        lambda x: mx.topk(x, 1, axis=5),
+    ],
+)
 def test_bad_axis_is_index_error(call):
     with pytest.raises(IndexError):
         call(mx.zeros((2, 3)))
 
 
-@pytest.mark.parametrize("op,arg", [("partition", 3), ("partition", -4), ("argpartition", 3),
-                                    ("topk", 4), ("topk", -1)])
+@pytest.mark.parametrize(
+    "op,arg", [("partition", 3), ("partition", -4), ("argpartition", 3), ("topk", 4), ("topk", -1)]
+)
 def test_kth_and_k_out_of_range(op, arg):
     with pytest.raises(ValueError) as info:
         getattr(mx, op)(mx.zeros((2, 3)), arg)
@@ -237,8 +284,15 @@ def assert_all_equal(outs):
 @pytest.mark.nuvec_only
 def test_same_result_for_any_thread_count():
     x = mx.array(seeded_rng("threads").integers(0, 50, (3, 200_000)).astype(np.float32))
-    assert_all_equal(outputs_per_thread_count(
-        lambda: [np.array(mx.argsort(x)), np.array(mx.sort(x, axis=0)), np.array(mx.argpartition(x, 777))]))
+    assert_all_equal(
+        outputs_per_thread_count(
+            lambda: [
+                np.array(mx.argsort(x)),
+                np.array(mx.sort(x, axis=0)),
+                np.array(mx.argpartition(x, 777)),
+            ]
+        )
+    )
 
 
 @pytest.mark.skipif(IS_MLX, reason="compares nuvec with MLX")

@@ -1,5 +1,6 @@
 """Trees (nuvec.utils, MLX's mlx.utils): flatten/unflatten paths, map, reduce, merge, and the
 strict save_tree / load_into on top."""
+
 import dataclasses
 from collections import namedtuple
 
@@ -29,8 +30,13 @@ class Frozen:
 
 
 def model():
-    return {"layers": [{"weight": mx.zeros((2, 3)), "bias": mx.zeros((3,))}, {"weight": mx.ones((3, 1))}],
-            "scale": mx.array(2.0)}
+    return {
+        "layers": [
+            {"weight": mx.zeros((2, 3)), "bias": mx.zeros((3,))},
+            {"weight": mx.ones((3, 1))},
+        ],
+        "scale": mx.array(2.0),
+    }
 
 
 def test_flatten_paths():
@@ -106,7 +112,9 @@ def test_save_tree_and_load_into_update_in_place(tmp_path):
 @pytest.mark.nuvec_only
 def test_load_into_rebuilds_immutable_nodes(tmp_path):
     path = str(tmp_path / "p.safetensors")
-    mx.utils.save_tree(path, {"p": Point(mx.array([1.0]), mx.array([2.0])), "f": Frozen(mx.array([3.0]))})
+    mx.utils.save_tree(
+        path, {"p": Point(mx.array([1.0]), mx.array([2.0])), "f": Frozen(mx.array([3.0]))}
+    )
     tree = {"p": Point(mx.zeros((1,)), mx.zeros((1,))), "f": Frozen(mx.zeros((1,)))}
     out = mx.load_into(tree, path)
     assert isinstance(out["p"], Point) and to_np(out["p"].y).tolist() == [2.0]

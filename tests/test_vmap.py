@@ -31,45 +31,93 @@ def _ints(rng, shape, lo=-8, hi=8):
 # Ops that are not differentiable (so not in REGISTRY) but must vmap: inputs are float64; the
 # functions convert where an op needs integers or bools.
 EXTRA = {
-    "comparisons": Case(lambda x, y: [mx.equal(x, y), mx.not_equal(x, y), mx.greater(x, y),
-                                      mx.greater_equal(x, y), mx.less(x, y), mx.less_equal(x, y)],
-                        gen=lambda rng: [_ints(rng, (3, 4), -2, 2), _ints(rng, (4,), -2, 2)],
-                        covers=("equal", "not_equal", "greater", "greater_equal", "less", "less_equal")),
-    "predicates": Case(lambda x: [mx.isfinite(1 / x), mx.isinf(1 / x), mx.isnan(x / x), mx.isneginf(1 / x),
-                                  mx.isposinf(1 / x)],
-                       gen=lambda rng: [_ints(rng, (3, 4), -1, 2)],
-                       covers=("isfinite", "isinf", "isnan", "isneginf", "isposinf")),
-    "logical": Case(lambda x, y: [mx.logical_and(x > 0, y > 0), mx.logical_or(x > 0, y > 0),
-                                  mx.logical_not(x > 0)],
-                    shapes=((3, 4), (3, 1)), covers=("logical_and", "logical_or", "logical_not")),
-    "all_any": Case(lambda x: [mx.all(x > 0, axis=1), mx.any(x > 0), mx.all(x > -3, keepdims=True)],
-                    covers=("all", "any")),
-    "closeness": Case(lambda x, y: [mx.isclose(x, y), mx.allclose(x, y), mx.array_equal(x, y)],
-                      gen=lambda rng: [_ints(rng, (3, 4), 0, 2), _ints(rng, (3, 4), 0, 2)],
-                      covers=("isclose", "allclose", "array_equal")),
-    "argmax": Case(lambda x: [mx.argmax(x, axis=1), mx.argmax(x), mx.argmax(x, axis=0, keepdims=True)]),
+    "comparisons": Case(
+        lambda x, y: [
+            mx.equal(x, y),
+            mx.not_equal(x, y),
+            mx.greater(x, y),
+            mx.greater_equal(x, y),
+            mx.less(x, y),
+            mx.less_equal(x, y),
+        ],
+        gen=lambda rng: [_ints(rng, (3, 4), -2, 2), _ints(rng, (4,), -2, 2)],
+        covers=("equal", "not_equal", "greater", "greater_equal", "less", "less_equal"),
+    ),
+    "predicates": Case(
+        lambda x: [
+            mx.isfinite(1 / x),
+            mx.isinf(1 / x),
+            mx.isnan(x / x),
+            mx.isneginf(1 / x),
+            mx.isposinf(1 / x),
+        ],
+        gen=lambda rng: [_ints(rng, (3, 4), -1, 2)],
+        covers=("isfinite", "isinf", "isnan", "isneginf", "isposinf"),
+    ),
+    "logical": Case(
+        lambda x, y: [
+            mx.logical_and(x > 0, y > 0),
+            mx.logical_or(x > 0, y > 0),
+            mx.logical_not(x > 0),
+        ],
+        shapes=((3, 4), (3, 1)),
+        covers=("logical_and", "logical_or", "logical_not"),
+    ),
+    "all_any": Case(
+        lambda x: [mx.all(x > 0, axis=1), mx.any(x > 0), mx.all(x > -3, keepdims=True)],
+        covers=("all", "any"),
+    ),
+    "closeness": Case(
+        lambda x, y: [mx.isclose(x, y), mx.allclose(x, y), mx.array_equal(x, y)],
+        gen=lambda rng: [_ints(rng, (3, 4), 0, 2), _ints(rng, (3, 4), 0, 2)],
+        covers=("isclose", "allclose", "array_equal"),
+    ),
+    "argmax": Case(
+        lambda x: [mx.argmax(x, axis=1), mx.argmax(x), mx.argmax(x, axis=0, keepdims=True)]
+    ),
     "argmin": Case(lambda x: [mx.argmin(x, axis=0), mx.argmin(x, axis=-1, keepdims=True)]),
-    "argsort": Case(lambda x: mx.argsort(x, axis=1), gen=lambda rng: [rng.permutation(12).reshape(3, 4) * 1.0]),
-    "argpartition": Case(lambda x: mx.sort(mx.argpartition(x, 1, axis=0)[:2], axis=0),
-                         gen=lambda rng: [rng.permutation(12).reshape(3, 4) * 1.0]),
-    "bitwise": Case(lambda x, y: [mx.bitwise_and(_i32(x), _i32(y)), mx.bitwise_or(_i32(x), _i32(y)),
-                                  mx.bitwise_xor(_i32(x), _i32(y)), mx.bitwise_invert(_i32(x)),
-                                  mx.left_shift(_i32(x), _i32(mx.abs(y))), mx.right_shift(_i32(x), _i32(mx.abs(y)))],
-                    gen=lambda rng: [_ints(rng, (3, 4)), _ints(rng, (4,), -3, 3)],
-                    covers=("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert", "left_shift",
-                            "right_shift")),
+    "argsort": Case(
+        lambda x: mx.argsort(x, axis=1), gen=lambda rng: [rng.permutation(12).reshape(3, 4) * 1.0]
+    ),
+    "argpartition": Case(
+        lambda x: mx.sort(mx.argpartition(x, 1, axis=0)[:2], axis=0),
+        gen=lambda rng: [rng.permutation(12).reshape(3, 4) * 1.0],
+    ),
+    "bitwise": Case(
+        lambda x, y: [
+            mx.bitwise_and(_i32(x), _i32(y)),
+            mx.bitwise_or(_i32(x), _i32(y)),
+            mx.bitwise_xor(_i32(x), _i32(y)),
+            mx.bitwise_invert(_i32(x)),
+            mx.left_shift(_i32(x), _i32(mx.abs(y))),
+            mx.right_shift(_i32(x), _i32(mx.abs(y))),
+        ],
+        gen=lambda rng: [_ints(rng, (3, 4)), _ints(rng, (4,), -3, 3)],
+        covers=(
+            "bitwise_and",
+            "bitwise_or",
+            "bitwise_xor",
+            "bitwise_invert",
+            "left_shift",
+            "right_shift",
+        ),
+    ),
     "stop_gradient": Case(lambda x: mx.stop_gradient(x) * 2),
     "grad": Case(lambda x: mx.grad(lambda a: mx.sum(mx.sin(a) * a))(x), covers=("grad",)),
-    "value_and_grad": Case(lambda x, y: mx.value_and_grad(lambda a, b: mx.sum(a @ b))(x, y),
-                           shapes=((2, 3), (3, 2))),
+    "value_and_grad": Case(
+        lambda x, y: mx.value_and_grad(lambda a, b: mx.sum(a @ b))(x, y), shapes=((2, 3), (3, 2))
+    ),
     "vjp": Case(lambda x, v: mx.vjp(lambda a: mx.exp(a), [x], [v])[1], shapes=((3, 4), (3, 4))),
-    "jvp": Case(lambda x, t: mx.jvp(lambda a: mx.tanh(a) * a, [x], [t])[1], shapes=((3, 4), (3, 4))),
+    "jvp": Case(
+        lambda x, t: mx.jvp(lambda a: mx.tanh(a) * a, [x], [t])[1], shapes=((3, 4), (3, 4))
+    ),
     "vmap": Case(lambda x: mx.vmap(lambda r: mx.sum(r * r))(x)),
 }
 
 # Public ops that cannot be mapped, with the registry's reason.
-NOT_BATCHABLE = {op.name: op.batchable for op in registry.OPS
-                 if op.public and op.batchable is not True}
+NOT_BATCHABLE = {
+    op.name: op.batchable for op in registry.OPS if op.public and op.batchable is not True
+}
 
 CASES = {**{f"grad:{k}": c for k, c in REGISTRY.items()}, **EXTRA}
 
@@ -125,7 +173,9 @@ def _loop(fn, examples, axes):
     """fn over the examples (a shared input is example 0's), each output stacked along axis 0."""
     results = []
     for e in examples:
-        xs = [mx.array(examples[0][i] if ax is None else e[i], dtype=F64) for i, ax in enumerate(axes)]
+        xs = [
+            mx.array(examples[0][i] if ax is None else e[i], dtype=F64) for i, ax in enumerate(axes)
+        ]
         results.append([_np(o) for o in _as_list(fn(*xs))])
     return [np.stack(col) for col in zip(*results)]
 
@@ -182,7 +232,9 @@ def test_trees_of_in_axes_and_out_axes():
 def test_negative_axes_and_an_unbatched_output_is_broadcast():
     rng = seeded_rng("vmap", "negative")
     x = _arr(rng, 3, 4, 5)
-    out = mx.vmap(lambda r, c: (r * 2, c + 1), in_axes=(-2, None), out_axes=(-1, 0))(x, mx.ones((2,), dtype=F64))
+    out = mx.vmap(lambda r, c: (r * 2, c + 1), in_axes=(-2, None), out_axes=(-1, 0))(
+        x, mx.ones((2,), dtype=F64)
+    )
     np.testing.assert_allclose(np.array(out[0]), np.moveaxis(np.array(x) * 2, 1, -1))
     assert out[1].shape == (4, 2)
     np.testing.assert_array_equal(np.array(out[1]), np.full((4, 2), 2.0))
@@ -197,7 +249,9 @@ def test_nested_vmap_is_an_outer_product():
     # in_axes 1 at both levels: the inner level maps what is left of axis 1
     x = _arr(rng, 2, 3, 4)
     got = mx.vmap(mx.vmap(lambda r: mx.cumsum(r), in_axes=1), in_axes=1)(x)
-    np.testing.assert_allclose(np.array(got), np.cumsum(np.array(x).transpose(1, 2, 0), axis=-1), rtol=1e-12)
+    np.testing.assert_allclose(
+        np.array(got), np.cumsum(np.array(x).transpose(1, 2, 0), axis=-1), rtol=1e-12
+    )
 
 
 # ----------------------------------------------------------------------------- with grad
@@ -208,7 +262,12 @@ def _mlp_loss(p, x, y):
 
 
 def _mlp(rng):
-    params = {"w1": _arr(rng, 6, 8) * 0.5, "b1": _arr(rng, 8), "w2": _arr(rng, 8, 3), "b2": _arr(rng, 3)}
+    params = {
+        "w1": _arr(rng, 6, 8) * 0.5,
+        "b1": _arr(rng, 8),
+        "w2": _arr(rng, 8, 3),
+        "b2": _arr(rng, 3),
+    }
     return params, _arr(rng, 7, 6), _arr(rng, 7, 3)
 
 
@@ -218,7 +277,9 @@ def test_per_example_gradients_match_a_loop():
     for i in range(x.shape[0]):
         g = mx.grad(_mlp_loss)(params, x[i], y[i])
         for k in params:
-            np.testing.assert_allclose(np.array(got[k][i]), np.array(g[k]), rtol=1e-10, atol=1e-12, err_msg=k)
+            np.testing.assert_allclose(
+                np.array(got[k][i]), np.array(g[k]), rtol=1e-10, atol=1e-12, err_msg=k
+            )
 
 
 def test_grad_of_vmap_and_jvp_through_vmap():
@@ -227,7 +288,9 @@ def test_grad_of_vmap_and_jvp_through_vmap():
     looped = lambda p: sum(_mlp_loss(p, x[i], y[i]) for i in range(x.shape[0]))  # noqa: E731
     g, want = mx.grad(batched)(params), mx.grad(looped)(params)
     for k in params:
-        np.testing.assert_allclose(np.array(g[k]), np.array(want[k]), rtol=TOL, atol=1e-12, err_msg=k)
+        np.testing.assert_allclose(
+            np.array(g[k]), np.array(want[k]), rtol=TOL, atol=1e-12, err_msg=k
+        )
     t = _arr(seeded_rng("vmap", "tangent"), 7, 6)
     f = lambda a: mx.vmap(lambda r: mx.sin(r) * mx.sum(r))(a)  # noqa: E731
     _, (tan,) = mx.jvp(f, [x], [t])
@@ -235,7 +298,9 @@ def test_grad_of_vmap_and_jvp_through_vmap():
     np.testing.assert_allclose(np.array(tan), np.array(want_t), rtol=TOL)
     # vmap of jvp: per-example directional derivatives
     got = mx.vmap(lambda a, b: mx.jvp(lambda r: mx.exp(r) * r, [a], [b])[1][0])(x, t)
-    np.testing.assert_allclose(np.array(got), np.exp(np.array(x)) * (1 + np.array(x)) * np.array(t), rtol=TOL)
+    np.testing.assert_allclose(
+        np.array(got), np.exp(np.array(x)) * (1 + np.array(x)) * np.array(t), rtol=TOL
+    )
 
 
 # ----------------------------------------------------------------------------- updates
@@ -255,7 +320,9 @@ def test_updates_apply_to_every_example():
         return r
 
     got = mx.vmap(setitem)(x, v)
-    np.testing.assert_array_equal(np.array(got), np.stack([reference(x[i], v[i]) for i in range(3)]))
+    np.testing.assert_array_equal(
+        np.array(got), np.stack([reference(x[i], v[i]) for i in range(3)])
+    )
     got = mx.vmap(lambda r: r.at[mx.array([1, 1])].add(1.0))(x)
     want = np.array(x).copy()
     want[:, 1] += 1
@@ -265,7 +332,7 @@ def test_updates_apply_to_every_example():
     got = mx.vmap(lambda r, i: mx.slice_update(r, mx.zeros((2, 2), dtype=F64), i, (1,)))(x, idx)
     want = np.array(x).copy()
     for e, s in enumerate([0, 2, 3]):
-        want[e, :2, s:s + 2] = 0
+        want[e, :2, s : s + 2] = 0
     np.testing.assert_array_equal(np.array(got), want)
 
 
@@ -275,8 +342,12 @@ def test_random_draws_with_a_batch_of_keys_match_each_key():
     got = mx.vmap(lambda k: mx.random.normal((3, 2), key=k))(keys)
     want = np.stack([np.array(mx.random.normal((3, 2), key=keys[i])) for i in range(4)])
     np.testing.assert_array_equal(np.array(got), want)
-    got = mx.vmap(lambda k: mx.random.randint(0, 10, (5,), key=k), in_axes=1, out_axes=1)(mx.transpose(keys))
-    want = np.stack([np.array(mx.random.randint(0, 10, (5,), key=keys[i])) for i in range(4)], axis=1)
+    got = mx.vmap(lambda k: mx.random.randint(0, 10, (5,), key=k), in_axes=1, out_axes=1)(
+        mx.transpose(keys)
+    )
+    want = np.stack(
+        [np.array(mx.random.randint(0, 10, (5,), key=keys[i])) for i in range(4)], axis=1
+    )
     np.testing.assert_array_equal(np.array(got), want)
 
 
@@ -308,18 +379,33 @@ def test_custom_function_vmap_rule_is_honoured():
 
 # ----------------------------------------------------------------------------- errors
 @pytest.mark.nuvec_only  # messages and paths are nuvec's
-@pytest.mark.parametrize("call,match", [
-    (lambda f, x: mx.vmap(f, in_axes=(0, 0))(x), r"do not match the tree at the top level"),
-    (lambda f, x: mx.vmap(lambda a: a["w"], in_axes=({"v": 0},))({"w": x}), r"do not match the tree at '0'"),
-    (lambda f, x: mx.vmap(lambda a: a[1], in_axes=([None, 3],))([x, x]), r"out of range .* at '0.1'"),
-    (lambda f, x: mx.vmap(lambda a, b: a + b["k"][0])(x, {"k": [x[:2]]}), r"'0' has 3, '1.k.0' has 2"),
-    (lambda f, x: mx.vmap(f, in_axes=None)(x), r"maps over no argument"),
-    (lambda f, x: mx.vmap(lambda a, s: a * s)(x, 2.0), r"argument at '1' is a float"),
-    (lambda f, x: mx.vmap(f, out_axes=(0, 1))(x), r"out_axes do not match"),
-    (lambda f, x: mx.vmap(f, out_axes=None)(x), r"out_axes is None .* differs"),
-    (lambda f, x: mx.vmap(f, out_axes=3)(x), r"out_axes 3 is out of range"),
-    (lambda f, x: mx.vmap(lambda a: mx.sum(a).item())(x), r"cannot be read inside the vmapped function"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda f, x: mx.vmap(f, in_axes=(0, 0))(x), r"do not match the tree at the top level"),
+        (
+            lambda f, x: mx.vmap(lambda a: a["w"], in_axes=({"v": 0},))({"w": x}),
+            r"do not match the tree at '0'",
+        ),
+        (
+            lambda f, x: mx.vmap(lambda a: a[1], in_axes=([None, 3],))([x, x]),
+            r"out of range .* at '0.1'",
+        ),
+        (
+            lambda f, x: mx.vmap(lambda a, b: a + b["k"][0])(x, {"k": [x[:2]]}),
+            r"'0' has 3, '1.k.0' has 2",
+        ),
+        (lambda f, x: mx.vmap(f, in_axes=None)(x), r"maps over no argument"),
+        (lambda f, x: mx.vmap(lambda a, s: a * s)(x, 2.0), r"argument at '1' is a float"),
+        (lambda f, x: mx.vmap(f, out_axes=(0, 1))(x), r"out_axes do not match"),
+        (lambda f, x: mx.vmap(f, out_axes=None)(x), r"out_axes is None .* differs"),
+        (lambda f, x: mx.vmap(f, out_axes=3)(x), r"out_axes 3 is out of range"),
+        (
+            lambda f, x: mx.vmap(lambda a: mx.sum(a).item())(x),
+            r"cannot be read inside the vmapped function",
+        ),
+    ],
+)
 def test_bad_input_raises_a_clear_error(call, match):
     x = mx.ones((3, 4))
     with pytest.raises((ValueError, IndexError, RuntimeError), match=match):
@@ -327,15 +413,20 @@ def test_bad_input_raises_a_clear_error(call, match):
         mx.eval(out)
 
 
-
 # ----------------------------------------------------------------------------- against MLX
 _MLX_FUNS = {
     "elementwise": (lambda m: lambda a, b: m.sin(a) * b + m.exp(b), (0, 1)),
-    "reduce": (lambda m: lambda a, b: m.sum(a, axis=0) + m.max(b, axis=-1, keepdims=True), (1, None)),
+    "reduce": (
+        lambda m: lambda a, b: m.sum(a, axis=0) + m.max(b, axis=-1, keepdims=True),
+        (1, None),
+    ),
     "matmul": (lambda m: lambda a, b: a @ b.T, (0, None)),
     "softmax": (lambda m: lambda a, b: m.softmax(a + b, axis=-1), (-1, 0)),
     "layout": (lambda m: lambda a, b: m.reshape(m.outer(a, b), (-1,))[2:7] * b[0], (1, 0)),
-    "gather": (lambda m: lambda a, b: a[m.array([3, 0, 3])] + m.take(b, m.array([1, 2]), axis=0).sum(), (0, 0)),
+    "gather": (
+        lambda m: lambda a, b: a[m.array([3, 0, 3])] + m.take(b, m.array([1, 2]), axis=0).sum(),
+        (0, 0),
+    ),
     "per_example_grad": (lambda m: m.grad(lambda a, b: m.sum(m.tanh(a @ b.T))), (0, None)),
 }
 
@@ -347,7 +438,10 @@ def test_same_as_mlx(name):
     mlx = pytest.importorskip("mlx.core")
     make, in_axes = _MLX_FUNS[name]
     rng = seeded_rng("vmap-mlx", name)
-    a, b = rng.standard_normal((4, 4)).astype(np.float32), rng.standard_normal((4, 4)).astype(np.float32)
+    a, b = (
+        rng.standard_normal((4, 4)).astype(np.float32),
+        rng.standard_normal((4, 4)).astype(np.float32),
+    )
     got = np.array(mx.vmap(make(mx), in_axes=in_axes)(mx.array(a), mx.array(b)))
     want = np.array(mlx.vmap(make(mlx), in_axes=in_axes)(mlx.array(a), mlx.array(b)))
     assert got.shape == want.shape

@@ -1,4 +1,5 @@
 """Methods of `array` written in Python: printing in MLX's style and NumPy interop."""
+
 import numpy as np
 
 from . import _core
@@ -81,13 +82,39 @@ _core.array.transpose = _transpose
 
 def _method(fn):
     """An op as an array method (compiled functions do not bind `self` by themselves)."""
+
     def method(self, *args, **kwargs):
         return fn(self, *args, **kwargs)
+
     method.__name__, method.__doc__ = fn.__name__, fn.__doc__
     return method
 
 
-for _name in ("flatten", "unflatten", "squeeze", "swapaxes", "moveaxis", "split", "diagonal", "diag",
-              "abs", "square", "sqrt", "rsqrt", "reciprocal", "exp", "log", "log1p", "log2", "log10",
-              "sin", "cos", "round", "conj", "conjugate", "take", "expand_dims"):
+for _name in (
+    "flatten",
+    "unflatten",
+    "squeeze",
+    "swapaxes",
+    "moveaxis",
+    "split",
+    "diagonal",
+    "diag",
+    "abs",
+    "square",
+    "sqrt",
+    "rsqrt",
+    "reciprocal",
+    "exp",
+    "log",
+    "log1p",
+    "log2",
+    "log10",
+    "sin",
+    "cos",
+    "round",
+    "conj",
+    "conjugate",
+    "take",
+    "expand_dims",
+):
     setattr(_core.array, _name, _method(getattr(_core, _name)))

@@ -1,4 +1,5 @@
 """Dtype categories and issubdtype, as MLX's (generic > number > integer/inexact > ...)."""
+
 import enum
 
 from . import _core
@@ -27,14 +28,30 @@ generic = DtypeCategory.generic
 bool_ = _core.bool_
 
 _PARENT = {
-    complexfloating: inexact, floating: inexact, inexact: number, signedinteger: integer,
-    unsignedinteger: integer, integer: number, number: generic, generic: None,
+    complexfloating: inexact,
+    floating: inexact,
+    inexact: number,
+    signedinteger: integer,
+    unsignedinteger: integer,
+    integer: number,
+    number: generic,
+    generic: None,
 }
 _KIND = {
-    "bool_": generic, "uint8": unsignedinteger, "uint16": unsignedinteger, "uint32": unsignedinteger,
-    "uint64": unsignedinteger, "int8": signedinteger, "int16": signedinteger, "int32": signedinteger,
-    "int64": signedinteger, "float16": floating, "float32": floating, "float64": floating,
-    "bfloat16": floating, "complex64": complexfloating,
+    "bool_": generic,
+    "uint8": unsignedinteger,
+    "uint16": unsignedinteger,
+    "uint32": unsignedinteger,
+    "uint64": unsignedinteger,
+    "int8": signedinteger,
+    "int16": signedinteger,
+    "int32": signedinteger,
+    "int64": signedinteger,
+    "float16": floating,
+    "float32": floating,
+    "float64": floating,
+    "bfloat16": floating,
+    "complex64": complexfloating,
 }
 _CATEGORY_OF = {getattr(_core, name): cat for name, cat in _KIND.items()}
 

@@ -1,4 +1,5 @@
 """OpError for checks made in Python, with the same attributes the core's errors carry."""
+
 import os
 import sys
 

@@ -47,8 +47,19 @@ DTYPE_SETS = {
     "integers": "bool and the integer dtypes",
 }
 
-FAMILIES = ("elementwise", "creation", "shape", "indexing", "reduce", "matmul", "sort", "scan",
-            "random", "io", "interop")
+FAMILIES = (
+    "elementwise",
+    "creation",
+    "shape",
+    "indexing",
+    "reduce",
+    "matmul",
+    "sort",
+    "scan",
+    "random",
+    "io",
+    "interop",
+)
 
 
 @dataclass(frozen=True)
@@ -76,13 +87,33 @@ class Op:
 
 
 def _unary(name, dtype, reference, derivative, accepts="all", **kw):
-    return Op(name, "elementwise", 1, dtype, reference, "unary", accepts=accepts,
-              primitive="Unary", derivative=derivative, **kw)
+    return Op(
+        name,
+        "elementwise",
+        1,
+        dtype,
+        reference,
+        "unary",
+        accepts=accepts,
+        primitive="Unary",
+        derivative=derivative,
+        **kw,
+    )
 
 
 def _binary(name, dtype, reference, derivative, accepts="all", **kw):
-    return Op(name, "elementwise", 2, dtype, reference, "binary", accepts=accepts,
-              primitive="Binary", derivative=derivative, **kw)
+    return Op(
+        name,
+        "elementwise",
+        2,
+        dtype,
+        reference,
+        "binary",
+        accepts=accepts,
+        primitive="Binary",
+        derivative=derivative,
+        **kw,
+    )
 
 
 BOOL_RESULT = "bool result"
@@ -118,13 +149,23 @@ _ELEMENTWISE = [
     _unary("arcsinh", "float", "numpy.arcsinh", "u(UnaryOp::rsqrt, add(mul(x, x), one()))"),
     _unary("arccosh", "float", "numpy.arccosh", "u(UnaryOp::rsqrt, sub(mul(x, x), one()))"),
     _unary("arctanh", "float", "numpy.arctanh", "u(UnaryOp::reciprocal, sub(one(), mul(x, x)))"),
-    _unary("erf", "float", "scipy.special.erf",
-           "mul(lit(M_2_SQRTPI, x), u(UnaryOp::exp, neg(mul(x, x))))", accepts="no_complex"),
-    _unary("erfinv", "float", "scipy.special.erfinv",
-           "mul(lit(std::sqrt(M_PI) / 2, x), u(UnaryOp::exp, mul(out, out)))",
-           accepts="no_complex"),
-    _unary("sigmoid", "float", "op_table.sigmoid", "mul(out, sub(one(), out))",
-           accepts="no_complex"),
+    _unary(
+        "erf",
+        "float",
+        "scipy.special.erf",
+        "mul(lit(M_2_SQRTPI, x), u(UnaryOp::exp, neg(mul(x, x))))",
+        accepts="no_complex",
+    ),
+    _unary(
+        "erfinv",
+        "float",
+        "scipy.special.erfinv",
+        "mul(lit(std::sqrt(M_PI) / 2, x), u(UnaryOp::exp, mul(out, out)))",
+        accepts="no_complex",
+    ),
+    _unary(
+        "sigmoid", "float", "op_table.sigmoid", "mul(out, sub(one(), out))", accepts="no_complex"
+    ),
     _unary("floor", "same", "numpy.floor", ZERO, accepts="no_complex"),
     _unary("ceil", "same", "numpy.ceil", ZERO, accepts="no_complex"),
     _unary("round", "same", "numpy.round", ZERO, params="RoundParams"),
@@ -134,15 +175,27 @@ _ELEMENTWISE = [
     _unary("isneginf", "bool", "numpy.isneginf", ZERO, differentiable=BOOL_RESULT),
     _unary("isfinite", "bool", "numpy.isfinite", ZERO, differentiable=BOOL_RESULT),
     _unary("logical_not", "bool", "numpy.logical_not", ZERO, differentiable=BOOL_RESULT),
-    _unary("bitwise_invert", "same", "numpy.invert", ZERO, accepts="integers",
-           differentiable=INT_ONLY),
+    _unary(
+        "bitwise_invert", "same", "numpy.invert", ZERO, accepts="integers", differentiable=INT_ONLY
+    ),
     _unary("conjugate", "same", "numpy.conjugate", LINEAR),
     _unary("real", "real_part", "numpy.real", LINEAR),
     _unary("imag", "real_part", "numpy.imag", LINEAR),
-    _unary("nan_to_num", "same", "op_table.nan_to_num",
-           "astype(u(UnaryOp::isfinite, x), x.dtype(), s)", params="NanToNumParams"),
-    _unary("stop_gradient", "same", "op_table.identity", ZERO, kernel="",
-           differentiable="its gradient is zero by definition (tested in test_grad.py)"),
+    _unary(
+        "nan_to_num",
+        "same",
+        "op_table.nan_to_num",
+        "astype(u(UnaryOp::isfinite, x), x.dtype(), s)",
+        params="NanToNumParams",
+    ),
+    _unary(
+        "stop_gradient",
+        "same",
+        "op_table.identity",
+        ZERO,
+        kernel="",
+        differentiable="its gradient is zero by definition (tested in test_grad.py)",
+    ),
     # The engine's converting copy (astype, full, the _like functions): no kernel to chain.
     _unary("copy", "same", "numpy.copy", LINEAR, kernel="", public=False),
     # ---------------------------------------------------------------- binary kernels
@@ -151,17 +204,35 @@ _ELEMENTWISE = [
     _binary("multiply", "same", "numpy.multiply", ("b", "a")),
     _binary("divide", "float", "numpy.divide", ("u(UnaryOp::reciprocal, b)", "neg(div(out, b))")),
     _binary("floor_divide", "same", "numpy.floor_divide", ZERO, accepts="no_complex"),
-    _binary("remainder", "same", "numpy.remainder",
-            ("one", "neg(bin(BinaryOp::floor_divide, a, b))"), accepts="no_complex"),
+    _binary(
+        "remainder",
+        "same",
+        "numpy.remainder",
+        ("one", "neg(bin(BinaryOp::floor_divide, a, b))"),
+        accepts="no_complex",
+    ),
     # d/db is out * log(a), taken as 0 where a <= 0 (the real power has no derivative in b).
-    _binary("power", "same", "numpy.power",
-            ("mul(b, bin(BinaryOp::power, a, sub(b, one)))",
-             "where(positive(a), mul(out, u(UnaryOp::log, where(positive(a), a, one, s))), zero, "
-             "s)")),
-    _binary("maximum", "same", "numpy.maximum",
-            ("mask(BinaryOp::greater_equal, a, b)", "mask(BinaryOp::less, a, b)")),
-    _binary("minimum", "same", "numpy.minimum",
-            ("mask(BinaryOp::less_equal, a, b)", "mask(BinaryOp::greater, a, b)")),
+    _binary(
+        "power",
+        "same",
+        "numpy.power",
+        (
+            "mul(b, bin(BinaryOp::power, a, sub(b, one)))",
+            "where(positive(a), mul(out, u(UnaryOp::log, where(positive(a), a, one, s))), zero, s)",
+        ),
+    ),
+    _binary(
+        "maximum",
+        "same",
+        "numpy.maximum",
+        ("mask(BinaryOp::greater_equal, a, b)", "mask(BinaryOp::less, a, b)"),
+    ),
+    _binary(
+        "minimum",
+        "same",
+        "numpy.minimum",
+        ("mask(BinaryOp::less_equal, a, b)", "mask(BinaryOp::greater, a, b)"),
+    ),
     _binary("equal", "bool", "numpy.equal", ZERO, differentiable=BOOL_RESULT),
     _binary("not_equal", "bool", "numpy.not_equal", ZERO, differentiable=BOOL_RESULT),
     _binary("less", "bool", "numpy.less", ZERO, differentiable=BOOL_RESULT),
@@ -170,35 +241,76 @@ _ELEMENTWISE = [
     _binary("greater_equal", "bool", "numpy.greater_equal", ZERO, differentiable=BOOL_RESULT),
     _binary("logical_and", "logical", "numpy.logical_and", ZERO, differentiable=BOOL_RESULT),
     _binary("logical_or", "logical", "numpy.logical_or", ZERO, differentiable=BOOL_RESULT),
-    _binary("bitwise_and", "same", "numpy.bitwise_and", ZERO, accepts="integers",
-            differentiable=INT_ONLY),
-    _binary("bitwise_or", "same", "numpy.bitwise_or", ZERO, accepts="integers",
-            differentiable=INT_ONLY),
-    _binary("bitwise_xor", "same", "numpy.bitwise_xor", ZERO, accepts="integers",
-            differentiable=INT_ONLY),
-    _binary("left_shift", "shift", "numpy.left_shift", ZERO, accepts="integers",
-            differentiable=INT_ONLY),
-    _binary("right_shift", "shift", "numpy.right_shift", ZERO, accepts="integers",
-            differentiable=INT_ONLY),
-    _binary("arctan2", "float", "numpy.arctan2",
-            ("mul(b, u(UnaryOp::reciprocal, add(mul(a, a), mul(b, b))))",
-             "neg(mul(a, u(UnaryOp::reciprocal, add(mul(a, a), mul(b, b)))))"),
-            accepts="no_complex"),
-    _binary("logaddexp", "float", "numpy.logaddexp",
-            ("u(UnaryOp::exp, sub(a, out))", "u(UnaryOp::exp, sub(b, out))"), accepts="no_complex"),
-    _binary("isclose", "bool", "numpy.isclose", ZERO, params="IsCloseParams",
-            differentiable=BOOL_RESULT),
+    _binary(
+        "bitwise_and",
+        "same",
+        "numpy.bitwise_and",
+        ZERO,
+        accepts="integers",
+        differentiable=INT_ONLY,
+    ),
+    _binary(
+        "bitwise_or", "same", "numpy.bitwise_or", ZERO, accepts="integers", differentiable=INT_ONLY
+    ),
+    _binary(
+        "bitwise_xor",
+        "same",
+        "numpy.bitwise_xor",
+        ZERO,
+        accepts="integers",
+        differentiable=INT_ONLY,
+    ),
+    _binary(
+        "left_shift", "shift", "numpy.left_shift", ZERO, accepts="integers", differentiable=INT_ONLY
+    ),
+    _binary(
+        "right_shift",
+        "shift",
+        "numpy.right_shift",
+        ZERO,
+        accepts="integers",
+        differentiable=INT_ONLY,
+    ),
+    _binary(
+        "arctan2",
+        "float",
+        "numpy.arctan2",
+        (
+            "mul(b, u(UnaryOp::reciprocal, add(mul(a, a), mul(b, b))))",
+            "neg(mul(a, u(UnaryOp::reciprocal, add(mul(a, a), mul(b, b)))))",
+        ),
+        accepts="no_complex",
+    ),
+    _binary(
+        "logaddexp",
+        "float",
+        "numpy.logaddexp",
+        ("u(UnaryOp::exp, sub(a, out))", "u(UnaryOp::exp, sub(b, out))"),
+        accepts="no_complex",
+    ),
+    _binary(
+        "isclose", "bool", "numpy.isclose", ZERO, params="IsCloseParams", differentiable=BOOL_RESULT
+    ),
     # array_equal(equal_nan=True): equal, or both NaN.
-    _binary("equal_nan", "bool", "op_table.equal_nan", ZERO, public=False,
-            differentiable=BOOL_RESULT),
+    _binary(
+        "equal_nan", "bool", "op_table.equal_nan", ZERO, public=False, differentiable=BOOL_RESULT
+    ),
     # ---------------------------------------------------------------- composed of the kernels
     Op("degrees", "elementwise", 1, "float", "op_table.degrees", "unary"),
     Op("radians", "elementwise", 1, "float", "op_table.radians", "unary"),
     Op("divmod", "elementwise", 2, "same", "numpy.divmod", "binary", accepts="no_complex"),
-    Op("allclose", "elementwise", 2, "bool", "numpy.allclose", "binary",
-       differentiable=BOOL_RESULT),
-    Op("array_equal", "elementwise", 2, "bool", "numpy.array_equal", "binary",
-       differentiable=BOOL_RESULT),
+    Op(
+        "allclose", "elementwise", 2, "bool", "numpy.allclose", "binary", differentiable=BOOL_RESULT
+    ),
+    Op(
+        "array_equal",
+        "elementwise",
+        2,
+        "bool",
+        "numpy.array_equal",
+        "binary",
+        differentiable=BOOL_RESULT,
+    ),
     Op("where", "elementwise", 3, "same", "numpy.where", "ternary"),
     Op("clip", "elementwise", 3, "same", "op_table.clip", "ternary"),
 ]
@@ -214,105 +326,220 @@ def _ops(family, group, dtype, rows, **kw):
     return out
 
 
-_CREATION = _ops("creation", "creation", "given", [
-    ("zeros", 0, "numpy.zeros", {"differentiable": NO_INPUT, "batchable": NO_INPUT_MAP}),
-    ("ones", 0, "numpy.ones", {"differentiable": NO_INPUT, "batchable": NO_INPUT_MAP}),
-    ("full", 1, "numpy.full"),
-    ("zeros_like", 1, "numpy.zeros_like"),
-    ("ones_like", 1, "numpy.ones_like"),
-    ("arange", 0, "numpy.arange", {"differentiable": NO_INPUT, "batchable": NO_INPUT_MAP}),
-    ("linspace", 0, "numpy.linspace", {"differentiable": NO_INPUT, "batchable": NO_INPUT_MAP}),
-    ("eye", 0, "numpy.eye", {"differentiable": NO_INPUT, "batchable": NO_INPUT_MAP}),
-    ("identity", 0, "numpy.identity", {"differentiable": NO_INPUT, "batchable": NO_INPUT_MAP}),
-    ("tri", 0, "numpy.tri", {"differentiable": NO_INPUT, "batchable": NO_INPUT_MAP}),
-    ("tril", 1, "numpy.tril", {"dtype": "same"}),
-    ("triu", 1, "numpy.triu", {"dtype": "same"}),
-    ("astype", 1, "numpy.ndarray.astype"),
-    ("view", 1, "numpy.ndarray.view"),
-])
+_CREATION = _ops(
+    "creation",
+    "creation",
+    "given",
+    [
+        ("zeros", 0, "numpy.zeros", {"differentiable": NO_INPUT, "batchable": NO_INPUT_MAP}),
+        ("ones", 0, "numpy.ones", {"differentiable": NO_INPUT, "batchable": NO_INPUT_MAP}),
+        ("full", 1, "numpy.full"),
+        ("zeros_like", 1, "numpy.zeros_like"),
+        ("ones_like", 1, "numpy.ones_like"),
+        ("arange", 0, "numpy.arange", {"differentiable": NO_INPUT, "batchable": NO_INPUT_MAP}),
+        ("linspace", 0, "numpy.linspace", {"differentiable": NO_INPUT, "batchable": NO_INPUT_MAP}),
+        ("eye", 0, "numpy.eye", {"differentiable": NO_INPUT, "batchable": NO_INPUT_MAP}),
+        ("identity", 0, "numpy.identity", {"differentiable": NO_INPUT, "batchable": NO_INPUT_MAP}),
+        ("tri", 0, "numpy.tri", {"differentiable": NO_INPUT, "batchable": NO_INPUT_MAP}),
+        ("tril", 1, "numpy.tril", {"dtype": "same"}),
+        ("triu", 1, "numpy.triu", {"dtype": "same"}),
+        ("astype", 1, "numpy.ndarray.astype"),
+        ("view", 1, "numpy.ndarray.view"),
+    ],
+)
 
-_SHAPE = _ops("shape", "shape", "same", [
-    ("reshape", 1, "numpy.reshape"), ("flatten", 1, "numpy.ndarray.flatten"),
-    ("unflatten", 1, "mlx.core.unflatten"), ("squeeze", 1, "numpy.squeeze"),
-    ("expand_dims", 1, "numpy.expand_dims"), ("transpose", 1, "numpy.transpose"),
-    ("swapaxes", 1, "numpy.swapaxes"), ("moveaxis", 1, "numpy.moveaxis"),
-    ("broadcast_to", 1, "numpy.broadcast_to"), ("broadcast_arrays", -1, "numpy.broadcast_arrays"),
-    ("atleast_1d", -1, "numpy.atleast_1d"), ("atleast_2d", -1, "numpy.atleast_2d"),
-    ("atleast_3d", -1, "numpy.atleast_3d"), ("concatenate", -1, "numpy.concatenate"),
-    ("stack", -1, "numpy.stack"), ("split", 1, "numpy.split"),
-    ("tile", 1, "numpy.tile"), ("repeat", 1, "numpy.repeat"), ("pad", 1, "numpy.pad"),
-    ("roll", 1, "numpy.roll"), ("as_strided", 1, "numpy.lib.stride_tricks.as_strided"),
-    ("contiguous", 1, "numpy.ascontiguousarray"), ("meshgrid", -1, "numpy.meshgrid"),
-    ("diagonal", 1, "numpy.diagonal"), ("diag", 1, "numpy.diag"), ("kron", 2, "numpy.kron"),
-])
+_SHAPE = _ops(
+    "shape",
+    "shape",
+    "same",
+    [
+        ("reshape", 1, "numpy.reshape"),
+        ("flatten", 1, "numpy.ndarray.flatten"),
+        ("unflatten", 1, "mlx.core.unflatten"),
+        ("squeeze", 1, "numpy.squeeze"),
+        ("expand_dims", 1, "numpy.expand_dims"),
+        ("transpose", 1, "numpy.transpose"),
+        ("swapaxes", 1, "numpy.swapaxes"),
+        ("moveaxis", 1, "numpy.moveaxis"),
+        ("broadcast_to", 1, "numpy.broadcast_to"),
+        ("broadcast_arrays", -1, "numpy.broadcast_arrays"),
+        ("atleast_1d", -1, "numpy.atleast_1d"),
+        ("atleast_2d", -1, "numpy.atleast_2d"),
+        ("atleast_3d", -1, "numpy.atleast_3d"),
+        ("concatenate", -1, "numpy.concatenate"),
+        ("stack", -1, "numpy.stack"),
+        ("split", 1, "numpy.split"),
+        ("tile", 1, "numpy.tile"),
+        ("repeat", 1, "numpy.repeat"),
+        ("pad", 1, "numpy.pad"),
+        ("roll", 1, "numpy.roll"),
+        ("as_strided", 1, "numpy.lib.stride_tricks.as_strided"),
+        ("contiguous", 1, "numpy.ascontiguousarray"),
+        ("meshgrid", -1, "numpy.meshgrid"),
+        ("diagonal", 1, "numpy.diagonal"),
+        ("diag", 1, "numpy.diag"),
+        ("kron", 2, "numpy.kron"),
+    ],
+)
 
-_INDEXING = _ops("indexing", "indexing", "same", [
-    ("take", 2, "numpy.take"), ("take_along_axis", 2, "numpy.take_along_axis"),
-    ("put_along_axis", 3, "numpy.put_along_axis"), ("slice", 2, "mlx.core.slice"),
-    ("slice_update", 3, "mlx.core.slice_update"),
-    ("nonzero", 1, "numpy.nonzero", {"dtype": "index",
-                                     "differentiable": "integer result of data-dependent shape",
-                                     "batchable": "its output shape depends on the values "
-                                                  "(raises inside vmap)"}),
-])
+_INDEXING = _ops(
+    "indexing",
+    "indexing",
+    "same",
+    [
+        ("take", 2, "numpy.take"),
+        ("take_along_axis", 2, "numpy.take_along_axis"),
+        ("put_along_axis", 3, "numpy.put_along_axis"),
+        ("slice", 2, "mlx.core.slice"),
+        ("slice_update", 3, "mlx.core.slice_update"),
+        (
+            "nonzero",
+            1,
+            "numpy.nonzero",
+            {
+                "dtype": "index",
+                "differentiable": "integer result of data-dependent shape",
+                "batchable": "its output shape depends on the values (raises inside vmap)",
+            },
+        ),
+    ],
+)
 
-_ARG_INT = {"dtype": "index", "differentiable": "integer result (its zero vjp is tested in "
-            "test_grad.py)"}
-_REDUCE = _ops("reduce", "reduce", "reduce", [
-    ("sum", 1, "numpy.sum"), ("prod", 1, "numpy.prod"), ("max", 1, "numpy.max"),
-    ("min", 1, "numpy.min"), ("mean", 1, "numpy.mean", {"dtype": "float"}),
-    ("var", 1, "numpy.var", {"dtype": "float"}), ("std", 1, "numpy.std", {"dtype": "float"}),
-    ("logsumexp", 1, "scipy.special.logsumexp", {"dtype": "float"}),
-    ("all", 1, "numpy.all", {"dtype": "bool", "differentiable": BOOL_RESULT}),
-    ("any", 1, "numpy.any", {"dtype": "bool", "differentiable": BOOL_RESULT}),
-    ("argmax", 1, "numpy.argmax", _ARG_INT), ("argmin", 1, "numpy.argmin", _ARG_INT),
-    ("softmax", 1, "scipy.special.softmax", {"dtype": "float"}),
-])
+_ARG_INT = {
+    "dtype": "index",
+    "differentiable": "integer result (its zero vjp is tested in test_grad.py)",
+}
+_REDUCE = _ops(
+    "reduce",
+    "reduce",
+    "reduce",
+    [
+        ("sum", 1, "numpy.sum"),
+        ("prod", 1, "numpy.prod"),
+        ("max", 1, "numpy.max"),
+        ("min", 1, "numpy.min"),
+        ("mean", 1, "numpy.mean", {"dtype": "float"}),
+        ("var", 1, "numpy.var", {"dtype": "float"}),
+        ("std", 1, "numpy.std", {"dtype": "float"}),
+        ("logsumexp", 1, "scipy.special.logsumexp", {"dtype": "float"}),
+        ("all", 1, "numpy.all", {"dtype": "bool", "differentiable": BOOL_RESULT}),
+        ("any", 1, "numpy.any", {"dtype": "bool", "differentiable": BOOL_RESULT}),
+        ("argmax", 1, "numpy.argmax", _ARG_INT),
+        ("argmin", 1, "numpy.argmin", _ARG_INT),
+        ("softmax", 1, "scipy.special.softmax", {"dtype": "float"}),
+    ],
+)
 
-_MATMUL = _ops("matmul", "matmul", "same", [
-    ("matmul", 2, "numpy.matmul"), ("addmm", 3, "mlx.core.addmm"), ("inner", 2, "numpy.inner"),
-    ("outer", 2, "numpy.outer"), ("tensordot", 2, "numpy.tensordot"),
-    ("einsum", -1, "numpy.einsum"),
-])
+_MATMUL = _ops(
+    "matmul",
+    "matmul",
+    "same",
+    [
+        ("matmul", 2, "numpy.matmul"),
+        ("addmm", 3, "mlx.core.addmm"),
+        ("inner", 2, "numpy.inner"),
+        ("outer", 2, "numpy.outer"),
+        ("tensordot", 2, "numpy.tensordot"),
+        ("einsum", -1, "numpy.einsum"),
+    ],
+)
 
 _INDICES = {"dtype": "index", "differentiable": "integer result"}
-_SORT = _ops("sort", "sort", "same", [
-    ("sort", 1, "numpy.sort"),
-    ("argsort", 1, "numpy.argsort", _INDICES),
-    ("partition", 1, "numpy.partition"),
-    ("argpartition", 1, "numpy.argpartition", _INDICES),
-    ("topk", 1, "mlx.core.topk"),
-])
+_SORT = _ops(
+    "sort",
+    "sort",
+    "same",
+    [
+        ("sort", 1, "numpy.sort"),
+        ("argsort", 1, "numpy.argsort", _INDICES),
+        ("partition", 1, "numpy.partition"),
+        ("argpartition", 1, "numpy.argpartition", _INDICES),
+        ("topk", 1, "mlx.core.topk"),
+    ],
+)
 
-_SCAN = _ops("scan", "scan", "reduce", [
-    ("cumsum", 1, "numpy.cumsum"), ("cumprod", 1, "numpy.cumprod"),
-    ("cummax", 1, "numpy.maximum.accumulate"), ("cummin", 1, "numpy.minimum.accumulate"),
-    ("logcumsumexp", 1, "numpy.logaddexp.accumulate", {"dtype": "float"}),
-])
+_SCAN = _ops(
+    "scan",
+    "scan",
+    "reduce",
+    [
+        ("cumsum", 1, "numpy.cumsum"),
+        ("cumprod", 1, "numpy.cumprod"),
+        ("cummax", 1, "numpy.maximum.accumulate"),
+        ("cummin", 1, "numpy.minimum.accumulate"),
+        ("logcumsumexp", 1, "numpy.logaddexp.accumulate", {"dtype": "float"}),
+    ],
+)
 
-_FILES = _ops("io", "files", "none", [
-    ("load", 0, "numpy.load"), ("save", 1, "numpy.save"), ("savez", -1, "numpy.savez"),
-    ("savez_compressed", -1, "numpy.savez_compressed"),
-    ("save_safetensors", -1, "safetensors.numpy.save_file"),
-    ("save_tree", -1, "safetensors.numpy.save_file"),
-    ("load_into", 0, "safetensors.numpy.load_file"),
-], differentiable=FILE_IO, batchable=FILE_IO)
+_FILES = _ops(
+    "io",
+    "files",
+    "none",
+    [
+        ("load", 0, "numpy.load"),
+        ("save", 1, "numpy.save"),
+        ("savez", -1, "numpy.savez"),
+        ("savez_compressed", -1, "numpy.savez_compressed"),
+        ("save_safetensors", -1, "safetensors.numpy.save_file"),
+        ("save_tree", -1, "safetensors.numpy.save_file"),
+        ("load_into", 0, "safetensors.numpy.load_file"),
+    ],
+    differentiable=FILE_IO,
+    batchable=FILE_IO,
+)
 
-_INTEROP = _ops("interop", "interoperability", "same", [
-    ("from_dlpack", 0, "numpy.from_dlpack"),
-], differentiable="imports a buffer, not an op on traced arrays",
-   batchable="imports a buffer, not an op on arrays")
+_INTEROP = _ops(
+    "interop",
+    "interoperability",
+    "same",
+    [
+        ("from_dlpack", 0, "numpy.from_dlpack"),
+    ],
+    differentiable="imports a buffer, not an op on traced arrays",
+    batchable="imports a buffer, not an op on arrays",
+)
 
 # nuvec.random's samplers (public in that module, not in nuvec's namespace). MLX is the reference:
 # their bits are MLX's.
-_RANDOM = _ops("random", "random", "given", [
-    (n, 0, f"mlx.core.random.{n}") for n in (
-        "key", "split", "seed", "uniform", "normal", "randint", "bernoulli", "truncated_normal",
-        "gumbel", "categorical", "laplace", "permutation", "multivariate_normal")
-] + [("bits", 0, "numpy.random.Generator.bytes")], public=False)
+_RANDOM = _ops(
+    "random",
+    "random",
+    "given",
+    [
+        (n, 0, f"mlx.core.random.{n}")
+        for n in (
+            "key",
+            "split",
+            "seed",
+            "uniform",
+            "normal",
+            "randint",
+            "bernoulli",
+            "truncated_normal",
+            "gumbel",
+            "categorical",
+            "laplace",
+            "permutation",
+            "multivariate_normal",
+        )
+    ]
+    + [("bits", 0, "numpy.random.Generator.bytes")],
+    public=False,
+)
 
-OPS = (_ELEMENTWISE + _CREATION + _SHAPE + _INDEXING + _REDUCE + _MATMUL + _SORT + _SCAN + _FILES
-       + _INTEROP + _RANDOM)
+OPS = (
+    _ELEMENTWISE
+    + _CREATION
+    + _SHAPE
+    + _INDEXING
+    + _REDUCE
+    + _MATMUL
+    + _SORT
+    + _SCAN
+    + _FILES
+    + _INTEROP
+    + _RANDOM
+)
 OPS_BY_NAME = {op.name: op for op in OPS if op.family != "random"}
 RANDOM = {op.name: op for op in _RANDOM}
 
@@ -325,26 +552,81 @@ NON_OPS = {
     **{n: ("indexing", "the `.at` helper classes") for n in ("ArrayAt", "ArrayAtIndexer")},
     "ROW_INDEPENDENT_ROWS": ("matmul", "a constant"),
     **{n: ("modules", "a module") for n in ("random", "utils", "io")},
-    **{n: ("transforms", "transform") for n in (
-        "grad", "value_and_grad", "vjp", "jvp", "vmap", "custom_function", "checkpoint")},
+    **{
+        n: ("transforms", "transform")
+        for n in ("grad", "value_and_grad", "vjp", "jvp", "vmap", "custom_function", "checkpoint")
+    },
     **{n: ("evaluation", "evaluation") for n in ("eval", "async_eval")},
-    **{n: ("devices", "devices and streams") for n in (
-        "cpu", "gpu", "Device", "DeviceType", "Stream", "is_available", "default_device",
-        "set_default_device", "default_stream", "set_default_stream", "new_stream", "stream",
-        "synchronize")},
-    **{n: ("memory", "memory management") for n in (
-        "get_active_memory", "get_peak_memory", "reset_peak_memory", "get_cache_memory",
-        "set_memory_limit", "set_cache_limit", "clear_cache")},
+    **{
+        n: ("devices", "devices and streams")
+        for n in (
+            "cpu",
+            "gpu",
+            "Device",
+            "DeviceType",
+            "Stream",
+            "is_available",
+            "default_device",
+            "set_default_device",
+            "default_stream",
+            "set_default_stream",
+            "new_stream",
+            "stream",
+            "synchronize",
+        )
+    },
+    **{
+        n: ("memory", "memory management")
+        for n in (
+            "get_active_memory",
+            "get_peak_memory",
+            "reset_peak_memory",
+            "get_cache_memory",
+            "set_memory_limit",
+            "set_cache_limit",
+            "clear_cache",
+        )
+    },
     **{n: ("threads", "thread setting") for n in ("get_num_threads", "set_num_threads")},
-    **{n: ("dtypes", "a dtype") for n in (
-        "Dtype", "bool_", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32",
-        "int64", "float16", "float32", "float64", "bfloat16", "complex64")},
-    **{n: ("dtypes", "a dtype category") for n in (
-        "DtypeCategory", "generic", "number", "integer", "signedinteger", "unsignedinteger",
-        "inexact", "floating", "complexfloating")},
+    **{
+        n: ("dtypes", "a dtype")
+        for n in (
+            "Dtype",
+            "bool_",
+            "uint8",
+            "uint16",
+            "uint32",
+            "uint64",
+            "int8",
+            "int16",
+            "int32",
+            "int64",
+            "float16",
+            "float32",
+            "float64",
+            "bfloat16",
+            "complex64",
+        )
+    },
+    **{
+        n: ("dtypes", "a dtype category")
+        for n in (
+            "DtypeCategory",
+            "generic",
+            "number",
+            "integer",
+            "signedinteger",
+            "unsignedinteger",
+            "inexact",
+            "floating",
+            "complexfloating",
+        )
+    },
     "issubdtype": ("dtypes", "dtype predicate, not an array op"),
-    **{n: ("errors", "an error class") for n in (
-        "OpError", "AxisError", "EvalError", "EvalIndexError", "EvalMemoryError")},
+    **{
+        n: ("errors", "an error class")
+        for n in ("OpError", "AxisError", "EvalError", "EvalIndexError", "EvalMemoryError")
+    },
 }
 
 # Docs groups in page order: key -> (title, intro). "unary", "binary" and "ternary" are the
@@ -354,57 +636,87 @@ GROUPS = {
     "binary": ("Binary", ""),
     "ternary": ("Ternary", ""),
     "creation": (
-        "Creation", "Arrays from values and parameters. `shape` is an int or a sequence of ints. "
+        "Creation",
+        "Arrays from values and parameters. `shape` is an int or a sequence of ints. "
         "Without `dtype`: zeros, ones, eye, identity, tri and linspace make float32; arange makes "
         "int32 from int arguments, else float32; full and the `_like` functions keep their input's "
-        "dtype."),
+        "dtype.",
+    ),
     "shape": ("Shapes and layout", "Views share the input's memory wherever strides allow."),
     "indexing": (
-        "Indexing", "Besides `x[...]` and `x[...] = v` (see the `array` class): integer indices "
-        "out of range raise `EvalIndexError` when evaluated."),
+        "Indexing",
+        "Besides `x[...]` and `x[...] = v` (see the `array` class): integer indices "
+        "out of range raise `EvalIndexError` when evaluated.",
+    ),
     "reduce": (
-        "Reductions", "Over any set of axes (`axis=None` is all of them) with `keepdims`; sums "
+        "Reductions",
+        "Over any set of axes (`axis=None` is all of them) with `keepdims`; sums "
         "are blocked/pairwise and bit-identical whatever the thread count; half types accumulate "
-        "in float32. `softmax` and `logsumexp` over the last axis are fused kernels."),
+        "in float32. `softmax` and `logsumexp` over the last axis are fused kernels.",
+    ),
     "matmul": (
-        "Matrix products", "nuvec's own kernels (not a wrapped BLAS): float32, float64, float16, "
+        "Matrix products",
+        "nuvec's own kernels (not a wrapped BLAS): float32, float64, float16, "
         "bfloat16 (computed in float32) and complex64; rows are independent up to "
-        "`ROW_INDEPENDENT_ROWS` rows (docs/matmul.md)."),
+        "`ROW_INDEPENDENT_ROWS` rows (docs/matmul.md).",
+    ),
     "sort": (
-        "Sorting", "Along `axis` (default -1; None sorts the flattened array). sort and argsort "
+        "Sorting",
+        "Along `axis` (default -1; None sorts the flattened array). sort and argsort "
         "are stable with NumPy's order (NaNs last, complex numbers lexicographic); indices are "
-        "uint32. topk gives the k largest in no promised order."),
+        "uint32. topk gives the k largest in no promised order.",
+    ),
     "scan": (
-        "Scans", "Along `axis` (default None: the flattened array), with `reverse` and "
+        "Scans",
+        "Along `axis` (default None: the flattened array), with `reverse` and "
         "`inclusive`; also array methods. Results combine strictly in order, so they never depend "
         "on the threads. cumsum of bool counts in int32; logcumsumexp of integers gives float32; "
-        "half types accumulate in float32."),
+        "half types accumulate in float32.",
+    ),
     "files": (
-        "Files", "Loading maps the file: arrays from uncompressed files share its pages (see "
-        "docs/io.md). `save_tree` and `load_into` also live in `nuvec.utils`."),
+        "Files",
+        "Loading maps the file: arrays from uncompressed files share its pages (see "
+        "docs/io.md). `save_tree` and `load_into` also live in `nuvec.utils`.",
+    ),
     "modules": (
-        "Modules", "`nuvec.random` (random numbers bit for bit MLX's, docs/random.md), "
+        "Modules",
+        "`nuvec.random` (random numbers bit for bit MLX's, docs/random.md), "
         "`nuvec.utils` (trees: tree_flatten, tree_unflatten, tree_map, ...), `nuvec.io` (the file "
-        "functions above)."),
+        "functions above).",
+    ),
     "transforms": (
-        "Transforms", "Over trees of arrays (tuples, lists, dicts, namedtuples, dataclasses); "
-        "gradients are lazy arrays, so transforms nest (grad of grad, jvp of vjp)."),
+        "Transforms",
+        "Over trees of arrays (tuples, lists, dicts, namedtuples, dataclasses); "
+        "gradients are lazy arrays, so transforms nest (grad of grad, jvp of vjp).",
+    ),
     "evaluation": (
-        "Evaluation", "Arrays are lazy: these (and `item`, `tolist`, printing, NumPy and DLPack "
-        "export) compute them."),
-    "devices": ("Devices and streams", "Only the CPU is available today: `is_available(gpu)` is "
-                "False."),
-    "memory": ("Memory", "Counters and limits of nuvec's caching allocator (see "
-               "getting-started.md)."),
-    "threads": ("Threads", "The CPU thread pool (its starting size is `NUVEC_NUM_THREADS`, else "
-                "the cores available)."),
-    "interoperability": ("Interoperability", "NumPy and DLPack (see also the `array` class "
-                         "below)."),
+        "Evaluation",
+        "Arrays are lazy: these (and `item`, `tolist`, printing, NumPy and DLPack "
+        "export) compute them.",
+    ),
+    "devices": (
+        "Devices and streams",
+        "Only the CPU is available today: `is_available(gpu)` is False.",
+    ),
+    "memory": (
+        "Memory",
+        "Counters and limits of nuvec's caching allocator (see getting-started.md).",
+    ),
+    "threads": (
+        "Threads",
+        "The CPU thread pool (its starting size is `NUVEC_NUM_THREADS`, else the cores available).",
+    ),
+    "interoperability": (
+        "Interoperability",
+        "NumPy and DLPack (see also the `array` class below).",
+    ),
     "dtypes": ("Dtypes", "The fourteen dtypes, their type and MLX's categories."),
     "errors": (
-        "Errors", "Every error names the op (`op_name`), the `reason`, and a `filename` and "
+        "Errors",
+        "Every error names the op (`op_name`), the `reason`, and a `filename` and "
         "`lineno`: the caller's for an invalid call, the line where the node was recorded for an "
-        "evaluation failure."),
+        "evaluation failure.",
+    ),
     "random": ("Random", "nuvec.random's samplers (documented in docs/random.md)."),
 }
 

@@ -1,4 +1,5 @@
 """The `stream` context manager."""
+
 import contextlib
 
 from . import _core

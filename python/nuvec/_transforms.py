@@ -1,6 +1,7 @@
 """Function transforms over trees of arrays: vjp, jvp, grad, value_and_grad, custom_function and
 checkpoint, as MLX's. The compiled core differentiates flat lists of arrays; this module maps
 trees (tuples, lists, dicts, namedtuples, dataclasses) to those lists and back."""
+
 import functools
 
 from . import _core
@@ -15,21 +16,29 @@ def _leaves(tree, what, allow_constants=False):
         for path, leaf in flat:
             if not isinstance(leaf, _core.array):
                 where = f" at '{path}'" if path else ""
-                raise ValueError(f"{what}: the differentiated argument{where} is a {type(leaf).__name__}, "
-                                 "not an array; only arrays can be differentiated")
+                raise ValueError(
+                    f"{what}: the differentiated argument{where} is a {type(leaf).__name__}, "
+                    "not an array; only arrays can be differentiated"
+                )
     return flat
 
 
 def _replace(tree, values):
     """The tree with its array leaves replaced, in order, by `values`."""
     it = iter(values)
-    return tree_map(lambda x: next(it) if isinstance(x, _core.array) else x, tree,
-                    is_leaf=lambda x: isinstance(x, _core.array))
+    return tree_map(
+        lambda x: next(it) if isinstance(x, _core.array) else x,
+        tree,
+        is_leaf=lambda x: isinstance(x, _core.array),
+    )
 
 
 def _arrays(tree):
-    return [leaf for _, leaf in tree_flatten(tree, is_leaf=lambda x: isinstance(x, _core.array))
-            if isinstance(leaf, _core.array)]
+    return [
+        leaf
+        for _, leaf in tree_flatten(tree, is_leaf=lambda x: isinstance(x, _core.array))
+        if isinstance(leaf, _core.array)
+    ]
 
 
 def _check_cotangents(outputs, cotangents, what):
@@ -38,8 +47,10 @@ def _check_cotangents(outputs, cotangents, what):
         raise ValueError(f"{what}: {len(cots)} cotangents for {len(outs)} outputs")
     for (path, o), (_, c) in zip(outs, cots):
         if tuple(o.shape) != tuple(c.shape):
-            raise ValueError(f"{what}: the cotangent at '{path or '0'}' has shape {tuple(c.shape)}, "
-                             f"but the output there has shape {tuple(o.shape)}")
+            raise ValueError(
+                f"{what}: the cotangent at '{path or '0'}' has shape {tuple(c.shape)}, "
+                f"but the output there has shape {tuple(o.shape)}"
+            )
 
 
 def vjp(fun, primals, cotangents):
@@ -53,7 +64,9 @@ def vjp(fun, primals, cotangents):
     def flat_fun(xs):
         out = fun(*_replace(primals, xs))
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
-        _check_cotangents(outs, cotangents if isinstance(cotangents, (list, tuple)) else [cotangents], "vjp")
+        _check_cotangents(
+            outs, cotangents if isinstance(cotangents, (list, tuple)) else [cotangents], "vjp"
+        )
         result["outputs"] = outs
         return _arrays(outs)
 
@@ -87,7 +100,9 @@ def _normalize_argnums(argnums, argnames):
         argnums = 0
     nums = () if argnums is None else ((argnums,) if isinstance(argnums, int) else tuple(argnums))
     if argnums is not None and not nums and not argnames:
-        raise ValueError("grad: argnums is empty and no argnames are given: nothing to differentiate")
+        raise ValueError(
+            "grad: argnums is empty and no argnames are given: nothing to differentiate"
+        )
     # As MLX: one argument number (int or 1-tuple) gives its gradient alone.
     single = len(nums) == 1
     return nums, single, argnames
@@ -107,7 +122,9 @@ def _value_and_grad(fun, argnums, argnames, _name):
     def wrapped(*args, **kwargs):
         for i in nums:
             if not -len(args) <= i < len(args):
-                raise ValueError(f"{_name}: argnums {i} is out of range for {len(args)} positional arguments")
+                raise ValueError(
+                    f"{_name}: argnums {i} is out of range for {len(args)} positional arguments"
+                )
         for n in names:
             if n not in kwargs:
                 raise ValueError(f"{_name}: argnames '{n}' is not among the keyword arguments")
@@ -130,16 +147,20 @@ def _value_and_grad(fun, argnums, argnames, _name):
             result["out"] = out
             loss = out[0] if isinstance(out, (list, tuple)) else out
             if not isinstance(loss, _core.array):
-                raise ValueError(f"{_name}: the function must return an array (or a tuple whose first "
-                                 f"element is one), not a {type(loss).__name__}")
+                raise ValueError(
+                    f"{_name}: the function must return an array (or a tuple whose first "
+                    f"element is one), not a {type(loss).__name__}"
+                )
             if loss.size != 1:
-                raise ValueError(f"{_name}: the function's output must be a scalar to take its gradient, "
-                                 f"got shape {tuple(loss.shape)}")
+                raise ValueError(
+                    f"{_name}: the function's output must be a scalar to take its gradient, "
+                    f"got shape {tuple(loss.shape)}"
+                )
             return [loss]
 
         _, grads = _core._vjp_flat(flat_fun, flat, [])
         grads = _replace(targets, grads)
-        g_nums = grads[:len(nums)]
+        g_nums = grads[: len(nums)]
         g_nums = g_nums[0] if single else (tuple(g_nums) if nums else None)
         if names:
             g_nums = (g_nums, {n: grads[len(nums) + k] for k, n in enumerate(names)})
@@ -217,7 +238,9 @@ class custom_function:
             unflat = lambda v: v[0] if single else _replace(out, v)
             prims = _replace(list(args), ps)
             # As MLX: a one-argument function's rule gets that argument, not a 1-tuple.
-            grads = self._vjp(prims[0] if len(args) == 1 else tuple(prims), unflat(cots), unflat(outputs))
+            grads = self._vjp(
+                prims[0] if len(args) == 1 else tuple(prims), unflat(cots), unflat(outputs)
+            )
             grads = (grads,) if isinstance(grads, _core.array) else grads
             return _arrays(list(grads))
 
@@ -225,7 +248,10 @@ class custom_function:
             if self._jvp is None:
                 return _core._jvp_flat(flat, ps, tans)[1]
             prims, tanv = _replace(list(args), ps), _replace(list(args), tans)
-            res = self._jvp(prims[0] if len(args) == 1 else tuple(prims), tanv[0] if len(args) == 1 else tuple(tanv))
+            res = self._jvp(
+                prims[0] if len(args) == 1 else tuple(prims),
+                tanv[0] if len(args) == 1 else tuple(tanv),
+            )
             return _arrays([res])
 
         def vmap_rule(ps, axes):

@@ -3,6 +3,7 @@ a prefix of the arguments (a tuple, one entry per positional argument) or of the
 None there applies to the whole subtree below it. The compiled core maps flat lists of arrays; this
 module matches the trees and names the argument or output at fault by its dotted path (the paths of
 ``tree_flatten``, with the argument's position first: ``1.layers.0.weight``)."""
+
 import functools
 
 from . import _core
@@ -31,12 +32,18 @@ def _match(tree, axes, what, path=""):
         return [(p, leaf, axes) for p, leaf in tree_flatten(tree, prefix, is_leaf=_is_array)]
     kids, axis_kids = None if _is_array(tree) else _children(tree), _children(axes)
     if axis_kids is None:
-        raise op_error("vmap", f"{what} {_where(path)} must be an int, None or a tree of them, "
-                               f"not a {type(axes).__name__}")
+        raise op_error(
+            "vmap",
+            f"{what} {_where(path)} must be an int, None or a tree of them, "
+            f"not a {type(axes).__name__}",
+        )
     axis_of = dict(axis_kids)
     if kids is None or set(axis_of) != {k for k, _ in kids}:
-        raise op_error("vmap", f"{what} do not match the tree {_where(path)}: "
-                               f"{_describe(axes)} against {_describe(tree)}")
+        raise op_error(
+            "vmap",
+            f"{what} do not match the tree {_where(path)}: "
+            f"{_describe(axes)} against {_describe(tree)}",
+        )
     out = []
     for k, child in kids:
         out += _match(child, axis_of[k], what, f"{path}.{k}" if path else str(k))
@@ -61,19 +68,28 @@ def _input_axes(args, in_axes):
     for path, leaf, axis in leaves:
         if not _is_array(leaf):
             if axis is not None and leaf is not None:
-                raise op_error("vmap", f"the argument {_where(path)} is a {type(leaf).__name__}, not an array: "
-                                       "only arrays can be mapped over (give it in_axes None)")
+                raise op_error(
+                    "vmap",
+                    f"the argument {_where(path)} is a {type(leaf).__name__}, not an array: "
+                    "only arrays can be mapped over (give it in_axes None)",
+                )
             continue
         if axis is not None:
             if not -leaf.ndim <= axis < leaf.ndim:
-                raise op_error("vmap", f"in_axes {axis} is out of range for the argument {_where(path)} "
-                                       f"of shape {tuple(leaf.shape)}", index=True)
+                raise op_error(
+                    "vmap",
+                    f"in_axes {axis} is out of range for the argument {_where(path)} "
+                    f"of shape {tuple(leaf.shape)}",
+                    index=True,
+                )
             axis %= leaf.ndim
             sizes[path] = leaf.shape[axis]
         arrays.append(leaf)
         axes.append(-1 if axis is None else axis)
     if not sizes:
-        raise op_error("vmap", "in_axes maps over no argument: at least one array must have an axis")
+        raise op_error(
+            "vmap", "in_axes maps over no argument: at least one array must have an axis"
+        )
     if len(set(sizes.values())) > 1:
         detail = ", ".join(f"'{p}' has {n}" for p, n in sizes.items())
         raise op_error("vmap", f"the mapped axes have different sizes: {detail}")
@@ -84,13 +100,20 @@ def _place(out, found, want, path, size):
     """The output ``out`` (batched along ``found``, or -1) with its batch axis at ``want``."""
     if want is None:
         if found >= 0:
-            raise op_error("vmap", f"out_axes is None for the output {_where(path)}, but it differs from example "
-                                   "to example")
+            raise op_error(
+                "vmap",
+                f"out_axes is None for the output {_where(path)}, but it differs from example "
+                "to example",
+            )
         return out
     rank = out.ndim + (found < 0)
     if not -rank <= want < rank:
-        raise op_error("vmap", f"out_axes {want} is out of range for the output {_where(path)}, of rank {rank} "
-                               "with the batch axis", index=True)
+        raise op_error(
+            "vmap",
+            f"out_axes {want} is out of range for the output {_where(path)}, of rank {rank} "
+            "with the batch axis",
+            index=True,
+        )
     want %= rank
     if found < 0:  # the same for every example
         shape = list(out.shape)
@@ -120,8 +143,11 @@ def vmap(fun, in_axes=0, out_axes=0):
             leaves = tree_flatten(out, is_leaf=_is_array)
             for path, leaf in leaves:
                 if not _is_array(leaf):
-                    raise op_error("vmap", f"the function's output {_where(path)} is a {type(leaf).__name__}, "
-                                           "not an array")
+                    raise op_error(
+                        "vmap",
+                        f"the function's output {_where(path)} is a {type(leaf).__name__}, "
+                        "not an array",
+                    )
             result["out"] = out
             return [leaf for _, leaf in leaves]
 

@@ -7,6 +7,7 @@ file and the problem. Writing goes to a temporary file in the same folder that r
 target only when complete, so a failed save never leaves a half-written file where a good one
 was.
 """
+
 import os
 import struct
 import zipfile
@@ -64,10 +65,19 @@ def _load_npz(path):
                     if len(local) < 30 or local[:4] != b"PK\x03\x04":
                         raise zipfile.BadZipFile(f"member {info.filename} has no local header")
                     n, extra = struct.unpack("<HH", local[26:30])
-                    out[name] = _core._load_npy(path, info.header_offset + 30 + n + extra, info.file_size)
+                    out[name] = _core._load_npy(
+                        path, info.header_offset + 30 + n + extra, info.file_size
+                    )
                 else:
                     out[name] = _core._load_npy_bytes(z.read(info), f"{path}:{info.filename}")
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, NotImplementedError, OSError) as e:
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        zlib.error,
+        EOFError,
+        NotImplementedError,
+        OSError,
+    ) as e:
         raise op_error("load", f"{path}: not a readable npz archive ({e})") from None
     return out
 
@@ -86,6 +96,7 @@ def save_safetensors(file, arrays, metadata=None):
 
 # --- load ---------------------------------------------------------------------------------------
 
+
 def load(file, format=None, return_metadata=False, stream=None):
     """Loads .npy (an array), .npz, .safetensors or .gguf (a dict of arrays) by suffix or ``format``.
 
@@ -94,9 +105,13 @@ def load(file, format=None, return_metadata=False, stream=None):
     path = _path(file, "load")
     fmt = format or os.path.splitext(path)[1][1:]
     if fmt not in _FORMATS:
-        raise op_error("load", f"{path}: unknown format {fmt!r}; give format= one of {', '.join(_FORMATS)}")
+        raise op_error(
+            "load", f"{path}: unknown format {fmt!r}; give format= one of {', '.join(_FORMATS)}"
+        )
     if return_metadata and fmt not in ("safetensors", "gguf"):
-        raise op_error("load", f"{path}: metadata can only be returned for safetensors and gguf files")
+        raise op_error(
+            "load", f"{path}: metadata can only be returned for safetensors and gguf files"
+        )
     if fmt == "npy":
         return _core._load_npy(path)
     if fmt == "npz":

@@ -6,6 +6,7 @@ key, the object ``compile`` can capture as MLX's ``mx.random.state``). The sampl
 are C++ (csrc/core/ops/random.cpp, bound as ``_core._random``): this module holds the public
 signatures, the shape parsing and the global state (see docs/random.md).
 """
+
 import threading
 import time
 
@@ -15,8 +16,20 @@ from ._errors import op_error
 _r = _core._random
 
 __all__ = [
-    "key", "split", "seed", "bits", "uniform", "normal", "randint", "bernoulli", "truncated_normal",
-    "gumbel", "categorical", "laplace", "permutation", "multivariate_normal",
+    "key",
+    "split",
+    "seed",
+    "bits",
+    "uniform",
+    "normal",
+    "randint",
+    "bernoulli",
+    "truncated_normal",
+    "gumbel",
+    "categorical",
+    "laplace",
+    "permutation",
+    "multivariate_normal",
 ]
 
 _local = threading.local()
@@ -137,8 +150,18 @@ def multivariate_normal(mean, cov, shape=(), dtype=_core.float32, key=None, stre
     mean, cov = _core.array(mean), _core.array(cov)
     if dtype != _core.float32:
         raise op_error("multivariate_normal", f"the only supported dtype is float32, not {dtype}")
-    if mean.ndim < 1 or cov.ndim < 2 or cov.shape[-1] != cov.shape[-2] or cov.shape[-1] != mean.shape[-1]:
-        raise op_error("multivariate_normal", f"mean of shape {mean.shape} and cov of shape {cov.shape} do not "
-                      "describe one distribution (cov must be (..., n, n) with mean (..., n))")
-    raise NotImplementedError("multivariate_normal: needs a singular value decomposition of cov, which "
-                              "nuvec does not have yet (nuvec.linalg is not written)")
+    if (
+        mean.ndim < 1
+        or cov.ndim < 2
+        or cov.shape[-1] != cov.shape[-2]
+        or cov.shape[-1] != mean.shape[-1]
+    ):
+        raise op_error(
+            "multivariate_normal",
+            f"mean of shape {mean.shape} and cov of shape {cov.shape} do not "
+            "describe one distribution (cov must be (..., n, n) with mean (..., n))",
+        )
+    raise NotImplementedError(
+        "multivariate_normal: needs a singular value decomposition of cov, which "
+        "nuvec does not have yet (nuvec.linalg is not written)"
+    )

@@ -6,6 +6,7 @@ else is a leaf. A leaf's path joins the keys and indices on its way with dots:
 ``save_tree`` and ``load_into`` write and read the array leaves of a tree as safetensors keyed
 by those paths.
 """
+
 import copy
 import dataclasses
 from collections import defaultdict
@@ -14,8 +15,16 @@ from itertools import zip_longest
 from . import _core
 from ._errors import op_error
 
-__all__ = ["tree_flatten", "tree_unflatten", "tree_map", "tree_map_with_path", "tree_reduce", "tree_merge",
-           "save_tree", "load_into"]
+__all__ = [
+    "tree_flatten",
+    "tree_unflatten",
+    "tree_map",
+    "tree_map_with_path",
+    "tree_reduce",
+    "tree_merge",
+    "save_tree",
+    "load_into",
+]
 
 
 def _is_dataclass(x):
@@ -94,9 +103,16 @@ def tree_map_with_path(fn, tree, *rest, is_leaf=None, path=None):
     if kids is None:
         return fn(path, tree, *rest)
     rest_kids = [dict(_children(r) or []) for r in rest]
-    values = [tree_map_with_path(fn, child, *(r[k] for r in rest_kids), is_leaf=is_leaf,
-                                 path=str(k) if path is None else f"{path}.{k}")
-              for k, child in kids]
+    values = [
+        tree_map_with_path(
+            fn,
+            child,
+            *(r[k] for r in rest_kids),
+            is_leaf=is_leaf,
+            path=str(k) if path is None else f"{path}.{k}",
+        )
+        for k, child in kids
+    ]
     return _rebuild(tree, values)
 
 
@@ -146,7 +162,9 @@ def _assign(tree, loaded, path):
     kids = _children(tree)
     if kids is None:
         return loaded[path] if isinstance(tree, _core.array) else tree
-    values = [_assign(child, loaded, str(k) if path is None else f"{path}.{k}") for k, child in kids]
+    values = [
+        _assign(child, loaded, str(k) if path is None else f"{path}.{k}") for k, child in kids
+    ]
     if isinstance(tree, (list, dict)):
         for (k, _), v in zip(kids, values):
             tree[k] = v
@@ -166,9 +184,14 @@ def load_into(tree, path):
 
     arrays = load(path, format="safetensors")
     leaves = dict(_array_leaves(tree))
-    problems = [f"missing {k} (shape {tuple(v.shape)})" for k, v in leaves.items() if k not in arrays]
-    problems += [f"{k} has shape {tuple(arrays[k].shape)} in the file, {tuple(v.shape)} in the tree"
-                 for k, v in leaves.items() if k in arrays and tuple(arrays[k].shape) != tuple(v.shape)]
+    problems = [
+        f"missing {k} (shape {tuple(v.shape)})" for k, v in leaves.items() if k not in arrays
+    ]
+    problems += [
+        f"{k} has shape {tuple(arrays[k].shape)} in the file, {tuple(v.shape)} in the tree"
+        for k, v in leaves.items()
+        if k in arrays and tuple(arrays[k].shape) != tuple(v.shape)
+    ]
     problems += [f"unexpected {k} (not in the tree)" for k in arrays if k not in leaves]
     if problems:
         raise op_error("load_into", f"{path}: " + "; ".join(problems))

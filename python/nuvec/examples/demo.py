@@ -3,6 +3,7 @@ ops, checked point for point against NumPy and timed against it.
 
     python -m nuvec.examples.demo
 """
+
 import time
 
 import numpy as np
@@ -57,8 +58,10 @@ def main():
     rows = ours[:: HEIGHT // 24, :: WIDTH // 78]
     for row in rows:
         print("".join(CHARS[min(int(v) * len(CHARS) // (STEPS + 1), len(CHARS) - 1)] for v in row))
-    print(f"\n{HEIGHT}x{WIDTH} points, {STEPS} steps: nuvec {t_nuvec:.3f} s, NumPy {t_numpy:.3f} s "
-          f"({t_numpy / t_nuvec:.1f}x), {agree:.4%} of points agree with NumPy")
+    print(
+        f"\n{HEIGHT}x{WIDTH} points, {STEPS} steps: nuvec {t_nuvec:.3f} s, NumPy {t_numpy:.3f} s "
+        f"({t_numpy / t_nuvec:.1f}x), {agree:.4%} of points agree with NumPy"
+    )
     print(f"points inside the set after {STEPS} steps: {int((ours == STEPS).sum())}")
     if agree < 0.999:
         raise SystemExit("nuvec and NumPy disagree")

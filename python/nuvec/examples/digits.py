@@ -4,6 +4,7 @@ held-out accuracy at the end.
 
     python -m nuvec.examples.digits
 """
+
 import time
 
 import numpy as np
@@ -59,19 +60,23 @@ def main():
         perm = rng.permutation(len(train))
         total = 0.0
         for i in range(0, len(train), BATCH):
-            idx = mx.array(perm[i:i + BATCH])
+            idx = mx.array(perm[i : i + BATCH])
             loss, grads = step(params, x_train[idx], y_train[idx])
             # SGD with momentum, written with tree_map.
             velocity = mx.utils.tree_map(lambda v, g: MOMENTUM * v + g, velocity, grads)
             params = mx.utils.tree_map(lambda p, v: p - LR * v, params, velocity)
             mx.eval(params, velocity, loss)
             total += loss.item() * len(idx)
-        print(f"epoch {epoch:2d}  loss {total / len(train):.4f}  "
-              f"train acc {accuracy(params, x_train, y_train):.3f}  "
-              f"test acc {accuracy(params, x_test, y_test):.3f}")
+        print(
+            f"epoch {epoch:2d}  loss {total / len(train):.4f}  "
+            f"train acc {accuracy(params, x_train, y_train):.3f}  "
+            f"test acc {accuracy(params, x_test, y_test):.3f}"
+        )
     elapsed = time.perf_counter() - start
     final = accuracy(params, x_test, y_test)
-    print(f"held-out accuracy {final:.4f} on {len(test)} digits after {EPOCHS} epochs ({elapsed:.1f} s)")
+    print(
+        f"held-out accuracy {final:.4f} on {len(test)} digits after {EPOCHS} epochs ({elapsed:.1f} s)"
+    )
     if final < 0.95:
         raise SystemExit("accuracy below 95%")
 
