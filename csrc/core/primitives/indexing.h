@@ -11,7 +11,7 @@ class Gather : public Primitive {
  public:
   explicit Gather(std::vector<int> axes) : axes_(std::move(axes)) {}
   const char* name() const override { return "gather"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
   const std::vector<int>& axes() const { return axes_; }
@@ -29,7 +29,7 @@ class Scatter : public Primitive {
  public:
   Scatter(ScatterOp op, std::vector<int> axes) : op_(op), axes_(std::move(axes)) {}
   const char* name() const override;
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
   ScatterOp op() const { return op_; }
@@ -45,7 +45,7 @@ class Concatenate : public Primitive {
  public:
   explicit Concatenate(int axis) : axis_(axis) {}
   const char* name() const override { return "concatenate"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
   int axis() const { return axis_; }

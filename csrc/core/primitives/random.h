@@ -17,7 +17,7 @@ class RandomBits : public Primitive {
  public:
   RandomBits(RandomKind kind, int width) : kind_(kind), width_(width) {}
   const char* name() const override;
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   bool is_equivalent(const Primitive& other) const override;
   NUVEC_VMAP_RULE
   RandomKind kind() const { return kind_; }
