@@ -1,15 +1,12 @@
 #include "core/backend.h"
 
-#include <atomic>
-
 #include "core/errors.h"
 
 namespace nuvec {
-namespace {
 
-constexpr int kDeviceTypes = 2;
-// Atomic: a test backend may come and go while a stream's worker evaluates.
-std::atomic<Backend*> g_backends[kDeviceTypes] = {};
+std::atomic<Backend*> detail::backends[2] = {};
+
+namespace {
 
 std::vector<Kernel>& device_free_kernels() {
   static std::vector<Kernel> kernels;
@@ -25,13 +22,9 @@ void put(std::vector<Kernel>& table, int slot, Kernel k) {
 
 void Backend::set_kernel(int slot, Kernel k) { put(kernels, slot, k); }
 
-Backend* install_backend(Backend* b) {
-  return g_backends[int(b->device)].exchange(b);
-}
+Backend* install_backend(Backend* b) { return detail::backends[int(b->device)].exchange(b); }
 
-void restore_backend(DeviceType d, Backend* previous) { g_backends[int(d)].store(previous); }
-
-Backend* backend_for(DeviceType d) { return g_backends[int(d)].load(std::memory_order_acquire); }
+void restore_backend(DeviceType d, Backend* previous) { detail::backends[int(d)].store(previous); }
 
 void set_device_free_kernel(int slot, Kernel k) { put(device_free_kernels(), slot, k); }
 
@@ -42,10 +35,8 @@ void missing_kernel(DeviceType d) {
                     std::string("no kernel for this primitive on the ") + device_name(d) + " device (" + where + ")");
 }
 
-Kernel find_kernel(const Primitive& p, DeviceType d) {
+Kernel detail::find_kernel_slow(const Primitive& p, DeviceType d) {
   int slot = p.kernel_slot();
-  if (Backend* b = backend_for(d))
-    if (Kernel k = b->kernel(slot)) return k;
   const std::vector<Kernel>& free = device_free_kernels();
   if (slot < int(free.size()) && free[size_t(slot)]) return free[size_t(slot)];
   missing_kernel(d);
@@ -53,7 +44,7 @@ Kernel find_kernel(const Primitive& p, DeviceType d) {
 
 std::unordered_set<Node*> plan_fusion(const std::vector<Node*>& order, const std::vector<Array>& outputs) {
   std::unordered_set<Node*> fused;
-  for (auto& slot : g_backends)
+  for (auto& slot : detail::backends)
     if (Backend* b = slot.load(std::memory_order_acquire); b && b->fusion.plan) b->fusion.plan(order, outputs, fused);
   return fused;
 }

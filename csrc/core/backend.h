@@ -3,6 +3,7 @@
 // Evaluation finds a node's kernel in the backend of the node's stream's device, by the
 // primitive's class slot (an index: no name is hashed on the way). The core names no backend.
 #pragma once
+#include <atomic>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -48,7 +49,15 @@ struct Backend {
 Backend* install_backend(Backend* b);
 // Puts `previous` (null: none) back as the backend of `d`.
 void restore_backend(DeviceType d, Backend* previous);
-Backend* backend_for(DeviceType d);  // null when none is registered
+namespace detail {
+// Atomic: a test backend may come and go while a stream's worker evaluates.
+extern std::atomic<Backend*> backends[2];
+Kernel find_kernel_slow(const Primitive& p, DeviceType d);
+}  // namespace detail
+
+inline Backend* backend_for(DeviceType d) {  // null when none is registered
+  return detail::backends[int(d)].load(std::memory_order_acquire);
+}
 
 // Kernels that run on every device (their outputs alias their inputs, or they refuse to run),
 // registered by the file that creates the primitive, so it is linked wherever the primitive is.
@@ -61,8 +70,13 @@ bool add_device_free_kernel() {
 }
 
 // The kernel that runs `p` on device type `d`; a KernelError naming the device when there is
-// none (evaluation adds the primitive's name).
-Kernel find_kernel(const Primitive& p, DeviceType d);
+// none (evaluation adds the primitive's name). Inline: evaluation asks once per node.
+inline Kernel find_kernel(const Primitive& p, DeviceType d) {
+  int slot = p.kernel_slot();
+  if (Backend* b = backend_for(d))
+    if (Kernel k = b->kernel(slot)) return k;
+  return detail::find_kernel_slow(p, d);
+}
 [[noreturn]] void missing_kernel(DeviceType d);
 
 // The nodes of `order` that the backends fuse into their users.

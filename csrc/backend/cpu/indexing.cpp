@@ -143,20 +143,6 @@ T combine(ScatterOp op, T a, T b) {
   }
 }
 
-}  // namespace
-
-const char* Scatter::name() const {
-  switch (op_) {
-    case ScatterOp::add: return "scatter_add";
-    case ScatterOp::multiply: return "scatter_prod";
-    case ScatterOp::maximum: return "scatter_max";
-    case ScatterOp::minimum: return "scatter_min";
-    default: return "scatter";
-  }
-}
-
-namespace {
-
 void eval_scatter(const Scatter& prim, const std::vector<Array>& in, std::vector<Array>& out) {
   const Array& x = in[0];
   const std::vector<int>& axes = prim.axes();

@@ -5,24 +5,7 @@
 #include "backend/cpu/random_kernels.h"
 #include "core/threads.h"
 
-namespace nuvec {
-
-const char* RandomBits::name() const {
-  switch (kind_) {
-    case RandomKind::bits: return "bits";
-    case RandomKind::uniform: return "uniform";
-    case RandomKind::erfinv: return "erfinv_uniform";
-    case RandomKind::normal: return "normal";
-  }
-  return "random";
-}
-
-bool RandomBits::is_equivalent(const Primitive& other) const {
-  auto* o = dynamic_cast<const RandomBits*>(&other);
-  return o && o->kind_ == kind_ && o->width_ == width_;
-}
-
-namespace cpu {
+namespace nuvec::cpu {
 namespace {
 
 void eval_random_bits(const RandomBits& prim, const std::vector<Array>& in, std::vector<Array>& out) {
@@ -46,6 +29,4 @@ void eval_random_bits(const RandomBits& prim, const std::vector<Array>& in, std:
 
 void register_random_kernels(Backend& b) { b.add<RandomBits, eval_random_bits>(); }
 
-}  // namespace cpu
-
-}  // namespace nuvec
+}  // namespace nuvec::cpu

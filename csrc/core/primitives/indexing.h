@@ -40,6 +40,17 @@ class Scatter : public Primitive {
   std::vector<int> axes_;
 };
 
+inline const char* Scatter::name() const {
+  switch (op_) {
+    case ScatterOp::set: return "scatter";
+    case ScatterOp::add: return "scatter_add";
+    case ScatterOp::multiply: return "scatter_prod";
+    case ScatterOp::maximum: return "scatter_max";
+    case ScatterOp::minimum: return "scatter_min";
+  }
+  return "scatter";
+}
+
 // Joins arrays along an axis into a new contiguous array.
 class Concatenate : public Primitive {
  public:

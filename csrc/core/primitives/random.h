@@ -28,4 +28,19 @@ class RandomBits : public Primitive {
   int width_;
 };
 
+inline const char* RandomBits::name() const {
+  switch (kind_) {
+    case RandomKind::bits: return "bits";
+    case RandomKind::uniform: return "uniform";
+    case RandomKind::erfinv: return "erfinv_uniform";
+    case RandomKind::normal: return "normal";
+  }
+  return "random";
+}
+
+inline bool RandomBits::is_equivalent(const Primitive& other) const {
+  auto* o = dynamic_cast<const RandomBits*>(&other);
+  return o && o->kind_ == kind_ && o->width_ == width_;
+}
+
 }  // namespace nuvec
