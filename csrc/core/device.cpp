@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/backend.h"
 #include "core/errors.h"
 
 namespace nuvec {
@@ -78,12 +79,20 @@ Worker& worker(Stream s) {
 
 void check_available(Device d, const char* op) {
   if (!is_available(d))
-    throw OpError(op, "no GPU backend is built into this nuvec; only the CPU (mx.cpu) is available");
+    throw OpError(op, std::string("no backend for the ") + device_name(d.type) + " device is registered in this nuvec");
 }
 
 }  // namespace
 
-bool is_available(Device d) { return d.type == DeviceType::cpu && d.index == 0; }
+const char* device_name(DeviceType t) {
+  switch (t) {
+    case DeviceType::cpu: return "cpu";
+    case DeviceType::gpu: return "gpu";
+  }
+  return "?";
+}
+
+bool is_available(Device d) { return d.index == 0 && backend_for(d.type) != nullptr; }
 
 Device default_device() { return registry().default_device; }
 

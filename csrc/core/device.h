@@ -6,6 +6,7 @@
 namespace nuvec {
 
 enum class DeviceType { cpu, gpu };
+const char* device_name(DeviceType t);  // "cpu", "gpu"
 
 struct Device {
   DeviceType type = DeviceType::cpu;
@@ -19,7 +20,7 @@ struct Stream {
   bool operator==(const Stream& o) const { return index == o.index && device == o.device; }
 };
 
-bool is_available(Device d);
+bool is_available(Device d);  // a backend is registered for it (core/backend.h)
 Device default_device();
 void set_default_device(Device d);        // OpError when the device is not available
 Stream default_stream(Device d);          // this thread's default stream on d
@@ -29,8 +30,5 @@ Stream new_stream(Device d);
 void enqueue(Stream s, std::function<void()> task);
 void synchronize(Stream s);               // waits for everything queued on s
 void synchronize_all();
-
-// The instruction set the CPU kernels were chosen for (defined by the CPU backend).
-const char* cpu_kernel_isa();
 
 }  // namespace nuvec

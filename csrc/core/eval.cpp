@@ -1,11 +1,10 @@
 #include "core/eval.h"
 
-#include <algorithm>
 #include <mutex>
-#include <unordered_map>
 #include <unordered_set>
 
-#include "core/primitive.h"
+#include "core/backend.h"
+#include "core/graph_walk.h"
 
 namespace nuvec {
 namespace {
@@ -21,72 +20,21 @@ uint32_t next_stamp() {
   return ++stamp;
 }
 
-// The unevaluated nodes the outputs depend on, inputs before users, by an explicit-stack walk.
+// The unevaluated nodes the outputs depend on, inputs before users.
 std::vector<Node*> schedule(const std::vector<Array>& outputs) {
   uint32_t stamp = next_stamp();
   std::vector<Node*> order;
-  std::vector<std::pair<Node*, size_t>> stack;
-  auto visit = [&](Node* n) {
-    if (n->evaluated.load(std::memory_order_acquire) || n->mark == stamp) return;
-    n->mark = stamp;
-    for (auto& w : n->siblings)
-      if (auto sib = w.lock()) sib->mark = stamp;
-    stack.emplace_back(n, 0);
-  };
-  for (const Array& a : outputs) {
-    visit(a.node());
-    while (!stack.empty()) {
-      auto& [n, next] = stack.back();
-      if (next < n->inputs.size()) {
-        Node* child = n->inputs[next++].node();
-        visit(child);
-      } else {
-        order.push_back(n);
-        stack.pop_back();
-      }
-    }
-  }
+  post_order(
+      outputs,
+      [stamp](Node* n) {
+        if (n->evaluated.load(std::memory_order_acquire) || n->mark == stamp) return false;
+        n->mark = stamp;
+        for (auto& w : n->siblings)
+          if (auto sib = w.lock()) sib->mark = stamp;
+        return true;
+      },
+      order);
   return order;
-}
-
-constexpr int kMaxFusedSteps = 8;
-// Smaller arrays stay in cache between ops anyway: fusing them saves nothing.
-constexpr int64_t kFuseMinElements = int64_t(1) << 16;
-
-// Element-wise nodes used once, by another element-wise node of the same shape, in this
-// evaluation and by nothing else: they run inside that user and are never stored.
-std::unordered_set<Node*> fusible_nodes(const std::vector<Node*>& order, const std::vector<Array>& outputs) {
-  std::unordered_set<Node*> fused;
-  auto large = [](Node* n) { return n->size >= kFuseMinElements; };
-  if (std::none_of(order.begin(), order.end(), large)) return fused;  // nothing worth a pass
-  std::unordered_set<Node*> pending, requested;
-  for (Node* n : order)
-    if (large(n)) pending.insert(n);
-  std::unordered_map<Node*, int> uses;
-  for (Node* n : order)
-    for (const Array& in : n->inputs)
-      if (pending.count(in.node())) ++uses[in.node()];
-  for (const Array& a : outputs) requested.insert(a.node());
-  auto candidate = [&](Node* n) {
-    return large(n) && n->primitive && n->primitive->fusible() && !n->traced && n->siblings.empty();
-  };
-  // Steps in each group (a node and the producers fused into it), bounded so a group's kernels
-  // share a few small buffers and no walk over a group goes deep.
-  std::unordered_map<Node*, int> steps;
-  for (Node* user : order) {
-    if (!candidate(user)) continue;
-    int total = 1;
-    for (const Array& in : user->inputs) {
-      Node* a = in.node();
-      if (pending.count(a) && !requested.count(a) && uses[a] == 1 && in.use_count() == 1 && candidate(a) &&
-          a->shape == user->shape && total + steps[a] <= kMaxFusedSteps) {
-        fused.insert(a);
-        total += steps[a];
-      }
-    }
-    steps[user] = total;
-  }
-  return fused;
 }
 
 void run(Node* n, const std::unordered_set<Node*>& fused) {
@@ -110,8 +58,9 @@ void run(Node* n, const std::unordered_set<Node*>& fused) {
     bool inline_inputs = false;
     if (!fused.empty())
       for (const Array& in : n->inputs) inline_inputs |= fused.count(in.node()) > 0;
-    if (inline_inputs) n->primitive->eval_cpu_fused(n->inputs, outs, fused);
-    else n->primitive->eval_cpu(n->inputs, outs);
+    DeviceType device = n->stream.device.type;
+    if (inline_inputs) backend_for(device)->fusion.eval(*n->primitive, n->inputs, outs, fused);
+    else find_kernel(*n->primitive, device)(*n->primitive, n->inputs, outs);
   } catch (const KernelError& e) {
     throw EvalError(e.kind, n->primitive->name(), e.what(), describe_call_site(n->site));
   } catch (const OpError& e) {
@@ -142,7 +91,7 @@ void eval(const std::vector<Array>& outputs) {
   if (!pending) return;
   std::lock_guard<std::mutex> lock(eval_mutex());
   std::vector<Node*> order = schedule(outputs);
-  std::unordered_set<Node*> fused = fusible_nodes(order, outputs);
+  std::unordered_set<Node*> fused = plan_fusion(order, outputs);
   for (Node* n : order)
     if (!fused.count(n) && !n->evaluated.load(std::memory_order_acquire)) run(n, fused);
 }

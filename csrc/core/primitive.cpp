@@ -1,8 +1,14 @@
 #include "core/primitive.h"
 
+#include <atomic>
 #include <string>
 
 namespace nuvec {
+
+int new_kernel_slot() {
+  static std::atomic<int> next{0};
+  return next++;
+}
 
 std::vector<Array> Primitive::vjp(const std::vector<Array>&, const std::vector<Array>&, const std::vector<int>&,
                                   const std::vector<Array>&) {

@@ -1,8 +1,8 @@
-// The base of every primitive: one class per operation, carrying its rules. Backends define
-// the eval_* members in their own files (backend/cpu/<family>.cpp), so the core never sees them.
+// The base of every primitive: one class per operation, carrying its rules. Its kernels are not
+// here: each backend registers one per primitive class (core/backend.h), so the core never sees them.
 #pragma once
 #include <memory>
-#include <unordered_set>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -14,16 +14,8 @@ class Primitive : public std::enable_shared_from_this<Primitive> {
  public:
   virtual ~Primitive() = default;
   virtual const char* name() const = 0;
-  // Fill `outputs` (unevaluated, shapes and dtypes set) from evaluated `inputs`.
-  virtual void eval_cpu(const std::vector<Array>& inputs, std::vector<Array>& outputs) = 0;
-  // Element-wise fusion (eval.cpp): a fusible node used once, by a fusible node of the same
-  // shape, is computed inside that user, chunk by chunk, and never stored.
-  virtual bool fusible() const { return false; }
-  // Evaluates with the producers in `fused` computed inline (fusible primitives override it).
-  virtual void eval_cpu_fused(const std::vector<Array>& inputs, std::vector<Array>& outputs,
-                              const std::unordered_set<Node*>& fused) {
-    eval_cpu(inputs, outputs);
-  }
+  // The index of this primitive's class in every backend's kernel table (NUVEC_KERNEL_SLOT).
+  virtual int kernel_slot() const = 0;
   // For common-subexpression elimination: same operation with the same parameters.
   virtual bool is_equivalent(const Primitive& other) const { return false; }
 
@@ -41,6 +33,19 @@ class Primitive : public std::enable_shared_from_this<Primitive> {
                                                                const std::vector<int>& axes,
                                                                const std::vector<Array>& outputs);
 };
+
+int new_kernel_slot();
+
+// Each primitive class's slot, numbered at first use: kernel lookups index by it, never by name.
+template <class P>
+int kernel_slot_of() {
+  static const int slot = new_kernel_slot();
+  return slot;
+}
+
+// Declares that a concrete primitive class has kernels of its own (one slot per class).
+#define NUVEC_KERNEL_SLOT \
+  int kernel_slot() const override { return kernel_slot_of<std::remove_cvref_t<decltype(*this)>>(); }
 
 // Declares a primitive's vjp and jvp rules (defined in its family's *_grad.cpp).
 #define NUVEC_GRAD_RULES                                                                                    \

@@ -1,7 +1,9 @@
 // The extension module nuvec._core.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
 
-#include "core/device.h"
+#include "backend/cpu/backend.h"
+#include "core/backend.h"
 #include "python/errors.h"
 
 namespace nb = nanobind;
@@ -19,10 +21,12 @@ void init_sort_scan(nb::module_& m);
 void init_linalg(nb::module_& m);
 void init_random(nb::module_& m);
 void init_io(nb::module_& m);
+void init_testing(nb::module_& m);
 }  // namespace nuvec::python
 
 NB_MODULE(_core, m) {
   m.doc() = "nuvec's compiled core: lazy arrays over a multi-threaded SIMD CPU backend.";
+  nuvec::cpu::register_cpu_backend();
   nuvec::python::init_errors(m);
   nuvec::python::init_runtime(m);
   nuvec::python::init_array(m);
@@ -36,5 +40,8 @@ NB_MODULE(_core, m) {
   nuvec::python::init_linalg(m);
   nuvec::python::init_random(m);
   nuvec::python::init_io(m);
-  m.def("_cpu_isa", [] { return nuvec::cpu_kernel_isa(); }, "The kernel build chosen for this processor.");
+  nuvec::python::init_testing(m);
+  m.def(
+      "_cpu_isa", [] { return nuvec::backend_for(nuvec::DeviceType::cpu)->description; },
+      "The kernel build chosen for this processor.");
 }

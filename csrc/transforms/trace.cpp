@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "core/graph_walk.h"
 #include "core/ops.h"
 #include "core/primitive.h"
 
@@ -36,24 +37,8 @@ std::vector<Node*> traced_order(const std::vector<Array>& outputs, const std::un
                                 uint32_t bit) {
   std::vector<Node*> order;
   std::unordered_set<Node*> seen;
-  std::vector<std::pair<Node*, size_t>> stack;
-  auto visit = [&](Node* n) {
-    if (!(n->traced & bit) || !seen.insert(n).second) return;
-    if (leaves.count(n)) return;
-    stack.emplace_back(n, 0);
-  };
-  for (const Array& o : outputs) {
-    visit(o.node());
-    while (!stack.empty()) {
-      auto& [n, next] = stack.back();
-      if (next < n->inputs.size()) {
-        visit(n->inputs[next++].node());
-      } else {
-        order.push_back(n);
-        stack.pop_back();
-      }
-    }
-  }
+  auto enter = [&](Node* n) { return (n->traced & bit) && seen.insert(n).second && !leaves.count(n); };
+  post_order(outputs, enter, order);
   return order;
 }
 

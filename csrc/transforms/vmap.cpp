@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/backend.h"
 #include "core/ops.h"
 #include "core/primitive.h"
 #include "transforms/trace.h"
@@ -21,11 +22,14 @@ namespace {
 class VmapPlaceholder : public Primitive {
  public:
   const char* name() const override { return "vmap"; }
-  void eval_cpu(const std::vector<Array>&, std::vector<Array>&) override {
-    throw KernelError(EvalErrorKind::other, "the value of a batched array cannot be read inside the vmapped function "
-                                            "(item, tolist, printing, eval or an op whose shape depends on values)");
-  }
+  NUVEC_KERNEL_SLOT
 };
+
+void refuse_to_read(const VmapPlaceholder&, const std::vector<Array>&, std::vector<Array>&) {
+  throw KernelError(EvalErrorKind::other, "the value of a batched array cannot be read inside the vmapped function "
+                                          "(item, tolist, printing, eval or an op whose shape depends on values)");
+}
+const bool registered = add_device_free_kernel<VmapPlaceholder, refuse_to_read>();
 
 using Batched = std::pair<Array, int>;  // an array and its batch axis (-1: not batched)
 

@@ -1,10 +1,10 @@
-// Chooses the kernel build for this processor once, at first use. NUVEC_CPU_ISA=portable|avx2|avx512
-// forces a lower one (for tests and comparisons).
+// Chooses the kernel build for this processor once, at first use (every family's builds follow
+// that choice through NUVEC_FOR_ISA). NUVEC_CPU_ISA=portable|avx2|avx512 forces a lower one (for
+// tests and comparisons).
 #include <cstdlib>
 #include <cstring>
 
 #include "backend/cpu/kernels.h"
-#include "core/device.h"
 
 namespace nuvec::cpu {
 namespace {
@@ -24,27 +24,12 @@ Isa detect() {
   return Isa::portable;
 }
 
-#define NUVEC_FILL_ALL(ns) \
-  ns::fill_convert(*t), ns::fill_unary(*t), ns::fill_binary(*t), ns::fill_select(*t), ns::fill_transpose(*t)
-
 KernelTable* build() {
   auto* t = new KernelTable();
-  switch (isa()) {
-#if defined(__x86_64__)
-    case Isa::avx512:
-      t->isa = "avx512";
-      NUVEC_FILL_ALL(avx512);
-      return t;
-    case Isa::avx2:
-      t->isa = "avx2";
-      NUVEC_FILL_ALL(avx2);
-      return t;
-#endif
-    default:
-      t->isa = "portable";
-      NUVEC_FILL_ALL(portable);
-      return t;
-  }
+  for (auto fill : {NUVEC_FOR_ISA(fill_convert), NUVEC_FOR_ISA(fill_unary), NUVEC_FOR_ISA(fill_binary),
+                    NUVEC_FOR_ISA(fill_select), NUVEC_FOR_ISA(fill_transpose)})
+    fill(*t);
+  return t;
 }
 
 }  // namespace
@@ -54,11 +39,18 @@ Isa isa() {
   return chosen;
 }
 
+const char* isa_name(Isa i) {
+  switch (i) {
+    case Isa::portable: return "portable";
+    case Isa::avx2: return "avx2";
+    case Isa::avx512: return "avx512";
+  }
+  return "?";
+}
+
 const KernelTable& kernels() {
   static const KernelTable* t = build();
   return *t;
 }
 
 }  // namespace nuvec::cpu
-
-const char* nuvec::cpu_kernel_isa() { return cpu::kernels().isa; }

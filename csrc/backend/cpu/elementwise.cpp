@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/backend.h"
 #include "backend/cpu/copy.h"
 #include "backend/cpu/kernels.h"
 #include "core/primitives/elementwise.h"
@@ -248,10 +249,10 @@ void copy_into(const Array& in, Array& out) {
   run(byte_copy_of(out.itemsize()), NoParams{}, std::move(ops), out.data_bytes(), out.dtype(), out.dtype(), out.shape(), out.strides());
 }
 
-}  // namespace cpu
+namespace {
 
-void Unary::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
-  if (op_ == UnaryOp::copy || op_ == UnaryOp::stop_gradient) {
+void eval_unary(const Unary& prim, const std::vector<Array>& in, std::vector<Array>& out) {
+  if (prim.op() == UnaryOp::copy || prim.op() == UnaryOp::stop_gradient) {
     // Same bits: share our own buffer; memory borrowed from outside (NumPy, DLPack) is copied,
     // since its owner may change it.
     if (in[0].dtype() == out[0].dtype() && in[0].shape() == out[0].shape() && in[0].buffer()->owned()) {
@@ -259,22 +260,31 @@ void Unary::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
       return;
     }
     out[0].allocate_contiguous();
-    cpu::copy_into(in[0], out[0]);
+    copy_into(in[0], out[0]);
     return;
   }
-  cpu::EwKernel k = cpu::kernels().unary[int(op_)][int(compute_[0])];
-  if (!k) cpu::missing_kernel(name(), compute_[0]);
-  cpu::eval_elementwise(*this, k, in, out[0]);
+  EwKernel k = kernels().unary[int(prim.op())][int(prim.compute()[0])];
+  if (!k) missing_kernel(prim.name(), prim.compute()[0]);
+  eval_elementwise(prim, k, in, out[0]);
 }
 
-void Binary::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
-  cpu::EwKernel k = cpu::kernels().binary[int(op_)][int(compute_[0])];
-  if (!k) cpu::missing_kernel(name(), compute_[0]);
-  cpu::eval_elementwise(*this, k, in, out[0]);
+void eval_binary(const Binary& prim, const std::vector<Array>& in, std::vector<Array>& out) {
+  EwKernel k = kernels().binary[int(prim.op())][int(prim.compute()[0])];
+  if (!k) missing_kernel(prim.name(), prim.compute()[0]);
+  eval_elementwise(prim, k, in, out[0]);
 }
 
-void Select::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
-  cpu::eval_elementwise(*this, cpu::kernels().select[int(compute_[1])], in, out[0]);
+void eval_select(const Select& prim, const std::vector<Array>& in, std::vector<Array>& out) {
+  eval_elementwise(prim, kernels().select[int(prim.compute()[1])], in, out[0]);
 }
 
+}  // namespace
+
+void register_elementwise_kernels(Backend& b) {
+  b.add<Unary, eval_unary>();
+  b.add<Binary, eval_binary>();
+  b.add<Select, eval_select>();
+}
+
+}  // namespace cpu
 }  // namespace nuvec

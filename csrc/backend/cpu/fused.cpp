@@ -1,10 +1,13 @@
-// Element-wise chains run as one pass: producers fused into their only user (chosen by eval) are
-// computed chunk by chunk into small per-thread buffers that the next kernel reads, so the
-// intermediates never travel through memory.
+// The CPU backend's fusion: element-wise chains run as one pass. Producers fused into their only
+// user (chosen by plan_fusion) are computed chunk by chunk into small per-thread buffers that the
+// next kernel reads, so the intermediates never travel through memory.
+#include <algorithm>
 #include <memory>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "backend/cpu/backend.h"
 #include "backend/cpu/kernels.h"
 #include "core/primitives/elementwise.h"
 #include "core/threads.h"
@@ -14,8 +17,50 @@ namespace cpu {
 namespace {
 
 constexpr int64_t kChunk = 2048;
-constexpr size_t kMaxSteps = 8;  // eval.cpp fuses at most this many kernels into one pass
+constexpr size_t kMaxSteps = 8;  // kernels fused into one pass, at most
 constexpr int kMaxOperands = 3;
+// Smaller arrays stay in cache between ops anyway: fusing them saves nothing.
+constexpr int64_t kFuseMinElements = int64_t(1) << 16;
+
+// Element-wise primitives with a kernel to chain (copies convert while gathering: they have none).
+bool fusible(const Primitive& p) {
+  if (auto* u = dynamic_cast<const Unary*>(&p)) return u->op() != UnaryOp::copy && u->op() != UnaryOp::stop_gradient;
+  return dynamic_cast<const Elementwise*>(&p) != nullptr;
+}
+
+// Element-wise CPU nodes used once, by another element-wise CPU node of the same shape, in this
+// evaluation and by nothing else: they run inside that user and are never stored.
+void plan(const std::vector<Node*>& order, const std::vector<Array>& outputs, std::unordered_set<Node*>& fused) {
+  auto large = [](Node* n) { return n->size >= kFuseMinElements && n->stream.device.type == DeviceType::cpu; };
+  if (std::none_of(order.begin(), order.end(), large)) return;  // nothing worth a pass
+  std::unordered_set<Node*> pending, requested;
+  for (Node* n : order)
+    if (large(n)) pending.insert(n);
+  std::unordered_map<Node*, int> uses;
+  for (Node* n : order)
+    for (const Array& in : n->inputs)
+      if (pending.count(in.node())) ++uses[in.node()];
+  for (const Array& a : outputs) requested.insert(a.node());
+  auto candidate = [&](Node* n) {
+    return large(n) && n->primitive && fusible(*n->primitive) && !n->traced && n->siblings.empty();
+  };
+  // Steps in each group (a node and the producers fused into it), bounded so a group's kernels
+  // share a few small buffers and no walk over a group goes deep.
+  std::unordered_map<Node*, int> steps;
+  for (Node* user : order) {
+    if (!candidate(user)) continue;
+    int total = 1;
+    for (const Array& in : user->inputs) {
+      Node* a = in.node();
+      if (pending.count(a) && !requested.count(a) && uses[a] == 1 && in.use_count() == 1 && candidate(a) &&
+          a->shape == user->shape && total + steps[a] <= int(kMaxSteps)) {
+        fused.insert(a);
+        total += steps[a];
+      }
+    }
+    steps[user] = total;
+  }
+}
 
 struct Source {
   int step = -1;                // an earlier step's result, or
@@ -76,49 +121,53 @@ void evaluate_producers(const std::vector<Array>& inputs, const std::unordered_s
     if (!fused.count(in.node()) || in.evaluated()) continue;
     evaluate_producers(in.inputs(), fused);
     std::vector<Array> outs{in};
-    in.primitive()->eval_cpu(in.inputs(), outs);
+    const Primitive& p = *in.primitive();
+    find_kernel(p, DeviceType::cpu)(p, in.inputs(), outs);
     in.node()->evaluated.store(true, std::memory_order_release);
   }
 }
 
-}  // namespace
-}  // namespace cpu
-
-void Elementwise::eval_cpu_fused(const std::vector<Array>& in, std::vector<Array>& out,
-                                 const std::unordered_set<Node*>& fused) {
+// Evaluates an element-wise node with the producers in `fused` computed inline.
+void eval_fused(const Primitive& p, const std::vector<Array>& in, std::vector<Array>& out,
+                const std::unordered_set<Node*>& fused) {
   Array& root = out[0];
-  std::vector<cpu::Step> steps;
+  std::vector<Step> steps;
   // The root's own step is built from the same node: a handle sharing it, with its inputs.
   Array self(std::shared_ptr<Node>(std::shared_ptr<Node>{}, root.node()));
-  if (!cpu::build(self, fused, steps)) {
-    cpu::evaluate_producers(in, fused);
-    eval_cpu(in, out);
+  if (!build(self, fused, steps)) {
+    evaluate_producers(in, fused);
+    find_kernel(p, DeviceType::cpu)(p, in, out);
     return;
   }
   root.allocate_contiguous();
   int64_t n = root.size();
   if (n == 0) return;
   char* dst = root.data_bytes();
-  int64_t pieces = (n + cpu::kChunk - 1) / cpu::kChunk;
+  int64_t pieces = (n + kChunk - 1) / kChunk;
   parallel_for(pieces, 16, [&](int64_t b, int64_t e) {
-    thread_local std::vector<char> scratch(cpu::kMaxSteps * cpu::kChunk * 8);
+    thread_local std::vector<char> scratch(kMaxSteps * kChunk * 8);
     for (int64_t piece = b; piece < e; ++piece) {
-      int64_t start = piece * cpu::kChunk, len = std::min(cpu::kChunk, n - start);
+      int64_t start = piece * kChunk, len = std::min(kChunk, n - start);
       for (size_t i = 0; i < steps.size(); ++i) {
-        const cpu::Step& st = steps[i];
-        const void* ptrs[cpu::kMaxOperands];
-        bool scalar[cpu::kMaxOperands];
+        const Step& st = steps[i];
+        const void* ptrs[kMaxOperands];
+        bool scalar[kMaxOperands];
         for (size_t k = 0; k < st.operands.size(); ++k) {
-          const cpu::Source& src = st.operands[k];
+          const Source& src = st.operands[k];
           scalar[k] = src.scalar;
-          ptrs[k] = src.step >= 0 ? scratch.data() + size_t(src.step) * cpu::kChunk * 8
+          ptrs[k] = src.step >= 0 ? scratch.data() + size_t(src.step) * kChunk * 8
                                   : src.data + (src.scalar ? 0 : start * int64_t(src.item));
         }
-        void* to = i + 1 == steps.size() ? dst + start * int64_t(st.out_item) : scratch.data() + i * cpu::kChunk * 8;
+        void* to = i + 1 == steps.size() ? dst + start * int64_t(st.out_item) : scratch.data() + i * kChunk * 8;
         st.kernel(ptrs, scalar, to, len, *st.params);
       }
     }
   });
 }
 
+}  // namespace
+
+Fusion fusion() { return {plan, eval_fused}; }
+
+}  // namespace cpu
 }  // namespace nuvec

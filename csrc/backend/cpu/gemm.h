@@ -44,7 +44,6 @@ struct MicroShape {
 constexpr int kMaxMR = 16;
 
 struct GemmKernels {
-  const char* isa = "";
   MicroShape f32_shape, f64_shape, bf16_shape;
   // Indexed by the rows of the tile, 1 .. mr (the last row panel of A may have fewer).
   MicroF32 f32[kMaxMR + 1] = {};

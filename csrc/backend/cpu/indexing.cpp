@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "backend/cpu/backend.h"
 #include "backend/cpu/copy.h"
 #include "backend/cpu/ctypes.h"
 #include "core/primitives/indexing.h"
@@ -57,28 +58,27 @@ void copy_elements(char* dst, const char* src, const std::vector<int64_t>& offse
   for (size_t r = 0; r < offsets.size(); ++r) std::memcpy(dst + r * N, src + offsets[r] * int64_t(N), N);
 }
 
-}  // namespace
-
-void Gather::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+void eval_gather(const Gather& prim, const std::vector<Array>& in, std::vector<Array>& out) {
   const Array& x = in[0];
+  const std::vector<int>& axes = prim.axes();
   Array& o = out[0];
   o.allocate_contiguous();
   if (o.size() == 0) return;
-  int index_rank = o.ndim() - (x.ndim() - int(axes_.size()));
+  int index_rank = o.ndim() - (x.ndim() - int(axes.size()));
   Shape index_shape(o.shape().begin(), o.shape().begin() + index_rank);
-  std::vector<Array> idx = checked_indices(in, 1, index_shape, x, axes_);
-  std::vector<int64_t> rest = rest_offsets(x, x.strides(), axes_);
+  std::vector<Array> idx = checked_indices(in, 1, index_shape, x, axes);
+  std::vector<int64_t> rest = rest_offsets(x, x.strides(), axes);
   int64_t count = shape_size(index_shape), block = int64_t(rest.size());
   size_t item = x.itemsize();
   const char* src = x.data_bytes();
   char* dst = o.data_bytes();
   bool rest_contiguous = true;  // the block is one run of memory: a single memcpy
   for (size_t r = 0; r < rest.size(); ++r) rest_contiguous &= rest[r] == int64_t(r);
-  if (block == 1 && axes_.size() == 1) {
+  if (block == 1 && axes.size() == 1) {
     // One element per index (take of a flat array): a tight typed loop keeps many cache misses
     // in flight, where a call per element serialises them.
     const int64_t* ip = idx[0].data<int64_t>();
-    int64_t stride = x.strides()[axes_[0]];
+    int64_t stride = x.strides()[axes[0]];
     auto gather_typed = [&](auto tag) {
       using T = decltype(tag);
       const T* from = reinterpret_cast<const T*>(src);
@@ -98,7 +98,7 @@ void Gather::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
   parallel_for(count, std::max<int64_t>(1, 16384 / std::max<int64_t>(block, 1)), [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
       int64_t base = 0;
-      for (size_t k = 0; k < axes_.size(); ++k) base += idx[k].data<int64_t>()[p] * x.strides()[axes_[k]];
+      for (size_t k = 0; k < axes.size(); ++k) base += idx[k].data<int64_t>()[p] * x.strides()[axes[k]];
       const char* from = src + base * int64_t(item);
       char* to = dst + p * block * int64_t(item);
       if (rest_contiguous) {
@@ -114,8 +114,6 @@ void Gather::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
     }
   });
 }
-
-namespace {
 
 template <class T>
 T combine(ScatterOp op, T a, T b) {
@@ -145,30 +143,19 @@ T combine(ScatterOp op, T a, T b) {
   }
 }
 
-}  // namespace
-
-const char* Scatter::name() const {
-  switch (op_) {
-    case ScatterOp::add: return "scatter_add";
-    case ScatterOp::multiply: return "scatter_prod";
-    case ScatterOp::maximum: return "scatter_max";
-    case ScatterOp::minimum: return "scatter_min";
-    default: return "scatter";
-  }
-}
-
-void Scatter::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+void eval_scatter(const Scatter& prim, const std::vector<Array>& in, std::vector<Array>& out) {
   const Array& x = in[0];
+  const std::vector<int>& axes = prim.axes();
   Array& o = out[0];
-  Shape index_shape(in[1].shape().begin(), in[1].shape().begin() + (in[1].ndim() - (x.ndim() - int(axes_.size()))));
+  Shape index_shape(in[1].shape().begin(), in[1].shape().begin() + (in[1].ndim() - (x.ndim() - int(axes.size()))));
   // Check the indices before the output exists: a bad one leaves nothing half written.
-  std::vector<Array> idx = checked_indices(in, 2, index_shape, x, axes_);
+  std::vector<Array> idx = checked_indices(in, 2, index_shape, x, axes);
   Array updates = Array::allocate(in[1].shape(), x.dtype());
   cpu::copy_into(in[1], updates);
   o.allocate_contiguous();
   cpu::copy_into(x, o);
   if (updates.size() == 0) return;
-  std::vector<int64_t> rest = rest_offsets(o, o.strides(), axes_);
+  std::vector<int64_t> rest = rest_offsets(o, o.strides(), axes);
   int64_t count = shape_size(index_shape), block = int64_t(rest.size());
   cpu::for_each_dtype([&](auto d) {
     using T = cpu::ctype_t<d.value>;
@@ -178,17 +165,17 @@ void Scatter::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
     // In index order, so repeated indices combine deterministically.
     for (int64_t p = 0; p < count; ++p) {
       int64_t base = 0;
-      for (size_t k = 0; k < axes_.size(); ++k) base += idx[k].data<int64_t>()[p] * o.strides()[axes_[k]];
+      for (size_t k = 0; k < axes.size(); ++k) base += idx[k].data<int64_t>()[p] * o.strides()[axes[k]];
       const T* u = src + p * block;
       for (int64_t r = 0; r < block; ++r) {
         T& t = dst[base + rest[r]];
-        t = combine(op_, t, u[r]);
+        t = combine(prim.op(), t, u[r]);
       }
     }
   });
 }
 
-void Concatenate::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+void eval_concatenate(const Concatenate& prim, const std::vector<Array>& in, std::vector<Array>& out) {
   Array& o = out[0];
   o.allocate_contiguous();
   int64_t offset = 0;
@@ -198,8 +185,16 @@ void Concatenate::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out
       Array window = Array::from_buffer(x.shape(), o.dtype(), o.buffer(), o.strides(), offset);
       cpu::copy_into(x, window);
     }
-    offset += x.shape(axis_) * o.strides()[axis_];
+    offset += x.shape(prim.axis()) * o.strides()[prim.axis()];
   }
+}
+
+}  // namespace
+
+void cpu::register_indexing_kernels(Backend& b) {
+  b.add<Gather, eval_gather>();
+  b.add<Scatter, eval_scatter>();
+  b.add<Concatenate, eval_concatenate>();
 }
 
 }  // namespace nuvec

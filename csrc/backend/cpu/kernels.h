@@ -35,7 +35,6 @@ const typename FunctorParams<Op>::type& functor_params(const OpParams& p) {
 }
 
 struct KernelTable {
-  const char* isa = "";
   EwKernel unary[kUnaryOps][kNumDtypes] = {};
   EwKernel binary[kBinaryOps][kNumDtypes] = {};
   EwKernel select[kNumDtypes] = {};
@@ -45,10 +44,28 @@ struct KernelTable {
 
 const KernelTable& kernels();
 
-// The instruction set chosen once for this processor (NUVEC_CPU_ISA may force a lower one);
-// other kernel families pick their builds by it.
+// The instruction set chosen once for this processor (NUVEC_CPU_ISA may force a lower one).
 enum class Isa { portable, avx2, avx512 };
 Isa isa();
+const char* isa_name(Isa i);
+
+// Every kernel family picks its build with this: one of the three builds of the same entry point.
+template <class F>
+F for_isa(F portable, F avx2, F avx512) {
+  switch (isa()) {
+    case Isa::portable: return portable;
+    case Isa::avx2: return avx2;
+    case Isa::avx512: return avx512;
+  }
+  return portable;
+}
+// The build of `fn` (declared in each ISA's namespace) for this processor.
+#if defined(__x86_64__)
+#define NUVEC_FOR_ISA(fn) \
+  ::nuvec::cpu::for_isa(&::nuvec::cpu::portable::fn, &::nuvec::cpu::avx2::fn, &::nuvec::cpu::avx512::fn)
+#else
+#define NUVEC_FOR_ISA(fn) (&::nuvec::cpu::portable::fn)
+#endif
 
 #define NUVEC_DECLARE_ISA(ns)                \
   namespace ns {                             \

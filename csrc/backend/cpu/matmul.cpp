@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/cpu/backend.h"
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/kernels.h"
 #include "core/primitives/linalg.h"
@@ -24,13 +25,7 @@ namespace cpu {
 const GemmKernels& gemm_kernels() {
   static const GemmKernels* t = [] {
     auto* k = new GemmKernels();
-    switch (isa()) {
-#if defined(__x86_64__)
-      case Isa::avx512: k->isa = "avx512", avx512::fill_gemm(*k); break;
-      case Isa::avx2: k->isa = "avx2", avx2::fill_gemm(*k); break;
-#endif
-      default: k->isa = "portable", portable::fill_gemm(*k);
-    }
+    NUVEC_FOR_ISA(fill_gemm)(*k);
     return k;
   }();
   return *t;
@@ -530,10 +525,7 @@ bool rows_merge(const Array& x, int64_t& row_stride) {
   return true;
 }
 
-}  // namespace
-}  // namespace cpu
-
-void Matmul::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+void eval_matmul(const Matmul&, const std::vector<Array>& in, std::vector<Array>& out) {
   const Array &a = in[0], &b = in[1];
   Array& c = out[0];
   c.allocate_contiguous();
@@ -550,11 +542,11 @@ void Matmul::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
   bool b_shared = true;
   for (int i = 0; i < nd - 2; ++i) b_shared &= b.strides()[i] == 0 || b.shape(i) == 1;
   int64_t row_stride;
-  if (b_shared && cpu::rows_merge(a, row_stride)) {
+  if (b_shared && rows_merge(a, row_stride)) {
     // Every batch uses the same B: one product over all rows.
-    cpu::Operand oa{a.data_bytes(), d, row_stride, a.strides()[nd - 1], false};
-    cpu::Operand ob{b.data_bytes(), d, b.strides()[nd - 1], b.strides()[nd - 2], true};
-    cpu::gemm(oa, ob, batch * m, n, k, {c.data_bytes(), d, n, direct});
+    Operand oa{a.data_bytes(), d, row_stride, a.strides()[nd - 1], false};
+    Operand ob{b.data_bytes(), d, b.strides()[nd - 1], b.strides()[nd - 2], true};
+    gemm(oa, ob, batch * m, n, k, {c.data_bytes(), d, n, direct});
     return;
   }
   for (int64_t bi = 0; bi < batch; ++bi) {
@@ -565,10 +557,15 @@ void Matmul::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
       oa += idx * a.strides()[i], ob += idx * b.strides()[i];
     }
     size_t item = size_of(d);
-    cpu::Operand A{a.data_bytes() + oa * int64_t(item), d, a.strides()[nd - 2], a.strides()[nd - 1], false};
-    cpu::Operand B{b.data_bytes() + ob * int64_t(item), d, b.strides()[nd - 1], b.strides()[nd - 2], true};
-    cpu::gemm(A, B, m, n, k, {c.data_bytes() + bi * m * n * int64_t(item), d, n, direct});
+    Operand A{a.data_bytes() + oa * int64_t(item), d, a.strides()[nd - 2], a.strides()[nd - 1], false};
+    Operand B{b.data_bytes() + ob * int64_t(item), d, b.strides()[nd - 1], b.strides()[nd - 2], true};
+    gemm(A, B, m, n, k, {c.data_bytes() + bi * m * n * int64_t(item), d, n, direct});
   }
 }
 
+}  // namespace
+
+void register_matmul_kernels(Backend& b) { b.add<Matmul, eval_matmul>(); }
+
+}  // namespace cpu
 }  // namespace nuvec

@@ -1,39 +1,14 @@
 // Random primitives on the CPU: the Threefry stream split over threads by counter range (each
 // word depends only on the key and its counter, so results never depend on the thread count).
+#include "backend/cpu/backend.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/random_kernels.h"
 #include "core/threads.h"
 
-namespace nuvec {
+namespace nuvec::cpu {
+namespace {
 
-namespace cpu {
-RandomKernel random_kernel() {
-  switch (isa()) {
-#if defined(__x86_64__)
-    case Isa::avx512: return avx512::random_fill;
-    case Isa::avx2: return avx2::random_fill;
-#endif
-    default: return portable::random_fill;
-  }
-}
-}  // namespace cpu
-
-const char* RandomBits::name() const {
-  switch (kind_) {
-    case RandomKind::bits: return "bits";
-    case RandomKind::uniform: return "uniform";
-    case RandomKind::erfinv: return "erfinv_uniform";
-    case RandomKind::normal: return "normal";
-  }
-  return "random";
-}
-
-bool RandomBits::is_equivalent(const Primitive& other) const {
-  auto* o = dynamic_cast<const RandomBits*>(&other);
-  return o && o->kind_ == kind_ && o->width_ == width_;
-}
-
-void RandomBits::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+void eval_random_bits(const RandomBits& prim, const std::vector<Array>& in, std::vector<Array>& out) {
   const Array& key = in[0];
   Array& o = out[0];
   const uint32_t* k = key.data<uint32_t>();
@@ -42,12 +17,16 @@ void RandomBits::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out)
   int64_t words = (int64_t(o.nbytes()) + 3) / 4, pairs = words / 2, h = words - pairs;
   o.set_contiguous_data(Buffer::allocate(size_t(words) * 4));
   auto* w = reinterpret_cast<uint32_t*>(o.data_bytes());
-  cpu::RandomKernel fill = cpu::random_kernel();
-  RandomKind kind = kind_;
+  RandomKernel fill = NUVEC_FOR_ISA(random_fill);
+  RandomKind kind = prim.kind();
   parallel_for(pairs, 1 << 14, [&](int64_t b, int64_t e) {
     fill(kind, k0, k1, uint32_t(b), uint32_t(b + h), e - b, w + b, w + b + h);
   });
   if (words % 2) fill(kind, k0, k1, uint32_t(pairs), 0, 1, w + pairs, nullptr);
 }
 
-}  // namespace nuvec
+}  // namespace
+
+void register_random_kernels(Backend& b) { b.add<RandomBits, eval_random_bits>(); }
+
+}  // namespace nuvec::cpu

@@ -15,8 +15,6 @@ namespace nuvec::cpu {
 using RandomKernel = void (*)(RandomKind kind, uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, int64_t n,
                               void* out0, void* out1);
 
-RandomKernel random_kernel();  // the build for cpu::isa()
-
 #define NUVEC_DECLARE_RANDOM(ns)                                                                              \
   namespace ns {                                                                                              \
   void random_fill(RandomKind kind, uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, int64_t n, void* out0, \

@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "backend/cpu/backend.h"
 #include "backend/cpu/copy.h"
 #include "backend/cpu/ctypes.h"
 #include "backend/cpu/kernels.h"
@@ -22,13 +23,7 @@ namespace cpu {
 const ReduceTable& reduce_kernels() {
   static const ReduceTable* table = [] {
     auto* t = new ReduceTable();
-    switch (isa()) {
-#if defined(__x86_64__)
-      case Isa::avx512: avx512::fill_reduce(*t); break;
-      case Isa::avx2: avx2::fill_reduce(*t); break;
-#endif
-      default: portable::fill_reduce(*t); break;
-    }
+    NUVEC_FOR_ISA(fill_reduce)(*t);
     return t;
   }();
   return *table;
@@ -165,31 +160,26 @@ void reduce_cols(const ReduceKernel& k, const char* src, size_t isz, const Layou
   });
 }
 
-}  // namespace
-}  // namespace cpu
-
-void Reduce::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+void eval_reduce(const Reduce& prim, const std::vector<Array>& in, std::vector<Array>& out) {
   Array& y = out[0];
   y.allocate_contiguous();
   if (y.size() == 0) return;
   const Array& x = in[0];
-  Dtype acc_t = cpu::accumulator(op_, x.dtype());
-  const cpu::ReduceKernel& k = cpu::reduce_kernels().reduce[int(op_)][int(x.dtype())];
-  std::optional<cpu::Layout> l = cpu::split(x.shape(), axes_);
-  Array src = l ? cpu::contiguous(x) : cpu::kept_first(x, axes_);
-  if (!l) l = cpu::Layout{y.size(), x.size() / y.size(), 1};
+  Dtype acc_t = accumulator(prim.op(), x.dtype());
+  const ReduceKernel& k = reduce_kernels().reduce[int(prim.op())][int(x.dtype())];
+  std::optional<Layout> l = split(x.shape(), prim.axes());
+  Array src = l ? contiguous(x) : kept_first(x, prim.axes());
+  if (!l) l = Layout{y.size(), x.size() / y.size(), 1};
   size_t asz = size_of(acc_t);
   std::vector<char> scratch(acc_t == y.dtype() ? 0 : size_t(y.size()) * asz);
   char* acc = acc_t == y.dtype() ? y.data_bytes() : scratch.data();
   if (l->inner == 1)
-    cpu::reduce_rows(k, src.data_bytes(), src.itemsize(), l->outer, l->reduced, acc, asz);
+    reduce_rows(k, src.data_bytes(), src.itemsize(), l->outer, l->reduced, acc, asz);
   else
-    cpu::reduce_cols(k, src.data_bytes(), src.itemsize(), *l, acc, asz);
-  if (acc != y.data_bytes()) cpu::kernels().convert[int(acc_t)][int(y.dtype())](acc, 1, y.data_bytes(), y.size());
+    reduce_cols(k, src.data_bytes(), src.itemsize(), *l, acc, asz);
+  if (acc != y.data_bytes()) kernels().convert[int(acc_t)][int(y.dtype())](acc, 1, y.data_bytes(), y.size());
 }
 
-namespace cpu {
-namespace {
 
 // Whether a is a strictly better extreme than b: NaN beats numbers (as NumPy), ties keep b.
 template <class T>
@@ -225,22 +215,18 @@ void arg_reduce(const S* x, const Layout& l, bool is_max, uint32_t* out) {
   });
 }
 
-}  // namespace
-}  // namespace cpu
-
-void ArgReduce::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+void eval_arg_reduce(const ArgReduce& prim, const std::vector<Array>& in, std::vector<Array>& out) {
   out[0].allocate_contiguous();
   if (out[0].size() == 0) return;
-  Array x = cpu::contiguous(in[0]);
-  cpu::Layout l;
-  for (int i = 0; i < x.ndim(); ++i) (i < axis_ ? l.outer : i == axis_ ? l.reduced : l.inner) *= x.shape(i);
-  cpu::for_each_dtype([&](auto d) {
-    if (d.value == x.dtype()) cpu::arg_reduce(x.data<cpu::ctype_t<d.value>>(), l, is_max_, out[0].data<uint32_t>());
+  Array x = contiguous(in[0]);
+  Layout l;
+  int axis = prim.axis();
+  for (int i = 0; i < x.ndim(); ++i) (i < axis ? l.outer : i == axis ? l.reduced : l.inner) *= x.shape(i);
+  for_each_dtype([&](auto d) {
+    if (d.value == x.dtype()) arg_reduce(x.data<ctype_t<d.value>>(), l, prim.is_max(), out[0].data<uint32_t>());
   });
 }
 
-namespace cpu {
-namespace {
 // Runs a row kernel over every row of the last axis; rows are grouped into tasks by size.
 void for_rows(const Array& x, const std::function<void(int64_t, int64_t)>& row) {
   int64_t n = x.shape().back(), rows = x.size() / std::max<int64_t>(n, 1);
@@ -249,32 +235,39 @@ void for_rows(const Array& x, const std::function<void(int64_t, int64_t)>& row) 
     for (int64_t r = t * per; r < std::min(rows, (t + 1) * per); ++r) row(r, n);
   });
 }
+void eval_softmax(const Softmax&, const std::vector<Array>& in, std::vector<Array>& out) {
+  Array x = contiguous(in[0]);
+  Array& y = out[0];
+  y.allocate_contiguous();
+  if (y.size() == 0) return;
+  auto kernel = reduce_kernels().softmax[int(x.dtype())];
+  const char* src = x.data_bytes();
+  char* dst = y.data_bytes();
+  size_t isz = x.itemsize();
+  bool stream = y.nbytes() > kStreamAbove;
+  for_rows(x, [&](int64_t r, int64_t n) { kernel(src + r * n * isz, dst + r * n * isz, n, stream); });
+}
+
+void eval_logsumexp(const LogSumExp&, const std::vector<Array>& in, std::vector<Array>& out) {
+  Array x = contiguous(in[0]);
+  Array& y = out[0];
+  y.allocate_contiguous();
+  if (y.size() == 0) return;
+  auto kernel = reduce_kernels().logsumexp[int(x.dtype())];
+  const char* src = x.data_bytes();
+  char* dst = y.data_bytes();
+  size_t isz = x.itemsize();
+  for_rows(x, [&](int64_t r, int64_t n) { kernel(src + r * n * isz, n, dst + r * isz); });
+}
+
 }  // namespace
+
+void register_reduce_kernels(Backend& b) {
+  b.add<Reduce, eval_reduce>();
+  b.add<ArgReduce, eval_arg_reduce>();
+  b.add<Softmax, eval_softmax>();
+  b.add<LogSumExp, eval_logsumexp>();
+}
+
 }  // namespace cpu
-
-void Softmax::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
-  Array x = cpu::contiguous(in[0]);
-  Array& y = out[0];
-  y.allocate_contiguous();
-  if (y.size() == 0) return;
-  auto kernel = cpu::reduce_kernels().softmax[int(x.dtype())];
-  const char* src = x.data_bytes();
-  char* dst = y.data_bytes();
-  size_t isz = x.itemsize();
-  bool stream = y.nbytes() > cpu::kStreamAbove;
-  cpu::for_rows(x, [&](int64_t r, int64_t n) { kernel(src + r * n * isz, dst + r * n * isz, n, stream); });
-}
-
-void LogSumExp::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
-  Array x = cpu::contiguous(in[0]);
-  Array& y = out[0];
-  y.allocate_contiguous();
-  if (y.size() == 0) return;
-  auto kernel = cpu::reduce_kernels().logsumexp[int(x.dtype())];
-  const char* src = x.data_bytes();
-  char* dst = y.data_bytes();
-  size_t isz = x.itemsize();
-  cpu::for_rows(x, [&](int64_t r, int64_t n) { kernel(src + r * n * isz, n, dst + r * isz); });
-}
-
 }  // namespace nuvec

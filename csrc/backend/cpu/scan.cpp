@@ -8,6 +8,7 @@
 #include <string>
 #include <type_traits>
 
+#include "backend/cpu/backend.h"
 #include "backend/cpu/ctypes.h"
 #include "backend/cpu/sort.h"
 #include "core/primitives/scan.h"
@@ -225,18 +226,18 @@ void scan_dtype(ScanOp op, const Array& x, Array& out, int axis, bool reverse, b
   throw KernelError(EvalErrorKind::other, std::string("no CPU kernel for dtype ") + name_of(x.dtype()));
 }
 
-}  // namespace
-}  // namespace nuvec::cpu
-
-namespace nuvec {
-
-void Scan::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+void eval_scan(const Scan& prim, const std::vector<Array>& in, std::vector<Array>& out) {
   out[0].allocate_contiguous();
   if (out[0].size() == 0) return;
-  Array x = cpu::row_contiguous(in[0]);
-  cpu::for_each_dtype([&](auto d) {
-    if (d.value == x.dtype()) cpu::scan_dtype<cpu::ctype_t<d.value>>(op_, x, out[0], axis_, reverse_, inclusive_);
+  Array x = row_contiguous(in[0]);
+  for_each_dtype([&](auto d) {
+    if (d.value == x.dtype())
+      scan_dtype<ctype_t<d.value>>(prim.op(), x, out[0], prim.axis(), prim.reverse(), prim.inclusive());
   });
 }
 
-}  // namespace nuvec
+}  // namespace
+
+void register_scan_kernels(Backend& b) { b.add<Scan, eval_scan>(); }
+
+}  // namespace nuvec::cpu

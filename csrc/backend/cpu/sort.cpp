@@ -1,5 +1,6 @@
 // Sorting primitives on the CPU: a row-contiguous input, then the kernels of the instruction
 // set chosen for this processor (backend/cpu/simd/sort.cpp).
+#include "backend/cpu/backend.h"
 #include "backend/cpu/copy.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/sort.h"
@@ -22,34 +23,25 @@ Array row_contiguous(const Array& a) {
   return c;
 }
 
+namespace {
+
+void eval_sort(const Sort& prim, const std::vector<Array>& in, std::vector<Array>& out) {
+  out[0].allocate_contiguous();
+  if (out[0].size() == 0) return;
+  NUVEC_FOR_ISA(sort_axis)(row_contiguous(in[0]), prim.axis(), out[0], prim.indices());
+}
+
+void eval_partition(const Partition& prim, const std::vector<Array>& in, std::vector<Array>& out) {
+  out[0].allocate_contiguous();
+  if (out[0].size() == 0) return;
+  NUVEC_FOR_ISA(partition_axis)(row_contiguous(in[0]), prim.axis(), prim.kth(), out[0], prim.indices());
+}
+
+}  // namespace
+
+void register_sort_kernels(Backend& b) {
+  b.add<Sort, eval_sort>();
+  b.add<Partition, eval_partition>();
+}
+
 }  // namespace nuvec::cpu
-
-namespace nuvec {
-
-void Sort::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
-  out[0].allocate_contiguous();
-  if (out[0].size() == 0) return;
-  Array x = cpu::row_contiguous(in[0]);
-  switch (cpu::isa()) {
-#if defined(__x86_64__)
-    case cpu::Isa::avx512: return cpu::avx512::sort_axis(x, axis_, out[0], indices_);
-    case cpu::Isa::avx2: return cpu::avx2::sort_axis(x, axis_, out[0], indices_);
-#endif
-    default: return cpu::portable::sort_axis(x, axis_, out[0], indices_);
-  }
-}
-
-void Partition::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
-  out[0].allocate_contiguous();
-  if (out[0].size() == 0) return;
-  Array x = cpu::row_contiguous(in[0]);
-  switch (cpu::isa()) {
-#if defined(__x86_64__)
-    case cpu::Isa::avx512: return cpu::avx512::partition_axis(x, axis_, kth_, out[0], indices_);
-    case cpu::Isa::avx2: return cpu::avx2::partition_axis(x, axis_, kth_, out[0], indices_);
-#endif
-    default: return cpu::portable::partition_axis(x, axis_, kth_, out[0], indices_);
-  }
-}
-
-}  // namespace nuvec

@@ -1,28 +1,31 @@
 // Layout primitives on the CPU: new strides over the same buffer, or a copy where needed.
+#include "backend/cpu/backend.h"
 #include "backend/cpu/copy.h"
 #include "core/primitives/views.h"
 
-namespace nuvec {
+namespace nuvec::cpu {
+namespace {
 
-void Slice::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+void eval_slice(const Slice& prim, const std::vector<Array>& in, std::vector<Array>& out) {
   const Array& x = in[0];
   Strides st(x.ndim());
   int64_t offset = x.offset();
   for (int i = 0; i < x.ndim(); ++i) {
-    st[i] = x.strides()[i] * step_[i];
-    if (out[0].shape()[i] > 0) offset += start_[i] * x.strides()[i];
+    st[i] = x.strides()[i] * prim.step()[i];
+    if (out[0].shape()[i] > 0) offset += prim.start()[i] * x.strides()[i];
   }
   out[0].set_data(x.buffer(), std::move(st), offset);
 }
 
-void Transpose::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+void eval_transpose(const Transpose& prim, const std::vector<Array>& in, std::vector<Array>& out) {
   const Array& x = in[0];
-  Strides st(perm_.size());
-  for (size_t i = 0; i < perm_.size(); ++i) st[i] = x.strides()[perm_[i]];
+  const std::vector<int>& perm = prim.perm();
+  Strides st(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) st[i] = x.strides()[perm[i]];
   out[0].set_data(x.buffer(), std::move(st), x.offset());
 }
 
-void Broadcast::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+void eval_broadcast(const Broadcast&, const std::vector<Array>& in, std::vector<Array>& out) {
   const Array& x = in[0];
   const Shape& shape = out[0].shape();
   Strides st(shape.size(), 0);
@@ -31,7 +34,6 @@ void Broadcast::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) 
   out[0].set_data(x.buffer(), std::move(st), x.offset());
 }
 
-namespace {
 // Strides that read `x` in row-major order with `shape`, when its strides allow (NumPy's
 // no-copy reshape): each run of new axes must map onto a run of old axes that is contiguous.
 bool reshape_strides(const Array& x, const Shape& shape, Strides& out) {
@@ -60,9 +62,8 @@ bool reshape_strides(const Array& x, const Shape& shape, Strides& out) {
   }
   return true;
 }
-}  // namespace
 
-void Reshape::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+void eval_reshape(const Reshape&, const std::vector<Array>& in, std::vector<Array>& out) {
   const Array& x = in[0];
   Strides st;
   if (reshape_strides(x, out[0].shape(), st)) {
@@ -71,11 +72,11 @@ void Reshape::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
   }
   // Strides cannot express it: copy in row-major order, then read with the new shape.
   Array flat = Array::allocate(x.shape(), x.dtype());
-  cpu::copy_into(x, flat);
+  copy_into(x, flat);
   out[0].set_data(flat.buffer(), Array::row_strides(out[0].shape()), 0);
 }
 
-void ViewDtype::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+void eval_view_dtype(const ViewDtype&, const std::vector<Array>& in, std::vector<Array>& out) {
   const Array& x = in[0];
   if (x.row_contiguous() && (x.offset() * int64_t(x.itemsize())) % int64_t(out[0].itemsize()) == 0) {
     int64_t offset = x.offset() * int64_t(x.itemsize()) / int64_t(out[0].itemsize());
@@ -83,38 +84,48 @@ void ViewDtype::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) 
     return;
   }
   Array flat = Array::allocate(x.shape(), x.dtype());
-  cpu::copy_into(x, flat);
+  copy_into(x, flat);
   out[0].set_data(flat.buffer(), Array::row_strides(out[0].shape()), 0);
 }
 
-}  // namespace nuvec
-
-namespace nuvec {
-
-void AsStrided::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+void eval_as_strided(const AsStrided& prim, const std::vector<Array>& in, std::vector<Array>& out) {
   // The input is contiguous (as_strided makes it so), and the op checked the bounds.
-  out[0].set_data(in[0].buffer(), strides_, in[0].offset() + offset_);
+  out[0].set_data(in[0].buffer(), prim.strides(), in[0].offset() + prim.offset());
 }
 
-void Diagonal::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+void eval_diagonal(const Diagonal& prim, const std::vector<Array>& in, std::vector<Array>& out) {
   const Array& x = in[0];
+  int axis1 = prim.axis1(), axis2 = prim.axis2();
+  int64_t diag = prim.offset();
   Strides st;
   for (int i = 0; i < x.ndim(); ++i)
-    if (i != axis1_ && i != axis2_) st.push_back(x.strides()[i]);
-  st.push_back(x.strides()[axis1_] + x.strides()[axis2_]);
+    if (i != axis1 && i != axis2) st.push_back(x.strides()[i]);
+  st.push_back(x.strides()[axis1] + x.strides()[axis2]);
   int64_t offset = x.offset();
-  if (out[0].size() > 0)
-    offset += offset_ >= 0 ? offset_ * x.strides()[axis2_] : -offset_ * x.strides()[axis1_];
+  if (out[0].size() > 0) offset += diag >= 0 ? diag * x.strides()[axis2] : -diag * x.strides()[axis1];
   out[0].set_data(x.buffer(), std::move(st), offset);
 }
 
-void Contiguous::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+void eval_contiguous(const Contiguous&, const std::vector<Array>& in, std::vector<Array>& out) {
   if (in[0].row_contiguous()) {
     out[0].set_data(in[0].buffer(), Array::row_strides(out[0].shape()), in[0].offset());
     return;
   }
   out[0].allocate_contiguous();
-  cpu::copy_into(in[0], out[0]);
+  copy_into(in[0], out[0]);
 }
 
-}  // namespace nuvec
+}  // namespace
+
+void register_views_kernels(Backend& b) {
+  b.add<Slice, eval_slice>();
+  b.add<Transpose, eval_transpose>();
+  b.add<Broadcast, eval_broadcast>();
+  b.add<Reshape, eval_reshape>();
+  b.add<ViewDtype, eval_view_dtype>();
+  b.add<AsStrided, eval_as_strided>();
+  b.add<Diagonal, eval_diagonal>();
+  b.add<Contiguous, eval_contiguous>();
+}
+
+}  // namespace nuvec::cpu

@@ -9,7 +9,7 @@ class Arange : public Primitive {
  public:
   Arange(double start, double step) : start_(start), step_(step) {}
   const char* name() const override { return "arange"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   double start() const { return start_; }
   double step() const { return step_; }
 

@@ -1,15 +1,20 @@
 #include "core/primitives/custom.h"
 
+#include "core/backend.h"
 #include "core/ops.h"
 
 namespace nuvec {
 
-void Custom::eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) {
+namespace {
+// On every device: the outputs share the buffers of the outputs computed on the primals' aliases.
+void share_outputs(const Custom& p, const std::vector<Array>& in, std::vector<Array>& out) {
   for (size_t i = 0; i < out.size(); ++i) {
-    const Array& o = in[num_primals_ + i];
+    const Array& o = in[size_t(p.num_primals()) + i];
     out[i].set_data(o.buffer(), o.strides(), o.offset());
   }
 }
+const bool registered = add_device_free_kernel<Custom, share_outputs>();
+}  // namespace
 
 std::vector<Array> Custom::vjp(const std::vector<Array>& primals, const std::vector<Array>& cotangents,
                                const std::vector<int>& argnums, const std::vector<Array>& outputs) {

@@ -22,9 +22,10 @@ class Custom : public Primitive {
   Custom(int num_primals, CustomRule vjp, CustomRule jvp, CustomVmapRule vmap)
       : num_primals_(num_primals), vjp_(std::move(vjp)), jvp_(std::move(jvp)), vmap_(std::move(vmap)) {}
   const char* name() const override { return "custom_function"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
+  int num_primals() const { return num_primals_; }
 
  private:
   int num_primals_;

@@ -54,9 +54,6 @@ class Elementwise : public Primitive {
   const std::vector<Dtype>& compute() const { return compute_; }
   Dtype out_compute() const { return out_compute_; }
   const OpParams& params() const { return params_; }
-  bool fusible() const override { return true; }
-  void eval_cpu_fused(const std::vector<Array>& in, std::vector<Array>& out,
-                      const std::unordered_set<Node*>& fused) override;
 
  protected:
   std::vector<Dtype> compute_;  // the dtype each input is read as
@@ -70,12 +67,10 @@ class Unary : public Elementwise {
   Unary(UnaryOp op, Dtype in_compute, Dtype out_compute, OpParams p = {}, const char* label = nullptr)
       : Elementwise({in_compute}, out_compute, p), op_(op), label_(label) {}
   const char* name() const override { return label_ ? label_ : op_name(op_); }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   bool is_equivalent(const Primitive& o) const override;
   UnaryOp op() const { return op_; }
-  // Copies convert while gathering: they have no kernel to chain.
-  bool fusible() const override { return op_ != UnaryOp::copy && op_ != UnaryOp::stop_gradient; }
 
  private:
   UnaryOp op_;
@@ -87,7 +82,7 @@ class Binary : public Elementwise {
   Binary(BinaryOp op, Dtype in_compute, Dtype out_compute, OpParams p = {})
       : Elementwise({in_compute, in_compute}, out_compute, p), op_(op) {}
   const char* name() const override { return op_name(op_); }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   bool is_equivalent(const Primitive& o) const override;
   BinaryOp op() const { return op_; }
@@ -101,7 +96,7 @@ class Select : public Elementwise {
  public:
   explicit Select(Dtype compute) : Elementwise({Dtype::bool_, compute, compute}, compute, {}) {}
   const char* name() const override { return "where"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   bool is_equivalent(const Primitive& o) const override;
 };

@@ -11,7 +11,7 @@ class Gather : public Primitive {
  public:
   explicit Gather(std::vector<int> axes) : axes_(std::move(axes)) {}
   const char* name() const override { return "gather"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
   const std::vector<int>& axes() const { return axes_; }
@@ -29,7 +29,7 @@ class Scatter : public Primitive {
  public:
   Scatter(ScatterOp op, std::vector<int> axes) : op_(op), axes_(std::move(axes)) {}
   const char* name() const override;
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
   ScatterOp op() const { return op_; }
@@ -40,12 +40,23 @@ class Scatter : public Primitive {
   std::vector<int> axes_;
 };
 
+inline const char* Scatter::name() const {
+  switch (op_) {
+    case ScatterOp::set: return "scatter";
+    case ScatterOp::add: return "scatter_add";
+    case ScatterOp::multiply: return "scatter_prod";
+    case ScatterOp::maximum: return "scatter_max";
+    case ScatterOp::minimum: return "scatter_min";
+  }
+  return "scatter";
+}
+
 // Joins arrays along an axis into a new contiguous array.
 class Concatenate : public Primitive {
  public:
   explicit Concatenate(int axis) : axis_(axis) {}
   const char* name() const override { return "concatenate"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
   int axis() const { return axis_; }

@@ -14,7 +14,7 @@ constexpr int64_t kRowIndependentRows = 256;
 class Matmul : public Primitive {
  public:
   const char* name() const override { return "matmul"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
   bool is_equivalent(const Primitive& o) const override { return dynamic_cast<const Matmul*>(&o) != nullptr; }

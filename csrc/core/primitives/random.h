@@ -17,7 +17,7 @@ class RandomBits : public Primitive {
  public:
   RandomBits(RandomKind kind, int width) : kind_(kind), width_(width) {}
   const char* name() const override;
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   bool is_equivalent(const Primitive& other) const override;
   NUVEC_VMAP_RULE
   RandomKind kind() const { return kind_; }
@@ -27,5 +27,20 @@ class RandomBits : public Primitive {
   RandomKind kind_;
   int width_;
 };
+
+inline const char* RandomBits::name() const {
+  switch (kind_) {
+    case RandomKind::bits: return "bits";
+    case RandomKind::uniform: return "uniform";
+    case RandomKind::erfinv: return "erfinv_uniform";
+    case RandomKind::normal: return "normal";
+  }
+  return "random";
+}
+
+inline bool RandomBits::is_equivalent(const Primitive& other) const {
+  auto* o = dynamic_cast<const RandomBits*>(&other);
+  return o && o->kind_ == kind_ && o->width_ == width_;
+}
 
 }  // namespace nuvec

@@ -34,7 +34,7 @@ class Reduce : public Primitive {
  public:
   Reduce(ReduceOp op, std::vector<int> axes) : op_(op), axes_(std::move(axes)) {}
   const char* name() const override { return op_name(op_); }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
   bool is_equivalent(const Primitive& o) const override {
@@ -55,7 +55,7 @@ class ArgReduce : public Primitive {
  public:
   ArgReduce(bool is_max, int axis) : is_max_(is_max), axis_(axis) {}
   const char* name() const override { return is_max_ ? "argmax" : "argmin"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
   bool is_equivalent(const Primitive& o) const override {
@@ -75,7 +75,7 @@ class ArgReduce : public Primitive {
 class Softmax : public Primitive {
  public:
   const char* name() const override { return "softmax"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
   bool is_equivalent(const Primitive& o) const override { return dynamic_cast<const Softmax*>(&o); }
@@ -85,7 +85,7 @@ class Softmax : public Primitive {
 class LogSumExp : public Primitive {
  public:
   const char* name() const override { return "logsumexp"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
   bool is_equivalent(const Primitive& o) const override { return dynamic_cast<const LogSumExp*>(&o); }

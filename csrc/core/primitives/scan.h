@@ -25,7 +25,7 @@ class Scan : public Primitive {
   Scan(ScanOp op, int axis, bool reverse, bool inclusive)
       : op_(op), axis_(axis), reverse_(reverse), inclusive_(inclusive) {}
   const char* name() const override { return scan_name(op_); }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
   bool is_equivalent(const Primitive& o) const override {

@@ -11,7 +11,7 @@ class Sort : public Primitive {
  public:
   Sort(int axis, bool indices) : axis_(axis), indices_(indices) {}
   const char* name() const override { return indices_ ? "argsort" : "sort"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
   bool is_equivalent(const Primitive& o) const override {
@@ -32,7 +32,7 @@ class Partition : public Primitive {
  public:
   Partition(int axis, int64_t kth, bool indices) : axis_(axis), kth_(kth), indices_(indices) {}
   const char* name() const override { return indices_ ? "argpartition" : "partition"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
   bool is_equivalent(const Primitive& o) const override {

@@ -9,7 +9,7 @@ class Slice : public Primitive {
  public:
   Slice(Shape start, Shape step) : start_(std::move(start)), step_(std::move(step)) {}
   const char* name() const override { return "slice"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
   const Shape& start() const { return start_; }
@@ -23,7 +23,7 @@ class Transpose : public Primitive {
  public:
   explicit Transpose(std::vector<int> perm) : perm_(std::move(perm)) {}
   const char* name() const override { return "transpose"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
   const std::vector<int>& perm() const { return perm_; }
@@ -35,7 +35,7 @@ class Transpose : public Primitive {
 class Broadcast : public Primitive {
  public:
   const char* name() const override { return "broadcast_to"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
 };
@@ -43,7 +43,7 @@ class Broadcast : public Primitive {
 class Reshape : public Primitive {
  public:
   const char* name() const override { return "reshape"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
 };
@@ -52,7 +52,7 @@ class Reshape : public Primitive {
 class ViewDtype : public Primitive {
  public:
   const char* name() const override { return "view"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_VMAP_RULE
 };
 
@@ -61,7 +61,7 @@ class AsStrided : public Primitive {
  public:
   AsStrided(Strides strides, int64_t offset) : strides_(std::move(strides)), offset_(offset) {}
   const char* name() const override { return "as_strided"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
   const Strides& strides() const { return strides_; }
@@ -77,9 +77,12 @@ class Diagonal : public Primitive {
  public:
   Diagonal(int64_t offset, int axis1, int axis2) : offset_(offset), axis1_(axis1), axis2_(axis2) {}
   const char* name() const override { return "diagonal"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
+  int64_t offset() const { return offset_; }
+  int axis1() const { return axis1_; }
+  int axis2() const { return axis2_; }
 
  private:
   int64_t offset_;
@@ -90,7 +93,7 @@ class Diagonal : public Primitive {
 class Contiguous : public Primitive {
  public:
   const char* name() const override { return "contiguous"; }
-  void eval_cpu(const std::vector<Array>& in, std::vector<Array>& out) override;
+  NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
 };

@@ -1,0 +1,23 @@
+// The CPU backend's registration: each kernel family adds its kernels to the backend, and the
+// binding module calls register_cpu_backend() once at import (the core names no backend; an
+// object file of a static library that only held self-registering statics would be dropped).
+#pragma once
+#include "core/backend.h"
+
+namespace nuvec::cpu {
+
+void register_cpu_backend();
+
+// Each family's kernels (backend/cpu/<family>.cpp), and the element-wise fusion (fused.cpp).
+void register_creation_kernels(Backend& b);
+void register_elementwise_kernels(Backend& b);
+void register_indexing_kernels(Backend& b);
+void register_matmul_kernels(Backend& b);
+void register_random_kernels(Backend& b);
+void register_reduce_kernels(Backend& b);
+void register_scan_kernels(Backend& b);
+void register_sort_kernels(Backend& b);
+void register_views_kernels(Backend& b);
+Fusion fusion();
+
+}  // namespace nuvec::cpu
