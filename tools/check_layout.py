@@ -74,7 +74,7 @@ def size_problems(root, paths):
 
 def layer_of(path):
     """(layer, the include prefix of its own folder) of a path under csrc/, e.g.
-    ("backend", "backend/cpu/") for csrc/backend/cpu/simd/gemm.cpp."""
+    ("backend", "backend/cpu/") for csrc/backend/cpu/simd/matmul.cpp."""
     parts = PurePosixPath(path).parts
     layer = parts[1] if len(parts) > 2 else ""
     own = f"{layer}/{parts[2]}/" if layer == "backend" and len(parts) > 3 else f"{layer}/"

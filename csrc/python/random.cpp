@@ -1,10 +1,11 @@
-// nuvec._core._random: the samplers of core/ops_random.h. python/nuvec/random.py wraps them with
+// nuvec._core._random: the samplers of core/ops/random.h. python/nuvec/random.py wraps them with
 // the public signatures and supplies the key from the thread's global state when none is given.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/vector.h>
 
-#include "core/ops_random.h"
+#include "core/ops.h"
+#include "core/ops/random.h"
 #include "python/convert.h"
 
 namespace nuvec::python {
@@ -27,8 +28,7 @@ void init_random(nb::module_& parent) {
   nb::module_ m = parent.def_submodule("_random", "MLX's samplers; every one takes an explicit key.");
   m.def("key", &random::key, nb::arg("seed"), "uint32 [seed >> 32, seed & 0xffffffff].");
   m.def(
-      "split",
-      [](nb::handle key, int64_t num, nb::handle s) { return random::split(arg(key), num, to_stream(s)); },
+      "split", [](nb::handle key, int64_t num, nb::handle s) { return random::split(arg(key), num, to_stream(s)); },
       nb::arg("key"), nb::arg("num"), nb::arg("stream").none() = nb::none(), "`num` new keys: (num, 2) uint32.");
   m.def(
       "bits",
@@ -85,9 +85,7 @@ void init_random(nb::module_& parent) {
   m.def(
       "categorical",
       [](nb::handle logits, int axis, std::optional<Shape> shape, std::optional<int64_t> num_samples, nb::handle key,
-         nb::handle s) {
-        return random::categorical(arg(logits), axis, shape, num_samples, arg(key), to_stream(s));
-      },
+         nb::handle s) { return random::categorical(arg(logits), axis, shape, num_samples, arg(key), to_stream(s)); },
       nb::arg("logits"), nb::arg("axis"), nb::arg("shape").none(), nb::arg("num_samples").none(), nb::arg("key"),
       nb::arg("stream").none() = nb::none(), "uint32 indices drawn from unnormalised log-probabilities.");
   m.def(

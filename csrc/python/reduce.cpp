@@ -2,7 +2,8 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 
-#include "core/ops_reduce.h"
+#include "core/ops.h"
+#include "core/ops/reduce.h"
 #include "python/convert.h"
 
 namespace nuvec::python {
@@ -48,8 +49,8 @@ void init_reduce(nb::module_& m) {
   auto stream = nb::arg("stream").none() = nb::none();
 
   const std::pair<const char*, AxesOp> axes_ops[] = {
-      {"sum", &sum}, {"prod", &prod}, {"max", &max}, {"min", &min}, {"all", &all},
-      {"any", &any}, {"mean", &mean}, {"logsumexp", &logsumexp},
+      {"sum", &sum}, {"prod", &prod}, {"max", &max},   {"min", &min},
+      {"all", &all}, {"any", &any},   {"mean", &mean}, {"logsumexp", &logsumexp},
   };
   const char* axes_docs[] = {
       "The sum over `axis` (all axes when None); small integers sum in 32 bits and wrap.",

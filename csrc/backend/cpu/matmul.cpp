@@ -14,18 +14,18 @@
 #include <vector>
 
 #include "backend/cpu/backend.h"
-#include "backend/cpu/gemm.h"
 #include "backend/cpu/kernels.h"
-#include "core/primitives/linalg.h"
+#include "backend/cpu/matmul.h"
+#include "core/primitives/matmul.h"
 #include "core/threads.h"
 
 namespace nuvec {
 namespace cpu {
 
-const GemmKernels& gemm_kernels() {
-  static const GemmKernels* t = [] {
-    auto* k = new GemmKernels();
-    NUVEC_FOR_ISA(fill_gemm)(*k);
+const MatmulKernels& matmul_kernels() {
+  static const MatmulKernels* t = [] {
+    auto* k = new MatmulKernels();
+    NUVEC_FOR_ISA(fill_matmul)(*k);
     return k;
   }();
   return *t;
@@ -80,8 +80,7 @@ struct Operand {
 };
 
 // Runs of an operand in the pack type T (lanes and k in the mode's real units).
-template <class T>
-struct Source {
+template <class T> struct Source {
   Operand op;
   Mode mode;
   Dtype target;  // float32, float64 or bfloat16
@@ -149,7 +148,7 @@ void pack(const Source<T>& src, int64_t lane0, int64_t lanes, int L, int64_t k0,
   const Operand& op = src.op;
   if (op.lane_major() && src.mode != Mode::c64 && op.dtype == src.target && op.k_stride == 1) {
     // k-contiguous in the pack type: transpose units of P values (32 or 64 bits) in registers.
-    const GemmKernels& g = gemm_kernels();
+    const MatmulKernels& g = matmul_kernels();
     PackTransposeKernel tr = sizeof(T) * P == 8 ? g.transpose64 : g.transpose32;
     int64_t row_bytes = op.lane_stride * int64_t(sizeof(T));
     for (int64_t p = 0; p < panels; ++p) {
@@ -178,8 +177,8 @@ void pack(const Source<T>& src, int64_t lane0, int64_t lanes, int L, int64_t k0,
     for (int64_t k = 0; k < kb; k += 2) {
       const T* r0 = src.k_run(k0 + k, lane0, lanes, buf);
       const T* r1 = k + 1 < kb ? src.k_run(k0 + k + 1, lane0, lanes, buf + lanes) : zeros.data();
-      gemm_kernels().pack_pairs(reinterpret_cast<const uint16_t*>(r0), reinterpret_cast<const uint16_t*>(r1), lanes, L,
-                                reinterpret_cast<uint32_t*>(dst) + (k / 2) * L, panel / 2);
+      matmul_kernels().pack_pairs(reinterpret_cast<const uint16_t*>(r0), reinterpret_cast<const uint16_t*>(r1), lanes,
+                                  L, reinterpret_cast<uint32_t*>(dst) + (k / 2) * L, panel / 2);
     }
   }
 }
@@ -187,15 +186,15 @@ void pack(const Source<T>& src, int64_t lane0, int64_t lanes, int L, int64_t k0,
 // The blocking of one product, in the mode's real units (complex: 2K, 2N; bfloat16: k in values).
 struct Plan {
   Mode mode;
-  int mr, nr, P;      // micro-tile and k grouping (2 for bfloat16 pairs)
-  int64_t kc, mc;     // k block (a multiple of P) and the most rows per A block (a multiple of mr)
-  size_t esz;         // bytes per packed element
-  int64_t m, n, k;    // real sizes
-  bool b_by_panel;    // one row panel and k-contiguous B: pack B a panel at a time, in long k blocks
+  int mr, nr, P;    // micro-tile and k grouping (2 for bfloat16 pairs)
+  int64_t kc, mc;   // k block (a multiple of P) and the most rows per A block (a multiple of mr)
+  size_t esz;       // bytes per packed element
+  int64_t m, n, k;  // real sizes
+  bool b_by_panel;  // one row panel and k-contiguous B: pack B a panel at a time, in long k blocks
 };
 
 Plan make_plan(Mode mode, int64_t m, int64_t n, int64_t k, bool b_k_contiguous) {
-  const GemmKernels& g = gemm_kernels();
+  const MatmulKernels& g = matmul_kernels();
   Plan p{mode, 0, 0, 1, 0, 0, 4, m, n, k, false};
   MicroShape s = mode == Mode::f64 ? g.f64_shape : mode == Mode::bf16 ? g.bf16_shape : g.f32_shape;
   p.mr = s.mr, p.nr = s.nr;
@@ -221,25 +220,23 @@ Plan make_plan(Mode mode, int64_t m, int64_t n, int64_t k, bool b_k_contiguous) 
   return p;
 }
 
-void call_micro(const Plan& p, int64_t rows, int64_t kb, const void* a, const void* b, void* c, int64_t ldc,
-                bool acc) {
-  const GemmKernels& g = gemm_kernels();
+void call_micro(const Plan& p, int64_t rows, int64_t kb, const void* a, const void* b, void* c, int64_t ldc, bool acc) {
+  const MatmulKernels& g = matmul_kernels();
   switch (p.mode) {
     case Mode::f64:
       g.f64[rows](kb, static_cast<const double*>(a), static_cast<const double*>(b), static_cast<double*>(c), ldc, acc);
       return;
     case Mode::bf16:
-      g.bf16[rows](kb / 2, static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b), static_cast<float*>(c), ldc,
-                   acc);
+      g.bf16[rows](kb / 2, static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b), static_cast<float*>(c),
+                   ldc, acc);
       return;
     default:
       g.f32[rows](kb, static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(c), ldc, acc);
   }
 }
 
-template <class T>
-void pack_block(const Plan& p, const Source<T>& src, int64_t lane0, int64_t lanes, int L, int64_t k0, int64_t kb,
-                void* dst, void* buf) {
+template <class T> void pack_block(const Plan& p, const Source<T>& src, int64_t lane0, int64_t lanes, int L, int64_t k0,
+                                   int64_t kb, void* dst, void* buf) {
   if constexpr (std::is_same_v<T, uint16_t>) {
     if (p.P == 2) return pack<T, 2>(src, lane0, lanes, L, k0, kb, static_cast<T*>(dst), static_cast<T*>(buf));
   }
@@ -250,10 +247,11 @@ Dtype pack_target(Mode m) {
   return m == Mode::f64 ? Dtype::float64 : m == Mode::bf16 ? Dtype::bfloat16 : Dtype::float32;
 }
 
-void pack_any(const Plan& p, const Operand& op, int64_t lane0, int64_t lanes, int L, int64_t k0, int64_t kb,
-              void* dst, void* buf) {
+void pack_any(const Plan& p, const Operand& op, int64_t lane0, int64_t lanes, int L, int64_t k0, int64_t kb, void* dst,
+              void* buf) {
   switch (p.mode) {
-    case Mode::f64: return pack_block<double>(p, Source<double>{op, p.mode, Dtype::float64}, lane0, lanes, L, k0, kb, dst, buf);
+    case Mode::f64:
+      return pack_block<double>(p, Source<double>{op, p.mode, Dtype::float64}, lane0, lanes, L, k0, kb, dst, buf);
     case Mode::bf16:
       return pack_block<uint16_t>(p, Source<uint16_t>{op, p.mode, Dtype::bfloat16}, lane0, lanes, L, k0, kb, dst, buf);
     default: return pack_block<float>(p, Source<float>{op, p.mode, Dtype::float32}, lane0, lanes, L, k0, kb, dst, buf);
@@ -262,10 +260,10 @@ void pack_any(const Plan& p, const Operand& op, int64_t lane0, int64_t lanes, in
 
 // The output of one product: straight into the result, or (half types) through float32 tiles.
 struct Out {
-  char* data;       // the result's first element of this product
+  char* data;  // the result's first element of this product
   Dtype dtype;
-  int64_t ld;       // result row stride in elements of the result dtype
-  bool direct;      // float32 / float64 / complex64 results take the kernels' output as is
+  int64_t ld;   // result row stride in elements of the result dtype
+  bool direct;  // float32 / float64 / complex64 results take the kernels' output as is
 };
 
 // Who computes which block of C: row blocks by column blocks of output tiles, one tile per work
@@ -378,8 +376,8 @@ struct KBlock {
 
 // C (rows x cols at c) from one A panel and one B panel. Fewer than nr columns (the tile's last)
 // run the same full-width kernel on a copy, so the arithmetic is unchanged.
-void micro_tile(const Plan& p, const KBlock& kblk, int64_t rows, int64_t cols, const char* a_panel,
-                const char* b_panel, char* c, int64_t ldc) {
+void micro_tile(const Plan& p, const KBlock& kblk, int64_t rows, int64_t cols, const char* a_panel, const char* b_panel,
+                char* c, int64_t ldc) {
   if (cols == p.nr) return call_micro(p, rows, kblk.kb_padded, a_panel, b_panel, c, ldc, kblk.accumulate);
   size_t csz = c_bytes(p);
   alignas(64) char full[kMaxMR * 64 * 8];
@@ -455,18 +453,24 @@ void gemm_blocked(const Plan& p, const Operand& a, const Operand& b, const Out& 
 
 // Few rows against B with unit stride along n: the weights are read once, straight from B.
 bool gemm_skinny(Mode mode, const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, const Out& out) {
-  const GemmKernels& g = gemm_kernels();
+  const MatmulKernels& g = matmul_kernels();
   // x @ W.T with float32 W contiguous along k: a kernel that transposes W in registers.
-  bool along_k = b.lane_stride != 1 && b.k_stride == 1 && mode == Mode::f32 && b.dtype == Dtype::float32 &&
-                 g.skinny_t_f32;
+  bool along_k =
+      b.lane_stride != 1 && b.k_stride == 1 && mode == Mode::f32 && b.dtype == Dtype::float32 && g.skinny_t_f32;
   if (m > g.skinny_rows || (b.lane_stride != 1 && !along_k) || mode == Mode::c64) return false;
   SkinnyKernel kern = nullptr;
-  if (along_k) kern = g.skinny_t_f32;
-  else if (mode == Mode::bf16) kern = g.skinny_bf16;
-  else if (b.dtype == Dtype::float32) kern = g.skinny_f32;
-  else if (b.dtype == Dtype::float16) kern = g.skinny_f16;
-  else if (b.dtype == Dtype::bfloat16) kern = g.skinny_bf16_as_f32;
-  else if (b.dtype != Dtype::float64) return false;
+  if (along_k)
+    kern = g.skinny_t_f32;
+  else if (mode == Mode::bf16)
+    kern = g.skinny_bf16;
+  else if (b.dtype == Dtype::float32)
+    kern = g.skinny_f32;
+  else if (b.dtype == Dtype::float16)
+    kern = g.skinny_f16;
+  else if (b.dtype == Dtype::bfloat16)
+    kern = g.skinny_bf16_as_f32;
+  else if (b.dtype != Dtype::float64)
+    return false;
   // A's rows, converted: float32 / float64 values, or bfloat16 pairs (zero past k).
   int64_t lda = mode == Mode::bf16 ? round_up(k, 2) : k;
   size_t asz = mode == Mode::f64 ? 8 : mode == Mode::bf16 ? 2 : 4;
@@ -482,10 +486,12 @@ bool gemm_skinny(Mode mode, const Operand& a, const Operand& b, int64_t m, int64
   for_each_item(ceil_div(n, chunk), [&](int64_t item) {
     int64_t j0 = item * chunk, j1 = std::min(n, j0 + chunk);
     if (mode == Mode::f64) {
-      g.skinny_f64(m, k, reinterpret_cast<const double*>(abuf.data()), lda, reinterpret_cast<const double*>(b.at(j0, 0)),
-                   b.k_stride, j1 - j0, reinterpret_cast<double*>(out.data) + j0, ldc);
+      g.skinny_f64(m, k, reinterpret_cast<const double*>(abuf.data()), lda,
+                   reinterpret_cast<const double*>(b.at(j0, 0)), b.k_stride, j1 - j0,
+                   reinterpret_cast<double*>(out.data) + j0, ldc);
     } else {
-      kern(m, k, abuf.data(), mode == Mode::bf16 ? lda / 2 : lda, b.at(j0, 0), along_k ? b.lane_stride : b.k_stride, j1 - j0, c + j0, ldc);
+      kern(m, k, abuf.data(), mode == Mode::bf16 ? lda / 2 : lda, b.at(j0, 0), along_k ? b.lane_stride : b.k_stride,
+           j1 - j0, c + j0, ldc);
     }
   });
   if (!out.direct) {
@@ -500,7 +506,7 @@ Mode mode_for(Dtype d) {
   switch (d) {
     case Dtype::float64: return Mode::f64;
     case Dtype::complex64: return Mode::c64;
-    case Dtype::bfloat16: return gemm_kernels().bf16[1] ? Mode::bf16 : Mode::f32;
+    case Dtype::bfloat16: return matmul_kernels().bf16[1] ? Mode::bf16 : Mode::f32;
     default: return Mode::f32;
   }
 }

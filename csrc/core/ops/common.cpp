@@ -1,4 +1,6 @@
 // Helpers every op uses: streams, broadcasting, axes, shapes, scalars.
+#include "core/ops/common.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -17,9 +19,9 @@ std::string shape_str(const Shape& s) {
   return r + (s.size() == 1 ? ",)" : ")");
 }
 
-template <class T>
-bool fits(int64_t v) {
-  return v >= int64_t(std::numeric_limits<T>::min()) && (v < 0 || uint64_t(v) <= uint64_t(std::numeric_limits<T>::max()));
+template <class T> bool fits(int64_t v) {
+  return v >= int64_t(std::numeric_limits<T>::min()) &&
+         (v < 0 || uint64_t(v) <= uint64_t(std::numeric_limits<T>::max()));
 }
 
 bool int_fits(int64_t v, Dtype d) {
@@ -51,8 +53,9 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
 
 int normalize_axis(int axis, int ndim, const char* op) {
   if (axis < -ndim || axis >= ndim)
-    throw OpError(op, "axis " + std::to_string(axis) + " is out of bounds for an array of dimension " +
-                          std::to_string(ndim), true);
+    throw OpError(
+        op, "axis " + std::to_string(axis) + " is out of bounds for an array of dimension " + std::to_string(ndim),
+        true);
   return axis < 0 ? axis + ndim : axis;
 }
 
@@ -62,29 +65,28 @@ void check_shape(const Shape& shape, const char* op) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) throw OpError(op, "negative dimensions are not allowed, got shape " + shape_str(shape));
-    if (d != 0 && n > kMaxElements / d)
-      throw OpError(op, "shape " + shape_str(shape) + " is too large");
+    if (d != 0 && n > kMaxElements / d) throw OpError(op, "shape " + shape_str(shape) + " is too large");
     n *= d;
   }
 }
 
 namespace {
-template <class T>
-void store_as(void* dst, T v, Dtype d);
+template <class T> void store_as(void* dst, T v, Dtype d);
 
-template <class T>
-Array constant(T v, Dtype d) {
+template <class T> Array constant(T v, Dtype d) {
   Array a = Array::allocate({}, d);
   store_as<T>(a.data_bytes(), v, d);
   return a;
 }
 
-template <class U, class T>
-U cast_to(T v) {
+template <class U, class T> U cast_to(T v) {
   if constexpr (std::is_same_v<T, std::complex<double>>) {
-    if constexpr (std::is_same_v<U, std::complex<float>>) return U(v);
-    else if constexpr (std::is_same_v<U, bool>) return v != std::complex<double>(0);
-    else return U(v.real());
+    if constexpr (std::is_same_v<U, std::complex<float>>)
+      return U(v);
+    else if constexpr (std::is_same_v<U, bool>)
+      return v != std::complex<double>(0);
+    else
+      return U(v.real());
   } else {
     return U(v);
   }
@@ -97,8 +99,7 @@ uint16_t float_to_bfloat16(float f) {
   return uint16_t((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
 }
 
-template <class T>
-void store_as(void* dst, T v, Dtype d) {
+template <class T> void store_as(void* dst, T v, Dtype d) {
   auto put = [&](auto x) { std::memcpy(dst, &x, sizeof(x)); };
   switch (d) {
     case Dtype::bool_: put(cast_to<bool>(v)); break;
@@ -124,13 +125,20 @@ Array scalar_array(const Scalar& v, std::optional<Dtype> dtype) {
       [&](auto x) -> Array {
         using T = decltype(x);
         Dtype d;
-        if (dtype) d = *dtype;
-        else if constexpr (std::is_same_v<T, bool>) d = Dtype::bool_;
-        else if constexpr (std::is_same_v<T, int64_t>) d = fits<int32_t>(x) ? Dtype::int32 : Dtype::int64;
-        else if constexpr (std::is_same_v<T, double>) d = Dtype::float32;
-        else d = Dtype::complex64;
-        if constexpr (std::is_same_v<T, bool>) return constant<int64_t>(x, d);
-        else return constant<T>(x, d);
+        if (dtype)
+          d = *dtype;
+        else if constexpr (std::is_same_v<T, bool>)
+          d = Dtype::bool_;
+        else if constexpr (std::is_same_v<T, int64_t>)
+          d = fits<int32_t>(x) ? Dtype::int32 : Dtype::int64;
+        else if constexpr (std::is_same_v<T, double>)
+          d = Dtype::float32;
+        else
+          d = Dtype::complex64;
+        if constexpr (std::is_same_v<T, bool>)
+          return constant<int64_t>(x, d);
+        else
+          return constant<T>(x, d);
       },
       v);
 }
@@ -151,6 +159,11 @@ Array weak_scalar(const Scalar& v, Dtype other, const char* op) {
     d = Dtype::complex64;
   }
   return scalar_array(v, d);
+}
+
+std::pair<Array, int> along_axis(const Array& a, std::optional<int> axis, const char* op, Stream s) {
+  if (!axis) return {reshape(a, {a.size()}, s), 0};
+  return {a, normalize_axis(*axis, a.ndim(), op)};
 }
 
 }  // namespace nuvec

@@ -1,4 +1,6 @@
 // Creation ops.
+#include "core/ops/creation.h"
+
 #include <cmath>
 #include <string>
 
@@ -28,7 +30,8 @@ Array arange(double start, double stop, double step, Dtype dtype, Stream s) {
 
 Array linspace(double start, double stop, int64_t num, Dtype dtype, Stream s) {
   if (num < 0) throw OpError("linspace", "num must be non-negative, got " + std::to_string(num));
-  if (!is_floating(dtype) && !is_integer(dtype)) throw OpError("linspace", std::string("unsupported dtype ") + name_of(dtype));
+  if (!is_floating(dtype) && !is_integer(dtype))
+    throw OpError("linspace", std::string("unsupported dtype ") + name_of(dtype));
   double step = num > 1 ? (stop - start) / double(num - 1) : 0.0;
   // Computed in double so the last element is exactly `stop`, then cast.
   Array a = Array::lazy({num}, Dtype::float64, std::make_shared<Arange>(start, step), {}, s);

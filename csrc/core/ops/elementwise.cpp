@@ -1,10 +1,12 @@
 // Element-wise ops: the dtype rules of each op, then one node.
+#include "core/ops/elementwise.h"
+
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
 #include "core/ops.h"
-#include "core/ops_reduce.h"
+#include "core/ops/reduce.h"
 
 namespace nuvec {
 namespace {
@@ -80,8 +82,7 @@ Array binary(BinaryOp op, const Array& a, const Array& b, Stream s, OpParams p) 
   if (!accepted(r.accepts, common)) unsupported(name, common);
   Dtype out = result_dtype(r.rule, common);
   Dtype in_compute = r.rule == Rule::logical ? Dtype::bool_ : compute_type(r.rule == Rule::bool_ ? common : out);
-  return Array::lazy(std::move(shape), out, std::make_shared<Binary>(op, in_compute, compute_type(out), p), {a, b},
-                     s);
+  return Array::lazy(std::move(shape), out, std::make_shared<Binary>(op, in_compute, compute_type(out), p), {a, b}, s);
 }
 
 std::pair<Array, Array> divmod(const Array& a, const Array& b, Stream s) {
@@ -103,9 +104,7 @@ Array clip(const Array& x, const std::optional<Array>& lo, const std::optional<A
   return r;
 }
 
-Array round(const Array& x, int decimals, Stream s) {
-  return unary(UnaryOp::round, x, s, RoundParams{decimals});
-}
+Array round(const Array& x, int decimals, Stream s) { return unary(UnaryOp::round, x, s, RoundParams{decimals}); }
 
 Array nan_to_num(const Array& x, double nan, std::optional<double> posinf, std::optional<double> neginf, Stream s) {
   // Defaults are the largest finite values of the array's own type.
@@ -145,7 +144,8 @@ Array array_equal(const Array& a, const Array& b, bool equal_nan, Stream s) {
 Array astype(const Array& x, Dtype dtype, Stream s) {
   if (x.dtype() == dtype) return x;
   // A copy converts each element straight from the input's dtype to the output's.
-  return Array::lazy(x.shape(), dtype, std::make_shared<Unary>(UnaryOp::copy, x.dtype(), dtype, OpParams{}, "astype"), {x}, s);
+  return Array::lazy(x.shape(), dtype, std::make_shared<Unary>(UnaryOp::copy, x.dtype(), dtype, OpParams{}, "astype"),
+                     {x}, s);
 }
 
 }  // namespace nuvec

@@ -1,4 +1,6 @@
 // Indexing ops built on gather and scatter.
+#include "core/ops/indexing.h"
+
 #include <algorithm>
 #include <string>
 
@@ -16,8 +18,7 @@ void check_indices(const Array& x, const std::vector<Array>& indices, const std:
     seen[a] = true;
   }
   for (const Array& i : indices)
-    if (!is_integer(i.dtype()))
-      throw OpError(op, std::string("indices must be integers, got ") + name_of(i.dtype()));
+    if (!is_integer(i.dtype())) throw OpError(op, std::string("indices must be integers, got ") + name_of(i.dtype()));
 }
 
 Shape index_shape(const std::vector<Array>& indices, const char* op) {
@@ -57,8 +58,7 @@ Array gather(const Array& x, const std::vector<Array>& indices, const std::vecto
   check_indices(x, indices, axes, "gather");
   Shape shape = index_shape(indices, "gather");
   for (int a : axes)
-    if (x.shape(a) == 0 && shape_size(shape) > 0)
-      throw OpError("gather", "cannot index into an axis of size 0", true);
+    if (x.shape(a) == 0 && shape_size(shape) > 0) throw OpError("gather", "cannot index into an axis of size 0", true);
   Shape rest = rest_shape(x, axes);
   shape.insert(shape.end(), rest.begin(), rest.end());
   check_shape(shape, "gather");
@@ -110,17 +110,16 @@ Array take_along_axis(const Array& x, const Array& indices, std::optional<int> a
 Array put_along_axis(const Array& x, const Array& indices, const Array& values, std::optional<int> axis, Stream s,
                      ScatterOp op) {
   if (!axis)
-    return reshape(
-        put_along_axis(reshape(x, {-1}, s), reshape(indices, {-1}, s), reshape(values, {-1}, s), 0, s, op),
-        x.shape(), s);
+    return reshape(put_along_axis(reshape(x, {-1}, s), reshape(indices, {-1}, s), reshape(values, {-1}, s), 0, s, op),
+                   x.shape(), s);
   int ax = normalize_axis(*axis, x.ndim(), "put_along_axis");
   return scatter(x, along_axis_indices(x, indices, ax, "put_along_axis", s), values, all_axes(x.ndim()), op, s);
 }
 
 namespace {
 // Index arrays start[k] + arange(size_k), one per axis of x, spread as an outer product.
-std::vector<Array> window_indices(const Array& x, const Array& start, const std::vector<int>& axes,
-                                  const Shape& sizes, const char* op, Stream s) {
+std::vector<Array> window_indices(const Array& x, const Array& start, const std::vector<int>& axes, const Shape& sizes,
+                                  const char* op, Stream s) {
   if (start.size() != int64_t(axes.size()) || start.ndim() > 1)
     throw OpError(op, "start_indices must hold one entry per axis");
   if (!is_integer(start.dtype())) throw OpError(op, "start_indices must be integers");

@@ -4,24 +4,24 @@
 #include <cmath>
 #include <string>
 
-#include "core/ops_random.h"
-#include "core/ops_reduce.h"
-#include "core/ops_sort_scan.h"
+#include "core/ops/random.h"
+
+#include "core/ops.h"
+#include "core/ops/reduce.h"
 #include "core/primitives/random.h"
 
 namespace nuvec::random {
 namespace {
 
 void check_key(const Array& key, const char* op) {
-  if (key.dtype() != Dtype::uint32)
-    throw OpError(op, std::string("a key must be uint32, got ") + name_of(key.dtype()));
+  if (key.dtype() != Dtype::uint32) throw OpError(op, std::string("a key must be uint32, got ") + name_of(key.dtype()));
   if (key.shape() != Shape{2}) throw OpError(op, "a key must have shape (2,)");
 }
 
 void check_float(Dtype dtype, const char* op, const char* what) {
   if (!is_floating(dtype))
-    throw OpError(op, std::string("can only generate ") + what + " with a real floating point dtype, not " +
-                          name_of(dtype));
+    throw OpError(
+        op, std::string("can only generate ") + what + " with a real floating point dtype, not " + name_of(dtype));
 }
 
 // Whether shape `a` broadcasts to exactly `shape`.
@@ -100,8 +100,8 @@ Array uniform(const Array& low, const Array& high, const Shape& shape, Dtype dty
   Array lo = astype(low, dtype, s);
   Array span = binary(BinaryOp::subtract, astype(high, dtype, s), lo, s);
   if (!broadcasts_to(span.shape(), shape))
-    throw OpError("uniform", "cannot generate values of shape " + shape_text(shape) +
-                                 ": low and high broadcast to " + shape_text(span.shape()));
+    throw OpError("uniform", "cannot generate values of shape " + shape_text(shape) + ": low and high broadcast to " +
+                                 shape_text(span.shape()));
   return binary(BinaryOp::add, binary(BinaryOp::multiply, span, uniform(shape, dtype, key, s), s), lo, s);
 }
 
@@ -129,8 +129,8 @@ Array bernoulli(const Array& p, const std::optional<Shape>& shape, const Array& 
   Shape sh = shape.value_or(p.shape());
   Array out = binary(BinaryOp::less, uniform(sh, p.dtype(), key, s), p, s);
   if (out.shape() != sh)
-    throw OpError("bernoulli", "p of shape " + shape_text(p.shape()) + " does not broadcast to shape " +
-                                   shape_text(sh));
+    throw OpError("bernoulli",
+                  "p of shape " + shape_text(p.shape()) + " does not broadcast to shape " + shape_text(sh));
   return out;
 }
 
@@ -155,8 +155,8 @@ Array gumbel(const Shape& shape, Dtype dtype, const Array& key, Stream s) {
 }
 
 // Gumbel-max: argmax of the logits plus Gumbel noise.
-Array categorical(const Array& logits, int axis, const std::optional<Shape>& shape,
-                  std::optional<int64_t> num_samples, const Array& key, Stream s) {
+Array categorical(const Array& logits, int axis, const std::optional<Shape>& shape, std::optional<int64_t> num_samples,
+                  const Array& key, Stream s) {
   if (shape && num_samples) throw OpError("categorical", "at most one of shape and num_samples can be given");
   int ndim = logits.ndim();
   if (axis < -ndim || axis >= ndim)
@@ -188,10 +188,10 @@ Array categorical(const Array& logits, int axis, const std::optional<Shape>& sha
 // Inverse CDF: sign(u) * log1p(-|u|) with u uniform on (-1, 1), then * scale + loc.
 Array laplace(const Shape& shape, Dtype dtype, double loc, double scale, const Array& key, Stream s) {
   check_float(dtype, "laplace", "Laplace numbers");
-  Array u = uniform(scalar_array(double(std::nextafter(-1.0f, 0.0f))), scalar_array(1.0), shape, Dtype::float32,
-                    key, s);
+  Array u =
+      uniform(scalar_array(double(std::nextafter(-1.0f, 0.0f))), scalar_array(1.0), shape, Dtype::float32, key, s);
   Array out = binary(BinaryOp::multiply, unary(UnaryOp::sign, u, s),
-                       unary(UnaryOp::log1p, unary(UnaryOp::negative, unary(UnaryOp::abs, u, s), s), s), s);
+                     unary(UnaryOp::log1p, unary(UnaryOp::negative, unary(UnaryOp::abs, u, s), s), s), s);
   out = astype(out, dtype, s);
   if (scale != 1.0) out = binary(BinaryOp::multiply, scalar_array(scale, dtype), out, s);
   if (loc != 0.0) out = binary(BinaryOp::add, scalar_array(loc, dtype), out, s);

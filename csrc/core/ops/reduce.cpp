@@ -5,7 +5,8 @@
 #include <string>
 
 #include "core/ops.h"
-#include "core/ops_reduce.h"
+#include "core/ops/reduce.h"
+
 #include "core/primitives/reduce.h"
 
 namespace nuvec {
@@ -28,8 +29,10 @@ Shape reduced_shape(const Shape& shape, const std::vector<int>& axes, bool keepd
   Shape out;
   for (int i = 0; i < int(shape.size()); ++i) {
     bool reduced = std::binary_search(axes.begin(), axes.end(), i);
-    if (!reduced) out.push_back(shape[i]);
-    else if (keepdims) out.push_back(1);
+    if (!reduced)
+      out.push_back(shape[i]);
+    else if (keepdims)
+      out.push_back(1);
   }
   return out;
 }
@@ -134,7 +137,8 @@ Array logsumexp(const Array& x, const Axes& axes, bool keepdims, Stream s) {
   check_floating(x, "logsumexp");
   std::vector<int> ax = reduce_axes(x, axes, "logsumexp");
   if (ax.empty()) return astype(x, stats_result(x.dtype()), s);
-  if (reduced_count(x.shape(), ax) == 0) throw OpError("logsumexp", "cannot reduce over zero elements (an axis of size 0)");
+  if (reduced_count(x.shape(), ax) == 0)
+    throw OpError("logsumexp", "cannot reduce over zero elements (an axis of size 0)");
   Shape out_shape = reduced_shape(x.shape(), ax, keepdims);
   Array xf = astype(x, stats_result(x.dtype()), s);
   if (fusable(xf, ax)) {
@@ -164,7 +168,8 @@ Array softmax(const Array& x, const Axes& axes, bool, Stream s) {
     return reshape(Array::lazy(rows.shape(), xf.dtype(), std::make_shared<Softmax>(), {rows}, s), x.shape(), s);
   }
   Array xc = astype(x, stats_compute(x.dtype()), s);
-  Array e = unary(UnaryOp::exp, binary(BinaryOp::subtract, xc, reduce(ReduceOp::max, xc, ax, true, xc.dtype(), s), s), s);
+  Array e =
+      unary(UnaryOp::exp, binary(BinaryOp::subtract, xc, reduce(ReduceOp::max, xc, ax, true, xc.dtype(), s), s), s);
   Array r = binary(BinaryOp::divide, e, reduce(ReduceOp::sum, e, ax, true, e.dtype(), s), s);
   return astype(r, xf.dtype(), s);
 }

@@ -1,12 +1,13 @@
 // Scan ops: the result dtype of each (MLX's rules), then one Scan node.
 #include <string>
 
-#include "core/ops_sort_scan.h"
+#include "core/ops.h"
+#include "core/ops/scan.h"
 
 namespace nuvec {
 
-Array scan(ScanOp op, const Array& a, std::optional<int> axis, bool reverse, bool inclusive,
-           std::optional<Dtype> dtype, Stream s) {
+Array scan(ScanOp op, const Array& a, std::optional<int> axis, bool reverse, bool inclusive, std::optional<Dtype> dtype,
+           Stream s) {
   const char* name = scan_name(op);
   Array x = dtype ? astype(a, *dtype, s) : a;
   Dtype out = x.dtype();

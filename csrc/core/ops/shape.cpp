@@ -1,10 +1,12 @@
 // Shape ops, composed from views (reshape, transpose, slice, broadcast) and concatenate.
+#include "core/ops/shape.h"
+
 #include <algorithm>
 #include <numeric>
 #include <string>
 
 #include "core/ops.h"
-#include "core/primitives/views.h"
+#include "core/primitives/shape.h"
 
 namespace nuvec {
 namespace {
@@ -86,8 +88,7 @@ Array expand_dims(const Array& x, const std::vector<int>& axes, Stream s) {
   std::vector<int> ax = normalize_axes(axes, nd, "expand_dims");
   Shape out;
   int src = 0;
-  for (int i = 0; i < nd; ++i)
-    out.push_back(std::find(ax.begin(), ax.end(), i) != ax.end() ? 1 : x.shape(src++));
+  for (int i = 0; i < nd; ++i) out.push_back(std::find(ax.begin(), ax.end(), i) != ax.end() ? 1 : x.shape(src++));
   return reshape(x, out, s);
 }
 
@@ -139,8 +140,7 @@ Array concatenate(const std::vector<Array>& xs, std::optional<int> axis, Stream 
   Dtype dtype = first.dtype();
   shape[ax] = 0;
   for (const Array& x : xs) {
-    if (x.ndim() != first.ndim())
-      throw OpError("concatenate", "all arrays must have the same number of dimensions");
+    if (x.ndim() != first.ndim()) throw OpError("concatenate", "all arrays must have the same number of dimensions");
     for (int i = 0; i < x.ndim(); ++i)
       if (i != ax && x.shape(i) != first.shape(i))
         throw OpError("concatenate", "array shapes differ on axis " + std::to_string(i) + " (" +
@@ -221,7 +221,8 @@ Array repeat(const Array& x, int64_t repeats, std::optional<int> axis, Stream s)
 
 Array pad(const Array& x, const std::vector<std::pair<int64_t, int64_t>>& pad_width, const std::string& mode,
           const Array& constant, Stream s) {
-  if (mode != "constant" && mode != "edge") throw OpError("pad", "mode must be 'constant' or 'edge', got '" + mode + "'");
+  if (mode != "constant" && mode != "edge")
+    throw OpError("pad", "mode must be 'constant' or 'edge', got '" + mode + "'");
   if (int(pad_width.size()) != x.ndim()) throw OpError("pad", "pad_width needs one (before, after) pair per axis");
   if (constant.ndim() != 0) throw OpError("pad", "constant_values must be a scalar");
   Array r = x;
@@ -253,8 +254,7 @@ Array roll(const Array& x, const Shape& shift, const std::optional<std::vector<i
   }
   std::vector<int> ax;
   for (int a : *axes) ax.push_back(normalize_axis(a, x.ndim(), "roll"));
-  if (shift.size() != ax.size() && shift.size() != 1)
-    throw OpError("roll", "shift and axis must have the same length");
+  if (shift.size() != ax.size() && shift.size() != 1) throw OpError("roll", "shift and axis must have the same length");
   Array r = x;
   for (size_t i = 0; i < ax.size(); ++i) {
     int64_t n = r.shape(ax[i]);

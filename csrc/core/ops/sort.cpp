@@ -3,15 +3,12 @@
 #include <limits>
 #include <string>
 
-#include "core/ops_sort_scan.h"
+#include "core/ops.h"
+#include "core/ops/sort.h"
+
 #include "core/primitives/sort.h"
 
 namespace nuvec {
-
-std::pair<Array, int> along_axis(const Array& a, std::optional<int> axis, const char* op, Stream s) {
-  if (!axis) return {reshape(a, {a.size()}, s), 0};
-  return {a, normalize_axis(*axis, a.ndim(), op)};
-}
 
 namespace {
 
@@ -34,8 +31,8 @@ Array partition_along(const Array& a, int64_t kth, std::optional<int> axis, bool
   if (kth < -n || kth >= n)
     throw OpError(op, "kth " + std::to_string(kth) + " is out of range for an axis of size " + std::to_string(n));
   if (kth < 0) kth += n;
-  return Array::lazy(x.shape(), indices ? Dtype::uint32 : x.dtype(), std::make_shared<Partition>(ax, kth, indices),
-                     {x}, s);
+  return Array::lazy(x.shape(), indices ? Dtype::uint32 : x.dtype(), std::make_shared<Partition>(ax, kth, indices), {x},
+                     s);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Small helpers the differentiation rules share.
 #pragma once
 #include "core/ops.h"
-#include "core/ops_reduce.h"
+#include "core/ops/reduce.h"
 
 namespace nuvec::grad {
 

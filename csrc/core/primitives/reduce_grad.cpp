@@ -1,7 +1,7 @@
 // Differentiation rules of the reduction family.
 #include <algorithm>
 
-#include "core/ops_sort_scan.h"
+#include "core/ops.h"
 #include "core/primitives/grad_util.h"
 #include "core/primitives/reduce.h"
 
@@ -72,8 +72,8 @@ std::vector<Array> Reduce::jvp(const std::vector<Array>& primals, const std::vec
   return {reshape(t, out.shape(), x.stream())};
 }
 
-std::vector<Array> ArgReduce::vjp(const std::vector<Array>& primals, const std::vector<Array>&,
-                                  const std::vector<int>&, const std::vector<Array>&) {
+std::vector<Array> ArgReduce::vjp(const std::vector<Array>& primals, const std::vector<Array>&, const std::vector<int>&,
+                                  const std::vector<Array>&) {
   return {zeros_like(primals[0])};
 }
 std::vector<Array> ArgReduce::jvp(const std::vector<Array>&, const std::vector<Array>&, const std::vector<int>&,
@@ -89,8 +89,8 @@ std::vector<Array> Softmax::vjp(const std::vector<Array>& primals, const std::ve
   Array dot = sum(mul(g, y), std::vector<int>{-1}, true, s);
   return {astype(mul(y, sub(g, dot)), primals[0].dtype(), s)};
 }
-std::vector<Array> Softmax::jvp(const std::vector<Array>&, const std::vector<Array>& tangents,
-                                const std::vector<int>&, const std::vector<Array>& outputs) {
+std::vector<Array> Softmax::jvp(const std::vector<Array>&, const std::vector<Array>& tangents, const std::vector<int>&,
+                                const std::vector<Array>& outputs) {
   const Array& y = outputs[0];
   Stream s = y.stream();
   Array t = astype(tangents[0], y.dtype(), s);

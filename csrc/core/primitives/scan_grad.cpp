@@ -1,7 +1,7 @@
 // Differentiation rules of the scans. A cumulative sum's cotangent is the cumulative sum of the
 // cotangents the other way; products and logcumsumexp reduce to it; cummax/cummin route each
 // output's cotangent to the element that set the running extreme.
-#include "core/ops_sort_scan.h"
+#include "core/ops.h"
 #include "core/primitives/grad_util.h"
 #include "core/primitives/scan.h"
 
@@ -22,7 +22,9 @@ Array extreme_source(const Array& x, const Array& out, int axis, bool reverse) {
   Array pos = broadcast_to(reshape(arange(0, double(n), 1, Dtype::int64, s), shape, s), x.shape(), s);
   Array hit = binary(BinaryOp::equal, x, out, s);
   // The latest position (in scan order) where the running extreme was reached.
-  if (!reverse) return scan(ScanOp::max, where(hit, pos, scalar_array(int64_t(-1), Dtype::int64), s), axis, false, true, std::nullopt, s);
+  if (!reverse)
+    return scan(ScanOp::max, where(hit, pos, scalar_array(int64_t(-1), Dtype::int64), s), axis, false, true,
+                std::nullopt, s);
   return scan(ScanOp::min, where(hit, pos, scalar_array(n, Dtype::int64), s), axis, true, true, std::nullopt, s);
 }
 }  // namespace

@@ -1,6 +1,6 @@
 // Differentiation rules of sort and partition: the values are a permutation of the input, so
 // cotangents go back through the same permutation; the indices get no gradient.
-#include "core/ops_sort_scan.h"
+#include "core/ops.h"
 #include "core/primitives/grad_util.h"
 #include "core/primitives/sort.h"
 

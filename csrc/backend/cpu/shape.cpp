@@ -1,7 +1,7 @@
 // Layout primitives on the CPU: new strides over the same buffer, or a copy where needed.
+#include "core/primitives/shape.h"
 #include "backend/cpu/backend.h"
 #include "backend/cpu/copy.h"
-#include "core/primitives/views.h"
 
 namespace nuvec::cpu {
 namespace {
@@ -51,8 +51,10 @@ bool reshape_strides(const Array& x, const Shape& shape, Strides& out) {
     size_t oj = oi + 1, nj = ni + 1;
     int64_t np = shape[ni], op = os[oi];
     while (np != op) {
-      if (np < op) np *= shape[nj++];
-      else op *= os[oj++];
+      if (np < op)
+        np *= shape[nj++];
+      else
+        op *= os[oj++];
     }
     for (size_t k = oi; k + 1 < oj; ++k)
       if (ost[k] != os[k + 1] * ost[k + 1]) return false;

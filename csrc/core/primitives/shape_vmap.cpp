@@ -1,6 +1,6 @@
 // vmap rules of the layout family: the batch axis goes in front and the view is taken of each
 // example's axes behind it, so the result stays a view wherever the unbatched one was.
-#include "core/primitives/views.h"
+#include "core/primitives/shape.h"
 #include "core/primitives/vmap_util.h"
 
 namespace nuvec {
@@ -31,7 +31,8 @@ Result Broadcast::vmap(const std::vector<Array>& inputs, const std::vector<int>&
   return {{broadcast_to(x, with_batch(out.shape(), x.shape(0)), x.stream())}, {0}};
 }
 
-Result Reshape::vmap(const std::vector<Array>& inputs, const std::vector<int>& axes, const std::vector<Array>& outputs) {
+Result Reshape::vmap(const std::vector<Array>& inputs, const std::vector<int>& axes,
+                     const std::vector<Array>& outputs) {
   Array x = to_front(inputs[0], axes[0]);
   return {{reshape(x, with_batch(outputs[0].shape(), x.shape(0)), x.stream())}, {0}};
 }

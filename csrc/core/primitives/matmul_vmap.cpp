@@ -1,8 +1,9 @@
 // vmap rule of the matrix product. When one operand alone is batched, its batch axis is folded
 // into its rows (a) or columns (b): one larger product instead of many small ones, and for a the
 // rows keep the bits of the unbatched product (the row-independence promise).
-#include "core/ops_linalg.h"
-#include "core/primitives/linalg.h"
+#include "core/ops.h"
+#include "core/ops/matmul.h"
+#include "core/primitives/matmul.h"
 #include "core/primitives/vmap_util.h"
 
 namespace nuvec {
@@ -15,8 +16,7 @@ Result Matmul::vmap(const std::vector<Array>& inputs, const std::vector<int>& ax
   Stream s = out.stream();
   int r = out.ndim();  // one example's rank: (..., M, N)
   int64_t n = batch_size(inputs, axes);
-  if (axes[0] >= 0 && axes[1] >= 0)
-    return {{matmul(to_front(a, axes[0]), to_front(b, axes[1]), s)}, {0}};
+  if (axes[0] >= 0 && axes[1] >= 0) return {{matmul(to_front(a, axes[0]), to_front(b, axes[1]), s)}, {0}};
   if (axes[0] >= 0) {
     // (..., n, M, K) -> (..., n * M, K)
     Array x = moveaxis(a, axes[0], r - 2, s);

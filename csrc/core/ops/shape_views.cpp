@@ -1,9 +1,11 @@
 // Layout ops: views sharing the input's buffer wherever strides allow.
+#include "core/ops/shape.h"
+
 #include <algorithm>
 #include <string>
 
 #include "core/ops.h"
-#include "core/primitives/views.h"
+#include "core/primitives/shape.h"
 
 namespace nuvec {
 
@@ -68,7 +70,8 @@ Array slice(const Array& x, const Shape& start, const Shape& stop, const Shape& 
   Shape shape(nd);
   for (int i = 0; i < nd; ++i) {
     if (step[i] == 0) throw OpError("slice", "slice step cannot be zero");
-    int64_t n = step[i] > 0 ? (stop[i] - start[i] + step[i] - 1) / step[i] : (start[i] - stop[i] - step[i] - 1) / -step[i];
+    int64_t n =
+        step[i] > 0 ? (stop[i] - start[i] + step[i] - 1) / step[i] : (start[i] - stop[i] - step[i] - 1) / -step[i];
     shape[i] = std::max<int64_t>(n, 0);
   }
   return Array::lazy(std::move(shape), x.dtype(), std::make_shared<Slice>(start, step), {x}, s);

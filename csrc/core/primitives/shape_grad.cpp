@@ -3,7 +3,7 @@
 #include <numeric>
 
 #include "core/primitives/grad_util.h"
-#include "core/primitives/views.h"
+#include "core/primitives/shape.h"
 
 namespace nuvec {
 using namespace grad;
@@ -38,7 +38,8 @@ std::vector<Array> Slice::vjp(const std::vector<Array>& primals, const std::vect
   const Array& x = primals[0];
   Stream s = x.stream();
   std::vector<Array> idx;
-  for (int d = 0; d < x.ndim(); ++d) idx.push_back(along(range(start_[d], step_[d], outputs[0].shape(d), s), d, x.ndim()));
+  for (int d = 0; d < x.ndim(); ++d)
+    idx.push_back(along(range(start_[d], step_[d], outputs[0].shape(d), s), d, x.ndim()));
   return {scatter(zeros_like(x), idx, cotangents[0], every_axis(x.ndim()), ScatterOp::add, s)};
 }
 std::vector<Array> Slice::jvp(const std::vector<Array>&, const std::vector<Array>& tangents, const std::vector<int>&,
@@ -70,8 +71,8 @@ std::vector<Array> Reshape::vjp(const std::vector<Array>& primals, const std::ve
                                 const std::vector<int>&, const std::vector<Array>&) {
   return {reshape(cotangents[0], primals[0].shape(), primals[0].stream())};
 }
-std::vector<Array> Reshape::jvp(const std::vector<Array>&, const std::vector<Array>& tangents,
-                                const std::vector<int>&, const std::vector<Array>& outputs) {
+std::vector<Array> Reshape::jvp(const std::vector<Array>&, const std::vector<Array>& tangents, const std::vector<int>&,
+                                const std::vector<Array>& outputs) {
   return same_view(*this, tangents[0], outputs[0]);
 }
 
@@ -101,14 +102,17 @@ std::vector<Array> Diagonal::vjp(const std::vector<Array>& primals, const std::v
   std::vector<Array> idx;
   int other = 0;
   for (int d = 0; d < x.ndim(); ++d) {
-    if (d == axis1_) idx.push_back(along(range(offset_ < 0 ? -offset_ : 0, 1, len, s), rank - 1, rank));
-    else if (d == axis2_) idx.push_back(along(range(offset_ > 0 ? offset_ : 0, 1, len, s), rank - 1, rank));
-    else idx.push_back(along(range(0, 1, x.shape(d), s), other++, rank));
+    if (d == axis1_)
+      idx.push_back(along(range(offset_ < 0 ? -offset_ : 0, 1, len, s), rank - 1, rank));
+    else if (d == axis2_)
+      idx.push_back(along(range(offset_ > 0 ? offset_ : 0, 1, len, s), rank - 1, rank));
+    else
+      idx.push_back(along(range(0, 1, x.shape(d), s), other++, rank));
   }
   return {scatter(zeros_like(x), idx, cotangents[0], every_axis(x.ndim()), ScatterOp::add, s)};
 }
-std::vector<Array> Diagonal::jvp(const std::vector<Array>&, const std::vector<Array>& tangents,
-                                 const std::vector<int>&, const std::vector<Array>& outputs) {
+std::vector<Array> Diagonal::jvp(const std::vector<Array>&, const std::vector<Array>& tangents, const std::vector<int>&,
+                                 const std::vector<Array>& outputs) {
   return same_view(*this, tangents[0], outputs[0]);
 }
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "core/ops.h"
+#include "core/ops/common.h"
 
 namespace nuvec {
 

@@ -4,7 +4,7 @@
 #pragma once
 #include <optional>
 
-#include "core/ops.h"
+#include "core/ops/common.h"
 
 namespace nuvec::random {
 
@@ -27,8 +27,8 @@ Array truncated_normal(const Array& lower, const Array& upper, const std::option
                        const Array& key, Stream s);
 Array gumbel(const Shape& shape, Dtype dtype, const Array& key, Stream s);
 // uint32 indices; at most one of `shape` and `num_samples`.
-Array categorical(const Array& logits, int axis, const std::optional<Shape>& shape,
-                  std::optional<int64_t> num_samples, const Array& key, Stream s);
+Array categorical(const Array& logits, int axis, const std::optional<Shape>& shape, std::optional<int64_t> num_samples,
+                  const Array& key, Stream s);
 Array laplace(const Shape& shape, Dtype dtype, double loc, double scale, const Array& key, Stream s);
 // A permutation of arange(n) (uint32), or of x's entries along `axis`.
 Array permutation(int64_t n, const Array& key, Stream s);

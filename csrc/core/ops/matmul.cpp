@@ -5,9 +5,11 @@
 #include <numeric>
 #include <string>
 
-#include "core/ops_linalg.h"
-#include "core/ops_reduce.h"
-#include "core/primitives/linalg.h"
+#include "core/ops/matmul.h"
+
+#include "core/ops.h"
+#include "core/ops/reduce.h"
+#include "core/primitives/matmul.h"
 
 namespace nuvec {
 namespace {
@@ -22,8 +24,8 @@ std::string shape_str(const Shape& s) {
 Dtype product_dtype(Dtype a, Dtype b, const char* op) {
   Dtype d = promote(a, b);
   if (!is_inexact(d))
-    throw OpError(op, std::string("only floating point and complex arrays are supported, not ") + name_of(a) +
-                          " and " + name_of(b));
+    throw OpError(op, std::string("only floating point and complex arrays are supported, not ") + name_of(a) + " and " +
+                          name_of(b));
   return d;
 }
 
@@ -44,9 +46,8 @@ Array matmul(const Array& a, const Array& b, Stream s) {
   if (b_vec) sb.push_back(1);
   int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
   if (sb[sb.size() - 2] != k)
-    throw OpError("matmul", "inner dimensions differ: shapes " + shape_str(a.shape()) + " and " +
-                                shape_str(b.shape()) + " (" + std::to_string(k) + " != " +
-                                std::to_string(sb[sb.size() - 2]) + ")");
+    throw OpError("matmul", "inner dimensions differ: shapes " + shape_str(a.shape()) + " and " + shape_str(b.shape()) +
+                                " (" + std::to_string(k) + " != " + std::to_string(sb[sb.size() - 2]) + ")");
   Shape batch = broadcast_shapes(slice_shape(sa, 0, sa.size() - 2), slice_shape(sb, 0, sb.size() - 2), "matmul");
   Shape full_a = batch, full_b = batch, out = batch;
   full_a.insert(full_a.end(), {m, k});
@@ -82,8 +83,8 @@ Array addmm(const Array& c, const Array& a, const Array& b, double alpha, double
 Array inner(const Array& a, const Array& b, Stream s) {
   if (a.ndim() == 0 || b.ndim() == 0) return binary(BinaryOp::multiply, a, b, s);
   if (a.shape(-1) != b.shape(-1))
-    throw OpError("inner", "the last dimensions differ: shapes " + shape_str(a.shape()) + " and " +
-                               shape_str(b.shape()));
+    throw OpError("inner",
+                  "the last dimensions differ: shapes " + shape_str(a.shape()) + " and " + shape_str(b.shape()));
   product_dtype(a.dtype(), b.dtype(), "inner");
   return tensordot(a, b, {-1}, {-1}, s);
 }
@@ -93,8 +94,7 @@ Array outer(const Array& a, const Array& b, Stream s) {
 }
 
 Array tensordot(const Array& a, const Array& b, std::vector<int> axes_a, std::vector<int> axes_b, Stream s) {
-  if (axes_a.size() != axes_b.size())
-    throw OpError("tensordot", "axes_a and axes_b must have the same length");
+  if (axes_a.size() != axes_b.size()) throw OpError("tensordot", "axes_a and axes_b must have the same length");
   Dtype d = product_dtype(a.dtype(), b.dtype(), "tensordot");
   std::vector<bool> used_a(a.ndim(), false), used_b(b.ndim(), false);
   int64_t csize = 1;
@@ -102,8 +102,8 @@ Array tensordot(const Array& a, const Array& b, std::vector<int> axes_a, std::ve
     int x = normalize_axis(axes_a[i], a.ndim(), "tensordot"), y = normalize_axis(axes_b[i], b.ndim(), "tensordot");
     if (used_a[x] || used_b[y]) throw OpError("tensordot", "repeated axis");
     if (a.shape(x) != b.shape(y))
-      throw OpError("tensordot", "contracted axes differ in size: shapes " + shape_str(a.shape()) + " and " +
-                                     shape_str(b.shape()));
+      throw OpError("tensordot",
+                    "contracted axes differ in size: shapes " + shape_str(a.shape()) + " and " + shape_str(b.shape()));
     used_a[x] = used_b[y] = true;
     axes_a[i] = x, axes_b[i] = y;
     csize *= a.shape(x);
@@ -144,8 +144,10 @@ Term reduce_term(Term t, const std::string& keep, Stream s) {
   std::vector<int> axes;
   std::string kept;
   for (size_t i = 0; i < t.labels.size(); ++i)
-    if (keep.find(t.labels[i]) == std::string::npos) axes.push_back(int(i));
-    else kept += t.labels[i];
+    if (keep.find(t.labels[i]) == std::string::npos)
+      axes.push_back(int(i));
+    else
+      kept += t.labels[i];
   return {axes.empty() ? t.x : sum(t.x, axes, false, s), kept};
 }
 
@@ -229,8 +231,10 @@ Array einsum(const std::string& subscripts, const std::vector<Array>& operands_i
   std::string lhs = spec.substr(0, arrow);
   std::vector<std::string> terms{""};
   for (char c : lhs) {
-    if (c == ',') terms.emplace_back();
-    else terms.back() += c;
+    if (c == ',')
+      terms.emplace_back();
+    else
+      terms.back() += c;
   }
   if (terms.size() != operands_in.size())
     throw OpError("einsum", std::to_string(terms.size()) + " subscript terms for " +
@@ -274,7 +278,8 @@ Array einsum(const std::string& subscripts, const std::vector<Array>& operands_i
     for (size_t j = 0; j < output.size(); ++j) {
       if (!size.count(output[j]))
         throw OpError("einsum", std::string("output label '") + output[j] + "' is not in any operand");
-      if (output.find(output[j]) != j) throw OpError("einsum", std::string("repeated output label '") + output[j] + "'");
+      if (output.find(output[j]) != j)
+        throw OpError("einsum", std::string("repeated output label '") + output[j] + "'");
     }
   }
   std::vector<Term> rest;

@@ -3,8 +3,9 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "core/ops_linalg.h"
-#include "core/primitives/linalg.h"
+#include "core/ops.h"
+#include "core/ops/matmul.h"
+#include "core/primitives/matmul.h"
 #include "python/convert.h"
 
 namespace nuvec::python {
@@ -13,7 +14,8 @@ namespace {
 std::vector<int> int_list(nb::handle h, const char* op) {
   std::vector<int> r;
   if (PyLong_Check(h.ptr())) return {nb::cast<int>(h)};
-  if (!PyList_Check(h.ptr()) && !PyTuple_Check(h.ptr())) throw OpError(op, "axes must be integers or lists of integers");
+  if (!PyList_Check(h.ptr()) && !PyTuple_Check(h.ptr()))
+    throw OpError(op, "axes must be integers or lists of integers");
   for (nb::handle x : nb::borrow<nb::sequence>(h)) {
     if (!PyLong_Check(x.ptr())) throw OpError(op, "axes must be integers or lists of integers");
     r.push_back(nb::cast<int>(x));
@@ -32,7 +34,7 @@ Array tensordot_axes(const Array& a, const Array& b, nb::handle axes, Stream s) 
 
 }  // namespace
 
-void init_linalg(nb::module_& m) {
+void init_matmul(nb::module_& m) {
   m.attr("ROW_INDEPENDENT_ROWS") = kRowIndependentRows;
   m.def(
       "matmul", [](nb::handle a, nb::handle b, nb::handle s) { return matmul(arg(a), arg(b), to_stream(s)); },
@@ -72,12 +74,14 @@ void init_linalg(nb::module_& m) {
       "Contractions in Einstein notation (products, sums and transposes; no diagonals or ellipses).");
 
   nb::object cls = m.attr("array");
-  nb::setattr(cls, "__matmul__",
-              nb::cpp_function([](const Array& a, nb::handle b) { return matmul(a, arg(b), default_stream(default_device())); },
-                               nb::is_method(), nb::name("__matmul__"), nb::scope(cls)));
-  nb::setattr(cls, "__rmatmul__",
-              nb::cpp_function([](const Array& a, nb::handle b) { return matmul(arg(b), a, default_stream(default_device())); },
-                               nb::is_method(), nb::name("__rmatmul__"), nb::scope(cls)));
+  nb::setattr(
+      cls, "__matmul__",
+      nb::cpp_function([](const Array& a, nb::handle b) { return matmul(a, arg(b), default_stream(default_device())); },
+                       nb::is_method(), nb::name("__matmul__"), nb::scope(cls)));
+  nb::setattr(
+      cls, "__rmatmul__",
+      nb::cpp_function([](const Array& a, nb::handle b) { return matmul(arg(b), a, default_stream(default_device())); },
+                       nb::is_method(), nb::name("__rmatmul__"), nb::scope(cls)));
 }
 
 }  // namespace nuvec::python

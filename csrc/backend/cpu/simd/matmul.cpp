@@ -1,6 +1,6 @@
 // Matrix-product kernels: register-blocked micro-kernels over packed panels, and skinny kernels
 // that read unpacked weights once for a few rows. All of them compute each output element with
-// the same chain over K (see gemm.h), so they agree bit for bit.
+// the same chain over K (see matmul.h), so they agree bit for bit.
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "backend/cpu/gemm.h"
+#include "backend/cpu/matmul.h"
 #include "backend/cpu/simd/simd.h"
 
 namespace nuvec::cpu::NUVEC_ISA {
@@ -69,16 +69,12 @@ inline VecD splat(double x) {
 #endif
 }
 
-template <class V, class T>
-inline V loadv(const T* p) {
+template <class V, class T> inline V loadv(const T* p) {
   V v;
   std::memcpy(&v, p, sizeof(V));
   return v;
 }
-template <class V, class T>
-inline void storev(T* p, V v) {
-  std::memcpy(p, &v, sizeof(V));
-}
+template <class V, class T> inline void storev(T* p, V v) { std::memcpy(p, &v, sizeof(V)); }
 
 // Register sizes per build: MR rows by NV vectors in the micro-kernels; the skinny kernels keep
 // up to kSkinnyR rows by kSkinnyNV vectors of accumulators.
@@ -117,8 +113,7 @@ void micro(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, bool accumulat
 }
 
 // One vector of B's storage type, as the compute type.
-template <class V, class S>
-inline V load_as(const S* p) {
+template <class V, class S> inline V load_as(const S* p) {
   if constexpr (std::is_same_v<S, float> || std::is_same_v<S, double>) {
     return loadv<V>(p);
   } else if constexpr (std::is_same_v<S, bf16>) {
@@ -177,43 +172,39 @@ void skinny_pass(const E* a, int64_t lda, const S* b, int64_t ldb, int64_t n, E*
   V av[R][kSkinnyK];
   for (int i = 0; i < R; ++i)
     for (int u = 0; u < KU; ++u) av[i][u] = splat(a[i * lda + u]);
-  for (int64_t j = 0; j < n; j += L)
-    skinny_step<V, S, R, KU>(av, b + j, ldb, std::min<int64_t>(L, n - j), c + j, ldc);
+  for (int64_t j = 0; j < n; j += L) skinny_step<V, S, R, KU>(av, b + j, ldb, std::min<int64_t>(L, n - j), c + j, ldc);
 }
 
 template <class V, class S, int R, class E>
 void skinny_rows(int64_t k, const E* a, int64_t lda, const S* b, int64_t ldb, int64_t n, E* c, int64_t ldc) {
   for (int i = 0; i < R; ++i) std::memset(c + i * ldc, 0, size_t(n) * sizeof(E));
   int64_t kk = 0;
-  for (; kk + kSkinnyK <= k; kk += kSkinnyK)
-    skinny_pass<V, S, R, kSkinnyK>(a + kk, lda, b + kk * ldb, ldb, n, c, ldc);
+  for (; kk + kSkinnyK <= k; kk += kSkinnyK) skinny_pass<V, S, R, kSkinnyK>(a + kk, lda, b + kk * ldb, ldb, n, c, ldc);
   for (; kk < k; ++kk) skinny_pass<V, S, R, 1>(a + kk, lda, b + kk * ldb, ldb, n, c, ldc);
 }
 
 // Rows in groups of up to kSkinnyR; a group of r rows runs the kernel built for exactly r.
-template <class V, class S, class E, int R = kSkinnyR>
-void skinny_group(int64_t r, int64_t k, const E* a, int64_t lda, const S* b, int64_t ldb, int64_t n, E* c,
-                  int64_t ldc) {
+template <class V, class S, class E, int R = kSkinnyR> void skinny_group(int64_t r, int64_t k, const E* a, int64_t lda,
+                                                                         const S* b, int64_t ldb, int64_t n, E* c,
+                                                                         int64_t ldc) {
   if constexpr (R > 1)
     if (r < R) return skinny_group<V, S, E, R - 1>(r, k, a, lda, b, ldb, n, c, ldc);
   skinny_rows<V, S, R>(k, a, lda, b, ldb, n, c, ldc);
 }
 
 template <class V, class S, class E>
-void skinny_any(int64_t m, int64_t k, const E* a, int64_t lda, const S* b, int64_t ldb, int64_t n, E* c,
-                int64_t ldc) {
+void skinny_any(int64_t m, int64_t k, const E* a, int64_t lda, const S* b, int64_t ldb, int64_t n, E* c, int64_t ldc) {
   for (int64_t i = 0; i < m; i += kSkinnyR)
     skinny_group<V, S, E>(std::min<int64_t>(kSkinnyR, m - i), k, a + i * lda, lda, b, ldb, n, c + i * ldc, ldc);
 }
 
-template <class S>
-void skinny(int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, int64_t n, float* c,
-            int64_t ldc) {
+template <class S> void skinny(int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, int64_t n,
+                               float* c, int64_t ldc) {
   skinny_any<VecF>(m, k, static_cast<const float*>(a), lda, static_cast<const S*>(b), ldb, n, c, ldc);
 }
 
-void skinny_f64(int64_t m, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb, int64_t n,
-                double* c, int64_t ldc) {
+void skinny_f64(int64_t m, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb, int64_t n, double* c,
+                int64_t ldc) {
   skinny_any<VecD>(m, k, a, lda, b, ldb, n, c, ldc);
 }
 
@@ -246,18 +237,18 @@ inline void transpose16(__m512 (&r)[16]) {
 }
 
 // 16 k of `rows` rows of W (ldw apart) from k0, `km` masking the k past the end; missing rows are zero.
-template <bool Full>
-inline void load_block(const float* w, int64_t ldw, int rows, __mmask16 km, __m512 (&r)[16]) {
+template <bool Full> inline void load_block(const float* w, int64_t ldw, int rows, __mmask16 km, __m512 (&r)[16]) {
 #pragma GCC unroll 16
   for (int q = 0; q < 16; ++q) {
-    if (Full) r[q] = _mm512_loadu_ps(w + q * ldw);
-    else r[q] = q < rows ? _mm512_maskz_loadu_ps(km, w + q * ldw) : _mm512_setzero_ps();
+    if (Full)
+      r[q] = _mm512_loadu_ps(w + q * ldw);
+    else
+      r[q] = q < rows ? _mm512_maskz_loadu_ps(km, w + q * ldw) : _mm512_setzero_ps();
   }
 }
 
-template <int R>
-void skinny_t_rows(int64_t k, const float* a, int64_t lda, const float* w, int64_t ldw, int64_t n, float* c,
-                   int64_t ldc) {
+template <int R> void skinny_t_rows(int64_t k, const float* a, int64_t lda, const float* w, int64_t ldw, int64_t n,
+                                    float* c, int64_t ldc) {
   for (int64_t j = 0; j < n; j += 16, w += 16 * ldw) {
     int rows = int(std::min<int64_t>(16, n - j));
     __m512 acc[R], r[16];
@@ -283,9 +274,8 @@ void skinny_t_rows(int64_t k, const float* a, int64_t lda, const float* w, int64
   }
 }
 
-template <int R = kSkinnyR>
-void skinny_t_group(int64_t r, int64_t k, const float* a, int64_t lda, const float* w, int64_t ldw, int64_t n,
-                    float* c, int64_t ldc) {
+template <int R = kSkinnyR> void skinny_t_group(int64_t r, int64_t k, const float* a, int64_t lda, const float* w,
+                                                int64_t ldw, int64_t n, float* c, int64_t ldc) {
   if constexpr (R > 1)
     if (r < R) return skinny_t_group<R - 1>(r, k, a, lda, w, ldw, n, c, ldc);
   skinny_t_rows<R>(k, a, lda, w, ldw, n, c, ldc);
@@ -301,9 +291,7 @@ void skinny_t_f32(int64_t m, int64_t k, const void* a, int64_t lda, const void* 
 // bfloat16 pairs through vdpbf16ps: two products per lane and instruction, twice float32's rate.
 #define NUVEC_BF16 __attribute__((target("avx512bf16")))
 
-NUVEC_BF16 inline __m512 dot2(__m512 c, __m512i a, __m512i b) {
-  return _mm512_dpbf16_ps(c, (__m512bh)a, (__m512bh)b);
-}
+NUVEC_BF16 inline __m512 dot2(__m512 c, __m512i a, __m512i b) { return _mm512_dpbf16_ps(c, (__m512bh)a, (__m512bh)b); }
 
 template <int R>
 NUVEC_BF16 void micro_bf16(int64_t kc, const uint16_t* a, const uint16_t* b, float* c, int64_t ldc, bool accumulate) {
@@ -333,8 +321,7 @@ NUVEC_BF16 void micro_bf16(int64_t kc, const uint16_t* a, const uint16_t* b, flo
 
 // 16 columns of rows 2p and 2p+1 as bfloat16 pairs; `m` masks the columns of the last, partial
 // vector (masked memory operations are slower, so full vectors go without).
-template <bool Second, bool Full>
-NUVEC_BF16 inline __m512i pairs(const uint16_t* r0, const uint16_t* r1, __mmask16 m) {
+template <bool Second, bool Full> NUVEC_BF16 inline __m512i pairs(const uint16_t* r0, const uint16_t* r1, __mmask16 m) {
   auto load = [&](const uint16_t* r) {
     return Full ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r)) : _mm256_maskz_loadu_epi16(m, r);
   };
@@ -359,8 +346,10 @@ NUVEC_BF16 inline void skinny_bf16_step(const __m512i (&av)[R][KU], const uint16
   }
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i) {
-    if (Full) _mm512_storeu_ps(c + i * ldc, acc[i]);
-    else _mm512_mask_storeu_ps(c + i * ldc, m, acc[i]);
+    if (Full)
+      _mm512_storeu_ps(c + i * ldc, acc[i]);
+    else
+      _mm512_mask_storeu_ps(c + i * ldc, m, acc[i]);
   }
 }
 
@@ -377,9 +366,9 @@ NUVEC_BF16 inline void pairs32(const uint16_t* r0, const uint16_t* r1, __m512i& 
   hi = _mm512_permutex2var_epi16(x0, idx_hi, x1);
 }
 
-template <int R, int KU, bool Odd>
-NUVEC_BF16 inline void skinny_bf16_step32(const __m512i (&av)[R][KU], const uint16_t* rows, int64_t ldb, float* c,
-                                          int64_t ldc) {
+template <int R, int KU, bool Odd> NUVEC_BF16 inline void skinny_bf16_step32(const __m512i (&av)[R][KU],
+                                                                             const uint16_t* rows, int64_t ldb,
+                                                                             float* c, int64_t ldc) {
   __m512 acc[R][2];
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i) acc[i][0] = _mm512_loadu_ps(c + i * ldc), acc[i][1] = _mm512_loadu_ps(c + i * ldc + 16);
@@ -387,8 +376,10 @@ NUVEC_BF16 inline void skinny_bf16_step32(const __m512i (&av)[R][KU], const uint
   for (int u = 0; u < KU; ++u) {
     const uint16_t* r0 = rows + 2 * u * ldb;
     __m512i lo, hi;
-    if (Odd && u == KU - 1) pairs32<false>(r0, nullptr, lo, hi);
-    else pairs32<true>(r0, r0 + ldb, lo, hi);
+    if (Odd && u == KU - 1)
+      pairs32<false>(r0, nullptr, lo, hi);
+    else
+      pairs32<true>(r0, r0 + ldb, lo, hi);
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) acc[i][0] = dot2(acc[i][0], av[i][u], lo), acc[i][1] = dot2(acc[i][1], av[i][u], hi);
   }
@@ -398,9 +389,9 @@ NUVEC_BF16 inline void skinny_bf16_step32(const __m512i (&av)[R][KU], const uint
 
 // As skinny_pass, over KU pairs of B's rows starting at row 2 * p0; with Odd, the last pair's
 // second row is past k.
-template <int R, int KU, bool Odd>
-NUVEC_BF16 void skinny_bf16_pass(const uint32_t* a, int64_t lda, const uint16_t* b, int64_t ldb, int64_t p0,
-                                 int64_t n, float* c, int64_t ldc) {
+template <int R, int KU, bool Odd> NUVEC_BF16 void skinny_bf16_pass(const uint32_t* a, int64_t lda, const uint16_t* b,
+                                                                    int64_t ldb, int64_t p0, int64_t n, float* c,
+                                                                    int64_t ldc) {
   __m512i av[R][KU];
   for (int i = 0; i < R; ++i)
     for (int u = 0; u < KU; ++u) av[i][u] = _mm512_set1_epi32(int(a[i * lda + p0 + u]));
@@ -408,13 +399,11 @@ NUVEC_BF16 void skinny_bf16_pass(const uint32_t* a, int64_t lda, const uint16_t*
   int64_t j = 0;
   for (; j + 32 <= n; j += 32) skinny_bf16_step32<R, KU, Odd>(av, rows + j, ldb, c + j, ldc);
   for (; j + 16 <= n; j += 16) skinny_bf16_step<R, KU, Odd, true>(av, rows + j, ldb, 0xffff, c + j, ldc);
-  if (j < n)
-    skinny_bf16_step<R, KU, Odd, false>(av, rows + j, ldb, __mmask16((1u << (n - j)) - 1), c + j, ldc);
+  if (j < n) skinny_bf16_step<R, KU, Odd, false>(av, rows + j, ldb, __mmask16((1u << (n - j)) - 1), c + j, ldc);
 }
 
-template <int R>
-NUVEC_BF16 void skinny_bf16_rows(int64_t k, const uint32_t* a, int64_t lda, const uint16_t* b, int64_t ldb,
-                                 int64_t n, float* c, int64_t ldc) {
+template <int R> NUVEC_BF16 void skinny_bf16_rows(int64_t k, const uint32_t* a, int64_t lda, const uint16_t* b,
+                                                  int64_t ldb, int64_t n, float* c, int64_t ldc) {
   constexpr int KU = kSkinnyK / 2;
   for (int i = 0; i < R; ++i) std::memset(c + i * ldc, 0, size_t(n) * sizeof(float));
   int64_t full = k / 2, p = 0;  // pairs with both rows inside k
@@ -423,9 +412,9 @@ NUVEC_BF16 void skinny_bf16_rows(int64_t k, const uint32_t* a, int64_t lda, cons
   if (k % 2) skinny_bf16_pass<R, 1, true>(a, lda, b, ldb, p, n, c, ldc);
 }
 
-template <int R = kSkinnyR>
-NUVEC_BF16 void skinny_bf16_group(int64_t r, int64_t k, const uint32_t* a, int64_t lda, const uint16_t* b,
-                                  int64_t ldb, int64_t n, float* c, int64_t ldc) {
+template <int R = kSkinnyR> NUVEC_BF16 void skinny_bf16_group(int64_t r, int64_t k, const uint32_t* a, int64_t lda,
+                                                              const uint16_t* b, int64_t ldb, int64_t n, float* c,
+                                                              int64_t ldc) {
   if constexpr (R > 1)
     if (r < R) return skinny_bf16_group<R - 1>(r, k, a, lda, b, ldb, n, c, ldc);
   skinny_bf16_rows<R>(k, a, lda, b, ldb, n, c, ldc);
@@ -441,9 +430,8 @@ NUVEC_BF16 void skinny_bf16(int64_t m, int64_t k, const void* a, int64_t lda, co
 #undef NUVEC_BF16
 #endif
 
-template <class E>
-void transpose_scalar(const char* src, int64_t row_bytes, int64_t r0, int64_t rows, int64_t c0, int64_t cols,
-                      E* dst, int64_t ldd) {
+template <class E> void transpose_scalar(const char* src, int64_t row_bytes, int64_t r0, int64_t rows, int64_t c0,
+                                         int64_t cols, E* dst, int64_t ldd) {
   for (int64_t r = r0; r < rows; ++r) {
     const char* row = src + r * row_bytes;
     for (int64_t c = c0; c < cols; ++c) std::memcpy(dst + c * ldd + r, row + c * int64_t(sizeof(E)), sizeof(E));
@@ -457,7 +445,8 @@ void transpose_scalar(const char* src, int64_t row_bytes, int64_t r0, int64_t ro
 inline void transpose8x8(const char* src, int64_t row_bytes, int64_t r, int rr, int64_t c, float* dst, int64_t ldd) {
   __m256 x[8], y[8];
   for (int i = 0; i < 8; ++i)
-    x[i] = i < rr ? _mm256_loadu_ps(reinterpret_cast<const float*>(src + (r + i) * row_bytes) + c) : _mm256_setzero_ps();
+    x[i] =
+        i < rr ? _mm256_loadu_ps(reinterpret_cast<const float*>(src + (r + i) * row_bytes) + c) : _mm256_setzero_ps();
   for (int i = 0; i < 8; i += 2) {
     y[i] = _mm256_unpacklo_ps(x[i], x[i + 1]);
     y[i + 1] = _mm256_unpackhi_ps(x[i], x[i + 1]);
@@ -515,22 +504,20 @@ void pack_pairs(const uint16_t* r0, const uint16_t* r1, int64_t lanes, int L, ui
   }
 }
 
-template <int... R>
-void fill_rows(GemmKernels& t, std::integer_sequence<int, 0, R...>) {
+template <int... R> void fill_rows(MatmulKernels& t, std::integer_sequence<int, 0, R...>) {
   ((t.f32[R] = &micro<float, VecF, kMR, kNV, R>), ...);
   ((t.f64[R] = &micro<double, VecD, kMR, kNV, R>), ...);
 }
 
 #if defined(__AVX512F__)
-template <int... R>
-void fill_bf16_rows(GemmKernels& t, std::integer_sequence<int, 0, R...>) {
+template <int... R> void fill_bf16_rows(MatmulKernels& t, std::integer_sequence<int, 0, R...>) {
   ((t.bf16[R] = &micro_bf16<R>), ...);
 }
 #endif
 
 }  // namespace
 
-void fill_gemm(GemmKernels& t) {
+void fill_matmul(MatmulKernels& t) {
   t.transpose32 = &transpose32;
   t.transpose64 = &transpose64;
   t.pack_pairs = &pack_pairs;

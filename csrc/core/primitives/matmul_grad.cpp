@@ -1,7 +1,8 @@
 // Differentiation rules of the matrix product: d(a @ b) = da @ b + a @ db.
-#include "core/ops_linalg.h"
+#include "core/ops.h"
+#include "core/ops/matmul.h"
 #include "core/primitives/grad_util.h"
-#include "core/primitives/linalg.h"
+#include "core/primitives/matmul.h"
 
 namespace nuvec {
 using namespace grad;

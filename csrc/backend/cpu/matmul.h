@@ -1,4 +1,4 @@
-// The matrix-product kernels, one build per instruction set (backend/cpu/simd/gemm.cpp), chosen
+// The matrix-product kernels, one build per instruction set (backend/cpu/simd/matmul.cpp), chosen
 // at run time by cpu::isa(). Every kernel computes each output element with the same sequence of
 // operations over K: c = 0, then c = fma(a[k], b[k], c) for k = 0, 1, ... (float32, float64), or
 // c = dot2(c, a[2p..2p+1], b[2p..2p+1]) for p = 0, 1, ... (vdpbf16ps on bfloat16 pairs). A product
@@ -22,10 +22,10 @@ using MicroBf16 = void (*)(int64_t kc, const uint16_t* a, const uint16_t* b, flo
 // Few rows straight from unpacked B (unit stride along N, rows ldb elements apart; the weights
 // are read once): c[i * ldc + j] for i < m, j < n. `a` holds m rows of k float32 values
 // (or, for bfloat16 pairs, k pairs of bfloat16 as 32-bit words); `b` is of the kernel's dtype.
-using SkinnyKernel = void (*)(int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb,
-                              int64_t n, float* c, int64_t ldc);
-using SkinnyF64 = void (*)(int64_t m, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb,
-                           int64_t n, double* c, int64_t ldc);
+using SkinnyKernel = void (*)(int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, int64_t n,
+                              float* c, int64_t ldc);
+using SkinnyF64 = void (*)(int64_t m, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb, int64_t n,
+                           double* c, int64_t ldc);
 
 // dst[c * ldd + r] = row r's element c, for r < rows, c < cols: row r starts at src + r * row_bytes
 // and holds contiguous 4-byte (or 8-byte) elements. Packs panels from k-contiguous operands.
@@ -37,19 +37,17 @@ using PackTransposeKernel = void (*)(const char* src, int64_t row_bytes, int64_t
 using PackPairsKernel = void (*)(const uint16_t* r0, const uint16_t* r1, int64_t lanes, int L, uint32_t* dst,
                                  int64_t panel_words);
 
-struct MicroShape {
-  int mr = 0, nr = 0;
-};
+struct MicroShape { int mr = 0, nr = 0; };
 
 constexpr int kMaxMR = 16;
 
-struct GemmKernels {
+struct MatmulKernels {
   MicroShape f32_shape, f64_shape, bf16_shape;
   // Indexed by the rows of the tile, 1 .. mr (the last row panel of A may have fewer).
   MicroF32 f32[kMaxMR + 1] = {};
   MicroF64 f64[kMaxMR + 1] = {};
   MicroBf16 bf16[kMaxMR + 1] = {};  // empty where the processor lacks AVX512_BF16: bfloat16 computes as float32
-  int skinny_rows = 0;       // the skinny kernels take m <= skinny_rows
+  int skinny_rows = 0;              // the skinny kernels take m <= skinny_rows
   SkinnyKernel skinny_f32 = nullptr, skinny_f16 = nullptr, skinny_bf16_as_f32 = nullptr;
   SkinnyKernel skinny_bf16 = nullptr;  // bfloat16 pairs, with `bf16`
   // float32 B with unit stride along k instead (x @ W.T, W of n rows of k values ldb apart);
@@ -60,17 +58,17 @@ struct GemmKernels {
   PackPairsKernel pack_pairs = nullptr;
 };
 
-const GemmKernels& gemm_kernels();
+const MatmulKernels& matmul_kernels();
 
-#define NUVEC_DECLARE_GEMM(ns) \
-  namespace ns {               \
-  void fill_gemm(GemmKernels& t); \
+#define NUVEC_DECLARE_MATMUL(ns)      \
+  namespace ns {                      \
+  void fill_matmul(MatmulKernels& t); \
   }
-NUVEC_DECLARE_GEMM(portable)
+NUVEC_DECLARE_MATMUL(portable)
 #if defined(__x86_64__)
-NUVEC_DECLARE_GEMM(avx2)
-NUVEC_DECLARE_GEMM(avx512)
+NUVEC_DECLARE_MATMUL(avx2)
+NUVEC_DECLARE_MATMUL(avx512)
 #endif
-#undef NUVEC_DECLARE_GEMM
+#undef NUVEC_DECLARE_MATMUL
 
 }  // namespace nuvec::cpu

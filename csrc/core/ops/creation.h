@@ -1,0 +1,18 @@
+// Creation ops: arrays from values and parameters.
+#pragma once
+#include <optional>
+
+#include "core/ops/common.h"
+
+namespace nuvec {
+
+// `op` names the caller in errors (zeros, ones, full, ...).
+Array full(const Shape& shape, const Array& value, std::optional<Dtype> dtype, Stream s, const char* op = "full");
+Array arange(double start, double stop, double step, Dtype dtype, Stream s);
+Array linspace(double start, double stop, int64_t num, Dtype dtype, Stream s);
+Array eye(int64_t n, int64_t m, int64_t k, Dtype dtype, Stream s);
+Array tri(int64_t n, int64_t m, int64_t k, Dtype dtype, Stream s);
+Array tril(const Array& x, int64_t k, Stream s);
+Array triu(const Array& x, int64_t k, Stream s);
+
+}  // namespace nuvec

@@ -1,0 +1,44 @@
+// Shape ops: views where strides allow (shape_views.cpp), and the ops composed from them (shape.cpp).
+#pragma once
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/ops/common.h"
+
+namespace nuvec {
+
+Array reshape(const Array& x, Shape shape, Stream s);
+Array transpose(const Array& x, std::vector<int> perm, Stream s);
+Array broadcast_to(const Array& x, const Shape& shape, Stream s);
+// Basic slicing: start/stop/step per axis, already clamped NumPy-style (x itself when it is the
+// whole array).
+Array slice(const Array& x, const Shape& start, const Shape& stop, const Shape& step, Stream s);
+Array view(const Array& x, Dtype dtype, Stream s);
+Array flatten(const Array& x, int start_axis, int end_axis, Stream s);
+Array unflatten(const Array& x, int axis, const Shape& shape, Stream s);
+Array squeeze(const Array& x, const std::optional<std::vector<int>>& axes, Stream s);
+Array expand_dims(const Array& x, const std::vector<int>& axes, Stream s);
+Array swapaxes(const Array& x, int axis1, int axis2, Stream s);
+Array moveaxis(const Array& x, int source, int destination, Stream s);
+std::vector<Array> broadcast_arrays(const std::vector<Array>& xs, Stream s);
+Array atleast_nd(const Array& x, int n, Stream s);  // atleast_1d / 2d / 3d
+Array concatenate(const std::vector<Array>& xs, std::optional<int> axis, Stream s);
+Array stack(const std::vector<Array>& xs, int axis, Stream s);
+std::vector<Array> split(const Array& x, const Shape& indices, int axis, Stream s);
+std::vector<Array> split_sections(const Array& x, int64_t sections, int axis, Stream s);
+Array tile(const Array& x, const Shape& reps, Stream s);
+Array repeat(const Array& x, int64_t repeats, std::optional<int> axis, Stream s);
+// pad_width: one (before, after) pair per axis; mode "constant" or "edge".
+Array pad(const Array& x, const std::vector<std::pair<int64_t, int64_t>>& pad_width, const std::string& mode,
+          const Array& constant, Stream s);
+Array roll(const Array& x, const Shape& shift, const std::optional<std::vector<int>>& axes, Stream s);
+Array as_strided(const Array& x, const Shape& shape, const Strides& strides, int64_t offset, Stream s);
+Array contiguous(const Array& x, Stream s);
+std::vector<Array> meshgrid(const std::vector<Array>& xs, bool sparse, const std::string& indexing, Stream s);
+Array diagonal(const Array& x, int64_t offset, int axis1, int axis2, Stream s);
+Array diag(const Array& x, int64_t k, Stream s);
+Array kron(const Array& a, const Array& b, Stream s);
+
+}  // namespace nuvec
