@@ -37,7 +37,7 @@ void reset_peak();
 size_t cache();
 size_t set_memory_limit(size_t limit);  // returns the previous limit
 size_t memory_limit();
-size_t set_cache_limit(size_t limit);   // returns the previous limit
+size_t set_cache_limit(size_t limit);  // returns the previous limit
 void clear_cache();
 }  // namespace memory
 

@@ -20,8 +20,7 @@ Strides Array::row_strides(const Shape& shape) {
   return s;
 }
 
-Array Array::lazy(Shape shape, Dtype dtype, std::shared_ptr<Primitive> prim, std::vector<Array> inputs,
-                  Stream stream) {
+Array Array::lazy(Shape shape, Dtype dtype, std::shared_ptr<Primitive> prim, std::vector<Array> inputs, Stream stream) {
   auto n = std::make_shared<Node>(std::move(shape), dtype);
   n->size = shape_size(n->shape);
   n->primitive = std::move(prim);

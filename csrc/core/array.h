@@ -74,8 +74,7 @@ class Array {
   bool row_contiguous() const { return node_->row_contiguous; }
   const std::shared_ptr<Buffer>& buffer() const { return node_->buffer; }
   char* data_bytes() const { return static_cast<char*>(node_->buffer->data()) + node_->offset * int64_t(itemsize()); }
-  template <class T>
-  T* data() const { return reinterpret_cast<T*>(data_bytes()); }
+  template <class T> T* data() const { return reinterpret_cast<T*>(data_bytes()); }
   const std::shared_ptr<Primitive>& primitive() const { return node_->primitive; }
   const std::vector<Array>& inputs() const { return node_->inputs; }
   Stream stream() const { return node_->stream; }

@@ -36,8 +36,7 @@ struct Backend {
   Kernel kernel(int slot) const { return slot < int(kernels.size()) ? kernels[size_t(slot)] : nullptr; }
   void set_kernel(int slot, Kernel k);
   // Registers F as the kernel of primitive class P.
-  template <class P, void (*F)(const P&, const std::vector<Array>&, std::vector<Array>&)>
-  void add() {
+  template <class P, void (*F)(const P&, const std::vector<Array>&, std::vector<Array>&)> void add() {
     set_kernel(kernel_slot_of<P>(), [](const Primitive& p, const std::vector<Array>& in, std::vector<Array>& out) {
       F(static_cast<const P&>(p), in, out);
     });
@@ -62,8 +61,7 @@ inline Backend* backend_for(DeviceType d) {  // null when none is registered
 // Kernels that run on every device (their outputs alias their inputs, or they refuse to run),
 // registered by the file that creates the primitive, so it is linked wherever the primitive is.
 void set_device_free_kernel(int slot, Kernel k);
-template <class P, void (*F)(const P&, const std::vector<Array>&, std::vector<Array>&)>
-bool add_device_free_kernel() {
+template <class P, void (*F)(const P&, const std::vector<Array>&, std::vector<Array>&)> bool add_device_free_kernel() {
   set_device_free_kernel(kernel_slot_of<P>(), [](const Primitive& p, const std::vector<Array>& in,
                                                  std::vector<Array>& out) { F(static_cast<const P&>(p), in, out); });
   return true;

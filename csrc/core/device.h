@@ -22,13 +22,13 @@ struct Stream {
 
 bool is_available(Device d);  // a backend is registered for it (core/backend.h)
 Device default_device();
-void set_default_device(Device d);        // OpError when the device is not available
-Stream default_stream(Device d);          // this thread's default stream on d
+void set_default_device(Device d);  // OpError when the device is not available
+Stream default_stream(Device d);    // this thread's default stream on d
 void set_default_stream(Stream s);
 Stream new_stream(Device d);
 // Runs `task` on the stream's worker thread, after what was queued before it.
 void enqueue(Stream s, std::function<void()> task);
-void synchronize(Stream s);               // waits for everything queued on s
+void synchronize(Stream s);  // waits for everything queued on s
 void synchronize_all();
 
 }  // namespace nuvec

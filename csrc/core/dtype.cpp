@@ -23,16 +23,16 @@ constexpr Info kInfo[kNumDtypes] = {
     {"bfloat16", 2, Kind::floating, "BF16", nullptr}, {"complex64", 8, Kind::complex, "C64", "c8"},
 };
 
-std::optional<Dtype> find(const std::string& name, const char* Info::*column) {
+std::optional<Dtype> find(const std::string& name, const char* Info::* column) {
   for (int i = 0; i < kNumDtypes; ++i)
     if (kInfo[i].*column && name == kInfo[i].*column) return Dtype(i);
   return std::nullopt;
 }
 
 using D = Dtype;
-constexpr D b = D::bool_, u8 = D::uint8, u16 = D::uint16, u32 = D::uint32, u64 = D::uint64,
-            i8 = D::int8, i16 = D::int16, i32 = D::int32, i64 = D::int64, f16 = D::float16,
-            f32 = D::float32, f64 = D::float64, bf = D::bfloat16, c = D::complex64;
+constexpr D b = D::bool_, u8 = D::uint8, u16 = D::uint16, u32 = D::uint32, u64 = D::uint64, i8 = D::int8,
+            i16 = D::int16, i32 = D::int32, i64 = D::int64, f16 = D::float16, f32 = D::float32, f64 = D::float64,
+            bf = D::bfloat16, c = D::complex64;
 // Rows and columns in enum order (COMPAT.md).
 constexpr D kPromote[kNumDtypes][kNumDtypes] = {
     {b, u8, u16, u32, u64, i8, i16, i32, i64, f16, f32, f64, bf, c},

@@ -8,8 +8,20 @@
 namespace nuvec {
 
 enum class Dtype : uint8_t {
-  bool_, uint8, uint16, uint32, uint64, int8, int16, int32, int64,
-  float16, float32, float64, bfloat16, complex64,
+  bool_,
+  uint8,
+  uint16,
+  uint32,
+  uint64,
+  int8,
+  int16,
+  int32,
+  int64,
+  float16,
+  float32,
+  float64,
+  bfloat16,
+  complex64,
 };
 constexpr int kNumDtypes = 14;
 

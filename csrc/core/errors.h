@@ -23,9 +23,9 @@ struct CallSite {
 };
 
 struct CallSiteHooks {
-  CallSite (*capture)() = nullptr;                 // called when a node is recorded
-  void (*release)(CallSite) = nullptr;             // called when the node dies
-  std::string (*describe)(CallSite) = nullptr;     // "file.py:12"
+  CallSite (*capture)() = nullptr;              // called when a node is recorded
+  void (*release)(CallSite) = nullptr;          // called when the node dies
+  std::string (*describe)(CallSite) = nullptr;  // "file.py:12"
 };
 void set_call_site_hooks(CallSiteHooks hooks);
 CallSite capture_call_site();
@@ -39,7 +39,10 @@ class EvalError : public std::runtime_error {
  public:
   EvalError(EvalErrorKind kind, std::string op, const std::string& reason, std::string where)
       : std::runtime_error(op + ": " + reason + (where.empty() ? "" : " (node recorded at " + where + ")")),
-        kind(kind), op_name(std::move(op)), reason(reason), where(std::move(where)) {}
+        kind(kind),
+        op_name(std::move(op)),
+        reason(reason),
+        where(std::move(where)) {}
   EvalErrorKind kind;
   std::string op_name;
   std::string reason;
@@ -49,8 +52,7 @@ class EvalError : public std::runtime_error {
 // Raised by kernels and the allocator; eval turns it into an EvalError naming the node.
 class KernelError : public std::runtime_error {
  public:
-  KernelError(EvalErrorKind kind, const std::string& reason)
-      : std::runtime_error(reason), kind(kind) {}
+  KernelError(EvalErrorKind kind, const std::string& reason) : std::runtime_error(reason), kind(kind) {}
   EvalErrorKind kind;
 };
 

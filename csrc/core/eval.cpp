@@ -59,8 +59,10 @@ void run(Node* n, const std::unordered_set<Node*>& fused) {
     if (!fused.empty())
       for (const Array& in : n->inputs) inline_inputs |= fused.count(in.node()) > 0;
     DeviceType device = n->stream.device.type;
-    if (inline_inputs) backend_for(device)->fusion.eval(*n->primitive, n->inputs, outs, fused);
-    else find_kernel(*n->primitive, device)(*n->primitive, n->inputs, outs);
+    if (inline_inputs)
+      backend_for(device)->fusion.eval(*n->primitive, n->inputs, outs, fused);
+    else
+      find_kernel(*n->primitive, device)(*n->primitive, n->inputs, outs);
   } catch (const KernelError& e) {
     throw EvalError(e.kind, n->primitive->name(), e.what(), describe_call_site(n->site));
   } catch (const OpError& e) {

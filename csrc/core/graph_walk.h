@@ -10,8 +10,7 @@ namespace nuvec {
 
 // Appends to `order` the nodes reachable from `roots` through inputs, each after its inputs.
 // `enter(n)` says whether to walk into n; it must mark n so that it refuses n the next time.
-template <class Enter>
-void post_order(const std::vector<Array>& roots, Enter&& enter, std::vector<Node*>& order) {
+template <class Enter> void post_order(const std::vector<Array>& roots, Enter&& enter, std::vector<Node*>& order) {
   std::vector<std::pair<Node*, size_t>> stack;
   for (const Array& root : roots) {
     if (enter(root.node())) stack.emplace_back(root.node(), 0);

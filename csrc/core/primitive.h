@@ -37,8 +37,7 @@ class Primitive : public std::enable_shared_from_this<Primitive> {
 int new_kernel_slot();
 
 // Each primitive class's slot, numbered at first use: kernel lookups index by it, never by name.
-template <class P>
-int kernel_slot_of() {
+template <class P> int kernel_slot_of() {
   static const int slot = new_kernel_slot();
   return slot;
 }
@@ -48,16 +47,15 @@ int kernel_slot_of() {
   int kernel_slot() const override { return kernel_slot_of<std::remove_cvref_t<decltype(*this)>>(); }
 
 // Declares a primitive's vjp and jvp rules (defined in its family's *_grad.cpp).
-#define NUVEC_GRAD_RULES                                                                                    \
-  std::vector<Array> vjp(const std::vector<Array>& primals, const std::vector<Array>& cotangents,          \
-                         const std::vector<int>& argnums, const std::vector<Array>& outputs) override;      \
-  std::vector<Array> jvp(const std::vector<Array>& primals, const std::vector<Array>& tangents,             \
+#define NUVEC_GRAD_RULES                                                                               \
+  std::vector<Array> vjp(const std::vector<Array>& primals, const std::vector<Array>& cotangents,      \
+                         const std::vector<int>& argnums, const std::vector<Array>& outputs) override; \
+  std::vector<Array> jvp(const std::vector<Array>& primals, const std::vector<Array>& tangents,        \
                          const std::vector<int>& argnums, const std::vector<Array>& outputs) override;
 
 // Declares a primitive's vmap rule (defined in its family's *_vmap.cpp).
-#define NUVEC_VMAP_RULE                                                                                     \
-  std::pair<std::vector<Array>, std::vector<int>> vmap(const std::vector<Array>& inputs,                   \
-                                                       const std::vector<int>& axes,                       \
+#define NUVEC_VMAP_RULE                                                                                                \
+  std::pair<std::vector<Array>, std::vector<int>> vmap(const std::vector<Array>& inputs, const std::vector<int>& axes, \
                                                        const std::vector<Array>& outputs) override;
 
 }  // namespace nuvec

@@ -71,8 +71,7 @@ class Pool {
   // the workers to finish: a sleeping thread's core may be halted (a virtual CPU handed back to
   // the host), and waking it can take longer than a whole product, so back-to-back jobs would
   // run on one core. OpenMP and OpenBLAS wait the same way.
-  template <class Ready>
-  static void spin_until(Ready ready) {
+  template <class Ready> static void spin_until(Ready ready) {
     constexpr auto kSpin = std::chrono::milliseconds(2);
     auto until = std::chrono::steady_clock::now() + kSpin;
     for (int i = 1; !ready(); ++i) {
@@ -118,7 +117,7 @@ class Pool {
   const std::function<void(int64_t)>* job_ = nullptr;
   int64_t pieces_ = 0;
   std::atomic<int64_t> next_{0};
-  std::atomic<int> busy_{0};  // changed under mu_; read without it while spinning
+  std::atomic<int> busy_{0};             // changed under mu_; read without it while spinning
   std::atomic<uint64_t> generation_{0};  // changed under mu_; read without it while spinning
   bool stop_ = false;
   int size_ = 1;

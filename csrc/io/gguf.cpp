@@ -98,8 +98,10 @@ void quantized_block(uint32_t type, const uint8_t* blk, uint8_t* w, _Float16& sc
     return;
   }
   const uint8_t* qs = blk + (type == 3 ? 4 : 2);  // Q4_1 keeps its minimum after the scale
-  if (type == 3) std::memcpy(&bias, blk + 2, 2);
-  else bias = _Float16(-8.0f * float(scale));      // Q4_0: value d*(q - 8)
+  if (type == 3)
+    std::memcpy(&bias, blk + 2, 2);
+  else
+    bias = _Float16(-8.0f * float(scale));  // Q4_0: value d*(q - 8)
   // ggml stores elements 0-15 in the low nibbles of qs[0..15] and 16-31 in the high nibbles.
   for (int k = 0; k < 8; ++k) {
     w[k] = uint8_t((qs[2 * k] & 0x0F) | ((qs[2 * k + 1] & 0x0F) << 4));
@@ -122,8 +124,7 @@ void add_quantized(GgufFile& out, const std::string& name, uint32_t type, const 
   auto* wp = reinterpret_cast<uint8_t*>(w.data_bytes());
   auto* sp = scales.data<_Float16>();
   auto* bp = biases.data<_Float16>();
-  for (int64_t g = 0; g < scales.size(); ++g)
-    quantized_block(type, data + g * bytes, wp + g * wbytes, sp[g], bp[g]);
+  for (int64_t g = 0; g < scales.size(); ++g) quantized_block(type, data + g * bytes, wp + g * wbytes, sp[g], bp[g]);
   std::string prefix = name.size() > 7 && name.ends_with(".weight") ? name.substr(0, name.size() - 7) : name;
   out.arrays.emplace_back(name, w);
   out.arrays.emplace_back(prefix + ".scales", scales);
@@ -140,7 +141,8 @@ GgufFile load_gguf(const std::string& path) {
   uint32_t version = c.read<uint32_t>("the version");
   if (version != 2 && version != 3) fail(path, "unsupported GGUF version " + std::to_string(version));
   uint64_t n_tensors = c.read<uint64_t>("the tensor count"), n_kv = c.read<uint64_t>("the metadata count");
-  if (n_tensors > file.size / 24 || n_kv > file.size / 12) fail(path, "tensor or metadata count is absurd for the file size");
+  if (n_tensors > file.size / 24 || n_kv > file.size / 12)
+    fail(path, "tensor or metadata count is absurd for the file size");
   GgufFile out;
   uint64_t alignment = 32;
   for (uint64_t i = 0; i < n_kv; ++i) {
@@ -185,11 +187,13 @@ GgufFile load_gguf(const std::string& path) {
   uint64_t data_size = file.size - data_start;
   for (const Info& t : infos) {
     if (t.offset > data_size || t.bytes > data_size - t.offset)
-      fail(path, "tensor '" + t.name + "' lies past the end of the file (offset " + std::to_string(t.offset) +
-                     ", " + std::to_string(t.bytes) + " bytes)");
+      fail(path, "tensor '" + t.name + "' lies past the end of the file (offset " + std::to_string(t.offset) + ", " +
+                     std::to_string(t.bytes) + " bytes)");
     TypeInfo ti = type_info(t.type);
-    if (ti.block == 1) out.arrays.emplace_back(t.name, array_over(file, data_start + t.offset, t.shape, ti.dtype));
-    else add_quantized(out, t.name, t.type, file.data + data_start + t.offset, t.shape, path);
+    if (ti.block == 1)
+      out.arrays.emplace_back(t.name, array_over(file, data_start + t.offset, t.shape, ti.dtype));
+    else
+      add_quantized(out, t.name, t.type, file.data + data_start + t.offset, t.shape, path);
   }
   return out;
 }

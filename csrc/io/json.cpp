@@ -114,7 +114,9 @@ class Parser {
       if (p_ >= t_.size()) bad("unterminated escape");
       char e = t_[p_++];
       switch (e) {
-        case '"': case '\\': case '/': out += e; break;
+        case '"':
+        case '\\':
+        case '/': out += e; break;
         case 'b': out += '\b'; break;
         case 'f': out += '\f'; break;
         case 'n': out += '\n'; break;
@@ -132,10 +134,14 @@ class Parser {
     for (int k = 0; k < 4; ++k) {
       char h = t_[p_++];
       v <<= 4;
-      if (h >= '0' && h <= '9') v |= unsigned(h - '0');
-      else if (h >= 'a' && h <= 'f') v |= unsigned(h - 'a' + 10);
-      else if (h >= 'A' && h <= 'F') v |= unsigned(h - 'A' + 10);
-      else bad("bad \\u escape");
+      if (h >= '0' && h <= '9')
+        v |= unsigned(h - '0');
+      else if (h >= 'a' && h <= 'f')
+        v |= unsigned(h - 'a' + 10);
+      else if (h >= 'A' && h <= 'F')
+        v |= unsigned(h - 'A' + 10);
+      else
+        bad("bad \\u escape");
     }
     return v;
   }
@@ -192,8 +198,14 @@ std::string json_quote(const std::string& utf8) {
       cp = cp << 6 | (t & 0x3F);
     }
     i += n + 1;
-    const char* named = cp == '"' ? "\\\"" : cp == '\\' ? "\\\\" : cp == '\n' ? "\\n" : cp == '\r' ? "\\r"
-                        : cp == '\t' ? "\\t" : cp == '\b' ? "\\b" : cp == '\f' ? "\\f" : nullptr;
+    const char* named = cp == '"'    ? "\\\""
+                        : cp == '\\' ? "\\\\"
+                        : cp == '\n' ? "\\n"
+                        : cp == '\r' ? "\\r"
+                        : cp == '\t' ? "\\t"
+                        : cp == '\b' ? "\\b"
+                        : cp == '\f' ? "\\f"
+                                     : nullptr;
     if (named) {
       out += named;
     } else if (cp >= 0x20 && cp < 0x7F) {

@@ -14,7 +14,7 @@ struct Json {
   int64_t i = 0;  // for `integer` (no fraction or exponent, fits in int64)
   double d = 0;
   std::string s;
-  std::vector<Json> items;                         // array
+  std::vector<Json> items;                            // array
   std::vector<std::pair<std::string, Json>> members;  // object, in file order
   const Json* find(const std::string& key) const;
 };

@@ -43,8 +43,7 @@ class Cursor {
   void need(size_t n, const char* what) const {
     if (n > left()) fail(b_.path, std::string("truncated: ") + what + " runs past the end of the file");
   }
-  template <class T>
-  T read(const char* what) {  // little-endian
+  template <class T> T read(const char* what) {  // little-endian
     need(sizeof(T), what);
     T v;
     std::memcpy(&v, b_.data + pos_, sizeof(T));

@@ -70,9 +70,12 @@ Array load_npy(const Bytes& src, size_t offset, size_t size) {
   uint8_t major = c.read<uint8_t>("the npy version");
   c.read<uint8_t>("the npy version");
   size_t n;
-  if (major == 1) n = c.read<uint16_t>("the npy header length");
-  else if (major == 2 || major == 3) n = c.read<uint32_t>("the npy header length");
-  else fail(path, "unknown npy version " + std::to_string(major));
+  if (major == 1)
+    n = c.read<uint16_t>("the npy header length");
+  else if (major == 2 || major == 3)
+    n = c.read<uint32_t>("the npy header length");
+  else
+    fail(path, "unknown npy version " + std::to_string(major));
   if (n > kMaxHeader) fail(path, "npy header length " + std::to_string(n) + " is absurd");
   std::string h = c.read_string(n, "the npy header");
   Dtype dtype = descr_dtype(field(h, "descr", path), path);
@@ -82,8 +85,8 @@ Array load_npy(const Bytes& src, size_t offset, size_t size) {
   checked_elements(shape, path, "the npy array");
   size_t need = size_t(shape_size(shape)) * size_of(dtype);
   if (need > c.left())
-    fail(path, "truncated: the npy data needs " + std::to_string(need) + " bytes, the file has " +
-                   std::to_string(c.left()));
+    fail(path,
+         "truncated: the npy data needs " + std::to_string(need) + " bytes, the file has " + std::to_string(c.left()));
   if (fortran == "False") return array_over(src, offset + c.pos(), shape, dtype);
   // Column-major: the reversed shape in row-major order, viewed back through a transpose.
   Shape rev(shape.rbegin(), shape.rend());

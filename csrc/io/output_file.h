@@ -44,8 +44,7 @@ std::vector<Array> evaluated_row_major(const std::vector<Array>& arrays);
 // `path` with ".<suffix>" added unless it ends so (MLX's save functions add it).
 std::string with_suffix(const std::string& path, const std::string& suffix);
 
-template <class T>
-void put_le(std::string& out, T v) {  // little-endian, as every array format stores numbers
+template <class T> void put_le(std::string& out, T v) {  // little-endian, as every array format stores numbers
   out.append(reinterpret_cast<const char*>(&v), sizeof(T));
 }
 

@@ -23,9 +23,7 @@ Tensors load_safetensors(const std::string& path) {
   Json h;
   try {
     h = parse_json(text);
-  } catch (const std::runtime_error& e) {
-    fail(path, std::string("header: ") + e.what());
-  }
+  } catch (const std::runtime_error& e) { fail(path, std::string("header: ") + e.what()); }
   if (h.type != Json::object) fail(path, "header is not a JSON object");
   size_t data_start = c.pos(), data_size = file.size - data_start;
   Tensors out;
@@ -59,8 +57,8 @@ Tensors load_safetensors(const std::string& path) {
       fail(path, what + " has no [begin, end] data_offsets");
     int64_t b = off->items[0].i, e = off->items[1].i;
     if (b < 0 || e < b || uint64_t(e) > data_size)
-      fail(path, what + " has data_offsets [" + std::to_string(b) + ", " + std::to_string(e) +
-                     "] outside the " + std::to_string(data_size) + " bytes of data");
+      fail(path, what + " has data_offsets [" + std::to_string(b) + ", " + std::to_string(e) + "] outside the " +
+                     std::to_string(data_size) + " bytes of data");
     if (uint64_t(e - b) != uint64_t(elems) * size_of(dtype))
       fail(path, what + " has " + std::to_string(e - b) + " bytes of data but its shape and dtype need " +
                      std::to_string(uint64_t(elems) * size_of(dtype)));
@@ -77,9 +75,7 @@ void save_safetensors(const std::string& path, const NamedArrays& arrays,
   auto quote = [](const std::string& s) {
     try {
       return json_quote(s);
-    } catch (const std::runtime_error& e) {
-      throw OpError("save_safetensors", e.what());
-    }
+    } catch (const std::runtime_error& e) { throw OpError("save_safetensors", e.what()); }
   };
   if (!metadata.empty()) {
     h += "\"__metadata__\":{";
@@ -91,9 +87,8 @@ void save_safetensors(const std::string& path, const NamedArrays& arrays,
   for (const auto& [name, a] : arrays) {
     std::string shape;
     for (int64_t d : a.shape()) shape += (shape.empty() ? "" : ",") + std::to_string(d);
-    h += (h.size() == 1 ? "" : ",") + quote(name) + ":{\"dtype\":\"" + safetensors_name(a.dtype()) +
-         "\",\"shape\":[" + shape + "],\"data_offsets\":[" + std::to_string(offset) + "," +
-         std::to_string(offset + a.nbytes()) + "]}";
+    h += (h.size() == 1 ? "" : ",") + quote(name) + ":{\"dtype\":\"" + safetensors_name(a.dtype()) + "\",\"shape\":[" +
+         shape + "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + a.nbytes()) + "]}";
     offset += a.nbytes();
     values.push_back(a);
   }

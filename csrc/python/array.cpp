@@ -90,19 +90,14 @@ nb::tuple shape_tuple(const Shape& s) {
 
 using BinaryFn = Array (*)(const Array&, const Array&, Stream);
 
-template <BinaryOp op>
-Array forward(nb::handle a, nb::handle b) {
+template <BinaryOp op> Array forward(nb::handle a, nb::handle b) {
   auto [x, y] = binary_args(a, b, op_name(op));
   return binary(op, x, y, default_stream(default_device()));
 }
-template <BinaryOp op>
-Array reflected(nb::handle a, nb::handle b) {
-  return forward<op>(b, a);
-}
+template <BinaryOp op> Array reflected(nb::handle a, nb::handle b) { return forward<op>(b, a); }
 
 // Comparisons with objects that are not array-like fall back to Python's default.
-template <BinaryOp op>
-nb::object compare(nb::handle a, nb::handle b) {
+template <BinaryOp op> nb::object compare(nb::handle a, nb::handle b) {
   if (!nb::isinstance<Array>(b) && !as_scalar(b) && !PyList_Check(b.ptr()) && !PyTuple_Check(b.ptr()) &&
       !PyObject_CheckBuffer(b.ptr()))
     return nb::borrow(Py_NotImplemented);
@@ -129,8 +124,8 @@ void init_array(nb::module_& m) {
       .def("item", &item, "The single element as a Python scalar.")
       .def("tolist", &tolist, "The elements as nested Python lists.")
       .def(
-          "astype", [](const Array& a, Dtype d, nb::handle s) { return astype(a, d, to_stream(s)); },
-          nb::arg("dtype"), nb::arg("stream").none() = nb::none(), "A copy converted to `dtype`.")
+          "astype", [](const Array& a, Dtype d, nb::handle s) { return astype(a, d, to_stream(s)); }, nb::arg("dtype"),
+          nb::arg("stream").none() = nb::none(), "A copy converted to `dtype`.")
       .def(
           "view", [](const Array& a, Dtype d, nb::handle s) { return view(a, d, to_stream(s)); }, nb::arg("dtype"),
           nb::arg("stream").none() = nb::none(), "The same bytes read as `dtype`.")
@@ -162,7 +157,8 @@ void init_array(nb::module_& m) {
              return nb::int_(item(a));
            })
       .def("__hash__", [](nb::handle self) { return reinterpret_cast<intptr_t>(self.ptr()); })
-      .def("__getitem__", [](const Array& a, nb::handle idx) { return get_item(a, idx); }, nb::arg("index").none())
+      .def(
+          "__getitem__", [](const Array& a, nb::handle idx) { return get_item(a, idx); }, nb::arg("index").none())
       .def("__dlpack__",
            [](const Array& a, nb::kwargs) {
              eval_now({a});

@@ -135,7 +135,8 @@ void scan_list(nb::handle h, size_t depth, ListScan& s) {
   if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
     nb::sequence seq = nb::borrow<nb::sequence>(h);
     int64_t n = int64_t(nb::len(seq));
-    if (depth == s.shape.size()) s.shape.push_back(n);
+    if (depth == s.shape.size())
+      s.shape.push_back(n);
     else if (depth > s.shape.size() || s.shape[depth] != n)
       throw OpError("array", "nested sequences must be rectangular (inhomogeneous shape)");
     for (nb::handle item : seq) scan_list(item, depth + 1, s);
@@ -143,18 +144,17 @@ void scan_list(nb::handle h, size_t depth, ListScan& s) {
   }
   if (depth != s.shape.size()) throw OpError("array", "nested sequences must be rectangular (inhomogeneous shape)");
   if (auto v = as_scalar(h)) {
-    ListKind k = std::holds_alternative<bool>(*v) ? ListKind::boolean
+    ListKind k = std::holds_alternative<bool>(*v)      ? ListKind::boolean
                  : std::holds_alternative<int64_t>(*v) ? ListKind::integer
-                 : std::holds_alternative<double>(*v) ? ListKind::floating
-                                                      : ListKind::complex;
+                 : std::holds_alternative<double>(*v)  ? ListKind::floating
+                                                       : ListKind::complex;
     if (int(k) > int(s.kind)) s.kind = k;
     return;
   }
   s.has_arrays = true;
 }
 
-template <class T>
-void fill_list(nb::handle h, std::vector<T>& out) {
+template <class T> void fill_list(nb::handle h, std::vector<T>& out) {
   if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
     for (nb::handle item : nb::borrow<nb::sequence>(h)) fill_list(item, out);
     return;
@@ -162,15 +162,17 @@ void fill_list(nb::handle h, std::vector<T>& out) {
   Scalar v = *as_scalar(h);
   std::visit(
       [&](auto x) {
-        if constexpr (std::is_same_v<T, std::complex<double>>) out.push_back(T(x));
-        else if constexpr (std::is_same_v<decltype(x), std::complex<double>>) out.push_back(T(x.real()));
-        else out.push_back(T(x));
+        if constexpr (std::is_same_v<T, std::complex<double>>)
+          out.push_back(T(x));
+        else if constexpr (std::is_same_v<decltype(x), std::complex<double>>)
+          out.push_back(T(x.real()));
+        else
+          out.push_back(T(x));
       },
       v);
 }
 
-template <class T>
-Array list_array(nb::handle h, const Shape& shape, Dtype source, Dtype target) {
+template <class T> Array list_array(nb::handle h, const Shape& shape, Dtype source, Dtype target) {
   std::vector<T> values;
   values.reserve(size_t(shape_size(shape)));
   fill_list(h, values);

@@ -26,7 +26,7 @@ Array arg_like(nb::handle h, Dtype other, const char* op);
 // Both operands of a binary op, with MLX's weak-scalar rules.
 std::pair<Array, Array> binary_args(nb::handle a, nb::handle b, const char* op);
 
-Stream to_stream(nb::handle h);  // None, a Stream, a Device or a DeviceType
+Stream to_stream(nb::handle h);                   // None, a Stream, a Device or a DeviceType
 void eval_now(const std::vector<Array>& arrays);  // releases the GIL while computing
 nb::object item(const Array& a);
 nb::object tolist(const Array& a);

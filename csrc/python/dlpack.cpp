@@ -75,8 +75,8 @@ Array from_dlpack_capsule(nb::handle capsule) {
   auto* t = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
   const DLTensor& d = t->dl_tensor;
   if (d.device.device_type != 1 && d.device.device_type != 3)  // CPU or CUDA-host memory
-    throw OpError("from_dlpack", "only CPU memory can be imported (device type " +
-                                     std::to_string(d.device.device_type) + ")");
+    throw OpError("from_dlpack",
+                  "only CPU memory can be imported (device type " + std::to_string(d.device.device_type) + ")");
   Dtype dtype = from_dl_type(d.dtype);
   Shape shape(d.shape, d.shape + d.ndim);
   Strides strides = d.strides ? Strides(d.strides, d.strides + d.ndim) : Array::row_strides(shape);

@@ -13,11 +13,11 @@
 namespace nuvec::python {
 namespace {
 
-PyObject* g_op_error = nullptr;          // OpError(ValueError)
-PyObject* g_axis_error = nullptr;        // AxisError(OpError, IndexError)
-PyObject* g_eval_error = nullptr;        // EvalError(RuntimeError)
-PyObject* g_eval_index_error = nullptr;  // EvalIndexError(EvalError, IndexError)
-PyObject* g_eval_memory_error = nullptr; // EvalMemoryError(EvalError, MemoryError)
+PyObject* g_op_error = nullptr;           // OpError(ValueError)
+PyObject* g_axis_error = nullptr;         // AxisError(OpError, IndexError)
+PyObject* g_eval_error = nullptr;         // EvalError(RuntimeError)
+PyObject* g_eval_index_error = nullptr;   // EvalIndexError(EvalError, IndexError)
+PyObject* g_eval_memory_error = nullptr;  // EvalMemoryError(EvalError, MemoryError)
 std::vector<std::string> g_package_dirs;  // frames from files under these are nuvec's own
 
 // Whether a code object belongs to nuvec's Python package (cached by code object).
@@ -154,8 +154,7 @@ void translate(const std::exception_ptr& p, void*) {
       Py_DECREF(f);
     }
     std::string message = e.what();
-    raise(e.is_index ? g_axis_error : g_op_error, e.op_name, message, message.substr(e.op_name.size() + 2), file,
-          line);
+    raise(e.is_index ? g_axis_error : g_op_error, e.op_name, message, message.substr(e.op_name.size() + 2), file, line);
   } catch (const EvalError& e) {
     PyObject* type = e.kind == EvalErrorKind::index    ? g_eval_index_error
                      : e.kind == EvalErrorKind::memory ? g_eval_memory_error
@@ -194,8 +193,9 @@ void init_errors(nb::module_& m) {
   g_eval_memory_error =
       new_exception(m, "EvalMemoryError", Py_BuildValue("(OO)", g_eval_error, PyExc_MemoryError),
                     "Evaluation would exceed the memory limit (set_memory_limit) or the machine's memory.");
-  m.def("_add_internal_dir", [](const std::string& dir) { g_package_dirs.push_back(dir); },
-        "Frames from files under `dir` are nuvec's own: errors name the caller outside them.");
+  m.def(
+      "_add_internal_dir", [](const std::string& dir) { g_package_dirs.push_back(dir); },
+      "Frames from files under `dir` are nuvec's own: errors name the caller outside them.");
   nb::register_exception_translator(&translate);
   set_call_site_hooks({&capture, &release, &describe});
 }

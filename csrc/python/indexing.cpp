@@ -52,10 +52,13 @@ Parsed parse(const Array& x, nb::handle index, const char* op) {
       throw OpError(op, "a Python bool is not a valid index; use a boolean array");
     } else if (is_sequence_index(h)) {
       it.array = to_array(h);
-      if (it.array->dtype() == Dtype::bool_) consumed += std::max(it.array->ndim(), 1);
-      else if (is_integer(it.array->dtype())) ++consumed;
-      else throw OpError(op, std::string("arrays used as indices must be integers or booleans, got ") +
-                                 name_of(it.array->dtype()));
+      if (it.array->dtype() == Dtype::bool_)
+        consumed += std::max(it.array->ndim(), 1);
+      else if (is_integer(it.array->dtype()))
+        ++consumed;
+      else
+        throw OpError(
+            op, std::string("arrays used as indices must be integers or booleans, got ") + name_of(it.array->dtype()));
     } else if (PyLong_Check(h.ptr()) || PySlice_Check(h.ptr()) || PyIndex_Check(h.ptr())) {
       ++consumed;
     } else {
@@ -80,8 +83,8 @@ Parsed parse(const Array& x, nb::handle index, const char* op) {
       const Array& mask = *it.array;
       for (int k = 0; k < mask.ndim(); ++k)
         if (mask.shape(k) != x.shape(axis + k))
-          throw OpError(op, "boolean index of shape does not match the indexed array's axis " + std::to_string(axis + k),
-                        true);
+          throw OpError(
+              op, "boolean index of shape does not match the indexed array's axis " + std::to_string(axis + k), true);
       if (mask.ndim() == 0) throw OpError(op, "0-d boolean indices are not supported");
       Array flags = nonzero_flags(mask, default_stream(default_device()));
       eval_now({flags});  // a data-dependent shape: the mask must be known
@@ -105,8 +108,10 @@ Parsed parse(const Array& x, nb::handle index, const char* op) {
     } else {
       int64_t i = nb::cast<int64_t>(nb::int_(h)), n = x.shape(axis);
       if (i < -n || i >= n)
-        throw OpError(op, "index " + std::to_string(i) + " is out of bounds for axis " + std::to_string(axis) +
-                              " with size " + std::to_string(n), true);
+        throw OpError(op,
+                      "index " + std::to_string(i) + " is out of bounds for axis " + std::to_string(axis) +
+                          " with size " + std::to_string(n),
+                      true);
       p.entries.push_back({Entry::integer, i < 0 ? i + n : i});
       ++axis;
     }
@@ -249,16 +254,13 @@ Array update_item(const Array& x, nb::handle index, nb::handle value, ScatterOp 
   while (int(vs.size()) > rank && vs.front() == 1) vs.erase(vs.begin());
   if (vs != v.shape()) v = reshape(v, vs, s);
   Shape target = broadcast_shapes(result, v.shape(), name);
-  if (target != result)
-    throw OpError(name, "the value cannot be broadcast to the shape of the indexed region");
+  if (target != result) throw OpError(name, "the value cannot be broadcast to the shape of the indexed region");
   return scatter(x, arrays, v, axes, op, s);
 }
 
 namespace {
 // x.at[index]: the pending update's target, as MLX's `ArrayAt`.
-struct AtIndexer {
-  Array x;
-};
+struct AtIndexer { Array x; };
 struct AtTarget {
   Array x;
   nb::object index;
@@ -267,8 +269,7 @@ struct AtTarget {
 
 // One `.at` method: combine with `op`; subtract and divide combine the negated or inverted value
 // (MLX's definition).
-template <ScatterOp op, std::optional<UnaryOp> (*transform)()>
-Array at_update(const AtTarget& t, nb::handle v) {
+template <ScatterOp op, std::optional<UnaryOp> (*transform)()> Array at_update(const AtTarget& t, nb::handle v) {
   if (auto u = transform()) {
     Array value = unary(*u, arg_like(v, t.x.dtype(), op_name(*u)), default_stream(default_device()));
     return update_item(t.x, t.index, nb::cast(value), op);
@@ -288,12 +289,13 @@ void init_indexing(nb::module_& m) {
       .def("maximum", &at_update<ScatterOp::maximum, as_is>, nb::arg("value"))
       .def("minimum", &at_update<ScatterOp::minimum, as_is>, nb::arg("value"));
   nb::class_<AtIndexer>(m, "ArrayAtIndexer")
-      .def("__getitem__", [](const AtIndexer& a, nb::object index) { return AtTarget{a.x, index}; },
-           nb::arg("index").none());
+      .def(
+          "__getitem__", [](const AtIndexer& a, nb::object index) { return AtTarget{a.x, index}; },
+          nb::arg("index").none());
   nb::object cls = m.attr("array");
-  cls.attr("at") = nb::steal(PyObject_CallFunction(
-      (PyObject*)&PyProperty_Type, "O",
-      nb::cpp_function([](const Array& x) { return AtIndexer{x}; }, nb::is_method()).ptr()));
+  cls.attr("at") = nb::steal(
+      PyObject_CallFunction((PyObject*)&PyProperty_Type, "O",
+                            nb::cpp_function([](const Array& x) { return AtIndexer{x}; }, nb::is_method()).ptr()));
   cls.attr("__setitem__") = nb::cpp_function(
       [](Array& x, nb::handle index, nb::handle value) { x = update_item(x, index, value, ScatterOp::set); },
       nb::is_method(), nb::arg("index").none(), nb::arg("value"));

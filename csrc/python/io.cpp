@@ -32,10 +32,14 @@ nb::object gguf_value(const io::GgufValue& v) {
     return out;
   }
   nb::object scalar;
-  if (auto* b = std::get_if<bool>(&v.v)) scalar = nb::bool_(*b);
-  else if (auto* i = std::get_if<int64_t>(&v.v)) scalar = nb::int_(*i);
-  else if (auto* u = std::get_if<uint64_t>(&v.v)) scalar = nb::int_(*u);
-  else scalar = nb::float_(std::get<double>(v.v));
+  if (auto* b = std::get_if<bool>(&v.v))
+    scalar = nb::bool_(*b);
+  else if (auto* i = std::get_if<int64_t>(&v.v))
+    scalar = nb::int_(*i);
+  else if (auto* u = std::get_if<uint64_t>(&v.v))
+    scalar = nb::int_(*u);
+  else
+    scalar = nb::float_(std::get<double>(v.v));
   return nb::cast(to_array(scalar, v.dtype));
 }
 
@@ -61,8 +65,7 @@ io::NamedArrays prepared(io::NamedArrays arrays) {
 
 // Runs a writer without the GIL; a failed file operation raises OSError (FileNotFoundError,
 // PermissionError, ...) as Python's own I/O does.
-template <class F>
-void writing(F&& write) {
+template <class F> void writing(F&& write) {
   try {
     nb::gil_scoped_release release;
     write();
@@ -86,8 +89,8 @@ class ZlibDeflater : public io::Deflater {
   }
   std::string compress(const uint8_t* data, size_t n) override {
     nb::gil_scoped_acquire gil;
-    auto view = nb::steal(PyMemoryView_FromMemory(reinterpret_cast<char*>(const_cast<uint8_t*>(data)),
-                                                  Py_ssize_t(n), PyBUF_READ));
+    auto view = nb::steal(
+        PyMemoryView_FromMemory(reinterpret_cast<char*>(const_cast<uint8_t*>(data)), Py_ssize_t(n), PyBUF_READ));
     if (!view.is_valid()) throw nb::python_error();
     return bytes_of(obj_.attr("compress")(view));
   }

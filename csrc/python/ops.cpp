@@ -27,19 +27,19 @@ Shape to_shape(nb::handle h, const char* op) {
 
 Dtype dtype_or(nb::handle h, Dtype fallback) { return h.is_none() ? fallback : nb::cast<Dtype>(h); }
 
-#define NUVEC_BIND_UNARY(name)                                                                           \
-  m.def(                                                                                                 \
-      #name, [](nb::handle a, nb::handle s) { return unary(UnaryOp::name, arg(a), to_stream(s)); },      \
-      nb::arg("a"), nb::kw_only(), nb::arg("stream").none() = nb::none(), "Element-wise " #name ".");
-#define NUVEC_BIND_BINARY(name)                                                                        \
-  m.def(                                                                                               \
-      #name,                                                                                           \
-      [](nb::handle a, nb::handle b, nb::handle s) {                                                   \
-        auto [x, y] = binary_args(a, b, #name);                                                        \
-        return binary(BinaryOp::name, x, y, to_stream(s));                                             \
-      },                                                                                               \
-      nb::arg("a"), nb::arg("b"), nb::kw_only(), nb::arg("stream").none() = nb::none(), "Element-wise " #name \
-      " with broadcasting.");
+#define NUVEC_BIND_UNARY(name)                                                                                    \
+  m.def(                                                                                                          \
+      #name, [](nb::handle a, nb::handle s) { return unary(UnaryOp::name, arg(a), to_stream(s)); }, nb::arg("a"), \
+      nb::kw_only(), nb::arg("stream").none() = nb::none(), "Element-wise " #name ".");
+#define NUVEC_BIND_BINARY(name)                                                         \
+  m.def(                                                                                \
+      #name,                                                                            \
+      [](nb::handle a, nb::handle b, nb::handle s) {                                    \
+        auto [x, y] = binary_args(a, b, #name);                                         \
+        return binary(BinaryOp::name, x, y, to_stream(s));                              \
+      },                                                                                \
+      nb::arg("a"), nb::arg("b"), nb::kw_only(), nb::arg("stream").none() = nb::none(), \
+      "Element-wise " #name " with broadcasting.");
 
 }  // namespace
 
@@ -61,11 +61,11 @@ void init_ops(nb::module_& m) {
       nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "Replaces NaN and infinities with finite numbers (by default the dtype's extremes).");
   m.def(
-      "degrees", [](nb::handle a, nb::handle s) { return degrees(arg(a), to_stream(s)); }, nb::arg("a"),
-      nb::kw_only(), nb::arg("stream").none() = nb::none(), "Radians to degrees.");
+      "degrees", [](nb::handle a, nb::handle s) { return degrees(arg(a), to_stream(s)); }, nb::arg("a"), nb::kw_only(),
+      nb::arg("stream").none() = nb::none(), "Radians to degrees.");
   m.def(
-      "radians", [](nb::handle a, nb::handle s) { return radians(arg(a), to_stream(s)); }, nb::arg("a"),
-      nb::kw_only(), nb::arg("stream").none() = nb::none(), "Degrees to radians.");
+      "radians", [](nb::handle a, nb::handle s) { return radians(arg(a), to_stream(s)); }, nb::arg("a"), nb::kw_only(),
+      nb::arg("stream").none() = nb::none(), "Degrees to radians.");
 
   // Element-wise binary.
   NUVEC_BINARY_BINDINGS(NUVEC_BIND_BINARY)  // the registry's ops with this signature
@@ -85,7 +85,8 @@ void init_ops(nb::module_& m) {
         return isclose(x, y, rtol, atol, equal_nan, to_stream(s));
       },
       nb::arg("a"), nb::arg("b"), nb::arg("rtol") = 1e-5, nb::arg("atol") = 1e-8, nb::kw_only(),
-      nb::arg("equal_nan") = false, nb::arg("stream").none() = nb::none(), "|a - b| <= atol + rtol * |b|, element-wise.");
+      nb::arg("equal_nan") = false, nb::arg("stream").none() = nb::none(),
+      "|a - b| <= atol + rtol * |b|, element-wise.");
   m.def(
       "allclose",
       [](nb::handle a, nb::handle b, double rtol, double atol, bool equal_nan, nb::handle s) {
@@ -93,7 +94,8 @@ void init_ops(nb::module_& m) {
         return allclose(x, y, rtol, atol, equal_nan, to_stream(s));
       },
       nb::arg("a"), nb::arg("b"), nb::arg("rtol") = 1e-5, nb::arg("atol") = 1e-8, nb::kw_only(),
-      nb::arg("equal_nan") = false, nb::arg("stream").none() = nb::none(), "Whether isclose holds everywhere (a 0-d bool).");
+      nb::arg("equal_nan") = false, nb::arg("stream").none() = nb::none(),
+      "Whether isclose holds everywhere (a 0-d bool).");
   m.def(
       "array_equal",
       [](nb::handle a, nb::handle b, bool equal_nan, nb::handle s) {
@@ -119,23 +121,23 @@ void init_ops(nb::module_& m) {
         if (!hi.is_none()) h = arg_like(hi, x.dtype(), "clip");
         return clip(x, l, h, to_stream(s));
       },
-      nb::arg("a"), nb::arg("a_min").none(), nb::arg("a_max").none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
-      "Limits values to [a_min, a_max] (either may be None).");
+      nb::arg("a"), nb::arg("a_min").none(), nb::arg("a_max").none(), nb::kw_only(),
+      nb::arg("stream").none() = nb::none(), "Limits values to [a_min, a_max] (either may be None).");
 
   // Creation.
   m.def(
       "zeros",
       [](nb::handle shape, nb::handle dtype, nb::handle s) {
-        return full(to_shape(shape, "zeros"), scalar_array(int64_t(0), dtype_or(dtype, Dtype::float32)),
-                    std::nullopt, to_stream(s), "zeros");
+        return full(to_shape(shape, "zeros"), scalar_array(int64_t(0), dtype_or(dtype, Dtype::float32)), std::nullopt,
+                    to_stream(s), "zeros");
       },
       nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "An array of zeros.");
   m.def(
       "ones",
       [](nb::handle shape, nb::handle dtype, nb::handle s) {
-        return full(to_shape(shape, "ones"), scalar_array(int64_t(1), dtype_or(dtype, Dtype::float32)),
-                    std::nullopt, to_stream(s), "ones");
+        return full(to_shape(shape, "ones"), scalar_array(int64_t(1), dtype_or(dtype, Dtype::float32)), std::nullopt,
+                    to_stream(s), "ones");
       },
       nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "An array of ones.");
@@ -147,8 +149,8 @@ void init_ops(nb::module_& m) {
         Array v = arg(vals);
         return full(to_shape(shape, "full"), v, d, to_stream(s));
       },
-      nb::arg("shape"), nb::arg("vals"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
-      "An array of `shape` filled with `vals` (broadcast).");
+      nb::arg("shape"), nb::arg("vals"), nb::arg("dtype").none() = nb::none(), nb::kw_only(),
+      nb::arg("stream").none() = nb::none(), "An array of `shape` filled with `vals` (broadcast).");
   m.def(
       "zeros_like",
       [](const Array& a, nb::handle dtype, nb::handle s) {
@@ -173,10 +175,13 @@ void init_ops(nb::module_& m) {
             throw OpError("arange", "start, stop and step must be numbers");
           return nb::cast<double>(nb::float_(h));
         };
-        bool ints = PyLong_Check(a.ptr()) && (b.is_none() || PyLong_Check(b.ptr())) && (c.is_none() || PyLong_Check(c.ptr()));
+        bool ints =
+            PyLong_Check(a.ptr()) && (b.is_none() || PyLong_Check(b.ptr())) && (c.is_none() || PyLong_Check(c.ptr()));
         double start = 0, stop, step = c.is_none() ? 1.0 : num(c);
-        if (b.is_none()) stop = num(a);
-        else start = num(a), stop = num(b);
+        if (b.is_none())
+          stop = num(a);
+        else
+          start = num(a), stop = num(b);
         return arange(start, stop, step, dtype_or(dtype, ints ? Dtype::int32 : Dtype::float32), to_stream(s));
       },
       nb::arg("start"), nb::arg("stop").none() = nb::none(), nb::arg("step").none() = nb::none(), nb::kw_only(),
@@ -194,8 +199,8 @@ void init_ops(nb::module_& m) {
       [](int64_t n, std::optional<int64_t> mcols, int64_t k, nb::handle dtype, nb::handle s) {
         return eye(n, mcols.value_or(n), k, dtype_or(dtype, Dtype::float32), to_stream(s));
       },
-      nb::arg("n"), nb::arg("m").none() = nb::none(), nb::arg("k") = 0, nb::arg("dtype").none() = nb::none(), nb::kw_only(),
-      nb::arg("stream").none() = nb::none(), "Ones on the k-th diagonal, zeros elsewhere.");
+      nb::arg("n"), nb::arg("m").none() = nb::none(), nb::arg("k") = 0, nb::arg("dtype").none() = nb::none(),
+      nb::kw_only(), nb::arg("stream").none() = nb::none(), "Ones on the k-th diagonal, zeros elsewhere.");
   m.def(
       "identity",
       [](int64_t n, nb::handle dtype, nb::handle s) {
@@ -208,8 +213,8 @@ void init_ops(nb::module_& m) {
       [](int64_t n, std::optional<int64_t> mcols, int64_t k, nb::handle dtype, nb::handle s) {
         return tri(n, mcols.value_or(n), k, dtype_or(dtype, Dtype::float32), to_stream(s));
       },
-      nb::arg("n"), nb::arg("m").none() = nb::none(), nb::arg("k") = 0, nb::arg("dtype").none() = nb::none(), nb::kw_only(),
-      nb::arg("stream").none() = nb::none(), "Ones at and below the k-th diagonal.");
+      nb::arg("n"), nb::arg("m").none() = nb::none(), nb::arg("k") = 0, nb::arg("dtype").none() = nb::none(),
+      nb::kw_only(), nb::arg("stream").none() = nb::none(), "Ones at and below the k-th diagonal.");
   m.def(
       "tril", [](nb::handle x, int64_t k, nb::handle s) { return tril(arg(x), k, to_stream(s)); }, nb::arg("x"),
       nb::arg("k") = 0, nb::kw_only(), nb::arg("stream").none() = nb::none(), "Zeros above the k-th diagonal.");
@@ -226,7 +231,9 @@ void init_ops(nb::module_& m) {
   // Layout.
   m.def(
       "reshape",
-      [](nb::handle a, nb::handle shape, nb::handle s) { return reshape(arg(a), to_shape(shape, "reshape"), to_stream(s)); },
+      [](nb::handle a, nb::handle shape, nb::handle s) {
+        return reshape(arg(a), to_shape(shape, "reshape"), to_stream(s));
+      },
       nb::arg("a"), nb::arg("shape"), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "The same elements in a new shape (a view when strides allow).");
   m.def(

@@ -35,7 +35,8 @@ void init_runtime(nb::module_& m) {
   for (int i = 0; i < kNumDtypes; ++i) names[i] = Dtype(i) == Dtype::bool_ ? "bool_" : name_of(Dtype(i));
   nb::enum_<Dtype> dtype(m, "Dtype", "An element type.");
   for (int i = 0; i < kNumDtypes; ++i) dtype.value(names[i].c_str(), Dtype(i));
-  dtype.def_prop_ro("size", [](Dtype d) { return size_of(d); }, "Bytes per element.")
+  dtype.def_prop_ro(
+           "size", [](Dtype d) { return size_of(d); }, "Bytes per element.")
       .def("__repr__", [](Dtype d) { return std::string("nuvec.") + name_of(d); })
       .def("__str__", [](Dtype d) { return std::string("nuvec.") + name_of(d); });
   for (int i = 0; i < kNumDtypes; ++i) m.attr(names[i].c_str()) = nb::cast(Dtype(i));
@@ -56,8 +57,10 @@ void init_runtime(nb::module_& m) {
   nb::class_<Stream>(m, "Stream", "A queue of work on a device.")
       .def_ro("device", &Stream::device)
       .def_ro("index", &Stream::index)
-      .def("__repr__", [](const Stream& s) { return "Stream(" + device_repr(s.device) + ", " + std::to_string(s.index) + ")"; })
-      .def("__eq__", [](const Stream& a, nb::handle b) { return nb::isinstance<Stream>(b) && nb::cast<Stream>(b) == a; });
+      .def("__repr__",
+           [](const Stream& s) { return "Stream(" + device_repr(s.device) + ", " + std::to_string(s.index) + ")"; })
+      .def("__eq__",
+           [](const Stream& a, nb::handle b) { return nb::isinstance<Stream>(b) && nb::cast<Stream>(b) == a; });
 
   m.def("is_available", &is_available, nb::arg("device"), "Whether the device can run work in this build.");
   m.def("default_device", &default_device, "The device ops run on by default.");
@@ -71,8 +74,10 @@ void init_runtime(nb::module_& m) {
       "synchronize",
       [](nb::handle s) {
         nb::gil_scoped_release release;
-        if (s.is_none()) synchronize_all();
-        else synchronize(nb::cast<Stream>(s));
+        if (s.is_none())
+          synchronize_all();
+        else
+          synchronize(nb::cast<Stream>(s));
       },
       nb::arg("stream").none() = nb::none(), "Waits for the work queued on the stream (all streams by default).");
 

@@ -54,187 +54,216 @@ nb::list to_list(const std::vector<Array>& xs) {
 void init_shape(nb::module_& m) {
   auto S = [](nb::handle s) { return to_stream(s); };
 #define STREAM nb::kw_only(), nb::arg("stream").none() = nb::none()
-  m.def("flatten", [=](nb::handle a, int start, int end, nb::handle s) { return flatten(arg(a), start, end, S(s)); },
-        nb::arg("a"), nb::arg("start_axis") = 0, nb::arg("end_axis") = -1, STREAM,
-        "Merges axes start_axis..end_axis into one.");
-  m.def("unflatten",
-        [=](nb::handle a, int axis, nb::handle shape, nb::handle s) {
-          return unflatten(arg(a), axis, int_list(shape, "unflatten"), S(s));
-        },
-        nb::arg("a"), nb::arg("axis"), nb::arg("shape"), STREAM, "Splits one axis into `shape`.");
-  m.def("squeeze",
-        [=](nb::handle a, nb::handle axis, nb::handle s) {
-          std::optional<std::vector<int>> ax;
-          if (!axis.is_none()) ax = axis_list(axis, "squeeze");
-          return squeeze(arg(a), ax, S(s));
-        },
-        nb::arg("a"), nb::arg("axis").none() = nb::none(), STREAM, "Removes axes of size 1.");
-  m.def("expand_dims",
-        [=](nb::handle a, nb::handle axis, nb::handle s) { return expand_dims(arg(a), axis_list(axis, "expand_dims"), S(s)); },
-        nb::arg("a"), nb::arg("axis"), STREAM, "Inserts axes of size 1.");
-  m.def("swapaxes", [=](nb::handle a, int x, int y, nb::handle s) { return swapaxes(arg(a), x, y, S(s)); },
-        nb::arg("a"), nb::arg("axis1"), nb::arg("axis2"), STREAM, "Swaps two axes (a view).");
-  m.def("moveaxis", [=](nb::handle a, int x, int y, nb::handle s) { return moveaxis(arg(a), x, y, S(s)); },
-        nb::arg("a"), nb::arg("source"), nb::arg("destination"), STREAM, "Moves an axis (a view).");
-  m.def("broadcast_arrays",
-        [=](nb::args xs, nb::kwargs kw) {
-          std::vector<Array> arrays;
-          for (nb::handle x : xs) arrays.push_back(arg(x));
-          return to_list(broadcast_arrays(arrays, to_stream(kw.contains("stream") ? kw["stream"] : nb::none())));
-        },
-        "Broadcasts the arrays against each other.");
+  m.def(
+      "flatten", [=](nb::handle a, int start, int end, nb::handle s) { return flatten(arg(a), start, end, S(s)); },
+      nb::arg("a"), nb::arg("start_axis") = 0, nb::arg("end_axis") = -1, STREAM,
+      "Merges axes start_axis..end_axis into one.");
+  m.def(
+      "unflatten",
+      [=](nb::handle a, int axis, nb::handle shape, nb::handle s) {
+        return unflatten(arg(a), axis, int_list(shape, "unflatten"), S(s));
+      },
+      nb::arg("a"), nb::arg("axis"), nb::arg("shape"), STREAM, "Splits one axis into `shape`.");
+  m.def(
+      "squeeze",
+      [=](nb::handle a, nb::handle axis, nb::handle s) {
+        std::optional<std::vector<int>> ax;
+        if (!axis.is_none()) ax = axis_list(axis, "squeeze");
+        return squeeze(arg(a), ax, S(s));
+      },
+      nb::arg("a"), nb::arg("axis").none() = nb::none(), STREAM, "Removes axes of size 1.");
+  m.def(
+      "expand_dims",
+      [=](nb::handle a, nb::handle axis, nb::handle s) {
+        return expand_dims(arg(a), axis_list(axis, "expand_dims"), S(s));
+      },
+      nb::arg("a"), nb::arg("axis"), STREAM, "Inserts axes of size 1.");
+  m.def(
+      "swapaxes", [=](nb::handle a, int x, int y, nb::handle s) { return swapaxes(arg(a), x, y, S(s)); }, nb::arg("a"),
+      nb::arg("axis1"), nb::arg("axis2"), STREAM, "Swaps two axes (a view).");
+  m.def(
+      "moveaxis", [=](nb::handle a, int x, int y, nb::handle s) { return moveaxis(arg(a), x, y, S(s)); }, nb::arg("a"),
+      nb::arg("source"), nb::arg("destination"), STREAM, "Moves an axis (a view).");
+  m.def(
+      "broadcast_arrays",
+      [=](nb::args xs, nb::kwargs kw) {
+        std::vector<Array> arrays;
+        for (nb::handle x : xs) arrays.push_back(arg(x));
+        return to_list(broadcast_arrays(arrays, to_stream(kw.contains("stream") ? kw["stream"] : nb::none())));
+      },
+      "Broadcasts the arrays against each other.");
   for (int n = 1; n <= 3; ++n) {
     std::string name = "atleast_" + std::to_string(n) + "d";
-    m.def(name.c_str(),
-          [=](nb::args xs, nb::kwargs kw) -> nb::object {
-            Stream s = to_stream(kw.contains("stream") ? kw["stream"] : nb::none());
-            std::vector<Array> out;
-            for (nb::handle x : xs) out.push_back(atleast_nd(arg(x), n, s));
-            if (out.size() == 1) return nb::cast(out[0]);
-            return to_list(out);
-          },
-          "Views with at least this many dimensions.");
+    m.def(
+        name.c_str(),
+        [=](nb::args xs, nb::kwargs kw) -> nb::object {
+          Stream s = to_stream(kw.contains("stream") ? kw["stream"] : nb::none());
+          std::vector<Array> out;
+          for (nb::handle x : xs) out.push_back(atleast_nd(arg(x), n, s));
+          if (out.size() == 1) return nb::cast(out[0]);
+          return to_list(out);
+        },
+        "Views with at least this many dimensions.");
   }
-  m.def("concatenate",
-        [=](nb::handle xs, nb::handle axis, nb::handle s) {
-          return concatenate(array_list(xs, "concatenate"), optional_axis(axis), S(s));
-        },
-        nb::arg("arrays"), nb::arg("axis").none() = 0, STREAM, "Joins arrays along an axis (None flattens).");
+  m.def(
+      "concatenate",
+      [=](nb::handle xs, nb::handle axis, nb::handle s) {
+        return concatenate(array_list(xs, "concatenate"), optional_axis(axis), S(s));
+      },
+      nb::arg("arrays"), nb::arg("axis").none() = 0, STREAM, "Joins arrays along an axis (None flattens).");
   m.attr("concat") = m.attr("concatenate");
-  m.def("stack", [=](nb::handle xs, int axis, nb::handle s) { return stack(array_list(xs, "stack"), axis, S(s)); },
-        nb::arg("arrays"), nb::arg("axis") = 0, STREAM, "Joins arrays along a new axis.");
-  m.def("split",
-        [=](nb::handle a, nb::handle sections, int axis, nb::handle s) {
-          Array x = arg(a);
-          if (PyLong_Check(sections.ptr())) return to_list(split_sections(x, nb::cast<int64_t>(sections), axis, S(s)));
-          return to_list(split(x, int_list(sections, "split"), axis, S(s)));
-        },
-        nb::arg("a"), nb::arg("indices_or_sections"), nb::arg("axis") = 0, STREAM,
-        "Splits into equal sections or at the given indices (views).");
-  m.def("tile", [=](nb::handle a, nb::handle reps, nb::handle s) { return tile(arg(a), int_list(reps, "tile"), S(s)); },
-        nb::arg("a"), nb::arg("reps"), STREAM, "Repeats the whole array along each axis.");
-  m.def("repeat",
-        [=](nb::handle a, int64_t repeats, nb::handle axis, nb::handle s) {
-          return repeat(arg(a), repeats, optional_axis(axis), S(s));
-        },
-        nb::arg("array"), nb::arg("repeats"), nb::arg("axis").none() = nb::none(), STREAM,
-        "Repeats each element (flattened when axis is None).");
-  m.def("pad",
-        [=](nb::handle a, nb::handle width, const std::string& mode, nb::handle value, nb::handle s) {
-          Array x = arg(a);
-          std::vector<std::pair<int64_t, int64_t>> pw;
-          // int, (before, after), or one pair per axis, as NumPy.
-          if (PyLong_Check(width.ptr())) {
-            int64_t w = nb::cast<int64_t>(width);
-            pw.assign(x.ndim(), {w, w});
+  m.def(
+      "stack", [=](nb::handle xs, int axis, nb::handle s) { return stack(array_list(xs, "stack"), axis, S(s)); },
+      nb::arg("arrays"), nb::arg("axis") = 0, STREAM, "Joins arrays along a new axis.");
+  m.def(
+      "split",
+      [=](nb::handle a, nb::handle sections, int axis, nb::handle s) {
+        Array x = arg(a);
+        if (PyLong_Check(sections.ptr())) return to_list(split_sections(x, nb::cast<int64_t>(sections), axis, S(s)));
+        return to_list(split(x, int_list(sections, "split"), axis, S(s)));
+      },
+      nb::arg("a"), nb::arg("indices_or_sections"), nb::arg("axis") = 0, STREAM,
+      "Splits into equal sections or at the given indices (views).");
+  m.def(
+      "tile", [=](nb::handle a, nb::handle reps, nb::handle s) { return tile(arg(a), int_list(reps, "tile"), S(s)); },
+      nb::arg("a"), nb::arg("reps"), STREAM, "Repeats the whole array along each axis.");
+  m.def(
+      "repeat",
+      [=](nb::handle a, int64_t repeats, nb::handle axis, nb::handle s) {
+        return repeat(arg(a), repeats, optional_axis(axis), S(s));
+      },
+      nb::arg("array"), nb::arg("repeats"), nb::arg("axis").none() = nb::none(), STREAM,
+      "Repeats each element (flattened when axis is None).");
+  m.def(
+      "pad",
+      [=](nb::handle a, nb::handle width, const std::string& mode, nb::handle value, nb::handle s) {
+        Array x = arg(a);
+        std::vector<std::pair<int64_t, int64_t>> pw;
+        // int, (before, after), or one pair per axis, as NumPy.
+        if (PyLong_Check(width.ptr())) {
+          int64_t w = nb::cast<int64_t>(width);
+          pw.assign(x.ndim(), {w, w});
+        } else {
+          nb::sequence seq = nb::borrow<nb::sequence>(width);
+          bool pairs = nb::len(seq) > 0 && !PyLong_Check(seq[0].ptr());
+          if (!pairs) {
+            auto v = int_list(width, "pad");
+            if (v.size() == 1) v.push_back(v[0]);
+            if (v.size() != 2) throw OpError("pad", "pad_width must be an int, a pair, or one pair per axis");
+            pw.assign(x.ndim(), {v[0], v[1]});
+          } else if (nb::len(seq) == 1) {
+            auto v = int_list(seq[0], "pad");
+            if (v.size() == 1) v.push_back(v[0]);
+            pw.assign(x.ndim(), {v.at(0), v.at(1)});
           } else {
-            nb::sequence seq = nb::borrow<nb::sequence>(width);
-            bool pairs = nb::len(seq) > 0 && !PyLong_Check(seq[0].ptr());
-            if (!pairs) {
-              auto v = int_list(width, "pad");
+            for (nb::handle p : seq) {
+              auto v = int_list(p, "pad");
               if (v.size() == 1) v.push_back(v[0]);
-              if (v.size() != 2) throw OpError("pad", "pad_width must be an int, a pair, or one pair per axis");
-              pw.assign(x.ndim(), {v[0], v[1]});
-            } else if (nb::len(seq) == 1) {
-              auto v = int_list(seq[0], "pad");
-              if (v.size() == 1) v.push_back(v[0]);
-              pw.assign(x.ndim(), {v.at(0), v.at(1)});
-            } else {
-              for (nb::handle p : seq) {
-                auto v = int_list(p, "pad");
-                if (v.size() == 1) v.push_back(v[0]);
-                if (v.size() != 2) throw OpError("pad", "each pad_width entry must be a (before, after) pair");
-                pw.emplace_back(v[0], v[1]);
-              }
+              if (v.size() != 2) throw OpError("pad", "each pad_width entry must be a (before, after) pair");
+              pw.emplace_back(v[0], v[1]);
             }
           }
-          return pad(x, pw, mode, arg_like(value, x.dtype(), "pad"), S(s));
-        },
-        nb::arg("a"), nb::arg("pad_width"), nb::arg("mode") = "constant", nb::arg("constant_values") = 0, STREAM,
-        "Pads with a constant or the edge values.");
-  m.def("roll",
-        [=](nb::handle a, nb::handle shift, nb::handle axis, nb::handle s) {
-          std::optional<std::vector<int>> ax;
-          if (!axis.is_none()) ax = axis_list(axis, "roll");
-          return roll(arg(a), int_list(shift, "roll"), ax, S(s));
-        },
-        nb::arg("a"), nb::arg("shift"), nb::arg("axis").none() = nb::none(), STREAM,
-        "Rolls elements along axes (flattened when axis is None).");
-  m.def("as_strided",
-        [=](nb::handle a, nb::handle shape, nb::handle strides, int64_t offset, nb::handle s) {
-          Array x = arg(a);
-          Shape sh = shape.is_none() ? x.shape() : int_list(shape, "as_strided");
-          Strides st = strides.is_none() ? Array::row_strides(sh) : int_list(strides, "as_strided");
-          return as_strided(x, sh, st, offset, S(s));
-        },
-        nb::arg("a"), nb::arg("shape").none() = nb::none(), nb::arg("strides").none() = nb::none(),
-        nb::arg("offset") = 0, STREAM, "A view of the row-major data with these strides (in elements).");
-  m.def("contiguous", [=](nb::handle a, bool, nb::handle s) { return contiguous(arg(a), S(s)); }, nb::arg("a"),
-        nb::kw_only(), nb::arg("allow_col_major") = false, nb::arg("stream").none() = nb::none(),
-        "The array in row-major order (a copy only when needed).");
-  m.def("meshgrid",
-        [=](nb::args xs, bool sparse, const std::string& indexing, nb::handle s) {
-          std::vector<Array> arrays;
-          for (nb::handle x : xs) arrays.push_back(arg(x));
-          return to_list(meshgrid(arrays, sparse, indexing, S(s)));
-        },
-        nb::arg("arrays"), nb::arg("sparse") = false, nb::arg("indexing") = "xy", nb::arg("stream").none() = nb::none(),
-        "Coordinate grids.");
-  m.def("diagonal",
-        [=](nb::handle a, int64_t offset, int axis1, int axis2, nb::handle s) {
-          return diagonal(arg(a), offset, axis1, axis2, S(s));
-        },
-        nb::arg("a"), nb::arg("offset") = 0, nb::arg("axis1") = 0, nb::arg("axis2") = 1, STREAM,
-        "The diagonal of two axes, as the last axis (a view).");
-  m.def("diag", [=](nb::handle a, int64_t k, nb::handle s) { return diag(arg(a), k, S(s)); }, nb::arg("a"),
-        nb::arg("k") = 0, STREAM, "A diagonal of a matrix, or a matrix with the vector on a diagonal.");
-  m.def("kron", [=](nb::handle a, nb::handle b, nb::handle s) { return kron(arg(a), arg(b), S(s)); }, nb::arg("a"),
-        nb::arg("b"), STREAM, "The Kronecker product.");
+        }
+        return pad(x, pw, mode, arg_like(value, x.dtype(), "pad"), S(s));
+      },
+      nb::arg("a"), nb::arg("pad_width"), nb::arg("mode") = "constant", nb::arg("constant_values") = 0, STREAM,
+      "Pads with a constant or the edge values.");
+  m.def(
+      "roll",
+      [=](nb::handle a, nb::handle shift, nb::handle axis, nb::handle s) {
+        std::optional<std::vector<int>> ax;
+        if (!axis.is_none()) ax = axis_list(axis, "roll");
+        return roll(arg(a), int_list(shift, "roll"), ax, S(s));
+      },
+      nb::arg("a"), nb::arg("shift"), nb::arg("axis").none() = nb::none(), STREAM,
+      "Rolls elements along axes (flattened when axis is None).");
+  m.def(
+      "as_strided",
+      [=](nb::handle a, nb::handle shape, nb::handle strides, int64_t offset, nb::handle s) {
+        Array x = arg(a);
+        Shape sh = shape.is_none() ? x.shape() : int_list(shape, "as_strided");
+        Strides st = strides.is_none() ? Array::row_strides(sh) : int_list(strides, "as_strided");
+        return as_strided(x, sh, st, offset, S(s));
+      },
+      nb::arg("a"), nb::arg("shape").none() = nb::none(), nb::arg("strides").none() = nb::none(), nb::arg("offset") = 0,
+      STREAM, "A view of the row-major data with these strides (in elements).");
+  m.def(
+      "contiguous", [=](nb::handle a, bool, nb::handle s) { return contiguous(arg(a), S(s)); }, nb::arg("a"),
+      nb::kw_only(), nb::arg("allow_col_major") = false, nb::arg("stream").none() = nb::none(),
+      "The array in row-major order (a copy only when needed).");
+  m.def(
+      "meshgrid",
+      [=](nb::args xs, bool sparse, const std::string& indexing, nb::handle s) {
+        std::vector<Array> arrays;
+        for (nb::handle x : xs) arrays.push_back(arg(x));
+        return to_list(meshgrid(arrays, sparse, indexing, S(s)));
+      },
+      nb::arg("arrays"), nb::arg("sparse") = false, nb::arg("indexing") = "xy", nb::arg("stream").none() = nb::none(),
+      "Coordinate grids.");
+  m.def(
+      "diagonal",
+      [=](nb::handle a, int64_t offset, int axis1, int axis2, nb::handle s) {
+        return diagonal(arg(a), offset, axis1, axis2, S(s));
+      },
+      nb::arg("a"), nb::arg("offset") = 0, nb::arg("axis1") = 0, nb::arg("axis2") = 1, STREAM,
+      "The diagonal of two axes, as the last axis (a view).");
+  m.def(
+      "diag", [=](nb::handle a, int64_t k, nb::handle s) { return diag(arg(a), k, S(s)); }, nb::arg("a"),
+      nb::arg("k") = 0, STREAM, "A diagonal of a matrix, or a matrix with the vector on a diagonal.");
+  m.def(
+      "kron", [=](nb::handle a, nb::handle b, nb::handle s) { return kron(arg(a), arg(b), S(s)); }, nb::arg("a"),
+      nb::arg("b"), STREAM, "The Kronecker product.");
 
-  m.def("take",
-        [=](nb::handle a, nb::handle idx, nb::handle axis, nb::handle s) {
-          Array i = PyLong_Check(idx.ptr()) ? scalar_array(nb::cast<int64_t>(idx)) : arg(idx);
-          return take(arg(a), i, optional_axis(axis), S(s));
-        },
-        nb::arg("a"), nb::arg("indices"), nb::arg("axis").none() = nb::none(), STREAM,
-        "Elements at the indices along an axis (of the flattened array when axis is None).");
-  m.def("take_along_axis",
-        [=](nb::handle a, nb::handle idx, nb::handle axis, nb::handle s) {
-          return take_along_axis(arg(a), arg(idx), optional_axis(axis), S(s));
-        },
-        nb::arg("a"), nb::arg("indices"), nb::arg("axis").none(), STREAM, "NumPy's take_along_axis.");
-  m.def("put_along_axis",
-        [=](nb::handle a, nb::handle idx, nb::handle values, nb::handle axis, nb::handle s) {
-          Array x = arg(a);
-          return put_along_axis(x, arg(idx), arg_like(values, x.dtype(), "put_along_axis"), optional_axis(axis), S(s));
-        },
-        nb::arg("a"), nb::arg("indices"), nb::arg("values"), nb::arg("axis").none(), STREAM,
-        "A copy of a with values put at the indices along an axis.");
-  m.def("slice",
-        [=](nb::handle a, nb::handle start, nb::handle axes, nb::handle sizes, nb::handle s) {
-          Array st = PyList_Check(start.ptr()) || PyTuple_Check(start.ptr()) ? to_array(start, Dtype::int64) : arg(start);
-          return slice_dynamic(arg(a), st, axis_list(axes, "slice"), int_list(sizes, "slice"), S(s));
-        },
-        nb::arg("a"), nb::arg("start_indices"), nb::arg("axes"), nb::arg("slice_size"), STREAM,
-        "A slice whose start is an array (known only when evaluated).");
-  m.def("slice_update",
-        [=](nb::handle a, nb::handle update, nb::handle start, nb::handle axes, nb::handle s) {
-          Array st = PyList_Check(start.ptr()) || PyTuple_Check(start.ptr()) ? to_array(start, Dtype::int64) : arg(start);
-          Array x = arg(a);
-          return slice_update_dynamic(x, arg_like(update, x.dtype(), "slice_update"), st, axis_list(axes, "slice_update"),
-                                      S(s));
-        },
-        nb::arg("a"), nb::arg("update"), nb::arg("start_indices"), nb::arg("axes"), STREAM,
-        "A copy of a with `update` written at an array-valued start.");
-  m.def("nonzero",
-        [](nb::handle a) {
-          nb::list l;
-          Array flags = nonzero_flags(arg(a), default_stream(default_device()));
-          eval_now({flags});
-          for (const Array& x : nonzero(flags)) l.append(nb::cast(x));
-          return nb::tuple(l);
-        },
-        nb::arg("a"), "Indices of the nonzero elements, one int64 array per axis (evaluates a now).");
+  m.def(
+      "take",
+      [=](nb::handle a, nb::handle idx, nb::handle axis, nb::handle s) {
+        Array i = PyLong_Check(idx.ptr()) ? scalar_array(nb::cast<int64_t>(idx)) : arg(idx);
+        return take(arg(a), i, optional_axis(axis), S(s));
+      },
+      nb::arg("a"), nb::arg("indices"), nb::arg("axis").none() = nb::none(), STREAM,
+      "Elements at the indices along an axis (of the flattened array when axis is None).");
+  m.def(
+      "take_along_axis",
+      [=](nb::handle a, nb::handle idx, nb::handle axis, nb::handle s) {
+        return take_along_axis(arg(a), arg(idx), optional_axis(axis), S(s));
+      },
+      nb::arg("a"), nb::arg("indices"), nb::arg("axis").none(), STREAM, "NumPy's take_along_axis.");
+  m.def(
+      "put_along_axis",
+      [=](nb::handle a, nb::handle idx, nb::handle values, nb::handle axis, nb::handle s) {
+        Array x = arg(a);
+        return put_along_axis(x, arg(idx), arg_like(values, x.dtype(), "put_along_axis"), optional_axis(axis), S(s));
+      },
+      nb::arg("a"), nb::arg("indices"), nb::arg("values"), nb::arg("axis").none(), STREAM,
+      "A copy of a with values put at the indices along an axis.");
+  m.def(
+      "slice",
+      [=](nb::handle a, nb::handle start, nb::handle axes, nb::handle sizes, nb::handle s) {
+        Array st = PyList_Check(start.ptr()) || PyTuple_Check(start.ptr()) ? to_array(start, Dtype::int64) : arg(start);
+        return slice_dynamic(arg(a), st, axis_list(axes, "slice"), int_list(sizes, "slice"), S(s));
+      },
+      nb::arg("a"), nb::arg("start_indices"), nb::arg("axes"), nb::arg("slice_size"), STREAM,
+      "A slice whose start is an array (known only when evaluated).");
+  m.def(
+      "slice_update",
+      [=](nb::handle a, nb::handle update, nb::handle start, nb::handle axes, nb::handle s) {
+        Array st = PyList_Check(start.ptr()) || PyTuple_Check(start.ptr()) ? to_array(start, Dtype::int64) : arg(start);
+        Array x = arg(a);
+        return slice_update_dynamic(x, arg_like(update, x.dtype(), "slice_update"), st, axis_list(axes, "slice_update"),
+                                    S(s));
+      },
+      nb::arg("a"), nb::arg("update"), nb::arg("start_indices"), nb::arg("axes"), STREAM,
+      "A copy of a with `update` written at an array-valued start.");
+  m.def(
+      "nonzero",
+      [](nb::handle a) {
+        nb::list l;
+        Array flags = nonzero_flags(arg(a), default_stream(default_device()));
+        eval_now({flags});
+        for (const Array& x : nonzero(flags)) l.append(nb::cast(x));
+        return nb::tuple(l);
+      },
+      nb::arg("a"), "Indices of the nonzero elements, one int64 array per axis (evaluates a now).");
 #undef STREAM
 }
 

@@ -26,8 +26,7 @@ ReferenceBackend* g_reference[2] = {};
 
 nb::object to_numpy(const Array& a) { return nb::module_::import_("numpy").attr("asarray")(nb::cast(a)); }
 
-template <DeviceType D>
-void run_python(const Primitive& p, const std::vector<Array>& in, std::vector<Array>& out) {
+template <DeviceType D> void run_python(const Primitive& p, const std::vector<Array>& in, std::vector<Array>& out) {
   nb::gil_scoped_acquire gil;
   ReferenceBackend* r = g_reference[int(D)];
   if (!r || !r->kernels.contains(p.name())) missing_kernel(D);
@@ -43,13 +42,10 @@ void run_python(const Primitive& p, const std::vector<Array>& in, std::vector<Ar
     if (bytes.size() != o.nbytes()) throw KernelError(EvalErrorKind::other, "the reference kernel gave the wrong size");
     o.allocate_contiguous();
     std::memcpy(o.data_bytes(), bytes.c_str(), bytes.size());
-  } catch (nb::python_error& e) {
-    throw KernelError(EvalErrorKind::other, e.what());
-  }
+  } catch (nb::python_error& e) { throw KernelError(EvalErrorKind::other, e.what()); }
 }
 
-template <DeviceType D>
-void install(nb::dict kernels) {
+template <DeviceType D> void install(nb::dict kernels) {
   if (g_reference[int(D)]) throw OpError("_testing_register_backend", "a reference backend is already registered");
   auto* r = new ReferenceBackend();
   r->backend.name = "reference";
@@ -68,8 +64,10 @@ void init_testing(nb::module_& m) {
   m.def(
       "_testing_register_backend",
       [](DeviceType d, nb::dict kernels) {
-        if (d == DeviceType::cpu) install<DeviceType::cpu>(std::move(kernels));
-        else install<DeviceType::gpu>(std::move(kernels));
+        if (d == DeviceType::cpu)
+          install<DeviceType::cpu>(std::move(kernels));
+        else
+          install<DeviceType::gpu>(std::move(kernels));
       },
       nb::arg("device"), nb::arg("kernels"),
       "Registers a reference backend for the device type whose kernels are the Python functions in `kernels`, "

@@ -6,9 +6,9 @@
 
 #include <string>
 
+#include "core/primitives/custom.h"
 #include "python/callbacks.h"
 #include "python/convert.h"
-#include "core/primitives/custom.h"
 #include "transforms/autodiff.h"
 
 namespace nuvec::python {
@@ -16,9 +16,10 @@ namespace {
 
 CustomRule rule(nb::callable f, const char* what) {
   auto cb = std::make_shared<PyCallback>(f);
-  return [cb, what](const std::vector<Array>& primals, const std::vector<Array>& seeds, const std::vector<Array>& outs) {
-    return array_list(cb->get()(primals, seeds, outs), "custom_function", what);
-  };
+  return
+      [cb, what](const std::vector<Array>& primals, const std::vector<Array>& seeds, const std::vector<Array>& outs) {
+        return array_list(cb->get()(primals, seeds, outs), "custom_function", what);
+      };
 }
 
 CustomVmapRule vmap_rule(nb::callable f) {

@@ -58,8 +58,10 @@ std::pair<std::vector<Array>, std::vector<Array>> vjp(const ArrayFn& fun, const 
   std::unordered_map<Node*, Array> cot;
   auto accumulate = [&](const Array& target, const Array& g) {
     auto it = cot.find(target.node());
-    if (it == cot.end()) cot.emplace(target.node(), g);
-    else it->second = binary(BinaryOp::add, it->second, g, s);
+    if (it == cot.end())
+      cot.emplace(target.node(), g);
+    else
+      it->second = binary(BinaryOp::add, it->second, g, s);
   };
   for (size_t i = 0; i < outputs.size(); ++i) {
     check_cotangent(outputs[i], cotangents[i], i);
@@ -82,7 +84,8 @@ std::pair<std::vector<Array>, std::vector<Array>> vjp(const ArrayFn& fun, const 
     for (const Array& o : outs) {
       auto c = cot.find(o.node());
       any |= c != cot.end();
-      cots.push_back(c != cot.end() ? c->second : full(o.shape(), scalar_array(int64_t(0), o.dtype()), std::nullopt, s));
+      cots.push_back(c != cot.end() ? c->second
+                                    : full(o.shape(), scalar_array(int64_t(0), o.dtype()), std::nullopt, s));
     }
     if (!any) continue;
     std::vector<int> argnums;
@@ -96,9 +99,9 @@ std::pair<std::vector<Array>, std::vector<Array>> vjp(const ArrayFn& fun, const 
   std::vector<Array> result;
   for (size_t i = 0; i < tracers.size(); ++i) {
     auto c = cot.find(tracers[i].node());
-    result.push_back(c != cot.end() ? c->second
-                                    : full(primals[i].shape(), scalar_array(int64_t(0), primals[i].dtype()),
-                                           std::nullopt, s));
+    result.push_back(c != cot.end()
+                         ? c->second
+                         : full(primals[i].shape(), scalar_array(int64_t(0), primals[i].dtype()), std::nullopt, s));
   }
   return {outputs, result};
 }
@@ -106,8 +109,8 @@ std::pair<std::vector<Array>, std::vector<Array>> vjp(const ArrayFn& fun, const 
 std::pair<std::vector<Array>, std::vector<Array>> jvp(const ArrayFn& fun, const std::vector<Array>& primals,
                                                       const std::vector<Array>& tangents) {
   if (primals.size() != tangents.size())
-    throw OpError("jvp", "got " + std::to_string(tangents.size()) + " tangents for " +
-                             std::to_string(primals.size()) + " primals");
+    throw OpError("jvp", "got " + std::to_string(tangents.size()) + " tangents for " + std::to_string(primals.size()) +
+                             " primals");
   for (size_t i = 0; i < primals.size(); ++i)
     if (primals[i].shape() != tangents[i].shape())
       throw OpError("jvp", "the tangent of primal " + std::to_string(i) + " has the wrong shape");
@@ -120,7 +123,8 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp(const ArrayFn& fun, const 
 
   Stream s = default_stream(default_device());
   std::unordered_map<Node*, Array> tan;
-  for (size_t i = 0; i < tracers.size(); ++i) tan.emplace(tracers[i].node(), astype(tangents[i], primals[i].dtype(), s));
+  for (size_t i = 0; i < tracers.size(); ++i)
+    tan.emplace(tracers[i].node(), astype(tangents[i], primals[i].dtype(), s));
   Handles handles;
   for (const Array& o : outputs) handles.add(o);
   for (Node* n : order) handles.add_inputs(n);
@@ -142,7 +146,8 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp(const ArrayFn& fun, const 
   std::vector<Array> result;
   for (const Array& o : outputs) {
     auto t = tan.find(o.node());
-    result.push_back(t != tan.end() ? t->second : full(o.shape(), scalar_array(int64_t(0), o.dtype()), std::nullopt, s));
+    result.push_back(t != tan.end() ? t->second
+                                    : full(o.shape(), scalar_array(int64_t(0), o.dtype()), std::nullopt, s));
   }
   return {outputs, result};
 }

@@ -26,8 +26,9 @@ class VmapPlaceholder : public Primitive {
 };
 
 void refuse_to_read(const VmapPlaceholder&, const std::vector<Array>&, std::vector<Array>&) {
-  throw KernelError(EvalErrorKind::other, "the value of a batched array cannot be read inside the vmapped function "
-                                          "(item, tolist, printing, eval or an op whose shape depends on values)");
+  throw KernelError(EvalErrorKind::other,
+                    "the value of a batched array cannot be read inside the vmapped function "
+                    "(item, tolist, printing, eval or an op whose shape depends on values)");
 }
 const bool registered = add_device_free_kernel<VmapPlaceholder, refuse_to_read>();
 
@@ -63,18 +64,20 @@ void check_rule(const Primitive& p, const Array& unbatched, const Array& out, in
 std::pair<std::vector<Array>, std::vector<int>> vmap(const ArrayFn& fun, const std::vector<Array>& inputs,
                                                      const std::vector<int>& axes) {
   if (inputs.size() != axes.size())
-    throw OpError("vmap", "got " + std::to_string(axes.size()) + " axes for " + std::to_string(inputs.size()) +
-                              " inputs");
+    throw OpError("vmap",
+                  "got " + std::to_string(axes.size()) + " axes for " + std::to_string(inputs.size()) + " inputs");
   int64_t n = -1;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (axes[i] < 0) continue;
     if (axes[i] >= inputs[i].ndim())
-      throw OpError("vmap", "axis " + std::to_string(axes[i]) + " is out of range for input " + std::to_string(i) +
-                                " of rank " + std::to_string(inputs[i].ndim()), true);
+      throw OpError("vmap",
+                    "axis " + std::to_string(axes[i]) + " is out of range for input " + std::to_string(i) +
+                        " of rank " + std::to_string(inputs[i].ndim()),
+                    true);
     int64_t size = inputs[i].shape(axes[i]);
     if (n >= 0 && size != n)
-      throw OpError("vmap", "inputs have different batch sizes (" + std::to_string(n) + " and " +
-                                std::to_string(size) + ")");
+      throw OpError("vmap",
+                    "inputs have different batch sizes (" + std::to_string(n) + " and " + std::to_string(size) + ")");
     n = size;
   }
   if (n < 0) throw OpError("vmap", "at least one input must be mapped over (in_axes are all None)");

@@ -1,7 +1,7 @@
 // Creation primitives on the CPU.
+#include "core/primitives/creation.h"
 #include "backend/cpu/backend.h"
 #include "backend/cpu/ctypes.h"
-#include "core/primitives/creation.h"
 #include "core/threads.h"
 
 namespace nuvec::cpu {

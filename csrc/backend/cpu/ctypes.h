@@ -10,9 +10,7 @@
 namespace nuvec::cpu {
 
 // bfloat16 storage: the high half of a float32, rounded to nearest even.
-struct bf16 {
-  uint16_t bits;
-};
+struct bf16 { uint16_t bits; };
 using f16 = _Float16;
 using c64 = std::complex<float>;
 
@@ -51,8 +49,7 @@ template <class T> constexpr bool is_float_v = std::is_same_v<T, float> || std::
 template <class T> constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
 // Calls f(std::integral_constant<Dtype, D>{}) for every dtype.
-template <class F>
-void for_each_dtype(F&& f) {
+template <class F> void for_each_dtype(F&& f) {
   f(std::integral_constant<Dtype, Dtype::bool_>{});
   f(std::integral_constant<Dtype, Dtype::uint8>{});
   f(std::integral_constant<Dtype, Dtype::uint16>{});
@@ -70,24 +67,25 @@ void for_each_dtype(F&& f) {
 }
 
 // Calls f for the dtypes kernels compute in (everything but the half types).
-template <class F>
-void for_each_compute_dtype(F&& f) {
+template <class F> void for_each_compute_dtype(F&& f) {
   for_each_dtype([&](auto d) {
     if constexpr (d.value != Dtype::float16 && d.value != Dtype::bfloat16) f(d);
   });
 }
 
 // Element conversion with NumPy's meaning (complex -> real keeps the real part).
-template <class To, class From>
-inline To convert(From v) {
+template <class To, class From> inline To convert(From v) {
   if constexpr (std::is_same_v<From, bf16>) {
     return convert<To>(bf16_to_float(v));
   } else if constexpr (std::is_same_v<To, bf16>) {
     return float_to_bf16(convert<float>(v));
   } else if constexpr (std::is_same_v<From, c64>) {
-    if constexpr (std::is_same_v<To, c64>) return v;
-    else if constexpr (std::is_same_v<To, bool>) return v.real() != 0 || v.imag() != 0;
-    else return convert<To>(v.real());
+    if constexpr (std::is_same_v<To, c64>)
+      return v;
+    else if constexpr (std::is_same_v<To, bool>)
+      return v.real() != 0 || v.imag() != 0;
+    else
+      return convert<To>(v.real());
   } else if constexpr (std::is_same_v<To, c64>) {
     return c64(convert<float>(v), 0.0f);
   } else if constexpr (std::is_same_v<To, bool>) {

@@ -18,7 +18,7 @@ namespace cpu {
 namespace {
 
 constexpr int64_t kChunk = 2048;
-constexpr int64_t kTransposeMin = int64_t(1) << 14;  // elements; smaller transposed operands stay strided
+constexpr int64_t kTransposeMin = int64_t(1) << 14;   // elements; smaller transposed operands stay strided
 constexpr int64_t kParallelGrain = int64_t(1) << 15;  // elements per thread below which we stay serial
 constexpr int kMaxOperands = 3;
 
@@ -44,8 +44,7 @@ void collapse(Shape& shape, std::vector<Strides*> strides) {
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 1) continue;
     bool merge = !ns.empty();
-    for (size_t k = 0; merge && k < strides.size(); ++k)
-      merge = nst[k].back() == (*strides[k])[i] * shape[i];
+    for (size_t k = 0; merge && k < strides.size(); ++k) merge = nst[k].back() == (*strides[k])[i] * shape[i];
     if (merge) {
       ns.back() *= shape[i];
       for (size_t k = 0; k < strides.size(); ++k) nst[k].back() = (*strides[k])[i];
@@ -68,8 +67,7 @@ struct Scratch {
 };
 
 // Moves Item bytes per element: the conversion already happened while gathering the input.
-template <size_t Item>
-void byte_copy(const void* const* in, const bool*, void* out, int64_t n, const OpParams&) {
+template <size_t Item> void byte_copy(const void* const* in, const bool*, void* out, int64_t n, const OpParams&) {
   std::memcpy(out, in[0], size_t(n) * Item);
 }
 
@@ -195,7 +193,8 @@ void run(EwKernel kernel, const OpParams& params, std::vector<Operand> ops, char
 // An input whose buffer nothing else uses can become the output's.
 bool donate(const Array& in, Array& out) {
   // A traced node keeps its value for the transform walking the graph: never overwrite it.
-  if (in.traced() || in.use_count() != 1 || !in.buffer() || in.buffer().use_count() != 1 || !in.buffer()->owned()) return false;
+  if (in.traced() || in.use_count() != 1 || !in.buffer() || in.buffer().use_count() != 1 || !in.buffer()->owned())
+    return false;
   if (in.itemsize() != out.itemsize() || in.shape() != out.shape() || !in.row_contiguous() || in.offset() != 0)
     return false;
   out.set_contiguous_data(in.buffer());
@@ -246,7 +245,8 @@ void missing_kernel(const char* op, Dtype d) {
 void copy_into(const Array& in, Array& out) {
   if (out.size() == 0) return;
   std::vector<Operand> ops{{in.data_bytes(), in.dtype(), out.dtype(), broadcast_strides(in, out.shape())}};
-  run(byte_copy_of(out.itemsize()), NoParams{}, std::move(ops), out.data_bytes(), out.dtype(), out.dtype(), out.shape(), out.strides());
+  run(byte_copy_of(out.itemsize()), NoParams{}, std::move(ops), out.data_bytes(), out.dtype(), out.dtype(), out.shape(),
+      out.strides());
 }
 
 namespace {

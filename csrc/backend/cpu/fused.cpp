@@ -63,8 +63,8 @@ void plan(const std::vector<Node*>& order, const std::vector<Array>& outputs, st
 }
 
 struct Source {
-  int step = -1;                // an earlier step's result, or
-  const char* data = nullptr;   // an evaluated array (contiguous, or one element)
+  int step = -1;               // an earlier step's result, or
+  const char* data = nullptr;  // an evaluated array (contiguous, or one element)
   bool scalar = false;
   size_t item = 0;
 };

@@ -14,8 +14,8 @@ namespace {
 
 // Index arrays as contiguous int64 over the broadcast index shape, each value checked and
 // wrapped (negative counts from the end) before anything is read or written.
-std::vector<Array> checked_indices(const std::vector<Array>& in, size_t first, const Shape& index_shape,
-                                   const Array& x, const std::vector<int>& axes) {
+std::vector<Array> checked_indices(const std::vector<Array>& in, size_t first, const Shape& index_shape, const Array& x,
+                                   const std::vector<int>& axes) {
   std::vector<Array> out;
   for (size_t k = 0; k < axes.size(); ++k) {
     Array idx = Array::allocate(index_shape, Dtype::int64);
@@ -25,9 +25,8 @@ std::vector<Array> checked_indices(const std::vector<Array>& in, size_t first, c
     for (int64_t i = 0; i < idx.size(); ++i) {
       int64_t v = p[i];
       if (v < -n || v >= n)
-        throw KernelError(EvalErrorKind::index, "index " + std::to_string(v) +
-                                                    " is out of bounds for axis " + std::to_string(axes[k]) +
-                                                    " with size " + std::to_string(n));
+        throw KernelError(EvalErrorKind::index, "index " + std::to_string(v) + " is out of bounds for axis " +
+                                                    std::to_string(axes[k]) + " with size " + std::to_string(n));
       p[i] = v < 0 ? v + n : v;
     }
     out.push_back(std::move(idx));
@@ -53,8 +52,7 @@ std::vector<int64_t> rest_offsets(const Array& x, const Strides& strides, const 
   return offsets;
 }
 
-template <size_t N>
-void copy_elements(char* dst, const char* src, const std::vector<int64_t>& offsets) {
+template <size_t N> void copy_elements(char* dst, const char* src, const std::vector<int64_t>& offsets) {
   for (size_t r = 0; r < offsets.size(); ++r) std::memcpy(dst + r * N, src + offsets[r] * int64_t(N), N);
 }
 
@@ -115,15 +113,16 @@ void eval_gather(const Gather& prim, const std::vector<Array>& in, std::vector<A
   });
 }
 
-template <class T>
-T combine(ScatterOp op, T a, T b) {
+template <class T> T combine(ScatterOp op, T a, T b) {
   using cpu::convert;
   if constexpr (std::is_same_v<T, cpu::f16> || std::is_same_v<T, cpu::bf16>) {
     return convert<T>(combine(op, convert<float>(a), convert<float>(b)));
   } else if constexpr (std::is_same_v<T, bool>) {
     switch (op) {
-      case ScatterOp::add: case ScatterOp::maximum: return a || b;
-      case ScatterOp::multiply: case ScatterOp::minimum: return a && b;
+      case ScatterOp::add:
+      case ScatterOp::maximum: return a || b;
+      case ScatterOp::multiply:
+      case ScatterOp::minimum: return a && b;
       default: return b;
     }
   } else if constexpr (cpu::is_complex_v<T>) {

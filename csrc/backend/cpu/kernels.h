@@ -21,16 +21,9 @@ using TransposeKernel = void (*)(const void* src, int64_t src_col, void* dst, in
 
 // The parameter struct an element-wise functor reads (its `Params`, else none), taken once per
 // call from the primitive's OpParams: ops record only the struct their op takes (params_fit).
-template <class Op, class = void>
-struct FunctorParams {
-  using type = NoParams;
-};
-template <class Op>
-struct FunctorParams<Op, std::void_t<typename Op::Params>> {
-  using type = typename Op::Params;
-};
-template <class Op>
-const typename FunctorParams<Op>::type& functor_params(const OpParams& p) {
+template <class Op, class = void> struct FunctorParams { using type = NoParams; };
+template <class Op> struct FunctorParams<Op, std::void_t<typename Op::Params>> { using type = typename Op::Params; };
+template <class Op> const typename FunctorParams<Op>::type& functor_params(const OpParams& p) {
   return *std::get_if<typename FunctorParams<Op>::type>(&p);
 }
 
@@ -50,8 +43,7 @@ Isa isa();
 const char* isa_name(Isa i);
 
 // Every kernel family picks its build with this: one of the three builds of the same entry point.
-template <class F>
-F for_isa(F portable, F avx2, F avx512) {
+template <class F> F for_isa(F portable, F avx2, F avx512) {
   switch (isa()) {
     case Isa::portable: return portable;
     case Isa::avx2: return avx2;
@@ -67,13 +59,13 @@ F for_isa(F portable, F avx2, F avx512) {
 #define NUVEC_FOR_ISA(fn) (&::nuvec::cpu::portable::fn)
 #endif
 
-#define NUVEC_DECLARE_ISA(ns)                \
-  namespace ns {                             \
-  void fill_convert(KernelTable& t);         \
-  void fill_unary(KernelTable& t);           \
-  void fill_binary(KernelTable& t);          \
-  void fill_select(KernelTable& t);          \
-  void fill_transpose(KernelTable& t);       \
+#define NUVEC_DECLARE_ISA(ns)          \
+  namespace ns {                       \
+  void fill_convert(KernelTable& t);   \
+  void fill_unary(KernelTable& t);     \
+  void fill_binary(KernelTable& t);    \
+  void fill_select(KernelTable& t);    \
+  void fill_transpose(KernelTable& t); \
   }
 NUVEC_DECLARE_ISA(portable)
 #if defined(__x86_64__)

@@ -15,10 +15,10 @@ namespace nuvec::cpu {
 using RandomKernel = void (*)(RandomKind kind, uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, int64_t n,
                               void* out0, void* out1);
 
-#define NUVEC_DECLARE_RANDOM(ns)                                                                              \
-  namespace ns {                                                                                              \
+#define NUVEC_DECLARE_RANDOM(ns)                                                                               \
+  namespace ns {                                                                                               \
   void random_fill(RandomKind kind, uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, int64_t n, void* out0, \
-                   void* out1);                                                                               \
+                   void* out1);                                                                                \
   }
 NUVEC_DECLARE_RANDOM(portable)
 #if defined(__x86_64__)

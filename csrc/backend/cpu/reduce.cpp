@@ -31,10 +31,10 @@ const ReduceTable& reduce_kernels() {
 
 namespace {
 
-constexpr int64_t kRowChunk = int64_t(1) << 16;  // elements of one row that one task reduces
-constexpr int64_t kTile = 1024;                  // columns of one column-block task
-constexpr int64_t kTargetTasks = 16;             // pieces a column reduction is cut into, at least
-constexpr int64_t kMinChunkRows = 256;           // rows of one piece when rows are cut
+constexpr int64_t kRowChunk = int64_t(1) << 16;      // elements of one row that one task reduces
+constexpr int64_t kTile = 1024;                      // columns of one column-block task
+constexpr int64_t kTargetTasks = 16;                 // pieces a column reduction is cut into, at least
+constexpr int64_t kMinChunkRows = 256;               // rows of one piece when rows are cut
 constexpr int64_t kTaskElements = int64_t(1) << 14;  // elements grouped into one row task
 constexpr int64_t kSerialBelow = int64_t(1) << 15;   // total elements computed on the caller alone
 constexpr size_t kStreamAbove = size_t(8) << 20;     // output bytes written around the caches
@@ -55,8 +55,10 @@ void for_tasks(int64_t n, int64_t elements, const std::function<void(int64_t)>& 
   auto body = [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) fn(i);
   };
-  if (elements < kSerialBelow) body(0, n);
-  else parallel_for(n, 1, body);
+  if (elements < kSerialBelow)
+    body(0, n);
+  else
+    parallel_for(n, 1, body);
 }
 
 using MergeFn = void (*)(void*, const void*, int64_t);
@@ -71,9 +73,7 @@ void merge_pairwise(char* parts, int64_t n, int64_t step, int64_t w, MergeFn mer
 }
 
 // The contiguous input seen as (outer, reduced, inner) blocks.
-struct Layout {
-  int64_t outer = 1, reduced = 1, inner = 1;
-};
+struct Layout { int64_t outer = 1, reduced = 1, inner = 1; };
 
 // Empty when reduced axes are interleaved with kept ones (size-1 axes aside).
 std::optional<Layout> split(const Shape& shape, const std::vector<int>& axes) {
@@ -112,8 +112,7 @@ Array kept_first(const Array& x, const std::vector<int>& axes) {
 }
 
 // acc[r] = reduction of row r (n contiguous elements); long rows are cut into kRowChunk pieces.
-void reduce_rows(const ReduceKernel& k, const char* src, size_t isz, int64_t rows, int64_t n, char* acc,
-                 size_t asz) {
+void reduce_rows(const ReduceKernel& k, const char* src, size_t isz, int64_t rows, int64_t n, char* acc, size_t asz) {
   int64_t chunks = std::max<int64_t>(1, ceil_div(n, kRowChunk));
   if (chunks == 1) {
     int64_t per = std::max<int64_t>(1, kTaskElements / std::max<int64_t>(n, 1));
@@ -180,10 +179,8 @@ void eval_reduce(const Reduce& prim, const std::vector<Array>& in, std::vector<A
   if (acc != y.data_bytes()) kernels().convert[int(acc_t)][int(y.dtype())](acc, 1, y.data_bytes(), y.size());
 }
 
-
 // Whether a is a strictly better extreme than b: NaN beats numbers (as NumPy), ties keep b.
-template <class T>
-bool better(T a, T b, bool is_max) {
+template <class T> bool better(T a, T b, bool is_max) {
   if constexpr (is_complex_v<T>) {
     bool gt = a.real() > b.real() || (a.real() == b.real() && a.imag() > b.imag());
     bool lt = a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag());
@@ -195,8 +192,7 @@ bool better(T a, T b, bool is_max) {
   }
 }
 
-template <class S>
-void arg_reduce(const S* x, const Layout& l, bool is_max, uint32_t* out) {
+template <class S> void arg_reduce(const S* x, const Layout& l, bool is_max, uint32_t* out) {
   using T = std::conditional_t<std::is_same_v<S, f16> || std::is_same_v<S, bf16>, float, S>;
   int64_t tiles = ceil_div(l.inner, kTile);
   for_tasks(l.outer * tiles, l.outer * l.reduced * l.inner, [&](int64_t t) {

@@ -36,10 +36,16 @@ struct ReduceTable {
 
 const ReduceTable& reduce_kernels();
 
-namespace portable { void fill_reduce(ReduceTable& t); }
+namespace portable {
+void fill_reduce(ReduceTable& t);
+}
 #if defined(__x86_64__)
-namespace avx2 { void fill_reduce(ReduceTable& t); }
-namespace avx512 { void fill_reduce(ReduceTable& t); }
+namespace avx2 {
+void fill_reduce(ReduceTable& t);
+}
+namespace avx512 {
+void fill_reduce(ReduceTable& t);
+}
 #endif
 
 }  // namespace nuvec::cpu

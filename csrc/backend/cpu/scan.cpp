@@ -18,58 +18,61 @@ namespace nuvec::cpu {
 namespace {
 
 // The type a scan accumulates in: half types in float32.
-template <class T>
-using Acc = std::conditional_t<std::is_same_v<T, f16> || std::is_same_v<T, bf16>, float, T>;
+template <class T> using Acc = std::conditional_t<std::is_same_v<T, f16> || std::is_same_v<T, bf16>, float, T>;
 
-template <class A>
-bool has_nan(A v) {
-  if constexpr (is_complex_v<A>) return std::isnan(v.real()) || std::isnan(v.imag());
-  else if constexpr (std::is_floating_point_v<A>) return std::isnan(v);
-  else return false;
+template <class A> bool has_nan(A v) {
+  if constexpr (is_complex_v<A>)
+    return std::isnan(v.real()) || std::isnan(v.imag());
+  else if constexpr (std::is_floating_point_v<A>)
+    return std::isnan(v);
+  else
+    return false;
 }
 
 // Integer arithmetic wraps (as NumPy's), computed unsigned so overflow is defined.
-template <class A>
-A wrap_add(A a, A b) {
+template <class A> A wrap_add(A a, A b) {
   using U = std::make_unsigned_t<A>;
   return A(U(U(a) + U(b)));
 }
-template <class A>
-A wrap_mul(A a, A b) {
+template <class A> A wrap_mul(A a, A b) {
   using U = std::conditional_t<sizeof(A) < 8, uint64_t, std::make_unsigned_t<A>>;
   return A(U(U(std::make_unsigned_t<A>(a)) * U(std::make_unsigned_t<A>(b))));
 }
 
 struct Sum {
   template <class A> static A identity() { return A(0); }
-  template <class A>
-  static A apply(A a, A b) {
-    if constexpr (is_int_v<A>) return wrap_add(a, b);
-    else return a + b;
+  template <class A> static A apply(A a, A b) {
+    if constexpr (is_int_v<A>)
+      return wrap_add(a, b);
+    else
+      return a + b;
   }
 };
 
 struct Prod {
   template <class A> static A identity() { return A(1); }
-  template <class A>
-  static A apply(A a, A b) {
-    if constexpr (std::is_same_v<A, bool>) return a && b;
-    else if constexpr (is_int_v<A>) return wrap_mul(a, b);
+  template <class A> static A apply(A a, A b) {
+    if constexpr (std::is_same_v<A, bool>)
+      return a && b;
+    else if constexpr (is_int_v<A>)
+      return wrap_mul(a, b);
     // The textbook product, as NumPy's and the element-wise multiply.
-    else if constexpr (is_complex_v<A>) return A(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
-    else return a * b;
+    else if constexpr (is_complex_v<A>)
+      return A(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
+    else
+      return a * b;
   }
 };
 
 // Complex numbers compare lexicographically; NaNs propagate (NumPy's maximum and minimum).
-template <class A>
-bool greater(A a, A b) {
-  if constexpr (is_complex_v<A>) return a.real() > b.real() || (a.real() == b.real() && a.imag() > b.imag());
-  else return a > b;
+template <class A> bool greater(A a, A b) {
+  if constexpr (is_complex_v<A>)
+    return a.real() > b.real() || (a.real() == b.real() && a.imag() > b.imag());
+  else
+    return a > b;
 }
 
-template <class A>
-A extreme(bool highest) {
+template <class A> A extreme(bool highest) {
   if constexpr (std::is_same_v<A, bool>) {
     return highest;
   } else if constexpr (is_complex_v<A>) {
@@ -84,8 +87,7 @@ A extreme(bool highest) {
 
 struct Max {
   template <class A> static A identity() { return extreme<A>(false); }
-  template <class A>
-  static A apply(A a, A b) {
+  template <class A> static A apply(A a, A b) {
     if (has_nan(a)) return a;
     return has_nan(b) || greater(b, a) ? b : a;
   }
@@ -93,21 +95,20 @@ struct Max {
 
 struct Min {
   template <class A> static A identity() { return extreme<A>(true); }
-  template <class A>
-  static A apply(A a, A b) {
+  template <class A> static A apply(A a, A b) {
     if (has_nan(a)) return a;
     return has_nan(b) || greater(a, b) ? b : a;
   }
 };
 
 struct LogAddExp {
-  template <class A>
-  static A identity() {
-    if constexpr (is_complex_v<A>) return A(-std::numeric_limits<float>::infinity(), 0.0f);
-    else return -std::numeric_limits<A>::infinity();
+  template <class A> static A identity() {
+    if constexpr (is_complex_v<A>)
+      return A(-std::numeric_limits<float>::infinity(), 0.0f);
+    else
+      return -std::numeric_limits<A>::infinity();
   }
-  template <class A>
-  static A apply(A a, A b) {
+  template <class A> static A apply(A a, A b) {
     if constexpr (is_complex_v<A>) {
       // log(e^a + e^b) around the operand of larger real part.
       const A& m = a.real() >= b.real() ? a : b;
@@ -131,8 +132,7 @@ constexpr int64_t kColBlock = 64;
 constexpr int64_t kColChunk = 1024;
 constexpr int64_t kGrain = int64_t(1) << 16;  // elements per thread below which we stay serial
 
-template <class T, class Op>
-struct Scanner {
+template <class T, class Op> struct Scanner {
   using A = Acc<T>;
   bool reverse, inclusive;
 
@@ -204,13 +204,11 @@ struct Scanner {
   }
 };
 
-template <class T, class Op>
-void scan_as(const Array& x, Array& out, int axis, bool reverse, bool inclusive) {
+template <class T, class Op> void scan_as(const Array& x, Array& out, int axis, bool reverse, bool inclusive) {
   Scanner<T, Op>{reverse, inclusive}.run(x.data<T>(), out.data<T>(), AxisRows(x.shape(), axis));
 }
 
-template <class T>
-void scan_dtype(ScanOp op, const Array& x, Array& out, int axis, bool reverse, bool inclusive) {
+template <class T> void scan_dtype(ScanOp op, const Array& x, Array& out, int axis, bool reverse, bool inclusive) {
   switch (op) {
     case ScanOp::sum:
       if constexpr (!std::is_same_v<T, bool>) return scan_as<T, Sum>(x, out, axis, reverse, inclusive);

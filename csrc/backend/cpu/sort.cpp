@@ -1,17 +1,19 @@
 // Sorting primitives on the CPU: a row-contiguous input, then the kernels of the instruction
 // set chosen for this processor (backend/cpu/simd/sort.cpp).
+#include "backend/cpu/sort.h"
 #include "backend/cpu/backend.h"
 #include "backend/cpu/copy.h"
 #include "backend/cpu/kernels.h"
-#include "backend/cpu/sort.h"
 #include "core/primitives/sort.h"
 
 namespace nuvec::cpu {
 
 AxisRows::AxisRows(const Shape& shape, int axis) {
   for (int i = 0; i < int(shape.size()); ++i) {
-    if (i < axis) outer *= shape[i];
-    else if (i > axis) inner *= shape[i];
+    if (i < axis)
+      outer *= shape[i];
+    else if (i > axis)
+      inner *= shape[i];
   }
   n = shape.empty() ? 1 : shape[axis];
 }

@@ -21,10 +21,10 @@ Array row_contiguous(const Array& a);
 
 // The sort and partition kernels of each instruction set's build (backend/cpu/simd/sort.cpp):
 // `x` is row-contiguous, `out` row-contiguous and allocated; values, or uint32 indices.
-#define NUVEC_DECLARE_SORT_ISA(ns)                                                           \
-  namespace ns {                                                                             \
-  void sort_axis(const Array& x, int axis, Array& out, bool indices);                        \
-  void partition_axis(const Array& x, int axis, int64_t kth, Array& out, bool indices);      \
+#define NUVEC_DECLARE_SORT_ISA(ns)                                                      \
+  namespace ns {                                                                        \
+  void sort_axis(const Array& x, int axis, Array& out, bool indices);                   \
+  void partition_axis(const Array& x, int axis, int64_t kth, Array& out, bool indices); \
   }
 NUVEC_DECLARE_SORT_ISA(portable)
 #if defined(__x86_64__)

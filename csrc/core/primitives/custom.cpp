@@ -26,8 +26,8 @@ std::vector<Array> Custom::vjp(const std::vector<Array>& primals, const std::vec
   std::vector<Array> out;
   for (int k : argnums) {
     if (k >= num_primals_) {  // the hidden outputs are untraced: never asked for
-      out.push_back(full(primals[k].shape(), scalar_array(int64_t(0), primals[k].dtype()), std::nullopt,
-                         primals[k].stream()));
+      out.push_back(
+          full(primals[k].shape(), scalar_array(int64_t(0), primals[k].dtype()), std::nullopt, primals[k].stream()));
       continue;
     }
     if (grads[k].shape() != primals[k].shape())
@@ -49,8 +49,8 @@ std::vector<Array> Custom::jvp(const std::vector<Array>& primals, const std::vec
 }
 
 Array untraced_alias(const Array& x) {
-  Array a = Array::lazy(x.shape(), x.dtype(), std::make_shared<Unary>(UnaryOp::copy, x.dtype(), x.dtype()), {x},
-                        x.stream());
+  Array a =
+      Array::lazy(x.shape(), x.dtype(), std::make_shared<Unary>(UnaryOp::copy, x.dtype(), x.dtype()), {x}, x.stream());
   a.node()->traced = 0;
   return a;
 }

@@ -14,8 +14,8 @@ using CustomRule = std::function<std::vector<Array>(const std::vector<Array>& pr
                                                     const std::vector<Array>& outputs)>;
 
 // The outputs for primals batched along axes (-1: not batched), with their batch axes.
-using CustomVmapRule = std::function<std::pair<std::vector<Array>, std::vector<int>>(
-    const std::vector<Array>& primals, const std::vector<int>& axes)>;
+using CustomVmapRule = std::function<std::pair<std::vector<Array>, std::vector<int>>(const std::vector<Array>& primals,
+                                                                                     const std::vector<int>& axes)>;
 
 class Custom : public Primitive {
  public:

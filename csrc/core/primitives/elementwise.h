@@ -24,9 +24,7 @@ const char* op_name(UnaryOp op);
 const char* op_name(BinaryOp op);
 
 // The parameters of the few parameterised ops, one struct per op (the registry row's `params`).
-struct NoParams {
-  bool operator==(const NoParams&) const = default;
-};
+struct NoParams { bool operator==(const NoParams&) const = default; };
 struct RoundParams {
   int decimals = 0;
   bool operator==(const RoundParams&) const = default;
@@ -51,7 +49,9 @@ class Elementwise : public Primitive {
   Elementwise(std::vector<Dtype> compute, Dtype out_compute, OpParams params)
       : compute_(std::move(compute)), out_compute_(out_compute), params_(params) {}
   NUVEC_VMAP_RULE  // one rule for the family
-  const std::vector<Dtype>& compute() const { return compute_; }
+      const std::vector<Dtype>& compute() const {
+    return compute_;
+  }
   Dtype out_compute() const { return out_compute_; }
   const OpParams& params() const { return params_; }
 

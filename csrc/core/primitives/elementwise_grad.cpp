@@ -47,8 +47,7 @@ std::vector<Array> Unary::vjp(const std::vector<Array>& primals, const std::vect
     Array r = g;
     if (op_ == UnaryOp::conjugate) r = unary(UnaryOp::conjugate, g, s);
     if (op_ == UnaryOp::imag && is_complex(x.dtype()))
-      r = binary(BinaryOp::multiply, astype(g, Dtype::complex64, s),
-                 scalar_array(std::complex<double>(0, -1)), s);
+      r = binary(BinaryOp::multiply, astype(g, Dtype::complex64, s), scalar_array(std::complex<double>(0, -1)), s);
     if (op_ == UnaryOp::imag && !is_complex(x.dtype())) return {zeros_like(x)};
     // copy may broadcast (full) and convert (astype): sum back and convert back.
     return {unbroadcast(r, x.shape(), x.dtype())};
@@ -134,8 +133,10 @@ std::vector<Array> Select::vjp(const std::vector<Array>& primals, const std::vec
   std::vector<Array> out;
   for (int k : argnums) {
     const Array& x = primals[k];
-    if (k == 0) out.push_back(zeros_like(x));
-    else out.push_back(unbroadcast(k == 1 ? where(cond, g, zero, s) : where(cond, zero, g, s), x.shape(), x.dtype()));
+    if (k == 0)
+      out.push_back(zeros_like(x));
+    else
+      out.push_back(unbroadcast(k == 1 ? where(cond, g, zero, s) : where(cond, zero, g, s), x.shape(), x.dtype()));
   }
   return out;
 }

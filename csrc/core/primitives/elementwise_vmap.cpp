@@ -16,7 +16,8 @@ Result Elementwise::vmap(const std::vector<Array>& inputs, const std::vector<int
   for (size_t i = 0; i < inputs.size(); ++i) same &= axes[i] == axes[0] && inputs[i].ndim() == rank + 1;
   if (same) return {{remake(*this, with_batch(out.shape(), n, axes[0]), out, inputs)}, {axes[0]}};
   std::vector<Array> ins;
-  for (size_t i = 0; i < inputs.size(); ++i) ins.push_back(axes[i] < 0 ? inputs[i] : front_aligned(inputs[i], axes[i], rank));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    ins.push_back(axes[i] < 0 ? inputs[i] : front_aligned(inputs[i], axes[i], rank));
   return {{remake(*this, with_batch(out.shape(), n), out, ins)}, {0}};
 }
 

@@ -16,9 +16,9 @@ std::vector<Array> Gather::vjp(const std::vector<Array>& primals, const std::vec
   const Array& x = primals[0];
   std::vector<Array> out;
   for (int k : argnums)
-    out.push_back(k == 0 ? scatter(zeros_like(x), index_inputs(primals, 1), cotangents[0], axes_, ScatterOp::add,
-                                   x.stream())
-                         : zeros_like(primals[k]));
+    out.push_back(
+        k == 0 ? scatter(zeros_like(x), index_inputs(primals, 1), cotangents[0], axes_, ScatterOp::add, x.stream())
+               : zeros_like(primals[k]));
   return out;
 }
 std::vector<Array> Gather::jvp(const std::vector<Array>& primals, const std::vector<Array>& tangents,
@@ -80,7 +80,8 @@ std::vector<Array> Concatenate::jvp(const std::vector<Array>& primals, const std
                                     const std::vector<int>& argnums, const std::vector<Array>& outputs) {
   std::vector<Array> parts;
   for (const Array& p : primals) parts.push_back(zeros_like(p));
-  for (size_t i = 0; i < argnums.size(); ++i) parts[argnums[i]] = astype(tangents[i], outputs[0].dtype(), outputs[0].stream());
+  for (size_t i = 0; i < argnums.size(); ++i)
+    parts[argnums[i]] = astype(tangents[i], outputs[0].dtype(), outputs[0].stream());
   return {Array::lazy(outputs[0].shape(), outputs[0].dtype(), shared_from_this(), parts, outputs[0].stream())};
 }
 

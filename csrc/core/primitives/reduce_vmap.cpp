@@ -48,7 +48,8 @@ std::pair<Array, int> off_last(const Array& x, int b) {
 }
 }  // namespace
 
-Result Softmax::vmap(const std::vector<Array>& inputs, const std::vector<int>& axes, const std::vector<Array>& outputs) {
+Result Softmax::vmap(const std::vector<Array>& inputs, const std::vector<int>& axes,
+                     const std::vector<Array>& outputs) {
   auto [x, b] = off_last(inputs[0], axes[0]);
   return {{remake(*this, x.shape(), outputs[0], {x})}, {b}};
 }

@@ -42,7 +42,9 @@ inline Array repeated(const Array& x, int64_t n) {
 }
 
 // x with its batch axis in front, made batched (repeated) if it was not.
-inline Array front_or_repeated(const Array& x, int axis, int64_t n) { return axis < 0 ? repeated(x, n) : to_front(x, axis); }
+inline Array front_or_repeated(const Array& x, int axis, int64_t n) {
+  return axis < 0 ? repeated(x, n) : to_front(x, axis);
+}
 
 // A new node of primitive p on `inputs`, with `like`'s dtype and stream.
 inline Array remake(Primitive& p, Shape shape, const Array& like, std::vector<Array> inputs) {

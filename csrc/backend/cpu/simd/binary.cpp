@@ -14,23 +14,25 @@ template <class T> constexpr bool integral = std::is_integral_v<T>;
 template <class T> constexpr bool int_only = is_int_v<T>;
 template <class T> constexpr bool real_float = is_float_v<T>;
 
-#define NUVEC_BINARY(Name, Ok, expr)                                   \
-  struct Name {                                                        \
-    template <class T> static constexpr bool ok = Ok<T>;               \
-    template <class T>                                                 \
-    static auto f(T a, T b, NoParams) { return expr; }                 \
+#define NUVEC_BINARY(Name, Ok, expr)                                      \
+  struct Name {                                                           \
+    template <class T> static constexpr bool ok = Ok<T>;                  \
+    template <class T> static auto f(T a, T b, NoParams) { return expr; } \
   };
 
-template <class T>
-T add(T a, T b) {
-  if constexpr (std::is_same_v<T, bool>) return a || b; else return T(a + b);
+template <class T> T add(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>)
+    return a || b;
+  else
+    return T(a + b);
 }
-template <class T>
-T sub(T a, T b) {
-  if constexpr (std::is_same_v<T, bool>) return a != b; else return T(a - b);
+template <class T> T sub(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>)
+    return a != b;
+  else
+    return T(a - b);
 }
-template <class T>
-T mul(T a, T b) {
+template <class T> T mul(T a, T b) {
   if constexpr (std::is_same_v<T, bool>) {
     return a && b;
   } else if constexpr (is_complex_v<T>) {
@@ -42,8 +44,7 @@ T mul(T a, T b) {
 }
 
 // NumPy's floored division and remainder; integer division by zero gives 0.
-template <class T>
-T floor_div(T a, T b) {
+template <class T> T floor_div(T a, T b) {
   if constexpr (std::is_same_v<T, bool>) {
     return a && b;
   } else if constexpr (std::is_integral_v<T>) {
@@ -66,8 +67,7 @@ T floor_div(T a, T b) {
     return div - fl > T(0.5) ? fl + T(1) : fl;
   }
 }
-template <class T>
-T rem(T a, T b) {
+template <class T> T rem(T a, T b) {
   if constexpr (std::is_same_v<T, bool>) {
     return false;
   } else if constexpr (std::is_integral_v<T>) {
@@ -92,8 +92,7 @@ T rem(T a, T b) {
   }
 }
 
-template <class T>
-T power(T a, T b) {
+template <class T> T power(T a, T b) {
   if constexpr (std::is_same_v<T, bool>) {
     return a || !b;
   } else if constexpr (std::is_integral_v<T>) {
@@ -111,61 +110,58 @@ T power(T a, T b) {
   }
 }
 
-template <class T>
-bool lt(T a, T b) {
-  if constexpr (is_complex_v<T>) return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag());
-  else return a < b;
+template <class T> bool lt(T a, T b) {
+  if constexpr (is_complex_v<T>)
+    return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag());
+  else
+    return a < b;
 }
 // Real comparisons are IEEE's (false with NaN) and vectorise; complex ones are lexicographic.
-template <class T>
-bool le(T a, T b) {
+template <class T> bool le(T a, T b) {
   if constexpr (is_complex_v<T>)
     return a.real() < b.real() || (a.real() == b.real() && a.imag() <= b.imag());
-  else return a <= b;
+  else
+    return a <= b;
 }
-template <class T>
-bool is_nan(T a) {
-  if constexpr (is_complex_v<T>) return std::isnan(a.real()) || std::isnan(a.imag());
-  else if constexpr (is_float_v<T>) return std::isnan(a);
-  else return false;
+template <class T> bool is_nan(T a) {
+  if constexpr (is_complex_v<T>)
+    return std::isnan(a.real()) || std::isnan(a.imag());
+  else if constexpr (is_float_v<T>)
+    return std::isnan(a);
+  else
+    return false;
 }
 // maximum / minimum propagate NaN, as MLX and NumPy do.
-template <class T>
-T max_of(T a, T b) {
+template <class T> T max_of(T a, T b) {
   if (is_nan(a)) return a;
   if (is_nan(b)) return b;
   return lt(a, b) ? b : a;
 }
-template <class T>
-T min_of(T a, T b) {
+template <class T> T min_of(T a, T b) {
   if (is_nan(a)) return a;
   if (is_nan(b)) return b;
   return lt(b, a) ? b : a;
 }
 
-template <class T>
-T shift_left(T a, T b) {
+template <class T> T shift_left(T a, T b) {
   constexpr int bits = sizeof(T) * 8;
   if (b < 0 || b >= T(bits)) return 0;
   return T(std::make_unsigned_t<T>(a) << b);
 }
-template <class T>
-T shift_right(T a, T b) {
+template <class T> T shift_right(T a, T b) {
   constexpr int bits = sizeof(T) * 8;
   if (b < 0 || b >= T(bits)) return (std::is_signed_v<T> && a < 0) ? T(-1) : T(0);
   return T(a >> b);
 }
 
-template <class T>
-T log_add_exp(T a, T b) {
+template <class T> T log_add_exp(T a, T b) {
   if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
   if (a == b) return a + T(0.6931471805599453);
   T m = std::max(a, b);
   return m + std::log1p(std::exp(-std::fabs(a - b)));
 }
 
-template <class T>
-bool close(T a, T b, const IsCloseParams& p) {
+template <class T> bool close(T a, T b, const IsCloseParams& p) {
   if (is_nan(a) || is_nan(b)) return p.equal_nan && is_nan(a) && is_nan(b);
   if (a == b) return true;
   if constexpr (is_complex_v<T> || is_float_v<T>) {
@@ -195,7 +191,7 @@ NUVEC_BINARY(Greater, numeric, lt(b, a))
 NUVEC_BINARY(GreaterEqual, numeric, le(b, a))
 NUVEC_BINARY(LogicalAnd, numeric, bool(a != T(0) && b != T(0)))
 NUVEC_BINARY(LogicalOr, numeric, bool(a != T(0) || b != T(0)))
-NUVEC_BINARY(BitwiseAnd, integral, T(a & b))
+NUVEC_BINARY(BitwiseAnd, integral, T(a& b))
 NUVEC_BINARY(BitwiseOr, integral, T(a | b))
 NUVEC_BINARY(BitwiseXor, integral, T(a ^ b))
 NUVEC_BINARY(LeftShift, int_only, shift_left(a, b))
@@ -211,14 +207,14 @@ NUVEC_BINARY(EqualNan, numeric, bool(a == b || (is_nan(a) && is_nan(b))))
 
 // Float32 forms with an explicit vector version.
 template <class Op> struct VecForm { static constexpr bool has = false; };
-#define NUVEC_VEC_FORM(Op, expr)                                   \
-  template <> struct VecForm<Op> {                                 \
-    static constexpr bool has = true;                              \
-    static VecF vec(VecF a, VecF b) { return expr; }               \
+#define NUVEC_VEC_FORM(Op, expr)                     \
+  template <> struct VecForm<Op> {                   \
+    static constexpr bool has = true;                \
+    static VecF vec(VecF a, VecF b) { return expr; } \
   };
 NUVEC_VEC_FORM(Add, a + b)
 NUVEC_VEC_FORM(Subtract, a - b)
-NUVEC_VEC_FORM(Multiply, a * b)
+NUVEC_VEC_FORM(Multiply, a* b)
 NUVEC_VEC_FORM(Divide, a / b)
 #ifdef NUVEC_HAS_VECTOR_MATH
 NUVEC_VEC_FORM(Power, NUVEC_MVEC2(pow)(a, b))
@@ -245,8 +241,7 @@ void binary_kernel(const void* const* in, const bool* scalar, void* out, int64_t
   }
 }
 
-template <class Op>
-void fill_op(KernelTable& t, BinaryOp op) {
+template <class Op> void fill_op(KernelTable& t, BinaryOp op) {
   for_each_compute_dtype([&](auto d) {
     using T = ctype_t<d.value>;
     if constexpr (Op::template ok<T>) t.binary[int(op)][int(d.value)] = &binary_kernel<Op, T>;

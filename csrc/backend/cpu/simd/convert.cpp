@@ -5,8 +5,7 @@
 namespace nuvec::cpu::NUVEC_ISA {
 namespace {
 
-template <class S, class D>
-void convert_kernel(const void* src, int64_t stride, void* dst, int64_t n) {
+template <class S, class D> void convert_kernel(const void* src, int64_t stride, void* dst, int64_t n) {
   const S* s = static_cast<const S*>(src);
   D* d = static_cast<D*>(dst);
   if (stride == 1) {

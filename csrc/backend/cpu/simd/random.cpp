@@ -11,8 +11,8 @@
 namespace nuvec::cpu::NUVEC_ISA {
 namespace {
 
-constexpr float kUpper = 0x1.fffffep-1f;   // nextafter(1, 0)
-constexpr float kLow = -0x1.fffffep-1f;    // nextafter(-1, 0), the low end of normal's uniform
+constexpr float kUpper = 0x1.fffffep-1f;  // nextafter(1, 0)
+constexpr float kLow = -0x1.fffffep-1f;   // nextafter(-1, 0), the low end of normal's uniform
 constexpr float kSqrt2 = 1.41421356237309515f;
 
 inline VecU rotl(VecU x, int r) { return (x << r) | (x >> (32 - r)); }

@@ -17,33 +17,20 @@
 namespace nuvec::cpu::NUVEC_ISA {
 namespace {
 
-template <class T, int N>
-struct VecN {
-  typedef T type __attribute__((vector_size(N * sizeof(T))));
-};
-template <class A>
-constexpr int kLanes = kVecBytes / int(sizeof(A));
-template <class A>
-using VecA = typename VecN<A, kLanes<A>>::type;
-template <bool Vectorised, class A>
-struct PartOf {
-  using type = A;
-};
-template <class A>
-struct PartOf<true, A> {
-  using type = VecA<A>;
-};
+template <class T, int N> struct VecN { typedef T type __attribute__((vector_size(N * sizeof(T)))); };
+template <class A> constexpr int kLanes = kVecBytes / int(sizeof(A));
+template <class A> using VecA = typename VecN<A, kLanes<A>>::type;
+template <bool Vectorised, class A> struct PartOf { using type = A; };
+template <class A> struct PartOf<true, A> { using type = VecA<A>; };
 
-template <class V>
-V load_raw(const void* p) {
+template <class V> V load_raw(const void* p) {
   V v;
   std::memcpy(&v, p, sizeof(v));
   return v;
 }
 
 // kLanes<A> elements of T, converted to A.
-template <class A, class T>
-VecA<A> load_as(const T* p) {
+template <class A, class T> VecA<A> load_as(const T* p) {
   constexpr int L = kLanes<A>;
   if constexpr (std::is_same_v<A, T>) {
     return load_raw<VecA<A>>(p);
@@ -71,8 +58,7 @@ VecA<A> load_as(const T* p) {
 }
 
 // float lanes back to T (round to nearest even; NaN stays NaN).
-template <class T>
-void store_from(T* p, VecF v) {
+template <class T> void store_from(T* p, VecF v) {
   if constexpr (std::is_same_v<T, float>) {
     store(p, v);
   } else if constexpr (std::is_same_v<T, f16>) {
@@ -97,8 +83,7 @@ void store_from(T* p, VecF v) {
 
 // The scalar rules of one reduction: its accumulator, identity and combining step (written
 // once for scalars and vectors).
-template <ReduceOp op, Dtype D>
-struct Rule {
+template <ReduceOp op, Dtype D> struct Rule {
   using T = ctype_t<D>;
   using A = ctype_t<accumulator(op, D)>;
   static constexpr bool vec = std::is_arithmetic_v<A> && !std::is_same_v<A, bool>;
@@ -106,10 +91,14 @@ struct Rule {
   static A lift(T x) { return convert<A>(x); }  // to bool: nonzero
 
   static A identity() {
-    if constexpr (op == ReduceOp::sum) return A(0);
-    else if constexpr (op == ReduceOp::prod) return A(1);
-    else if constexpr (op == ReduceOp::all) return true;
-    else if constexpr (op == ReduceOp::any) return false;
+    if constexpr (op == ReduceOp::sum)
+      return A(0);
+    else if constexpr (op == ReduceOp::prod)
+      return A(1);
+    else if constexpr (op == ReduceOp::all)
+      return true;
+    else if constexpr (op == ReduceOp::any)
+      return false;
     else if constexpr (is_complex_v<A>) {
       float inf = std::numeric_limits<float>::infinity();
       return op == ReduceOp::max ? A(-inf, -inf) : A(inf, inf);
@@ -120,8 +109,7 @@ struct Rule {
     }
   }
 
-  template <class V>
-  static V combine(V a, V b) {
+  template <class V> static V combine(V a, V b) {
     if constexpr (op == ReduceOp::sum) {
       return a + b;
     } else if constexpr (op == ReduceOp::prod) {
@@ -142,8 +130,7 @@ struct Rule {
   }
 
   // The lanes of v combined pairwise.
-  template <class V>
-  static A horizontal(V v) {
+  template <class V> static A horizontal(V v) {
     constexpr int L = kLanes<A>;
     A lanes[L];
     std::memcpy(lanes, &v, sizeof(v));
@@ -153,13 +140,12 @@ struct Rule {
   }
 };
 
-template <ReduceOp op, Dtype D>
-struct Kernels : Rule<op, D> {
+template <ReduceOp op, Dtype D> struct Kernels : Rule<op, D> {
   using R = Rule<op, D>;
   using T = typename R::T;
   using A = typename R::A;
   static constexpr int L = R::vec ? kLanes<A> : 1;
-  static constexpr int64_t kStep = R::vec ? 4 * L : 8;       // elements per unrolled step
+  static constexpr int64_t kStep = R::vec ? 4 * L : 8;        // elements per unrolled step
   static constexpr int64_t kLeaf = R::vec ? 8 * kStep : 128;  // largest run reduced without splitting
   static constexpr int64_t kRowLeaf = 64;                     // rows reduced without splitting
 
@@ -209,10 +195,10 @@ struct Kernels : Rule<op, D> {
   }
 
   // out[j] op= x[j] over one row, or over four rows joined pairwise first.
-  template <int N>
-  static void add_rows(const T* p, int64_t stride, int64_t w, A* out) {
+  template <int N> static void add_rows(const T* p, int64_t stride, int64_t w, A* out) {
     auto rows = [&](auto load, int64_t j) {
-      if constexpr (N == 1) return load(p + j);
+      if constexpr (N == 1)
+        return load(p + j);
       else
         return R::combine(R::combine(load(p + j), load(p + stride + j)),
                           R::combine(load(p + 2 * stride + j), load(p + 3 * stride + j)));
@@ -261,9 +247,7 @@ struct Kernels : Rule<op, D> {
   static void cols_fn(const void* in, int64_t stride, int64_t rows, int64_t w, void* acc) {
     cols(static_cast<const T*>(in), stride, rows, w, static_cast<A*>(acc));
   }
-  static void merge_fn(void* a, const void* b, int64_t w) {
-    merge(static_cast<A*>(a), static_cast<const A*>(b), w);
-  }
+  static void merge_fn(void* a, const void* b, int64_t w) { merge(static_cast<A*>(a), static_cast<const A*>(b), w); }
 };
 
 inline VecF vexp(VecF v) {
@@ -277,8 +261,7 @@ inline VecF vexp(VecF v) {
 
 // Softmax and logsumexp rows of T, computed in float32. Tails go through the same vector code
 // (padded), so an element's result never depends on where it sits.
-template <class T>
-struct Rows {
+template <class T> struct Rows {
   static constexpr int L = kLanesF;
   static constexpr int64_t kLeaf = 1024;
   static constexpr int64_t kCached = 32768;  // longest row whose exps are kept for the final pass
@@ -336,8 +319,7 @@ struct Rows {
   // o = f(x) for vectors of floats; the tail through a padded vector. With `stream`, float32
   // vectors go around the caches (o must be aligned): a large output would only evict what is
   // still to be read, and the lines need not be read before being written.
-  template <class S, class F>
-  static void write(const S* x, T* o, int64_t n, bool stream, F f) {
+  template <class S, class F> static void write(const S* x, T* o, int64_t n, bool stream, F f) {
     int64_t i = 0;
 #if defined(__AVX512F__) || defined(__AVX2__)
     if constexpr (std::is_same_v<T, float>) {

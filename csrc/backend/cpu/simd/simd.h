@@ -48,12 +48,27 @@ inline void store(float* p, VecF v) { std::memcpy(p, &v, sizeof(v)); }
 extern "C" {
 #define NUVEC_DECLARE_MVEC(name) VecF NUVEC_MVEC(name)(VecF);
 #define NUVEC_DECLARE_MVEC2(name) VecF NUVEC_MVEC2(name)(VecF, VecF);
-NUVEC_DECLARE_MVEC(exp) NUVEC_DECLARE_MVEC(expm1) NUVEC_DECLARE_MVEC(log) NUVEC_DECLARE_MVEC(log1p)
-NUVEC_DECLARE_MVEC(log2) NUVEC_DECLARE_MVEC(log10) NUVEC_DECLARE_MVEC(sin) NUVEC_DECLARE_MVEC(cos)
-NUVEC_DECLARE_MVEC(tan) NUVEC_DECLARE_MVEC(asin) NUVEC_DECLARE_MVEC(acos) NUVEC_DECLARE_MVEC(atan)
-NUVEC_DECLARE_MVEC(sinh) NUVEC_DECLARE_MVEC(cosh) NUVEC_DECLARE_MVEC(tanh) NUVEC_DECLARE_MVEC(asinh)
-NUVEC_DECLARE_MVEC(acosh) NUVEC_DECLARE_MVEC(atanh) NUVEC_DECLARE_MVEC(erf)
-NUVEC_DECLARE_MVEC2(pow) NUVEC_DECLARE_MVEC2(atan2)
+NUVEC_DECLARE_MVEC(exp)
+NUVEC_DECLARE_MVEC(expm1)
+NUVEC_DECLARE_MVEC(log)
+NUVEC_DECLARE_MVEC(log1p)
+NUVEC_DECLARE_MVEC(log2)
+NUVEC_DECLARE_MVEC(log10)
+NUVEC_DECLARE_MVEC(sin)
+NUVEC_DECLARE_MVEC(cos)
+NUVEC_DECLARE_MVEC(tan)
+NUVEC_DECLARE_MVEC(asin)
+NUVEC_DECLARE_MVEC(acos)
+NUVEC_DECLARE_MVEC(atan)
+NUVEC_DECLARE_MVEC(sinh)
+NUVEC_DECLARE_MVEC(cosh)
+NUVEC_DECLARE_MVEC(tanh)
+NUVEC_DECLARE_MVEC(asinh)
+NUVEC_DECLARE_MVEC(acosh)
+NUVEC_DECLARE_MVEC(atanh)
+NUVEC_DECLARE_MVEC(erf)
+NUVEC_DECLARE_MVEC2(pow)
+NUVEC_DECLARE_MVEC2(atan2)
 }
 #undef NUVEC_DECLARE_MVEC
 #undef NUVEC_DECLARE_MVEC2
@@ -61,8 +76,7 @@ NUVEC_DECLARE_MVEC2(pow) NUVEC_DECLARE_MVEC2(atan2)
 
 // Applies a vector function to n floats; the tail goes through the same vector code (padded),
 // so an element's result never depends on where it sits.
-template <class VF>
-inline void map_vec(const float* a, float* o, int64_t n, VF vf) {
+template <class VF> inline void map_vec(const float* a, float* o, int64_t n, VF vf) {
   int64_t i = 0;
   for (; i + kLanesF <= n; i += kLanesF) store(o + i, vf(load(a + i)));
   if (i < n) {
@@ -77,8 +91,7 @@ template <class VF>
 inline void map_vec2(const float* a, bool a_scalar, const float* b, bool b_scalar, float* o, int64_t n, VF vf) {
   VecF sa = VecF{} + (a_scalar ? a[0] : 0.0f), sb = VecF{} + (b_scalar ? b[0] : 0.0f);
   int64_t i = 0;
-  for (; i + kLanesF <= n; i += kLanesF)
-    store(o + i, vf(a_scalar ? sa : load(a + i), b_scalar ? sb : load(b + i)));
+  for (; i + kLanesF <= n; i += kLanesF) store(o + i, vf(a_scalar ? sa : load(a + i), b_scalar ? sb : load(b + i)));
   if (i < n) {
     float ta[kLanesF] = {}, tb[kLanesF] = {}, out[kLanesF];
     if (!a_scalar) std::memcpy(ta, a + i, (n - i) * 4);

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "backend/cpu/ctypes.h"
-#include "backend/cpu/sort.h"
 #include "backend/cpu/simd/simd.h"
+#include "backend/cpu/sort.h"
 #include "core/threads.h"
 
 namespace nuvec::cpu::NUVEC_ISA {
@@ -21,8 +21,7 @@ namespace {
 
 // ---------------------------------------------------------------------------------------- keys
 // key(v) is an unsigned integer ordered as v is; value(key) inverts it where `exact(v)`.
-template <class T>
-struct IntKey {
+template <class T> struct IntKey {
   using K = std::make_unsigned_t<T>;
   static constexpr K kFlip = std::is_signed_v<T> ? K(K(1) << (8 * sizeof(K) - 1)) : K(0);
   static K key(T v) { return K(K(v) ^ kFlip); }
@@ -39,8 +38,7 @@ struct BoolKey {
 
 // Floats by their bits: negatives reversed below positives. NaNs all take the largest key and
 // -0.0 takes 0.0's, so neither can be decoded back: rows holding them carry indices instead.
-template <class T, class U, U kInf>
-struct FloatKey {
+template <class T, class U, U kInf> struct FloatKey {
   using K = U;
   static constexpr K kSign = K(K(1) << (8 * sizeof(K) - 1));
   static K bits(T v) {
@@ -93,8 +91,7 @@ constexpr int64_t kSmallRow = 96;
 // Stable LSD radix sort of a[0, n) on `Bytes` key bytes starting at bit `shift`, one byte per
 // pass; b is scratch of n elements. Returns the buffer holding the result. A pass whose byte is
 // the same in every element moves nothing and is skipped.
-template <int Bytes, class E>
-E* radix_sort(E* a, E* b, int64_t n, int shift) {
+template <int Bytes, class E> E* radix_sort(E* a, E* b, int64_t n, int shift) {
   uint32_t hist[Bytes][256] = {};
   for (int64_t i = 0; i < n; ++i) {
     E e = a[i];
@@ -128,8 +125,7 @@ constexpr int kPieces = 16;
 
 // radix_sort for a long row: each piece scatters from its own offsets (bucket-major, then
 // piece by piece), which is exactly the serial pass's order, so the result is the same.
-template <int Bytes, class E>
-E* radix_sort_parallel(E* a, E* b, int64_t n, int shift) {
+template <int Bytes, class E> E* radix_sort_parallel(E* a, E* b, int64_t n, int shift) {
   int64_t per = (n + kPieces - 1) / kPieces;
   std::vector<uint32_t> hist(size_t(kPieces) * 256);
   for (int p = 0; p < Bytes; ++p) {
@@ -170,20 +166,19 @@ E* radix_sort_parallel(E* a, E* b, int64_t n, int shift) {
 }
 
 // Runs fn(i0, i1) over [0, n): spread over the threads for a long row, else inline.
-template <class F>
-void over(int64_t n, bool long_row, F fn) {
-  if (long_row) parallel_for(n, int64_t(1) << 15, fn);
-  else fn(0, n);
+template <class F> void over(int64_t n, bool long_row, F fn) {
+  if (long_row)
+    parallel_for(n, int64_t(1) << 15, fn);
+  else
+    fn(0, n);
 }
 
-template <int Bytes, class E>
-E* radix_sort_row(E* a, E* b, int64_t n, int shift) {
+template <int Bytes, class E> E* radix_sort_row(E* a, E* b, int64_t n, int shift) {
   return n >= kLongRow ? radix_sort_parallel<Bytes>(a, b, n, shift) : radix_sort<Bytes>(a, b, n, shift);
 }
 
 // Scratch per thread, reused across rows and calls.
-template <class E>
-E* scratch(int64_t count) {
+template <class E> E* scratch(int64_t count) {
   thread_local std::vector<char> buf;
   size_t bytes = size_t(count) * sizeof(E);
   if (buf.size() < bytes) buf.resize(bytes);
@@ -191,37 +186,32 @@ E* scratch(int64_t count) {
 }
 
 // One row: n elements of `in` at stride `is`; results at stride `os` into values or indices.
-struct RowIo {
-  int64_t n, is, os;
-};
+struct RowIo { int64_t n, is, os; };
 
 // A key with the element's index below it: ties then compare by position (stable, and a total
 // order for partitioning).
-template <class K>
-using Tagged = std::conditional_t<sizeof(K) <= 4, uint64_t, unsigned __int128>;
-template <class K>
-constexpr int kTagBits = sizeof(K) <= 4 ? 32 : 64;
+template <class K> using Tagged = std::conditional_t<sizeof(K) <= 4, uint64_t, unsigned __int128>;
+template <class K> constexpr int kTagBits = sizeof(K) <= 4 ? 32 : 64;
 
-template <class T, class Keys, class E = Tagged<typename Keys::K>>
-void fill_tagged(const T* in, const RowIo& r, E* a) {
+template <class T, class Keys, class E = Tagged<typename Keys::K>> void fill_tagged(const T* in, const RowIo& r, E* a) {
   over(r.n, r.n >= kLongRow, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) a[i] = (E(Keys::key(in[i * r.is])) << kTagBits<typename Keys::K>) | E(i);
   });
 }
 
-template <class T, class E>
-void write_tagged(const E* a, const T* in, const RowIo& r, T* vals, uint32_t* idx) {
+template <class T, class E> void write_tagged(const E* a, const T* in, const RowIo& r, T* vals, uint32_t* idx) {
   over(r.n, r.n >= kLongRow, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       uint32_t j = uint32_t(a[i]);
-      if (idx) idx[i * r.os] = j;
-      else vals[i * r.os] = in[int64_t(j) * r.is];
+      if (idx)
+        idx[i * r.os] = j;
+      else
+        vals[i * r.os] = in[int64_t(j) * r.is];
     }
   });
 }
 
-template <class T>
-void sort_row(const T* in, const RowIo& r, T* vals, uint32_t* idx) {
+template <class T> void sort_row(const T* in, const RowIo& r, T* vals, uint32_t* idx) {
   using Keys = typename KeyOf<T>::type;
   using K = typename Keys::K;
   int64_t n = r.n;
@@ -240,8 +230,10 @@ void sort_row(const T* in, const RowIo& r, T* vals, uint32_t* idx) {
     });
     if (exact.load()) {
       K* s = a;
-      if (n <= kSmallRow) std::sort(a, a + n);
-      else s = radix_sort_row<sizeof(K)>(a, a + n, n, 0);
+      if (n <= kSmallRow)
+        std::sort(a, a + n);
+      else
+        s = radix_sort_row<sizeof(K)>(a, a + n, n, 0);
       over(n, n >= kLongRow, [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i) vals[i * r.os] = Keys::value(s[i]);
       });
@@ -252,8 +244,10 @@ void sort_row(const T* in, const RowIo& r, T* vals, uint32_t* idx) {
   E* a = scratch<E>(2 * n);
   fill_tagged<T, Keys>(in, r, a);
   E* s = a;
-  if (n <= kSmallRow) std::sort(a, a + n);
-  else s = radix_sort_row<sizeof(K)>(a, a + n, n, kTagBits<K>);
+  if (n <= kSmallRow)
+    std::sort(a, a + n);
+  else
+    s = radix_sort_row<sizeof(K)>(a, a + n, n, kTagBits<K>);
   write_tagged(s, in, r, vals, idx);
 }
 
@@ -263,13 +257,14 @@ void sort_row_complex(const c64* in, const RowIo& r, c64* vals, uint32_t* idx) {
   std::stable_sort(order, order + r.n,
                    [&](uint32_t a, uint32_t b) { return complex_less(in[int64_t(a) * r.is], in[int64_t(b) * r.is]); });
   for (int64_t i = 0; i < r.n; ++i) {
-    if (idx) idx[i * r.os] = order[i];
-    else vals[i * r.os] = in[int64_t(order[i]) * r.is];
+    if (idx)
+      idx[i * r.os] = order[i];
+    else
+      vals[i * r.os] = in[int64_t(order[i]) * r.is];
   }
 }
 
-template <class T>
-void partition_row(const T* in, const RowIo& r, int64_t kth, T* vals, uint32_t* idx) {
+template <class T> void partition_row(const T* in, const RowIo& r, int64_t kth, T* vals, uint32_t* idx) {
   if constexpr (std::is_same_v<T, c64>) {
     uint32_t* order = scratch<uint32_t>(r.n);
     std::iota(order, order + r.n, 0u);
@@ -278,8 +273,10 @@ void partition_row(const T* in, const RowIo& r, int64_t kth, T* vals, uint32_t* 
       return complex_less(x, y) || (!complex_less(y, x) && a < b);
     });
     for (int64_t i = 0; i < r.n; ++i) {
-      if (idx) idx[i * r.os] = order[i];
-      else vals[i * r.os] = in[int64_t(order[i]) * r.is];
+      if (idx)
+        idx[i * r.os] = order[i];
+      else
+        vals[i * r.os] = in[int64_t(order[i]) * r.is];
     }
   } else {
     using Keys = typename KeyOf<T>::type;
@@ -292,8 +289,7 @@ void partition_row(const T* in, const RowIo& r, int64_t kth, T* vals, uint32_t* 
 }
 
 // Runs row_fn(in_row, io, vals_row, idx_row) for every row along `axis`, rows spread over threads.
-template <class T, class F>
-void for_each_row(const Array& x, int axis, Array& out, bool indices, F row_fn) {
+template <class T, class F> void for_each_row(const Array& x, int axis, Array& out, bool indices, F row_fn) {
   AxisRows rows(x.shape(), axis);
   const T* in = x.data<T>();
   T* vals = indices ? nullptr : out.data<T>();
@@ -309,8 +305,7 @@ void for_each_row(const Array& x, int axis, Array& out, bool indices, F row_fn) 
   });
 }
 
-template <class F>
-void dispatch(Dtype d, F f) {
+template <class F> void dispatch(Dtype d, F f) {
   for_each_dtype([&](auto t) {
     if (t.value == d) f(ctype_t<t.value>{});
   });
@@ -322,8 +317,10 @@ void sort_axis(const Array& x, int axis, Array& out, bool indices) {
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
     for_each_row<T>(x, axis, out, indices, [](const T* i, const RowIo& r, T* v, uint32_t* ix) {
-      if constexpr (std::is_same_v<T, c64>) sort_row_complex(i, r, v, ix);
-      else sort_row<T>(i, r, v, ix);
+      if constexpr (std::is_same_v<T, c64>)
+        sort_row_complex(i, r, v, ix);
+      else
+        sort_row<T>(i, r, v, ix);
     });
   });
 }
@@ -331,9 +328,8 @@ void sort_axis(const Array& x, int axis, Array& out, bool indices) {
 void partition_axis(const Array& x, int axis, int64_t kth, Array& out, bool indices) {
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    for_each_row<T>(x, axis, out, indices, [kth](const T* i, const RowIo& r, T* v, uint32_t* ix) {
-      partition_row<T>(i, r, kth, v, ix);
-    });
+    for_each_row<T>(x, axis, out, indices,
+                    [kth](const T* i, const RowIo& r, T* v, uint32_t* ix) { partition_row<T>(i, r, kth, v, ix); });
   });
 }
 

@@ -67,8 +67,12 @@ void transpose_f32(const float* src, int64_t src_col, float* dst, int64_t dst_ro
 void transpose_any(const void* src, int64_t src_col, void* dst, int64_t dst_row, int64_t rows, int64_t cols,
                    size_t item) {
   switch (item) {
-    case 1: transpose_scalar(static_cast<const uint8_t*>(src), src_col, static_cast<uint8_t*>(dst), dst_row, rows, cols); break;
-    case 2: transpose_scalar(static_cast<const uint16_t*>(src), src_col, static_cast<uint16_t*>(dst), dst_row, rows, cols); break;
+    case 1:
+      transpose_scalar(static_cast<const uint8_t*>(src), src_col, static_cast<uint8_t*>(dst), dst_row, rows, cols);
+      break;
+    case 2:
+      transpose_scalar(static_cast<const uint16_t*>(src), src_col, static_cast<uint16_t*>(dst), dst_row, rows, cols);
+      break;
     case 4:
 #if defined(__AVX512F__)
       transpose_f32(static_cast<const float*>(src), src_col, static_cast<float*>(dst), dst_row, rows, cols);
@@ -76,7 +80,9 @@ void transpose_any(const void* src, int64_t src_col, void* dst, int64_t dst_row,
       transpose_scalar(static_cast<const uint32_t*>(src), src_col, static_cast<uint32_t*>(dst), dst_row, rows, cols);
 #endif
       break;
-    default: transpose_scalar(static_cast<const uint64_t*>(src), src_col, static_cast<uint64_t*>(dst), dst_row, rows, cols); break;
+    default:
+      transpose_scalar(static_cast<const uint64_t*>(src), src_col, static_cast<uint64_t*>(dst), dst_row, rows, cols);
+      break;
   }
 }
 

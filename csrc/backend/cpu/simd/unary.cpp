@@ -26,28 +26,29 @@ inline double erfinv_d(double x) {
   return y;
 }
 
-#define NUVEC_SCALAR_OP(Name, Ok, expr)                      \
-  struct Name {                                              \
-    template <class T> static constexpr bool ok = Ok<T>;     \
-    template <class T>                                       \
-    static auto f(T x, NoParams) { return expr; }            \
+#define NUVEC_SCALAR_OP(Name, Ok, expr)                              \
+  struct Name {                                                      \
+    template <class T> static constexpr bool ok = Ok<T>;             \
+    template <class T> static auto f(T x, NoParams) { return expr; } \
   };
 
 // Ops whose float32 form has a libmvec vector version.
 #ifdef NUVEC_HAS_VECTOR_MATH
-#define NUVEC_VEC_MATH(fn) static VecF vec(VecF v) { return NUVEC_MVEC(fn)(v); }
+#define NUVEC_VEC_MATH(fn) \
+  static VecF vec(VecF v) { return NUVEC_MVEC(fn)(v); }
 #else
 #define NUVEC_VEC_MATH(fn)
 #endif
-#define NUVEC_MATH_OP(Name, fn, complex_expr)                                     \
-  struct Name {                                                                   \
-    template <class T> static constexpr bool ok = inexact<T>;                     \
-    template <class T>                                                            \
-    static auto f(T x, NoParams) {                                         \
-      if constexpr (is_complex_v<T>) return T(complex_expr);                      \
-      else return T(std::fn(x));                                                  \
-    }                                                                             \
-    NUVEC_VEC_MATH(fn)                                                            \
+#define NUVEC_MATH_OP(Name, fn, complex_expr)                 \
+  struct Name {                                               \
+    template <class T> static constexpr bool ok = inexact<T>; \
+    template <class T> static auto f(T x, NoParams) {         \
+      if constexpr (is_complex_v<T>)                          \
+        return T(complex_expr);                               \
+      else                                                    \
+        return T(std::fn(x));                                 \
+    }                                                         \
+    NUVEC_VEC_MATH(fn)                                        \
   };
 
 NUVEC_MATH_OP(Exp, exp, std::exp(x))
@@ -64,8 +65,10 @@ struct Log {
 struct Log1p {
   template <class T> static constexpr bool ok = inexact<T>;
   template <class T> static T f(T x, NoParams) {
-    if constexpr (is_complex_v<T>) return std::log(T(1) + x);
-    else return std::log1p(x);
+    if constexpr (is_complex_v<T>)
+      return std::log(T(1) + x);
+    else
+      return std::log1p(x);
   }
 };
 NUVEC_MATH_OP(Log2, log2, std::log(x) / T(std::log(2.0f)))
@@ -95,8 +98,7 @@ struct Erfinv {
   template <class T> static constexpr bool ok = real_float<T>;
   template <class T> static T f(T x, NoParams) {
     if constexpr (std::is_same_v<T, float>) {
-      if (!(std::fabs(x) < 1.0f))
-        return std::fabs(x) == 1.0f ? std::copysign(INFINITY, x) : NAN;
+      if (!(std::fabs(x) < 1.0f)) return std::fabs(x) == 1.0f ? std::copysign(INFINITY, x) : NAN;
       return erfinv_f(x);
     } else {
       return erfinv_d(x);
@@ -150,18 +152,24 @@ struct Negative {
 struct Sign {
   template <class T> static constexpr bool ok = true;
   template <class T> static T f(T x, NoParams) {
-    if constexpr (is_complex_v<T>) return x == T(0) ? T(0) : x / std::abs(x);
-    else if constexpr (std::is_same_v<T, bool>) return x;
-    else if constexpr (std::is_unsigned_v<T>) return T(x > 0);
-    else return x > 0 ? T(1) : (x < 0 ? T(-1) : x);  // NaN and signed zero pass through
+    if constexpr (is_complex_v<T>)
+      return x == T(0) ? T(0) : x / std::abs(x);
+    else if constexpr (std::is_same_v<T, bool>)
+      return x;
+    else if constexpr (std::is_unsigned_v<T>)
+      return T(x > 0);
+    else
+      return x > 0 ? T(1) : (x < 0 ? T(-1) : x);  // NaN and signed zero pass through
   }
 };
 
 struct Square {
   template <class T> static constexpr bool ok = true;
   template <class T> static T f(T x, NoParams) {
-    if constexpr (std::is_same_v<T, bool>) return x;
-    else return T(x * x);
+    if constexpr (std::is_same_v<T, bool>)
+      return x;
+    else
+      return T(x * x);
   }
 };
 
@@ -169,13 +177,19 @@ struct Square {
 struct Floor {
   template <class T> static constexpr bool ok = !is_complex_v<T>;
   template <class T> static T f(T x, NoParams) {
-    if constexpr (is_float_v<T>) return std::floor(x); else return x;
+    if constexpr (is_float_v<T>)
+      return std::floor(x);
+    else
+      return x;
   }
 };
 struct Ceil {
   template <class T> static constexpr bool ok = !is_complex_v<T>;
   template <class T> static T f(T x, NoParams) {
-    if constexpr (is_float_v<T>) return std::ceil(x); else return x;
+    if constexpr (is_float_v<T>)
+      return std::ceil(x);
+    else
+      return x;
   }
 };
 struct Round {
@@ -198,17 +212,21 @@ struct Round {
   }
 };
 
-template <class T>
-bool nan_of(T x) {
-  if constexpr (is_complex_v<T>) return std::isnan(x.real()) || std::isnan(x.imag());
-  else if constexpr (is_float_v<T>) return std::isnan(x);
-  else return false;
+template <class T> bool nan_of(T x) {
+  if constexpr (is_complex_v<T>)
+    return std::isnan(x.real()) || std::isnan(x.imag());
+  else if constexpr (is_float_v<T>)
+    return std::isnan(x);
+  else
+    return false;
 }
-template <class T>
-bool inf_of(T x, int sign) {  // sign 0: either infinity
-  if constexpr (is_complex_v<T>) return sign == 0 && (std::isinf(x.real()) || std::isinf(x.imag()));
-  else if constexpr (is_float_v<T>) return std::isinf(x) && (sign == 0 || (sign > 0) == (x > 0));
-  else return false;
+template <class T> bool inf_of(T x, int sign) {  // sign 0: either infinity
+  if constexpr (is_complex_v<T>)
+    return sign == 0 && (std::isinf(x.real()) || std::isinf(x.imag()));
+  else if constexpr (is_float_v<T>)
+    return std::isinf(x) && (sign == 0 || (sign > 0) == (x > 0));
+  else
+    return false;
 }
 
 NUVEC_SCALAR_OP(Isnan, any_type, nan_of(x))
@@ -221,31 +239,42 @@ NUVEC_SCALAR_OP(LogicalNot, any_type, bool(x == T(0)))
 struct BitwiseInvert {
   template <class T> static constexpr bool ok = std::is_integral_v<T>;
   template <class T> static T f(T x, NoParams) {
-    if constexpr (std::is_same_v<T, bool>) return !x; else return T(~x);
+    if constexpr (std::is_same_v<T, bool>)
+      return !x;
+    else
+      return T(~x);
   }
 };
 
 struct Conjugate {
   template <class T> static constexpr bool ok = true;
   template <class T> static T f(T x, NoParams) {
-    if constexpr (is_complex_v<T>) return std::conj(x); else return x;
+    if constexpr (is_complex_v<T>)
+      return std::conj(x);
+    else
+      return x;
   }
 };
 struct Real {
   template <class T> static constexpr bool ok = true;
   template <class T> static auto f(T x, NoParams) {
-    if constexpr (is_complex_v<T>) return x.real(); else return x;
+    if constexpr (is_complex_v<T>)
+      return x.real();
+    else
+      return x;
   }
 };
 struct Imag {
   template <class T> static constexpr bool ok = true;
   template <class T> static auto f(T x, NoParams) {
-    if constexpr (is_complex_v<T>) return x.imag(); else return T(0);
+    if constexpr (is_complex_v<T>)
+      return x.imag();
+    else
+      return T(0);
   }
 };
 
-template <class R>
-R replace_non_finite(R x, const NanToNumParams& p) {
+template <class R> R replace_non_finite(R x, const NanToNumParams& p) {
   if (std::isnan(x)) return R(p.nan);
   if (std::isinf(x)) return R(x > 0 ? p.posinf : p.neginf);
   return x;
@@ -254,9 +283,12 @@ struct NanToNum {
   using Params = NanToNumParams;
   template <class T> static constexpr bool ok = true;
   template <class T> static T f(T x, const NanToNumParams& p) {
-    if constexpr (is_complex_v<T>) return T(replace_non_finite(x.real(), p), replace_non_finite(x.imag(), p));
-    else if constexpr (is_float_v<T>) return replace_non_finite(x, p);
-    else return x;
+    if constexpr (is_complex_v<T>)
+      return T(replace_non_finite(x.real(), p), replace_non_finite(x.imag(), p));
+    else if constexpr (is_float_v<T>)
+      return replace_non_finite(x, p);
+    else
+      return x;
   }
 };
 
@@ -276,8 +308,7 @@ void unary_kernel(const void* const* in, const bool*, void* out, int64_t n, cons
   }
 }
 
-template <class Op>
-void fill_op(KernelTable& t, UnaryOp op) {
+template <class Op> void fill_op(KernelTable& t, UnaryOp op) {
   for_each_compute_dtype([&](auto d) {
     using T = ctype_t<d.value>;
     if constexpr (Op::template ok<T>) t.unary[int(op)][int(d.value)] = &unary_kernel<Op, T>;
