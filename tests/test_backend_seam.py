@@ -1,7 +1,9 @@
 """The backend seam: a slow reference backend, registered from Python for the otherwise empty
 gpu device type, runs ops through the same kernel registry as the CPU backend."""
+
 import numpy as np
 import pytest
+
 from _impl import IS_MLX, mx
 
 pytestmark = [pytest.mark.nuvec_only, pytest.mark.skipif(IS_MLX, reason="nuvec's backend registry")]
@@ -15,6 +17,7 @@ def reference():
         def run(*args, **kwargs):
             calls.append(name)
             return fn(*args, **kwargs)
+
         return run
 
     kernels = {"add": np.add, "multiply": np.multiply, "exp": np.exp, "sum": np.sum}
