@@ -1,5 +1,5 @@
 """take, take_along_axis, put_along_axis, slice and slice_update with array-valued starts, and
-nonzero, against NumPy.
+nonzero, against NumPy; scatter updates of complex arrays.
 """
 
 import numpy as np
@@ -192,3 +192,16 @@ def test_nonzero_indices_round_trip():
     x = mx.array(a)
     idx = mx.nonzero(x)
     assert_array_equal_np(x[idx], a[np.nonzero(a)])
+
+
+@pytest.mark.nuvec_only  # MLX's complex maximum/minimum updates are not checked here
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_at_orders_complex_numbers_lexicographically(op):
+    # Ties in the real part are broken by the imaginary part, as maximum and sort order them.
+    a = np.array([1 + 1j, 2 - 1j, 0 + 0j, 3 + 3j], np.complex64)
+    idx = np.array([0, 0, 1, 2, 3, 1])
+    v = np.array([1 + 2j, 0 + 9j, 2 + 1j, -1 + 0j, 3 - 3j, 2 - 5j], np.complex64)
+    expected = a.copy()
+    getattr(np, op).at(expected, idx, v)
+    got = getattr(mx.array(a).at[mx.array(idx)], op)(mx.array(v))
+    assert_array_equal_np(got, expected, dtype="complex64")

@@ -113,6 +113,11 @@ void eval_gather(const Gather& prim, const std::vector<Array>& in, std::vector<A
   });
 }
 
+// Lexicographic order of complex numbers (real part, then imaginary part).
+template <class T> bool lex_less(T a, T b) {
+  return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag());
+}
+
 template <class T> T combine(ScatterOp op, T a, T b) {
   using cpu::convert;
   if constexpr (std::is_same_v<T, cpu::f16> || std::is_same_v<T, cpu::bf16>) {
@@ -123,13 +128,16 @@ template <class T> T combine(ScatterOp op, T a, T b) {
       case ScatterOp::maximum: return a || b;
       case ScatterOp::multiply:
       case ScatterOp::minimum: return a && b;
-      default: return b;
+      case ScatterOp::set: return b;
     }
   } else if constexpr (cpu::is_complex_v<T>) {
     switch (op) {
       case ScatterOp::add: return a + b;
       case ScatterOp::multiply: return a * b;
-      default: return b;
+      // Complex numbers order lexicographically, as maximum and sort do.
+      case ScatterOp::maximum: return lex_less(a, b) ? b : a;
+      case ScatterOp::minimum: return lex_less(b, a) ? b : a;
+      case ScatterOp::set: return b;
     }
   } else {
     switch (op) {
@@ -137,9 +145,10 @@ template <class T> T combine(ScatterOp op, T a, T b) {
       case ScatterOp::multiply: return T(a * b);
       case ScatterOp::maximum: return (b > a || b != b) ? b : a;
       case ScatterOp::minimum: return (b < a || b != b) ? b : a;
-      default: return b;
+      case ScatterOp::set: return b;
     }
   }
+  return b;  // unreachable: every op is a case (-Werror=switch)
 }
 
 void eval_scatter(const Scatter& prim, const std::vector<Array>& in, std::vector<Array>& out) {

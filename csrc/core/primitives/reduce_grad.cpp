@@ -50,7 +50,8 @@ std::optional<Array> reduce_partial(ReduceOp op, const Array& x, const Array& ou
       Array hit = astype(binary(BinaryOp::equal, x, spread(out, x, axes), s), out.dtype(), s);
       return div(hit, spread(sum(hit, axes, true, s), x, axes));
     }
-    default: return std::nullopt;  // all / any
+    case ReduceOp::all:
+    case ReduceOp::any: return std::nullopt;  // boolean results: no derivative
   }
 }
 }  // namespace

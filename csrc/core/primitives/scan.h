@@ -13,8 +13,9 @@ inline const char* scan_name(ScanOp op) {
     case ScanOp::prod: return "cumprod";
     case ScanOp::max: return "cummax";
     case ScanOp::min: return "cummin";
-    default: return "logcumsumexp";
+    case ScanOp::logaddexp: return "logcumsumexp";
   }
+  return "";  // unreachable: the switch names every op (-Werror=switch)
 }
 
 // The input already has the output's dtype (the op converts it). Elements combine strictly in

@@ -41,7 +41,8 @@ std::vector<Array> Scan::vjp(const std::vector<Array>& primals, const std::vecto
     case ScanOp::logaddexp:
       return {mul(unary(UnaryOp::exp, x, s),
                   cumsum_along(mul(g, unary(UnaryOp::exp, neg(out), s)), axis_, !reverse_, inclusive_))};
-    default: {
+    case ScanOp::max:
+    case ScanOp::min: {
       if (!inclusive_) throw OpError(name(), "has no vjp rule for exclusive scans");
       Array src = extreme_source(x, out, axis_, reverse_);
       return {put_along_axis(zeros_like(x), src, g, axis_, s, ScatterOp::add)};
@@ -61,7 +62,8 @@ std::vector<Array> Scan::jvp(const std::vector<Array>& primals, const std::vecto
     case ScanOp::logaddexp:
       return {mul(unary(UnaryOp::exp, neg(out), s),
                   cumsum_along(mul(t, unary(UnaryOp::exp, x, s)), axis_, reverse_, inclusive_))};
-    default: {
+    case ScanOp::max:
+    case ScanOp::min: {
       if (!inclusive_) throw OpError(name(), "has no jvp rule for exclusive scans");
       return {take_along_axis(t, extreme_source(x, out, axis_, reverse_), axis_, s)};
     }
