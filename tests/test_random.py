@@ -112,6 +112,10 @@ def _discrete(lib):
             lib.array(logits), num_samples=4, key=k
         ),
         "categorical_axis0": lambda k: lib.random.categorical(lib.array(logits), axis=0, key=k),
+        "categorical_1d": lambda k: lib.random.categorical(lib.array(logits[1]), key=k),
+        "categorical_batched_shape": lambda k: lib.random.categorical(
+            lib.array(logits), shape=(2, 3), key=k
+        ),
         "permutation": lambda k: lib.random.permutation(100, key=k),
         "permutation_axis": lambda k: lib.random.permutation(
             lib.array(np.arange(12).reshape(3, 4)), axis=1, key=k
