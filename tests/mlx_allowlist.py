@@ -52,7 +52,6 @@ MISSING = {
     **{
         n: _NOT_YET
         for n in (
-            "median",
             "searchsorted",
             "unique",
             "convolve",

@@ -269,6 +269,13 @@ REGISTRY = {
     "max": Case(lambda x: mx.max(x, axis=0), domain=distinct()),
     "min": Case(lambda x: mx.min(x, axis=-1, keepdims=True), domain=distinct()),
     "minmax": Case(lambda x: mx.minmax(x, axis=1, keepdims=True), domain=distinct()),
+    "median": Case(lambda x: mx.median(x, axis=1), domain=distinct()),
+    "median_odd": Case(
+        lambda x: mx.median(x, axis=(0, 2), keepdims=True),
+        shapes=((3, 2, 1),),
+        domain=distinct(),
+        covers=("median",),
+    ),
     "max_all": Case(lambda x: mx.max(x), domain=distinct(), covers=("max",)),
     "var": Case(lambda x: mx.var(x, axis=1)),
     "var_ddof": Case(lambda x: mx.var(x, axis=0, ddof=1), covers=("var",)),

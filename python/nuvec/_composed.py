@@ -1,7 +1,10 @@
-"""MLX's functions that are argument handling over nuvec's ops: asarray, full_like and
-broadcast_shapes (the ops themselves are in the C++ core)."""
+"""MLX's functions composed in Python of nuvec's ops: asarray, full_like, broadcast_shapes and
+median (the other ops are in the C++ core)."""
+
+import math
 
 from . import _core
+from ._dtypes import inexact, issubdtype
 from ._errors import op_error
 
 
@@ -35,3 +38,37 @@ def broadcast_shapes(*shapes):
             )
         out = [y if x == 1 else x for x, y in zip(a, b)]
     return tuple(out)
+
+
+def median(a, /, axis=None, keepdims=False, *, stream=None):
+    """The median over `axis` (all axes when None): the mean of the two middle values for an even
+    count, NaN where a value is NaN; integers and bools give float32."""
+    a = a if isinstance(a, _core.array) else _core.array(a)
+    nd = a.ndim
+    if axis is None:
+        axes = list(range(nd))
+    else:
+        axes = [axis] if isinstance(axis, int) else list(axis)
+        for i, ax in enumerate(axes):
+            if not -nd <= ax < nd:
+                raise op_error(
+                    "median", f"axis {ax} is out of bounds for an array of dimension {nd}", True
+                )
+            axes[i] = ax % nd
+        if len(set(axes)) != len(axes):
+            raise op_error("median", "repeated axis")
+    rest = [d for d in range(nd) if d not in axes]
+    n = 1
+    for ax in axes:
+        n *= a.shape[ax]
+    if n == 0:
+        raise op_error("median", "cannot take the median along an empty axis")
+    x = a if issubdtype(a.dtype, inexact) else _core.astype(a, _core.float32)
+    x = _core.transpose(x, rest + axes, stream=stream)
+    x = _core.reshape(x, [a.shape[d] for d in rest] + [n], stream=stream)
+    s = _core.sort(x, axis=-1, stream=stream)
+    m = (s[..., (n - 1) // 2] + s[..., n // 2]) * 0.5
+    m = _core.where(_core.any(_core.isnan(x), axis=-1, stream=stream), math.nan, m, stream=stream)
+    if keepdims:
+        m = _core.expand_dims(m, sorted(axes), stream=stream)
+    return m

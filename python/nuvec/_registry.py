@@ -448,6 +448,7 @@ _REDUCE = _ops(
         ("count_nonzero", 1, "numpy.count_nonzero", _INDICES),
         ("trace", 1, "numpy.trace"),
         ("minmax", 1, "mlx.core.minmax"),
+        ("median", 1, "numpy.median", {"dtype": "float"}),
         ("softmax", 1, "scipy.special.softmax", {"dtype": "float"}),
     ],
 )
