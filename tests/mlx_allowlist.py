@@ -52,7 +52,6 @@ MISSING = {
     **{
         n: _NOT_YET
         for n in (
-            "searchsorted",
             "unique",
             "convolve",
             "depends",

@@ -277,6 +277,21 @@ SNIPPETS = {
     "median_scalar": lambda mx: mx.median(mx.array(2.5)),
     "median_empty": lambda mx: mx.median(mx.array([])),
     "median_bad_axis": lambda mx: mx.median(_x(mx), 2),
+    "searchsorted": lambda mx: mx.searchsorted(mx.array([1, 2, 2, 3, 5]), mx.array([0, 2, 4, 6])),
+    "searchsorted_right": lambda mx: mx.searchsorted(
+        mx.array([1, 2, 2, 3, 5]), mx.array([[0, 2], [4, 6]]), side="right"
+    ),
+    "searchsorted_float": lambda mx: mx.searchsorted(
+        mx.sort(_f(mx, (7,))), mx.array([-1.5, 0.25, 9.0])
+    ),
+    "searchsorted_nan": lambda mx: [
+        mx.searchsorted(mx.array([1.0, math.nan]), mx.array([math.nan, 1.5]), side=side)
+        for side in ("left", "right")
+    ],
+    "searchsorted_empty": lambda mx: mx.searchsorted(mx.array([]), mx.array([1.0, 2.0])),
+    "searchsorted_scalar": lambda mx: mx.searchsorted(mx.array([1, 3]), mx.array(2)),
+    "searchsorted_2d": lambda mx: mx.searchsorted(mx.ones((2, 2)), mx.array([1.0])),
+    "searchsorted_side": lambda mx: mx.searchsorted(mx.array([1, 2]), mx.array([1]), side="x"),
     "vecdot": lambda mx: mx.vecdot(_x(mx), _x(mx)),
     "vecdot_axis": lambda mx: mx.vecdot(_f(mx), _f(mx) + 1, axis=0),
     "vecdot_broadcast": lambda mx: mx.vecdot(_f(mx, (2, 3)), mx.ones((1, 3))),

@@ -107,6 +107,10 @@ EXTRA = {
             "bitwise_right_shift",
         ),
     ),
+    "searchsorted": Case(
+        lambda a, v: [mx.searchsorted(mx.sort(a), v), mx.searchsorted(mx.sort(a), v, side="right")],
+        gen=lambda rng: [_ints(rng, (6,), -3, 3), _ints(rng, (2, 3), -4, 4)],
+    ),
     "count_nonzero": Case(
         lambda x: [mx.count_nonzero(x > 0, axis=1), mx.count_nonzero(x, keepdims=True)]
     ),

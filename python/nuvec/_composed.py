@@ -1,5 +1,5 @@
-"""MLX's functions composed in Python of nuvec's ops: asarray, full_like, broadcast_shapes and
-median (the other ops are in the C++ core)."""
+"""MLX's functions composed in Python of nuvec's ops: asarray, full_like, broadcast_shapes, median and
+searchsorted (the other ops are in the C++ core)."""
 
 import math
 
@@ -72,3 +72,28 @@ def median(a, /, axis=None, keepdims=False, *, stream=None):
     if keepdims:
         m = _core.expand_dims(m, sorted(axes), stream=stream)
     return m
+
+
+def searchsorted(sorted_sequence, values, /, side="left", *, stream=None):
+    """Where `values` go in the 1-D ascending `sorted_sequence` to keep it sorted: per value, the
+    count of elements below it ("left") or not above it ("right"), NaN last; uint32, values' shape.
+
+    One stable sort of both together: a value's position there, less its position among the values,
+    counts the elements before it (ties put the values first for "left", last for "right")."""
+    a = (
+        sorted_sequence
+        if isinstance(sorted_sequence, _core.array)
+        else _core.array(sorted_sequence)
+    )
+    v = values if isinstance(values, _core.array) else _core.array(values)
+    if a.ndim != 1:
+        raise op_error("searchsorted", f"the sorted sequence must be 1-D, not {a.ndim}-D")
+    if side not in ("left", "right"):
+        raise op_error("searchsorted", f"side must be 'left' or 'right', not {side!r}")
+    flat = _core.reshape(v, (-1,), stream=stream)
+    m = flat.size
+    both = [flat, a] if side == "left" else [a, flat]
+    rank = _core.argsort(_core.argsort(_core.concatenate(both, stream=stream), stream=stream))
+    mine = rank[:m] if side == "left" else rank[a.size :]
+    among = _core.argsort(_core.argsort(flat, stream=stream), stream=stream)
+    return _core.reshape(mine - among, v.shape, stream=stream)

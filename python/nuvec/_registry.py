@@ -478,6 +478,7 @@ _SORT = _ops(
         ("partition", 1, "numpy.partition"),
         ("argpartition", 1, "numpy.argpartition", _INDICES),
         ("topk", 1, "mlx.core.topk"),
+        ("searchsorted", 2, "numpy.searchsorted", _INDICES),
     ],
 )
 
