@@ -269,6 +269,9 @@ def group_section(title, intro, names):
         if isinstance(obj, enum.Enum):  # devices types, dtype categories
             out.append(f"| `{name}` | `{obj!r}` |")
             continue
+        if obj is None or isinstance(obj, (int, float)):  # constants
+            out.append(f"| `{name}` | `{obj!r}` |")
+            continue
         sig, text = signature_and_summary(obj, name)
         label = f"class `{name}`" if isinstance(obj, type) else code(sig or name)
         out.append(f"| {label} | {cell(text)} |")

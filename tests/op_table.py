@@ -401,6 +401,8 @@ TESTS = {
     "degrees": dict(tol=TRANSC_TOL),
     "radians": dict(tol=TRANSC_TOL),
     "stop_gradient": dict(domains=(WIDE,)),
+    "positive": dict(domains=(WIDE,)),
+    "trunc": dict(domains=(SPECIAL,)),
     # MLX's nan_to_num takes no float64 or complex64.
     "nan_to_num": dict(dtypes=FLOAT_NOT_F64, domains=(SPECIAL,), ref_wants_dtype=True),
     # ---------------------------------------------------------------- binary
@@ -434,6 +436,7 @@ TESTS = {
     },
     "logical_and": dict(domains=(SPARSE,)),
     "logical_or": dict(domains=(SPARSE,)),
+    "logical_xor": dict(domains=(SPARSE,)),
     "bitwise_and": dict(domains=(FULL,)),
     "bitwise_or": dict(domains=(FULL,)),
     "bitwise_xor": dict(domains=(FULL,)),

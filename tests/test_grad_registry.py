@@ -169,6 +169,13 @@ REGISTRY = {
     "arcsinh": Case(lambda x: mx.arcsinh(x)),
     "arccosh": Case(lambda x: mx.arccosh(x), domain=uniform(1.2, 3)),
     "arctanh": Case(lambda x: mx.arctanh(x), domain=uniform(-0.8, 0.8)),
+    "arc_aliases": Case(
+        lambda x: [mx.asin(x), mx.acos(x), mx.atan(x), mx.asinh(x), mx.atanh(x), mx.acosh(x + 2)],
+        domain=uniform(-0.8, 0.8),
+        covers=("asin", "acos", "atan", "asinh", "atanh", "acosh"),
+    ),
+    "positive": Case(lambda x: mx.positive(x) * x),
+    "trunc": Case(lambda x: mx.trunc(x) * x, domain=off_integers()),
     "sigmoid": Case(lambda x: mx.sigmoid(x), mlx_lowp=True),
     "erf": Case(lambda x: mx.erf(x), mlx_lowp=True),
     "erfinv": Case(lambda x: mx.erfinv(x), mlx_lowp=True, domain=uniform(-0.8, 0.8)),
@@ -203,6 +210,13 @@ REGISTRY = {
     "ones_like": Case(
         lambda x: mx.ones_like(x) * x + mx.zeros_like(x), covers=("ones_like", "zeros_like")
     ),
+    "empty_like": Case(lambda x: mx.empty_like(x) + x),
+    "full_like": Case(
+        lambda x, v: mx.full_like(x, v) * x,
+        shapes=((3, 4), (4,)),
+        mlx_skip="MLX's vjp of full with an array value is wrong",
+    ),
+    "asarray": Case(lambda x: mx.asarray(x) * x),
     # --- element-wise binary and ternary
     "add": Case(lambda x, y: mx.add(x, y), shapes=((3, 4), (4,))),
     "subtract": Case(lambda x, y: mx.subtract(x, y), shapes=((3, 1), (1, 4))),
@@ -216,10 +230,16 @@ REGISTRY = {
         domain=(uniform(0.4, 2), uniform(-2, 2)),
     ),
     "power_scalar": Case(lambda x: x**3 + 2.0**x, covers=()),
+    "pow": Case(
+        lambda x, y: mx.pow(x, y), shapes=((3, 4), (4,)), domain=(uniform(0.4, 2), uniform())
+    ),
     "maximum": Case(lambda x, y: mx.maximum(x, y), gen=lambda rng: distinct()(rng, (2, 3, 4))),
     "minimum": Case(lambda x, y: mx.minimum(x, y), gen=lambda rng: distinct()(rng, (2, 3, 4))),
     "arctan2": Case(
         lambda y, x: mx.arctan2(y, x), shapes=((3, 4), (3, 4)), domain=(uniform(), nonzero())
+    ),
+    "atan2": Case(
+        lambda y, x: mx.atan2(y, x), shapes=((3, 4), (4,)), domain=(uniform(), nonzero())
     ),
     "logaddexp": Case(lambda x, y: mx.logaddexp(x, y), shapes=((3, 4), (4,)), mlx_lowp=True),
     "remainder": Case(lambda x, y: mx.remainder(x, y), gen=_remainder_inputs),
@@ -248,6 +268,14 @@ REGISTRY = {
     "prod_with_zeros": Case(lambda x: mx.prod(x, axis=1), gen=_prod_with_zeros, covers=("prod",)),
     "max": Case(lambda x: mx.max(x, axis=0), domain=distinct()),
     "min": Case(lambda x: mx.min(x, axis=-1, keepdims=True), domain=distinct()),
+    "minmax": Case(lambda x: mx.minmax(x, axis=1, keepdims=True), domain=distinct()),
+    "median": Case(lambda x: mx.median(x, axis=1), domain=distinct()),
+    "median_odd": Case(
+        lambda x: mx.median(x, axis=(0, 2), keepdims=True),
+        shapes=((3, 2, 1),),
+        domain=distinct(),
+        covers=("median",),
+    ),
     "max_all": Case(lambda x: mx.max(x), domain=distinct(), covers=("max",)),
     "var": Case(lambda x: mx.var(x, axis=1)),
     "var_ddof": Case(lambda x: mx.var(x, axis=0, ddof=1), covers=("var",)),
@@ -291,6 +319,15 @@ REGISTRY = {
     "diag_extract": Case(lambda x: mx.diag(x, k=-1), shapes=((4, 4),), covers=("diag",)),
     "tril": Case(lambda x: mx.tril(x, k=1), shapes=((4, 4),)),
     "triu": Case(lambda x: mx.triu(x, k=-1), shapes=((4, 5),)),
+    "flip": Case(lambda x: mx.flip(x, (0, 2)), shapes=((2, 3, 4),)),
+    "flip_all": Case(lambda x: mx.flip(x), covers=("flip",)),
+    "permute_dims": Case(lambda x: mx.permute_dims(x, (1, 2, 0)), shapes=((2, 3, 4),)),
+    "matrix_transpose": Case(lambda x: mx.matrix_transpose(x), shapes=((2, 3, 4),)),
+    "unstack": Case(lambda x: mx.unstack(x, axis=1)),
+    "trace": Case(lambda x: mx.trace(x, 1)),
+    "trace_3d": Case(lambda x: mx.trace(x, -1, 2, 0), shapes=((3, 2, 4),), covers=("trace",)),
+    "diff": Case(lambda x: mx.diff(x, 2, axis=0), shapes=((4, 3),)),
+    "vecdot": Case(lambda a, b: mx.vecdot(a, b, axis=0), shapes=((3, 4), (3, 1))),
     "kron": Case(lambda a, b: mx.kron(a, b), shapes=((2, 3), (3, 2))),
     "meshgrid": Case(lambda x, y: mx.meshgrid(x, y), shapes=((3,), (4,))),
     "meshgrid_ij": Case(
@@ -373,6 +410,12 @@ REGISTRY = {
     ),
     "cummax": Case(lambda x: mx.cummax(x, axis=1), domain=distinct(), mlx_no_jvp=_MLX_NO_CUM_JVP),
     "cummin": Case(lambda x: mx.cummin(x, axis=0), domain=distinct(), mlx_no_jvp=_MLX_NO_CUM_JVP),
+    "cumulative": Case(
+        lambda x: [mx.cumulative_sum(x, axis=1), mx.cumulative_prod(x, axis=0)],
+        domain=nonzero(0.5, 1.5),
+        covers=("cumulative_sum", "cumulative_prod"),
+        mlx_no_jvp=_MLX_NO_CUM_JVP,
+    ),
     "logcumsumexp": Case(lambda x: mx.logcumsumexp(x, axis=1), mlx_lowp=True),
 }
 

@@ -59,9 +59,10 @@ EXTRA = {
             mx.logical_and(x > 0, y > 0),
             mx.logical_or(x > 0, y > 0),
             mx.logical_not(x > 0),
+            mx.logical_xor(x > 0, y),
         ],
         shapes=((3, 4), (3, 1)),
-        covers=("logical_and", "logical_or", "logical_not"),
+        covers=("logical_and", "logical_or", "logical_not", "logical_xor"),
     ),
     "all_any": Case(
         lambda x: [mx.all(x > 0, axis=1), mx.any(x > 0), mx.all(x > -3, keepdims=True)],
@@ -91,6 +92,8 @@ EXTRA = {
             mx.bitwise_invert(_i32(x)),
             mx.left_shift(_i32(x), _i32(mx.abs(y))),
             mx.right_shift(_i32(x), _i32(mx.abs(y))),
+            mx.bitwise_left_shift(_i32(x), 1),
+            mx.bitwise_right_shift(_i32(x), _i32(mx.abs(y))),
         ],
         gen=lambda rng: [_ints(rng, (3, 4)), _ints(rng, (4,), -3, 3)],
         covers=(
@@ -100,7 +103,16 @@ EXTRA = {
             "bitwise_invert",
             "left_shift",
             "right_shift",
+            "bitwise_left_shift",
+            "bitwise_right_shift",
         ),
+    ),
+    "searchsorted": Case(
+        lambda a, v: [mx.searchsorted(mx.sort(a), v), mx.searchsorted(mx.sort(a), v, side="right")],
+        gen=lambda rng: [_ints(rng, (6,), -3, 3), _ints(rng, (2, 3), -4, 4)],
+    ),
+    "count_nonzero": Case(
+        lambda x: [mx.count_nonzero(x > 0, axis=1), mx.count_nonzero(x, keepdims=True)]
     ),
     "stop_gradient": Case(lambda x: mx.stop_gradient(x) * 2),
     "grad": Case(lambda x: mx.grad(lambda a: mx.sum(mx.sin(a) * a))(x), covers=("grad",)),

@@ -56,6 +56,11 @@ void init_matmul(nb::module_& m) {
       nb::arg("a"), nb::arg("b"), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "Outer product of the flattened operands.");
   m.def(
+      "vecdot",
+      [](nb::handle a, nb::handle b, int axis, nb::handle s) { return vecdot(arg(a), arg(b), axis, to_stream(s)); },
+      nb::arg("a"), nb::arg("b"), nb::kw_only(), nb::arg("axis") = -1, nb::arg("stream").none() = nb::none(),
+      "sum(conj(a) * b) along `axis`, broadcasting the other axes.");
+  m.def(
       "tensordot",
       [](nb::handle a, nb::handle b, nb::handle axes, nb::handle s) {
         return tensordot_axes(arg(a), arg(b), axes, to_stream(s));

@@ -67,6 +67,13 @@ void init_ops(nb::module_& m) {
       "radians", [](nb::handle a, nb::handle s) { return radians(arg(a), to_stream(s)); }, nb::arg("a"), nb::kw_only(),
       nb::arg("stream").none() = nb::none(), "Degrees to radians.");
 
+  m.def(
+      "positive", [](nb::handle a, nb::handle s) { return positive(arg(a), to_stream(s)); }, nb::arg("a"),
+      nb::kw_only(), nb::arg("stream").none() = nb::none(), "The input itself (unary plus).");
+  m.def(
+      "trunc", [](nb::handle a, nb::handle s) { return trunc(arg(a), to_stream(s)); }, nb::arg("a"), nb::kw_only(),
+      nb::arg("stream").none() = nb::none(), "Rounds toward zero; integers and bools are returned as they are.");
+
   // Element-wise binary.
   NUVEC_BINARY_BINDINGS(NUVEC_BIND_BINARY)  // the registry's ops with this signature
 
@@ -78,6 +85,14 @@ void init_ops(nb::module_& m) {
       },
       nb::arg("a"), nb::arg("b"), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "(floor_divide(a, b), remainder(a, b)).");
+  m.def(
+      "logical_xor",
+      [](nb::handle a, nb::handle b, nb::handle s) {
+        auto [x, y] = binary_args(a, b, "logical_xor");
+        return logical_xor(x, y, to_stream(s));
+      },
+      nb::arg("a"), nb::arg("b"), nb::kw_only(), nb::arg("stream").none() = nb::none(),
+      "Element-wise exclusive or of the inputs read as bools.");
   m.def(
       "isclose",
       [](nb::handle a, nb::handle b, double rtol, double atol, bool equal_nan, nb::handle s) {
@@ -227,6 +242,24 @@ void init_ops(nb::module_& m) {
   m.def(
       "view", [](nb::handle a, Dtype d, nb::handle s) { return view(arg(a), d, to_stream(s)); }, nb::arg("a"),
       nb::arg("dtype"), nb::kw_only(), nb::arg("stream").none() = nb::none(), "The same bytes read as `dtype`.");
+
+  struct WindowInfo {
+    const char* name;
+    Window w;
+    const char* doc;
+  };
+  const WindowInfo windows[] = {
+      {"bartlett", Window::bartlett, "The triangular window of M points, 1 - |2n / (M - 1) - 1|, in float32."},
+      {"blackman", Window::blackman, "The Blackman window of M points, in float32."},
+      {"hamming", Window::hamming, "The Hamming window of M points, 0.54 - 0.46 cos(2 pi n / (M - 1)), in float32."},
+      {"hanning", Window::hanning, "The Hann window of M points, 0.5 - 0.5 cos(2 pi n / (M - 1)), in float32."},
+  };
+  for (const WindowInfo& info : windows) {
+    Window w = info.w;
+    m.def(
+        info.name, [w](int64_t M, nb::handle s) { return window(w, M, to_stream(s)); }, nb::arg("M"), nb::kw_only(),
+        nb::arg("stream").none() = nb::none(), info.doc);
+  }
 
   // Layout.
   m.def(

@@ -1,6 +1,7 @@
 // Reductions, as module functions and as array methods (one binding serves both).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 
 #include "core/ops.h"
 #include "core/ops/reduce.h"
@@ -103,6 +104,31 @@ void init_reduce(nb::module_& m) {
       },
       nb::arg("a"), axis, nb::kw_only(), nb::arg("precise") = false, stream,
       "exp(a) / sum(exp(a)) over `axis` (all axes when None), computed without overflow.");
+  m.def(
+      "minmax",
+      [](nb::handle a, nb::handle ax, bool kd, nb::handle s) {
+        Array x = arg(a);
+        Axes axes = to_axes(ax);
+        return std::pair{min(x, axes, kd, to_stream(s)), max(x, axes, kd, to_stream(s))};
+      },
+      nb::arg("a"), axis, keepdims, nb::kw_only(), stream, "(min, max) over `axis` (all axes when None).");
+  m.def(
+      "count_nonzero",
+      [](nb::handle a, nb::handle ax, bool kd, nb::handle s) {
+        return count_nonzero(arg(a), to_axes(ax), kd, to_stream(s));
+      },
+      nb::arg("a"), nb::kw_only(), axis, keepdims, stream,
+      "The number of nonzero elements over `axis` (all axes when None), as int32.");
+  m.def(
+      "trace",
+      [](nb::handle a, int64_t offset, int axis1, int axis2, nb::handle dtype, nb::handle s) {
+        std::optional<Dtype> d;
+        if (!dtype.is_none()) d = nb::cast<Dtype>(dtype);
+        return trace(arg(a), offset, axis1, axis2, d, to_stream(s));
+      },
+      nb::arg("a"), nb::arg("offset") = 0, nb::arg("axis1") = 0, nb::arg("axis2") = 1,
+      nb::arg("dtype").none() = nb::none(), nb::kw_only(), stream,
+      "The sum of a diagonal (for more dimensions, of each 2-D slice of axis1 and axis2).");
 }
 
 }  // namespace nuvec::python

@@ -104,6 +104,7 @@ void init_runtime(nb::module_& m) {
   m.def("get_cache_memory", &memory::cache, "Bytes of freed buffers kept for reuse.");
   m.def("set_memory_limit", &memory::set_memory_limit, nb::arg("limit"),
         "Evaluation raises rather than exceed `limit` bytes of active memory; returns the previous limit.");
+  m.def("get_memory_limit", &memory::memory_limit, "The active-memory limit evaluation keeps to, in bytes.");
   m.def("set_cache_limit", &memory::set_cache_limit, nb::arg("limit"),
         "The most bytes the cache keeps; returns the previous limit.");
   m.def("clear_cache", &memory::clear_cache, "Frees the cached buffers.");

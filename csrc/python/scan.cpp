@@ -58,6 +58,10 @@ void init_scan(nb::module_& m) {
                          nb::kw_only(), nb::arg("reverse") = false, nb::arg("inclusive") = true,
                          nb::arg("stream").none() = nb::none(), "See the function of the same name.");
   }
+  m.def(
+      "diff", [](nb::handle a, int n, int axis, nb::handle s) { return diff(arg(a), n, axis, to_stream(s)); },
+      nb::arg("a"), nb::arg("n") = 1, nb::arg("axis") = -1, nb::kw_only(), nb::arg("stream").none() = nb::none(),
+      "The n-th discrete difference along `axis`: out[i] = a[i + 1] - a[i], n times.");
 }
 
 }  // namespace nuvec::python

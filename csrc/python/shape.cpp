@@ -211,6 +211,26 @@ void init_shape(nb::module_& m) {
       "diag", [=](nb::handle a, int64_t k, nb::handle s) { return diag(arg(a), k, S(s)); }, nb::arg("a"),
       nb::arg("k") = 0, STREAM, "A diagonal of a matrix, or a matrix with the vector on a diagonal.");
   m.def(
+      "flip",
+      [=](nb::handle a, nb::handle axis, nb::handle s) {
+        std::optional<std::vector<int>> axes;
+        if (!axis.is_none()) axes = axis_list(axis, "flip");
+        return flip(arg(a), axes, S(s));
+      },
+      nb::arg("a"), nb::arg("axis").none() = nb::none(), STREAM,
+      "Reverses the order of elements along `axis` (every axis when None); a view.");
+  m.def(
+      "matrix_transpose", [=](nb::handle a, nb::handle s) { return matrix_transpose(arg(a), S(s)); }, nb::arg("a"),
+      STREAM, "Swaps the last two axes; a view.");
+  m.def(
+      "unstack",
+      [=](nb::handle x, int axis, nb::handle s) {
+        nb::list parts = to_list(unstack(arg(x), axis, S(s)));
+        return nb::steal<nb::tuple>(PyList_AsTuple(parts.ptr()));
+      },
+      nb::arg("x"), nb::kw_only(), nb::arg("axis") = 0, nb::arg("stream").none() = nb::none(),
+      "The slices of x along `axis`, as a tuple.");
+  m.def(
       "kron", [=](nb::handle a, nb::handle b, nb::handle s) { return kron(arg(a), arg(b), S(s)); }, nb::arg("a"),
       nb::arg("b"), STREAM, "The Kronecker product.");
 

@@ -4,15 +4,21 @@ import nuvec as mx
 """
 
 import os as _os
+from math import e, inf, nan, pi  # noqa: F401  (MLX's constants)
 
 from . import (  # noqa: F401
     _array_methods,  # noqa: F401  (attaches __repr__, __array__ and friends)
     _core,
+    cuda,
+    metal,
     random,
     utils,
 )
+from ._composed import asarray, broadcast_shapes, full_like, median, searchsorted  # noqa: F401
 from ._core import *  # noqa: F401,F403
 from ._core import AxisError, EvalError, EvalIndexError, EvalMemoryError, OpError, array  # noqa: F401
+from ._devices import device_count, device_info, set_wired_limit  # noqa: F401
+from ._dtype_info import can_cast, finfo, iinfo, isdtype, result_type  # noqa: F401
 from ._dtypes import (  # noqa: F401
     DtypeCategory,
     bool_,
@@ -29,6 +35,18 @@ from ._dtypes import (  # noqa: F401
 from ._streams import stream  # noqa: F401
 from .io import load, save, save_safetensors, savez, savez_compressed  # noqa: F401
 from .utils import load_into, save_tree  # noqa: F401
+
+euler_gamma = 0.5772156649015329
+newaxis = None
+
+# MLX's other names of ops (ALIASES in _registry.py): the same function objects.
+acos, asin, atan, atan2 = _core.arccos, _core.arcsin, _core.arctan, _core.arctan2
+acosh, asinh, atanh = _core.arccosh, _core.arcsinh, _core.arctanh
+pow = _core.power  # noqa: A001 (MLX's name)
+permute_dims = _core.transpose
+bitwise_left_shift, bitwise_right_shift = _core.left_shift, _core.right_shift
+cumulative_sum, cumulative_prod = _core.cumsum, _core.cumprod
+empty, empty_like = _core.zeros, _core.zeros_like
 
 __version__ = "0.1.0"
 

@@ -3,6 +3,7 @@
 import enum
 
 from . import _core
+from ._errors import op_error
 
 
 class DtypeCategory(enum.Enum):
@@ -64,6 +65,9 @@ def _ancestors(cat):
 
 def issubdtype(a, b) -> bool:
     """Whether dtype or category `a` is `b` or falls under category `b`."""
+    for which, x in (("first", a), ("second", b)):
+        if not isinstance(x, (_core.Dtype, DtypeCategory)):
+            raise op_error("issubdtype", f"invalid type for the {which} input: {type(x).__name__}")
     if isinstance(a, _core.Dtype) and isinstance(b, _core.Dtype):
         return a == b
     if isinstance(b, _core.Dtype):

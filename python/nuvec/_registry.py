@@ -311,6 +311,17 @@ _ELEMENTWISE = [
         "binary",
         differentiable=BOOL_RESULT,
     ),
+    Op("positive", "elementwise", 1, "same", "op_table.identity", "unary"),
+    Op("trunc", "elementwise", 1, "same", "numpy.trunc", "unary", accepts="no_complex"),
+    Op(
+        "logical_xor",
+        "elementwise",
+        2,
+        "logical",
+        "numpy.logical_xor",
+        "binary",
+        differentiable=BOOL_RESULT,
+    ),
     Op("where", "elementwise", 3, "same", "numpy.where", "ternary"),
     Op("clip", "elementwise", 3, "same", "op_table.clip", "ternary"),
 ]
@@ -326,6 +337,7 @@ def _ops(family, group, dtype, rows, **kw):
     return out
 
 
+_WINDOW = {"dtype": "float", "differentiable": NO_INPUT, "batchable": NO_INPUT_MAP}
 _CREATION = _ops(
     "creation",
     "creation",
@@ -343,6 +355,9 @@ _CREATION = _ops(
         ("tri", 0, "numpy.tri", {"differentiable": NO_INPUT, "batchable": NO_INPUT_MAP}),
         ("tril", 1, "numpy.tril", {"dtype": "same"}),
         ("triu", 1, "numpy.triu", {"dtype": "same"}),
+        ("full_like", 1, "numpy.full_like"),
+        ("asarray", 1, "numpy.asarray"),
+        *[(n, 0, f"numpy.{n}", _WINDOW) for n in ("bartlett", "blackman", "hamming", "hanning")],
         ("astype", 1, "numpy.ndarray.astype"),
         ("view", 1, "numpy.ndarray.view"),
     ],
@@ -359,6 +374,7 @@ _SHAPE = _ops(
         ("squeeze", 1, "numpy.squeeze"),
         ("expand_dims", 1, "numpy.expand_dims"),
         ("transpose", 1, "numpy.transpose"),
+        ("matrix_transpose", 1, "numpy.matrix_transpose"),
         ("swapaxes", 1, "numpy.swapaxes"),
         ("moveaxis", 1, "numpy.moveaxis"),
         ("broadcast_to", 1, "numpy.broadcast_to"),
@@ -368,11 +384,13 @@ _SHAPE = _ops(
         ("atleast_3d", -1, "numpy.atleast_3d"),
         ("concatenate", -1, "numpy.concatenate"),
         ("stack", -1, "numpy.stack"),
+        ("unstack", 1, "numpy.unstack"),
         ("split", 1, "numpy.split"),
         ("tile", 1, "numpy.tile"),
         ("repeat", 1, "numpy.repeat"),
         ("pad", 1, "numpy.pad"),
         ("roll", 1, "numpy.roll"),
+        ("flip", 1, "numpy.flip"),
         ("as_strided", 1, "numpy.lib.stride_tricks.as_strided"),
         ("contiguous", 1, "numpy.ascontiguousarray"),
         ("meshgrid", -1, "numpy.meshgrid"),
@@ -405,6 +423,7 @@ _INDEXING = _ops(
     ],
 )
 
+_INDICES = {"dtype": "index", "differentiable": "integer result"}
 _ARG_INT = {
     "dtype": "index",
     "differentiable": "integer result (its zero vjp is tested in test_grad.py)",
@@ -426,6 +445,10 @@ _REDUCE = _ops(
         ("any", 1, "numpy.any", {"dtype": "bool", "differentiable": BOOL_RESULT}),
         ("argmax", 1, "numpy.argmax", _ARG_INT),
         ("argmin", 1, "numpy.argmin", _ARG_INT),
+        ("count_nonzero", 1, "numpy.count_nonzero", _INDICES),
+        ("trace", 1, "numpy.trace"),
+        ("minmax", 1, "mlx.core.minmax"),
+        ("median", 1, "numpy.median", {"dtype": "float"}),
         ("softmax", 1, "scipy.special.softmax", {"dtype": "float"}),
     ],
 )
@@ -439,12 +462,12 @@ _MATMUL = _ops(
         ("addmm", 3, "mlx.core.addmm"),
         ("inner", 2, "numpy.inner"),
         ("outer", 2, "numpy.outer"),
+        ("vecdot", 2, "numpy.vecdot"),
         ("tensordot", 2, "numpy.tensordot"),
         ("einsum", -1, "numpy.einsum"),
     ],
 )
 
-_INDICES = {"dtype": "index", "differentiable": "integer result"}
 _SORT = _ops(
     "sort",
     "sort",
@@ -455,6 +478,7 @@ _SORT = _ops(
         ("partition", 1, "numpy.partition"),
         ("argpartition", 1, "numpy.argpartition", _INDICES),
         ("topk", 1, "mlx.core.topk"),
+        ("searchsorted", 2, "numpy.searchsorted", _INDICES),
     ],
 )
 
@@ -468,6 +492,7 @@ _SCAN = _ops(
         ("cummax", 1, "numpy.maximum.accumulate"),
         ("cummin", 1, "numpy.minimum.accumulate"),
         ("logcumsumexp", 1, "numpy.logaddexp.accumulate", {"dtype": "float"}),
+        ("diff", 1, "numpy.diff", {"dtype": "same"}),
     ],
 )
 
@@ -544,14 +569,26 @@ OPS_BY_NAME = {op.name: op for op in OPS if op.family != "random"}
 RANDOM = {op.name: op for op in _RANDOM}
 
 # Other names bound to an op's function: `alias is target` in nuvec.
-ALIASES = {"conj": "conjugate", "concat": "concatenate"}
+ALIASES = {
+    "conj": "conjugate",
+    "concat": "concatenate",
+    # MLX's array-API names.
+    **{a: "arc" + a[1:] for a in ("acos", "asin", "atan", "atan2", "acosh", "asinh", "atanh")},
+    **{f"bitwise_{d}_shift": f"{d}_shift" for d in ("left", "right")},
+    **{f"cumulative_{r}": f"cum{r}" for r in ("sum", "prod")},
+    **{f"empty{s}": f"zeros{s}" for s in ("", "_like")},
+    "pow": "power",
+    "permute_dims": "transpose",
+}
 
 # Public names of nuvec that are not operations: name -> (docs group, why it is not an op).
 NON_OPS = {
     "array": ("creation", "the array class"),
     **{n: ("indexing", "the `.at` helper classes") for n in ("ArrayAt", "ArrayAtIndexer")},
     "ROW_INDEPENDENT_ROWS": ("matmul", "a constant"),
-    **{n: ("modules", "a module") for n in ("random", "utils", "io")},
+    **{n: ("constants", "a constant") for n in ("pi", "e", "euler_gamma", "inf", "nan", "newaxis")},
+    "broadcast_shapes": ("shape", "shape arithmetic, no array"),
+    **{n: ("modules", "a module") for n in ("random", "utils", "io", "metal", "cuda")},
     **{
         n: ("transforms", "transform")
         for n in ("grad", "value_and_grad", "vjp", "jvp", "vmap", "custom_function", "checkpoint")
@@ -573,6 +610,8 @@ NON_OPS = {
             "new_stream",
             "stream",
             "synchronize",
+            "device_info",
+            "device_count",
         )
     },
     **{
@@ -583,7 +622,9 @@ NON_OPS = {
             "reset_peak_memory",
             "get_cache_memory",
             "set_memory_limit",
+            "get_memory_limit",
             "set_cache_limit",
+            "set_wired_limit",
             "clear_cache",
         )
     },
@@ -622,7 +663,10 @@ NON_OPS = {
             "complexfloating",
         )
     },
-    "issubdtype": ("dtypes", "dtype predicate, not an array op"),
+    **{
+        n: ("dtypes", "dtype query, not an array op")
+        for n in ("issubdtype", "isdtype", "can_cast", "result_type", "finfo", "iinfo")
+    },
     **{
         n: ("errors", "an error class")
         for n in ("OpError", "AxisError", "EvalError", "EvalIndexError", "EvalMemoryError")
@@ -682,8 +726,10 @@ GROUPS = {
         "Modules",
         "`nuvec.random` (random numbers bit for bit MLX's, docs/random.md), "
         "`nuvec.utils` (trees: tree_flatten, tree_unflatten, tree_map, ...), `nuvec.io` (the file "
-        "functions above).",
+        "functions above), and MLX's `metal` and `cuda` (neither is available; `metal` keeps "
+        "MLX's deprecated memory aliases).",
     ),
+    "constants": ("Constants", "MLX's constants: Python floats, and `newaxis` (None)."),
     "transforms": (
         "Transforms",
         "Over trees of arrays (tuples, lists, dicts, namedtuples, dataclasses); "

@@ -1,8 +1,10 @@
 // Creation ops.
 #include "core/ops/creation.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "core/ops.h"
 #include "core/primitives/creation.h"
@@ -75,5 +77,31 @@ Array triangle(const Array& x, int64_t k, bool lower, const char* op, Stream s) 
 
 Array tril(const Array& x, int64_t k, Stream s) { return triangle(x, k, true, "tril", s); }
 Array triu(const Array& x, int64_t k, Stream s) { return triangle(x, k, false, "triu", s); }
+
+Array window(Window w, int64_t M, Stream s) {
+  int64_t n = std::max<int64_t>(M, 0);
+  auto lit = [](double v) { return scalar_array(v, Dtype::float32); };
+  if (n <= 1) return full({n}, lit(1.0), std::nullopt, s, "window");
+  Array k = arange(0, double(n), 1, Dtype::float32, s);
+  if (w == Window::bartlett) {  // 1 - |2k / (n - 1) - 1|
+    Array r = binary(BinaryOp::subtract, binary(BinaryOp::multiply, k, lit(2.0 / double(n - 1)), s), lit(1.0), s);
+    return binary(BinaryOp::subtract, lit(1.0), unary(UnaryOp::abs, r, s), s);
+  }
+  // The cosine windows: sum_j (-1)^j c_j cos(j t), t = 2 pi k / (n - 1).
+  std::vector<double> c;
+  switch (w) {
+    case Window::bartlett: break;
+    case Window::blackman: c = {0.42, 0.5, 0.08}; break;
+    case Window::hamming: c = {0.54, 0.46}; break;
+    case Window::hanning: c = {0.5, 0.5}; break;
+  }
+  Array t = binary(BinaryOp::multiply, k, lit(2.0 * M_PI / double(n - 1)), s);
+  Array r = lit(c[0]);
+  for (size_t j = 1; j < c.size(); ++j) {
+    Array term = unary(UnaryOp::cos, binary(BinaryOp::multiply, t, lit(double(j)), s), s);
+    r = binary(BinaryOp::add, r, binary(BinaryOp::multiply, term, lit(j % 2 ? -c[j] : c[j]), s), s);
+  }
+  return r;
+}
 
 }  // namespace nuvec

@@ -14,5 +14,8 @@ Array eye(int64_t n, int64_t m, int64_t k, Dtype dtype, Stream s);
 Array tri(int64_t n, int64_t m, int64_t k, Dtype dtype, Stream s);
 Array tril(const Array& x, int64_t k, Stream s);
 Array triu(const Array& x, int64_t k, Stream s);
+// NumPy's window functions of M points (none for M <= 0), in float32 as MLX's.
+enum class Window { bartlett, blackman, hamming, hanning };
+Array window(Window w, int64_t M, Stream s);
 
 }  // namespace nuvec

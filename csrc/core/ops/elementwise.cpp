@@ -128,6 +128,20 @@ Array radians(const Array& x, Stream s) {
   return binary(BinaryOp::multiply, f, weak_scalar(M_PI / 180.0, f.dtype(), "radians"), s);
 }
 
+Array positive(const Array& x, Stream) { return x; }
+
+Array trunc(const Array& x, Stream s) {
+  if (is_complex(x.dtype())) unsupported("trunc", x.dtype());
+  if (!is_inexact(x.dtype())) return x;
+  // Toward zero: ceil below zero, floor elsewhere (NaN stays NaN through floor).
+  Array negative = binary(BinaryOp::less, x, weak_scalar(0.0, x.dtype(), "trunc"), s);
+  return where(negative, unary(UnaryOp::ceil, x, s), unary(UnaryOp::floor, x, s), s);
+}
+
+Array logical_xor(const Array& a, const Array& b, Stream s) {
+  return binary(BinaryOp::not_equal, astype(a, Dtype::bool_, s), astype(b, Dtype::bool_, s), s);
+}
+
 Array isclose(const Array& a, const Array& b, double rtol, double atol, bool equal_nan, Stream s) {
   return binary(BinaryOp::isclose, a, b, s, IsCloseParams{rtol, atol, equal_nan});
 }

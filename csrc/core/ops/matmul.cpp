@@ -303,4 +303,14 @@ Array einsum(const std::string& subscripts, const std::vector<Array>& operands_i
   return transpose(t.x, perm, s);
 }
 
+Array vecdot(const Array& a, const Array& b, int axis, Stream s) {
+  if (a.ndim() == 0 || b.ndim() == 0) throw OpError("vecdot", "the inputs must be at least 1-D");
+  int ax = normalize_axis(axis, a.ndim(), "vecdot");
+  if ((axis < 0 ? axis + b.ndim() : axis) != ax)
+    throw OpError("vecdot", "axis " + std::to_string(axis) + " is not the same axis of a and b");
+  if (a.shape(ax) != b.shape(ax)) throw OpError("vecdot", "a and b must have the same size along axis");
+  Array x = is_complex(a.dtype()) ? unary(UnaryOp::conjugate, a, s) : a;
+  return sum(binary(BinaryOp::multiply, x, b, s), std::vector<int>{ax}, false, s);
+}
+
 }  // namespace nuvec

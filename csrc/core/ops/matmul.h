@@ -16,6 +16,8 @@ Array addmm(const Array& c, const Array& a, const Array& b, double alpha, double
 Array inner(const Array& a, const Array& b, Stream s);
 // The outer product of the flattened operands.
 Array outer(const Array& a, const Array& b, Stream s);
+// sum(conj(a) * b) along `axis`, the same axis of both; the other axes broadcast.
+Array vecdot(const Array& a, const Array& b, int axis, Stream s);
 // Contracts axes_a of a with axes_b of b; the result has a's free axes, then b's.
 Array tensordot(const Array& a, const Array& b, std::vector<int> axes_a, std::vector<int> axes_b, Stream s);
 // tensordot over the last `axes` axes of a and the first `axes` of b.

@@ -196,4 +196,19 @@ Array argmin(const Array& x, std::optional<int> axis, bool keepdims, Stream s) {
   return arg_reduce(false, x, axis, keepdims, s);
 }
 
+Array trace(const Array& x, int64_t offset, int axis1, int axis2, std::optional<Dtype> dtype, Stream s) {
+  if (x.ndim() < 2)
+    throw OpError("trace", "the array must have at least two dimensions, not " + std::to_string(x.ndim()));
+  if (normalize_axis(axis1, x.ndim(), "trace") == normalize_axis(axis2, x.ndim(), "trace"))
+    throw OpError("trace", "axis1 and axis2 cannot be the same axis");
+  Array d = diagonal(x, offset, axis1, axis2, s);
+  if (dtype) d = astype(d, *dtype, s);
+  return sum(d, std::vector<int>{-1}, false, s);
+}
+
+Array count_nonzero(const Array& x, const Axes& axes, bool keepdims, Stream s) {
+  Array zero = weak_scalar(int64_t(0), x.dtype(), "count_nonzero");
+  return sum(binary(BinaryOp::not_equal, x, zero, s), axes, keepdims, s);
+}
+
 }  // namespace nuvec

@@ -26,5 +26,8 @@ Array softmax(const Array& x, const Axes& axes, bool precise, Stream s);
 // Over the flattened array when `axis` is empty.
 Array argmax(const Array& x, std::optional<int> axis, bool keepdims, Stream s);
 Array argmin(const Array& x, std::optional<int> axis, bool keepdims, Stream s);
+// The sum of a diagonal (of every 2-D slice of axis1 and axis2), converted to `dtype` first.
+Array trace(const Array& x, int64_t offset, int axis1, int axis2, std::optional<Dtype> dtype, Stream s);
+Array count_nonzero(const Array& x, const Axes& axes, bool keepdims, Stream s);
 
 }  // namespace nuvec

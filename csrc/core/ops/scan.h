@@ -11,5 +11,7 @@ namespace nuvec {
 // to cumsum and cumprod).
 Array scan(ScanOp op, const Array& a, std::optional<int> axis, bool reverse, bool inclusive, std::optional<Dtype> dtype,
            Stream s);
+// The n-th discrete difference along `axis`: out[i] = a[i + 1] - a[i], n times.
+Array diff(const Array& a, int n, int axis, Stream s);
 
 }  // namespace nuvec

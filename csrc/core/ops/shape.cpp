@@ -336,4 +336,28 @@ Array kron(const Array& a, const Array& b, Stream s) {
   return reshape(binary(BinaryOp::multiply, reshape(a, ai, s), reshape(b, bi, s), s), out, s);
 }
 
+Array flip(const Array& x, const std::optional<std::vector<int>>& axes, Stream s) {
+  int nd = x.ndim();
+  std::vector<bool> flipped(nd, !axes);
+  if (axes)
+    for (int ax : *axes) flipped[normalize_axis(ax, nd, "flip")] = true;
+  Shape start(nd, 0), stop = x.shape(), step(nd, 1);
+  for (int i = 0; i < nd; ++i)
+    if (flipped[i] && x.shape(i) > 1) start[i] = x.shape(i) - 1, stop[i] = -1, step[i] = -1;
+  return slice(x, start, stop, step, s);
+}
+
+Array matrix_transpose(const Array& x, Stream s) {
+  if (x.ndim() < 2) throw OpError("matrix_transpose", "the array must have at least 2 dimensions");
+  return swapaxes(x, -1, -2, s);
+}
+
+std::vector<Array> unstack(const Array& x, int axis, Stream s) {
+  int ax = normalize_axis(axis, x.ndim(), "unstack");
+  std::vector<Array> out;
+  if (x.shape(ax) == 0) return out;
+  for (const Array& part : split_sections(x, x.shape(ax), ax, s)) out.push_back(squeeze(part, std::vector<int>{ax}, s));
+  return out;
+}
+
 }  // namespace nuvec

@@ -40,5 +40,9 @@ std::vector<Array> meshgrid(const std::vector<Array>& xs, bool sparse, const std
 Array diagonal(const Array& x, int64_t offset, int axis1, int axis2, Stream s);
 Array diag(const Array& x, int64_t k, Stream s);
 Array kron(const Array& a, const Array& b, Stream s);
+// Reverses the order along `axes` (every axis when nullopt); a view.
+Array flip(const Array& x, const std::optional<std::vector<int>>& axes, Stream s);
+Array matrix_transpose(const Array& x, Stream s);
+std::vector<Array> unstack(const Array& x, int axis, Stream s);
 
 }  // namespace nuvec
