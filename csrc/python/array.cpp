@@ -91,7 +91,9 @@ nb::tuple shape_tuple(const Shape& s) {
 // MLX's operands for operators: arrays, scalars and array-likes (buffers, DLPack, __array__), not lists,
 // tuples, strings or unrelated objects.
 bool is_operand(nb::handle b) {
+  static PyTypeObject* const array_type = (PyTypeObject*)nb::type<Array>().ptr();
   PyObject* o = b.ptr();
+  if (Py_TYPE(o) == array_type) return true;  // the common case, without nanobind's type lookup
   if (nb::isinstance<Array>(b) || PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o))
     return true;
   if (PyList_Check(o) || PyTuple_Check(o) || PyUnicode_Check(o)) return false;
