@@ -299,8 +299,12 @@ def array_section():
     out += [
         "",
         "Operators call the element-wise ops (a Python scalar operand is weak, as in "
-        "MLX; the reflected forms exist too). In-place forms (`a += b`, ...) make a new array "
-        "and rebind the name; other references keep the old value.",
+        "MLX; the reflected forms exist too). An operand must be an array, a scalar or an "
+        "array-like (a NumPy array, a buffer, a DLPack producer): a list, a tuple or another "
+        "object raises `OpError`, except that `==` and `!=` then give `False` and `True`, as "
+        "MLX. In-place forms (`a += b`, ..., `a @= b`) replace the array inside the Python "
+        "object, as MLX: other names for that object see the new value (`/=` of an integer "
+        "array raises, as its dtype would change).",
         "",
         "| syntax | op |",
         "|---|---|",

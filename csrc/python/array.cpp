@@ -88,20 +88,49 @@ nb::tuple shape_tuple(const Shape& s) {
   return nb::tuple(l);
 }
 
-using BinaryFn = Array (*)(const Array&, const Array&, Stream);
+// MLX's operands for operators: arrays, scalars and array-likes (buffers, DLPack, __array__), not lists,
+// tuples, strings or unrelated objects.
+bool is_operand(nb::handle b) {
+  static PyTypeObject* const array_type = (PyTypeObject*)nb::type<Array>().ptr();
+  PyObject* o = b.ptr();
+  if (Py_TYPE(o) == array_type) return true;  // the common case, without nanobind's type lookup
+  if (nb::isinstance<Array>(b) || PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o))
+    return true;
+  if (PyList_Check(o) || PyTuple_Check(o) || PyUnicode_Check(o)) return false;
+  return PyObject_CheckBuffer(o) || nb::hasattr(b, "__dlpack__") || nb::hasattr(b, "__array__");
+}
 
-template <BinaryOp op> Array forward(nb::handle a, nb::handle b) {
+template <BinaryOp op> Array apply(nb::handle a, nb::handle b) {
   auto [x, y] = binary_args(a, b, op_name(op));
   return binary(op, x, y, default_stream(default_device()));
 }
-template <BinaryOp op> Array reflected(nb::handle a, nb::handle b) { return forward<op>(b, a); }
+template <BinaryOp op> void check_operand(nb::handle other) {
+  if (!is_operand(other))
+    throw OpError(op_name(op), "an array cannot be combined with an object of type " +
+                                   nb::cast<std::string>(nb::str(other.type().attr("__name__"))));
+}
+template <BinaryOp op> Array forward(nb::handle self, nb::handle other) {
+  check_operand<op>(other);
+  return apply<op>(self, other);
+}
+template <BinaryOp op> Array reflected(nb::handle self, nb::handle other) {
+  check_operand<op>(other);
+  return apply<op>(other, self);
+}
 
-// Comparisons with objects that are not array-like fall back to Python's default.
+// `x op= y` replaces the array inside the Python object, as MLX: other names for it see the new value.
+template <BinaryOp op> nb::object in_place(nb::handle self, nb::handle other) {
+  Array& x = *nb::inst_ptr<Array>(self);
+  if (op == BinaryOp::divide && !is_inexact(x.dtype()))
+    throw OpError("divide", "in-place division cannot make an integer array floating point; use x = x / y");
+  x = forward<op>(self, other);
+  return nb::borrow(self);
+}
+
+// == and != with an object that is not an operand give a Python bool, as MLX.
 template <BinaryOp op> nb::object compare(nb::handle a, nb::handle b) {
-  if (!nb::isinstance<Array>(b) && !as_scalar(b) && !PyList_Check(b.ptr()) && !PyTuple_Check(b.ptr()) &&
-      !PyObject_CheckBuffer(b.ptr()))
-    return nb::borrow(Py_NotImplemented);
-  return nb::cast(forward<op>(a, b));
+  if (!is_operand(b)) return nb::bool_(op == BinaryOp::not_equal);
+  return nb::cast(apply<op>(a, b));
 }
 
 }  // namespace
@@ -166,54 +195,55 @@ void init_array(nb::module_& m) {
            })
       .def("__dlpack_device__", [](const Array&) { return nb::make_tuple(1, 0); })
       .def("__copy__", [](const Array& a) { return a; })
-      .def("__deepcopy__", [](const Array& a, nb::handle) { return a; })
-      // Arithmetic (Python scalars are weak; in-place forms rebind, as MLX).
+      .def(
+          "__deepcopy__", [](const Array& a, nb::handle) { return a; }, nb::arg("memo"))
+      // Arithmetic (Python scalars are weak, as MLX).
       .def("__add__", &forward<BinaryOp::add>)
       .def("__radd__", &reflected<BinaryOp::add>)
-      .def("__iadd__", &forward<BinaryOp::add>)
+      .def("__iadd__", &in_place<BinaryOp::add>)
       .def("__sub__", &forward<BinaryOp::subtract>)
       .def("__rsub__", &reflected<BinaryOp::subtract>)
-      .def("__isub__", &forward<BinaryOp::subtract>)
+      .def("__isub__", &in_place<BinaryOp::subtract>)
       .def("__mul__", &forward<BinaryOp::multiply>)
       .def("__rmul__", &reflected<BinaryOp::multiply>)
-      .def("__imul__", &forward<BinaryOp::multiply>)
+      .def("__imul__", &in_place<BinaryOp::multiply>)
       .def("__truediv__", &forward<BinaryOp::divide>)
       .def("__rtruediv__", &reflected<BinaryOp::divide>)
-      .def("__itruediv__", &forward<BinaryOp::divide>)
+      .def("__itruediv__", &in_place<BinaryOp::divide>)
       .def("__floordiv__", &forward<BinaryOp::floor_divide>)
       .def("__rfloordiv__", &reflected<BinaryOp::floor_divide>)
-      .def("__ifloordiv__", &forward<BinaryOp::floor_divide>)
+      .def("__ifloordiv__", &in_place<BinaryOp::floor_divide>)
       .def("__mod__", &forward<BinaryOp::remainder>)
       .def("__rmod__", &reflected<BinaryOp::remainder>)
-      .def("__imod__", &forward<BinaryOp::remainder>)
+      .def("__imod__", &in_place<BinaryOp::remainder>)
       .def("__divmod__",
            [](nb::handle a, nb::handle b) {
              return nb::make_tuple(forward<BinaryOp::floor_divide>(a, b), forward<BinaryOp::remainder>(a, b));
            })
       .def("__rdivmod__",
            [](nb::handle a, nb::handle b) {
-             return nb::make_tuple(forward<BinaryOp::floor_divide>(b, a), forward<BinaryOp::remainder>(b, a));
+             return nb::make_tuple(reflected<BinaryOp::floor_divide>(a, b), reflected<BinaryOp::remainder>(a, b));
            })
       .def("__pow__", &forward<BinaryOp::power>)
       .def("__rpow__", &reflected<BinaryOp::power>)
-      .def("__ipow__", &forward<BinaryOp::power>)
+      .def("__ipow__", &in_place<BinaryOp::power>)
       .def("__and__", &forward<BinaryOp::bitwise_and>)
       .def("__rand__", &reflected<BinaryOp::bitwise_and>)
-      .def("__iand__", &forward<BinaryOp::bitwise_and>)
+      .def("__iand__", &in_place<BinaryOp::bitwise_and>)
       .def("__or__", &forward<BinaryOp::bitwise_or>)
       .def("__ror__", &reflected<BinaryOp::bitwise_or>)
-      .def("__ior__", &forward<BinaryOp::bitwise_or>)
+      .def("__ior__", &in_place<BinaryOp::bitwise_or>)
       .def("__xor__", &forward<BinaryOp::bitwise_xor>)
       .def("__rxor__", &reflected<BinaryOp::bitwise_xor>)
-      .def("__ixor__", &forward<BinaryOp::bitwise_xor>)
+      .def("__ixor__", &in_place<BinaryOp::bitwise_xor>)
       .def("__lshift__", &forward<BinaryOp::left_shift>)
       .def("__rlshift__", &reflected<BinaryOp::left_shift>)
-      .def("__ilshift__", &forward<BinaryOp::left_shift>)
+      .def("__ilshift__", &in_place<BinaryOp::left_shift>)
       .def("__rshift__", &forward<BinaryOp::right_shift>)
       .def("__rrshift__", &reflected<BinaryOp::right_shift>)
-      .def("__irshift__", &forward<BinaryOp::right_shift>)
-      .def("__eq__", &compare<BinaryOp::equal>, nb::arg("other").none())
-      .def("__ne__", &compare<BinaryOp::not_equal>, nb::arg("other").none())
+      .def("__irshift__", &in_place<BinaryOp::right_shift>)
+      .def("__eq__", &compare<BinaryOp::equal>)
+      .def("__ne__", &compare<BinaryOp::not_equal>)
       .def("__lt__", &forward<BinaryOp::less>)
       .def("__le__", &forward<BinaryOp::less_equal>)
       .def("__gt__", &forward<BinaryOp::greater>)

@@ -2,6 +2,7 @@
 
 #include <nanobind/stl/string.h>
 
+#include <climits>
 #include <complex>
 #include <cstring>
 #include <string>
@@ -24,6 +25,63 @@ std::optional<Scalar> as_scalar(nb::handle h) {
   if (PyFloat_Check(o)) return Scalar(PyFloat_AS_DOUBLE(o));
   if (PyComplex_Check(o)) return Scalar(std::complex<double>(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o)));
   return std::nullopt;
+}
+
+std::optional<int64_t> as_index(nb::handle h, bool& overflow) {
+  overflow = false;
+  if (!PyIndex_Check(h.ptr())) return std::nullopt;
+  nb::object i = nb::steal(PyNumber_Index(h.ptr()));
+  if (!i.is_valid()) throw nb::python_error();
+  int over = 0;
+  long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &over);
+  overflow = over != 0;
+  return int64_t(v);
+}
+
+std::optional<int64_t> as_index(nb::handle h) {
+  bool overflow;
+  auto v = as_index(h, overflow);
+  if (overflow) {
+    PyErr_SetString(PyExc_OverflowError,
+                    ("integer " + nb::cast<std::string>(nb::str(nb::int_(h))) + " does not fit in 64 bits").c_str());
+    throw nb::python_error();
+  }
+  return v;
+}
+
+bool is_scalar_int(nb::handle h) {
+  if (PyLong_Check(h.ptr())) return true;
+  if (!PyIndex_Check(h.ptr())) return false;
+  return !nb::hasattr(h, "shape") || nb::len(nb::object(h.attr("shape"))) == 0;
+}
+
+std::vector<int64_t> int_list(nb::handle h, const char* op) {
+  if (!PyList_Check(h.ptr()) && !PyTuple_Check(h.ptr())) {
+    if (auto v = as_index(h)) return {*v};
+    throw OpError(op, "expected an int or a sequence of ints");
+  }
+  std::vector<int64_t> out;
+  for (nb::handle x : nb::borrow<nb::sequence>(h)) {
+    auto v = as_index(x);
+    if (!v) throw OpError(op, "expected integers, got " + nb::cast<std::string>(nb::str(x.type().attr("__name__"))));
+    out.push_back(*v);
+  }
+  return out;
+}
+
+int to_axis(nb::handle h) {
+  bool overflow;
+  auto v = as_index(h, overflow);
+  if (!v) throw nb::type_error("axis entries must be integers");
+  if (overflow || *v < INT_MIN || *v > INT_MAX) throw nb::type_error("an axis must fit in 32 bits");
+  return int(*v);
+}
+
+std::vector<int> axis_list(nb::handle h) {
+  if (!PyList_Check(h.ptr()) && !PyTuple_Check(h.ptr())) return {to_axis(h)};
+  std::vector<int> out;
+  for (nb::handle x : nb::borrow<nb::sequence>(h)) out.push_back(to_axis(x));
+  return out;
 }
 
 Stream to_stream(nb::handle h) {

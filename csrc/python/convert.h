@@ -14,6 +14,18 @@ namespace nb = nanobind;
 
 // A Python bool/int/float/complex (or NumPy scalar of those kinds), else nothing.
 std::optional<Scalar> as_scalar(nb::handle h);
+// The value of an int, bool, NumPy integer or any object with __index__ (nothing for other objects).
+// `overflow` is set when it does not fit in int64; the one-argument form raises OverflowError then
+// (MLX's error for a shape entry too large).
+std::optional<int64_t> as_index(nb::handle h, bool& overflow);
+std::optional<int64_t> as_index(nb::handle h);
+// A single integer rather than a sequence of them: an integer-like object that is not a non-0-d array.
+bool is_scalar_int(nb::handle h);
+// An integer-like or a list/tuple of them (shapes, sizes, shifts); OpError naming `op` otherwise.
+std::vector<int64_t> int_list(nb::handle h, const char* op);
+// An axis: an integer-like within int's range, else TypeError (as MLX); and one axis or a list/tuple of them.
+int to_axis(nb::handle h);
+std::vector<int> axis_list(nb::handle h);
 // mx.array(obj, dtype): arrays, scalars, nested sequences, buffer-protocol and DLPack objects.
 Array to_array(nb::handle obj, std::optional<Dtype> dtype = std::nullopt);
 // An op's array argument: an array as is, anything else through to_array.

@@ -1,5 +1,7 @@
 #include "python/indexing.h"
 
+#include <nanobind/stl/string.h>
+
 #include <string>
 
 #include "core/ops.h"
@@ -106,11 +108,12 @@ Parsed parse(const Array& x, nb::handle index, const char* op) {
       p.entries.push_back({Entry::range, b, e, st, {}});
       ++axis;
     } else {
-      int64_t i = nb::cast<int64_t>(nb::int_(h)), n = x.shape(axis);
-      if (i < -n || i >= n)
+      bool overflow;
+      int64_t i = *as_index(h, overflow), n = x.shape(axis);
+      if (overflow || i < -n || i >= n)
         throw OpError(op,
-                      "index " + std::to_string(i) + " is out of bounds for axis " + std::to_string(axis) +
-                          " with size " + std::to_string(n),
+                      "index " + nb::cast<std::string>(nb::str(nb::int_(h))) + " is out of bounds for axis " +
+                          std::to_string(axis) + " with size " + std::to_string(n),
                       true);
       p.entries.push_back({Entry::integer, i < 0 ? i + n : i});
       ++axis;

@@ -11,23 +11,11 @@
 namespace nuvec::python {
 namespace {
 
-std::vector<int> int_list(nb::handle h, const char* op) {
-  std::vector<int> r;
-  if (PyLong_Check(h.ptr())) return {nb::cast<int>(h)};
-  if (!PyList_Check(h.ptr()) && !PyTuple_Check(h.ptr()))
-    throw OpError(op, "axes must be integers or lists of integers");
-  for (nb::handle x : nb::borrow<nb::sequence>(h)) {
-    if (!PyLong_Check(x.ptr())) throw OpError(op, "axes must be integers or lists of integers");
-    r.push_back(nb::cast<int>(x));
-  }
-  return r;
-}
-
 Array tensordot_axes(const Array& a, const Array& b, nb::handle axes, Stream s) {
-  if (PyLong_Check(axes.ptr())) return tensordot(a, b, nb::cast<int>(axes), s);
+  if (is_scalar_int(axes)) return tensordot(a, b, to_axis(axes), s);
   if ((PyList_Check(axes.ptr()) || PyTuple_Check(axes.ptr())) && nb::len(axes) == 2) {
     nb::sequence pair = nb::borrow<nb::sequence>(axes);
-    return tensordot(a, b, int_list(pair[0], "tensordot"), int_list(pair[1], "tensordot"), s);
+    return tensordot(a, b, axis_list(pair[0]), axis_list(pair[1]), s);
   }
   throw OpError("tensordot", "axes must be an int or a pair of axis lists");
 }
@@ -87,6 +75,15 @@ void init_matmul(nb::module_& m) {
       cls, "__rmatmul__",
       nb::cpp_function([](const Array& a, nb::handle b) { return matmul(arg(b), a, default_stream(default_device())); },
                        nb::is_method(), nb::name("__rmatmul__"), nb::scope(cls)));
+  // `x @= y` replaces the array inside the Python object, as MLX (other names for it see the new value).
+  nb::setattr(cls, "__imatmul__",
+              nb::cpp_function(
+                  [](nb::handle self, nb::handle b) -> nb::object {
+                    Array& x = *nb::inst_ptr<Array>(self);
+                    x = matmul(x, arg(b), default_stream(default_device()));
+                    return nb::borrow(self);
+                  },
+                  nb::is_method(), nb::name("__imatmul__"), nb::scope(cls)));
 }
 
 }  // namespace nuvec::python

@@ -12,19 +12,6 @@
 namespace nuvec::python {
 namespace {
 
-Shape to_shape(nb::handle h, const char* op) {
-  if (PyLong_Check(h.ptr())) return {nb::cast<int64_t>(h)};
-  if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
-    Shape s;
-    for (nb::handle d : nb::borrow<nb::sequence>(h)) {
-      if (!PyLong_Check(d.ptr()) && !PyIndex_Check(d.ptr())) throw OpError(op, "shape entries must be integers");
-      s.push_back(nb::cast<int64_t>(nb::int_(d)));
-    }
-    return s;
-  }
-  throw OpError(op, "shape must be an int or a sequence of ints");
-}
-
 Dtype dtype_or(nb::handle h, Dtype fallback) { return h.is_none() ? fallback : nb::cast<Dtype>(h); }
 
 #define NUVEC_BIND_UNARY(name)                                                                                    \
@@ -143,7 +130,7 @@ void init_ops(nb::module_& m) {
   m.def(
       "zeros",
       [](nb::handle shape, nb::handle dtype, nb::handle s) {
-        return full(to_shape(shape, "zeros"), scalar_array(int64_t(0), dtype_or(dtype, Dtype::float32)), std::nullopt,
+        return full(int_list(shape, "zeros"), scalar_array(int64_t(0), dtype_or(dtype, Dtype::float32)), std::nullopt,
                     to_stream(s), "zeros");
       },
       nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
@@ -151,7 +138,7 @@ void init_ops(nb::module_& m) {
   m.def(
       "ones",
       [](nb::handle shape, nb::handle dtype, nb::handle s) {
-        return full(to_shape(shape, "ones"), scalar_array(int64_t(1), dtype_or(dtype, Dtype::float32)), std::nullopt,
+        return full(int_list(shape, "ones"), scalar_array(int64_t(1), dtype_or(dtype, Dtype::float32)), std::nullopt,
                     to_stream(s), "ones");
       },
       nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
@@ -162,7 +149,7 @@ void init_ops(nb::module_& m) {
         std::optional<Dtype> d;
         if (!dtype.is_none()) d = nb::cast<Dtype>(dtype);
         Array v = arg(vals);
-        return full(to_shape(shape, "full"), v, d, to_stream(s));
+        return full(int_list(shape, "full"), v, d, to_stream(s));
       },
       nb::arg("shape"), nb::arg("vals"), nb::arg("dtype").none() = nb::none(), nb::kw_only(),
       nb::arg("stream").none() = nb::none(), "An array of `shape` filled with `vals` (broadcast).");
@@ -265,7 +252,7 @@ void init_ops(nb::module_& m) {
   m.def(
       "reshape",
       [](nb::handle a, nb::handle shape, nb::handle s) {
-        return reshape(arg(a), to_shape(shape, "reshape"), to_stream(s));
+        return reshape(arg(a), int_list(shape, "reshape"), to_stream(s));
       },
       nb::arg("a"), nb::arg("shape"), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "The same elements in a new shape (a view when strides allow).");
@@ -279,7 +266,7 @@ void init_ops(nb::module_& m) {
   m.def(
       "broadcast_to",
       [](nb::handle a, nb::handle shape, nb::handle s) {
-        return broadcast_to(arg(a), to_shape(shape, "broadcast_to"), to_stream(s));
+        return broadcast_to(arg(a), int_list(shape, "broadcast_to"), to_stream(s));
       },
       nb::arg("a"), nb::arg("shape"), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "A view of `a` broadcast to `shape`.");

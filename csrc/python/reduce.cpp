@@ -10,19 +10,9 @@
 namespace nuvec::python {
 namespace {
 
-int to_axis(nb::handle h) {
-  if (!PyIndex_Check(h.ptr()) || PyBool_Check(h.ptr())) throw nb::type_error("axis entries must be integers");
-  return nb::cast<int>(nb::int_(h));
-}
-
 Axes to_axes(nb::handle h) {
   if (h.is_none()) return std::nullopt;
-  if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
-    std::vector<int> axes;
-    for (nb::handle a : nb::borrow<nb::sequence>(h)) axes.push_back(to_axis(a));
-    return axes;
-  }
-  return std::vector<int>{to_axis(h)};
+  return axis_list(h);
 }
 
 std::optional<int> to_one_axis(nb::handle h) {

@@ -11,26 +11,6 @@
 namespace nuvec::python {
 namespace {
 
-// An int or a sequence of ints.
-std::vector<int64_t> int_list(nb::handle h, const char* op) {
-  if (PyLong_Check(h.ptr())) return {nb::cast<int64_t>(h)};
-  if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
-    std::vector<int64_t> out;
-    for (nb::handle v : nb::borrow<nb::sequence>(h)) {
-      if (!PyLong_Check(v.ptr())) throw OpError(op, "expected integers");
-      out.push_back(nb::cast<int64_t>(v));
-    }
-    return out;
-  }
-  throw OpError(op, "expected an int or a sequence of ints");
-}
-
-std::vector<int> axis_list(nb::handle h, const char* op) {
-  std::vector<int> out;
-  for (int64_t v : int_list(h, op)) out.push_back(int(v));
-  return out;
-}
-
 std::vector<Array> array_list(nb::handle h, const char* op) {
   if (!PyList_Check(h.ptr()) && !PyTuple_Check(h.ptr())) throw OpError(op, "expected a list or tuple of arrays");
   std::vector<Array> out;
@@ -40,7 +20,7 @@ std::vector<Array> array_list(nb::handle h, const char* op) {
 
 std::optional<int> optional_axis(nb::handle h) {
   if (h.is_none()) return std::nullopt;
-  return nb::cast<int>(h);
+  return to_axis(h);
 }
 
 nb::list to_list(const std::vector<Array>& xs) {
@@ -68,15 +48,13 @@ void init_shape(nb::module_& m) {
       "squeeze",
       [=](nb::handle a, nb::handle axis, nb::handle s) {
         std::optional<std::vector<int>> ax;
-        if (!axis.is_none()) ax = axis_list(axis, "squeeze");
+        if (!axis.is_none()) ax = axis_list(axis);
         return squeeze(arg(a), ax, S(s));
       },
       nb::arg("a"), nb::arg("axis").none() = nb::none(), STREAM, "Removes axes of size 1.");
   m.def(
       "expand_dims",
-      [=](nb::handle a, nb::handle axis, nb::handle s) {
-        return expand_dims(arg(a), axis_list(axis, "expand_dims"), S(s));
-      },
+      [=](nb::handle a, nb::handle axis, nb::handle s) { return expand_dims(arg(a), axis_list(axis), S(s)); },
       nb::arg("a"), nb::arg("axis"), STREAM, "Inserts axes of size 1.");
   m.def(
       "swapaxes", [=](nb::handle a, int x, int y, nb::handle s) { return swapaxes(arg(a), x, y, S(s)); }, nb::arg("a"),
@@ -119,7 +97,7 @@ void init_shape(nb::module_& m) {
       "split",
       [=](nb::handle a, nb::handle sections, int axis, nb::handle s) {
         Array x = arg(a);
-        if (PyLong_Check(sections.ptr())) return to_list(split_sections(x, nb::cast<int64_t>(sections), axis, S(s)));
+        if (is_scalar_int(sections)) return to_list(split_sections(x, *as_index(sections), axis, S(s)));
         return to_list(split(x, int_list(sections, "split"), axis, S(s)));
       },
       nb::arg("a"), nb::arg("indices_or_sections"), nb::arg("axis") = 0, STREAM,
@@ -140,12 +118,12 @@ void init_shape(nb::module_& m) {
         Array x = arg(a);
         std::vector<std::pair<int64_t, int64_t>> pw;
         // int, (before, after), or one pair per axis, as NumPy.
-        if (PyLong_Check(width.ptr())) {
-          int64_t w = nb::cast<int64_t>(width);
+        if (is_scalar_int(width)) {
+          int64_t w = *as_index(width);
           pw.assign(x.ndim(), {w, w});
         } else {
           nb::sequence seq = nb::borrow<nb::sequence>(width);
-          bool pairs = nb::len(seq) > 0 && !PyLong_Check(seq[0].ptr());
+          bool pairs = nb::len(seq) > 0 && !is_scalar_int(seq[0]);
           if (!pairs) {
             auto v = int_list(width, "pad");
             if (v.size() == 1) v.push_back(v[0]);
@@ -172,7 +150,7 @@ void init_shape(nb::module_& m) {
       "roll",
       [=](nb::handle a, nb::handle shift, nb::handle axis, nb::handle s) {
         std::optional<std::vector<int>> ax;
-        if (!axis.is_none()) ax = axis_list(axis, "roll");
+        if (!axis.is_none()) ax = axis_list(axis);
         return roll(arg(a), int_list(shift, "roll"), ax, S(s));
       },
       nb::arg("a"), nb::arg("shift"), nb::arg("axis").none() = nb::none(), STREAM,
@@ -260,7 +238,7 @@ void init_shape(nb::module_& m) {
       "slice",
       [=](nb::handle a, nb::handle start, nb::handle axes, nb::handle sizes, nb::handle s) {
         Array st = PyList_Check(start.ptr()) || PyTuple_Check(start.ptr()) ? to_array(start, Dtype::int64) : arg(start);
-        return slice_dynamic(arg(a), st, axis_list(axes, "slice"), int_list(sizes, "slice"), S(s));
+        return slice_dynamic(arg(a), st, axis_list(axes), int_list(sizes, "slice"), S(s));
       },
       nb::arg("a"), nb::arg("start_indices"), nb::arg("axes"), nb::arg("slice_size"), STREAM,
       "A slice whose start is an array (known only when evaluated).");
@@ -269,8 +247,7 @@ void init_shape(nb::module_& m) {
       [=](nb::handle a, nb::handle update, nb::handle start, nb::handle axes, nb::handle s) {
         Array st = PyList_Check(start.ptr()) || PyTuple_Check(start.ptr()) ? to_array(start, Dtype::int64) : arg(start);
         Array x = arg(a);
-        return slice_update_dynamic(x, arg_like(update, x.dtype(), "slice_update"), st, axis_list(axes, "slice_update"),
-                                    S(s));
+        return slice_update_dynamic(x, arg_like(update, x.dtype(), "slice_update"), st, axis_list(axes), S(s));
       },
       nb::arg("a"), nb::arg("update"), nb::arg("start_indices"), nb::arg("axes"), STREAM,
       "A copy of a with `update` written at an array-valued start.");
