@@ -192,7 +192,7 @@ void init_shape(nb::module_& m) {
       "flip",
       [=](nb::handle a, nb::handle axis, nb::handle s) {
         std::optional<std::vector<int>> axes;
-        if (!axis.is_none()) axes = axis_list(axis, "flip");
+        if (!axis.is_none()) axes = axis_list(axis);
         return flip(arg(a), axes, S(s));
       },
       nb::arg("a"), nb::arg("axis").none() = nb::none(), STREAM,
