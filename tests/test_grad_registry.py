@@ -15,9 +15,9 @@ entry's `covers`), and every other row carries its reason (NOT_DIFFERENTIABLE is
 rows), so an op added without a differentiation rule fails the suite. An element-wise kernel op
 without an entry here gets a default one (the op on inputs in (-2, 2)).
 
-Entries nuvec gets wrong are marked `xfail(strict=True)` (nuvec only): when the fix lands the
-xfail turns into a failure, prompting the mark's removal. The same goes for an op whose rule has
-not landed yet (none at the moment: matmul, sort and the scans have theirs). Where MLX itself
+An entry nuvec gets wrong is marked `pytest.mark.xfail(not IS_MLX, strict=True)` through `marks`
+(none at the moment): when the fix lands the xfail turns into a failure, prompting the mark's
+removal. The same goes for an op whose rule has not landed yet (none: every scan has its rule). Where MLX itself
 fails an entry (its bug or a missing rule), `mlx_skip` / `mlx_no_jvp` say why.
 """
 
@@ -104,11 +104,6 @@ class Case:
             np.asarray((d or uniform())(rng, s), dtype=np.float64)
             for d, s in zip(doms, self.shapes)
         ]
-
-
-def _nuvec_bug(what):
-    """An entry nuvec gets wrong now (strict: remove the mark when the fix lands)."""
-    return (pytest.mark.xfail(not IS_MLX, strict=True, reason=f"nuvec bug: {what}"),)
 
 
 def _idx(values):
@@ -401,12 +396,30 @@ REGISTRY = {
     "cumprod": Case(
         lambda x: mx.cumprod(x, axis=1), domain=nonzero(0.5, 1.5), mlx_no_jvp=_MLX_NO_CUM_JVP
     ),
+    # Exact zeros: the first zero in scan order gets the product of the others, later ones 0.
     "cumprod_with_zeros": Case(
         lambda x: mx.cumprod(x, axis=1),
         gen=_prod_with_zeros,
         covers=("cumprod",),
         mlx_no_jvp=_MLX_NO_CUM_JVP,
-        marks=_nuvec_bug("cumprod's vjp and jvp are NaN where an input is 0"),
+    ),
+    "cumprod_with_zeros_reverse": Case(
+        lambda x: mx.cumprod(x, axis=1, reverse=True),
+        gen=_prod_with_zeros,
+        covers=("cumprod",),
+        mlx_no_jvp=_MLX_NO_CUM_JVP,
+    ),
+    "cumprod_with_zeros_exclusive": Case(
+        lambda x: mx.cumprod(x, axis=1, inclusive=False),
+        gen=_prod_with_zeros,
+        covers=("cumprod",),
+        mlx_no_jvp=_MLX_NO_CUM_JVP,
+    ),
+    "cumprod_with_zeros_reverse_exclusive": Case(
+        lambda x: mx.cumprod(x, axis=0, reverse=True, inclusive=False),
+        gen=_prod_with_zeros,
+        covers=("cumprod",),
+        mlx_no_jvp=_MLX_NO_CUM_JVP,
     ),
     "cummax": Case(lambda x: mx.cummax(x, axis=1), domain=distinct(), mlx_no_jvp=_MLX_NO_CUM_JVP),
     "cummin": Case(lambda x: mx.cummin(x, axis=0), domain=distinct(), mlx_no_jvp=_MLX_NO_CUM_JVP),

@@ -141,7 +141,7 @@ void init_array(nb::module_& m) {
   cls.def(
          "__init__",
          [](Array* self, nb::handle val, std::optional<Dtype> dtype) { new (self) Array(to_array(val, dtype)); },
-         nb::arg("val"), nb::arg("dtype").none() = nb::none(),
+         nb::arg("val"), nb::arg("dtype").noconvert().none() = nb::none(),
          "Makes an array from a scalar, a nested sequence, a NumPy array, a buffer or a DLPack object.")
       .def_prop_ro("shape", [](const Array& a) { return shape_tuple(a.shape()); })
       .def_prop_ro("ndim", [](const Array& a) { return a.ndim(); })
@@ -153,11 +153,11 @@ void init_array(nb::module_& m) {
       .def("item", &item, "The single element as a Python scalar.")
       .def("tolist", &tolist, "The elements as nested Python lists.")
       .def(
-          "astype", [](const Array& a, Dtype d, nb::handle s) { return astype(a, d, to_stream(s)); }, nb::arg("dtype"),
-          nb::arg("stream").none() = nb::none(), "A copy converted to `dtype`.")
+          "astype", [](const Array& a, Dtype d, nb::handle s) { return astype(a, d, to_stream(s)); },
+          nb::arg("dtype").noconvert(), nb::arg("stream").none() = nb::none(), "A copy converted to `dtype`.")
       .def(
-          "view", [](const Array& a, Dtype d, nb::handle s) { return view(a, d, to_stream(s)); }, nb::arg("dtype"),
-          nb::arg("stream").none() = nb::none(), "The same bytes read as `dtype`.")
+          "view", [](const Array& a, Dtype d, nb::handle s) { return view(a, d, to_stream(s)); },
+          nb::arg("dtype").noconvert(), nb::arg("stream").none() = nb::none(), "The same bytes read as `dtype`.")
       .def("__len__",
            [](const Array& a) {
              if (a.ndim() == 0) throw nb::type_error("len() of a 0-d array");

@@ -84,6 +84,26 @@ std::vector<int> axis_list(nb::handle h) {
   return out;
 }
 
+std::optional<Dtype> to_dtype(nb::handle h, const char* op) {
+  if (h.is_none()) return std::nullopt;
+  Dtype d = Dtype::float32;
+  if (nb::try_cast<Dtype>(h, d, /*convert=*/false)) return d;
+  std::string msg = std::string(op) + "(): dtype must be a nuvec Dtype such as nuvec.float32, not " +
+                    nb::cast<std::string>(nb::repr(h));
+  // A NumPy dtype (.name), a type such as numpy.float32 (.__name__) or a name: say which nuvec dtype is meant.
+  nb::object name = nb::borrow(h);
+  if (nb::hasattr(h, "__name__"))
+    name = h.attr("__name__");
+  else if (nb::hasattr(h, "name"))
+    name = h.attr("name");
+  for (int i = 0; i < kNumDtypes && PyUnicode_Check(name.ptr()); ++i)
+    if (nb::cast<std::string>(name) == name_of(Dtype(i))) {
+      msg += std::string(" (use nuvec.") + (Dtype(i) == Dtype::bool_ ? "bool_" : name_of(Dtype(i))) + ")";
+      break;
+    }
+  throw nb::type_error(msg.c_str());
+}
+
 Stream to_stream(nb::handle h) {
   if (h.is_none()) return default_stream(default_device());
   if (nb::isinstance<Stream>(h)) return nb::cast<Stream>(h);
@@ -109,6 +129,8 @@ void eval_now(const std::vector<Array>& arrays) {
 }
 
 namespace {
+
+constexpr const char* kNoStrings = "strings are not supported: arrays hold numbers and booleans";
 
 // NumPy's buffer format characters.
 std::optional<Dtype> dtype_of_format(const char* fmt, Py_ssize_t itemsize) {
@@ -160,6 +182,7 @@ std::optional<Array> from_buffer_object(nb::handle obj, std::optional<Dtype> dty
   if (!src) {
     std::string fmt = view->format ? view->format : "?";
     release();
+    if (fmt.find_first_of("swU") != std::string::npos) throw OpError("array", kNoStrings);
     throw OpError("array", "unsupported buffer format '" + fmt + "'");
   }
   Shape shape(view->shape, view->shape + view->ndim);
@@ -200,6 +223,7 @@ void scan_list(nb::handle h, size_t depth, ListScan& s) {
     for (nb::handle item : seq) scan_list(item, depth + 1, s);
     return;
   }
+  if (PyUnicode_Check(h.ptr()) || PyBytes_Check(h.ptr())) throw OpError("array", kNoStrings);
   if (depth != s.shape.size()) throw OpError("array", "nested sequences must be rectangular (inhomogeneous shape)");
   if (auto v = as_scalar(h)) {
     ListKind k = std::holds_alternative<bool>(*v)      ? ListKind::boolean
@@ -321,6 +345,7 @@ Array to_array(nb::handle obj, std::optional<Dtype> dtype) {
     nb::object arr = nb::module_::import_("numpy").attr("asarray")(obj);
     if (auto a = from_buffer_object(arr, dtype)) return *a;
   }
+  if (PyUnicode_Check(obj.ptr()) || PyBytes_Check(obj.ptr())) throw OpError("array", kNoStrings);
   throw OpError("array", std::string("cannot make an array from an object of type ") +
                              nb::cast<std::string>(nb::str(obj.type().attr("__name__"))));
 }
@@ -344,7 +369,11 @@ std::optional<Scalar> weak_value(nb::handle h) {
 Array arg_like(nb::handle h, Dtype other, const char* op) {
   if (nb::isinstance<Array>(h)) return *nb::inst_ptr<Array>(h);
   if (auto v = weak_value(h)) return weak_scalar(*v, other, op);
-  return to_array(h);
+  try {
+    return to_array(h);
+  } catch (const OpError& e) {  // an operand that is not array-like: name the op the user called
+    throw OpError(op, std::string(e.what()).substr(e.op_name.size() + 2), e.is_index);
+  }
 }
 
 std::pair<Array, Array> binary_args(nb::handle a, nb::handle b, const char* op) {

@@ -38,6 +38,9 @@ Array arg_like(nb::handle h, Dtype other, const char* op);
 // Both operands of a binary op, with MLX's weak-scalar rules.
 std::pair<Array, Array> binary_args(nb::handle a, nb::handle b, const char* op);
 
+// A dtype argument: a nuvec Dtype, or nothing for None. Anything else (a NumPy dtype, a type, a
+// name, an int) raises TypeError naming `op`, as MLX rejects them, and the nuvec dtype meant.
+std::optional<Dtype> to_dtype(nb::handle h, const char* op);
 Stream to_stream(nb::handle h);                   // None, a Stream, a Device or a DeviceType
 void eval_now(const std::vector<Array>& arrays);  // releases the GIL while computing
 nb::object item(const Array& a);

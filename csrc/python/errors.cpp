@@ -5,6 +5,7 @@
 #include <atomic>
 #include <mutex>
 #include <string>
+#include <typeinfo>
 #include <unordered_map>
 #include <vector>
 
@@ -167,6 +168,9 @@ void translate(const std::exception_ptr& p, void*) {
       line = std::atoi(e.where.c_str() + colon + 1);
     }
     raise(type, e.op_name, e.what(), e.reason, file, line);
+  } catch (const std::bad_cast&) {
+    // A conversion nanobind could not make (nb::cast): never RuntimeError('std::bad_cast').
+    PyErr_SetString(PyExc_TypeError, "an argument has an unsupported type, or is an integer out of range");
   }
 }
 

@@ -12,7 +12,7 @@
 namespace nuvec::python {
 namespace {
 
-Dtype dtype_or(nb::handle h, Dtype fallback) { return h.is_none() ? fallback : nb::cast<Dtype>(h); }
+Dtype dtype_or(nb::handle h, Dtype fallback, const char* op) { return to_dtype(h, op).value_or(fallback); }
 
 #define NUVEC_BIND_UNARY(name)                                                                                    \
   m.def(                                                                                                          \
@@ -130,24 +130,23 @@ void init_ops(nb::module_& m) {
   m.def(
       "zeros",
       [](nb::handle shape, nb::handle dtype, nb::handle s) {
-        return full(int_list(shape, "zeros"), scalar_array(int64_t(0), dtype_or(dtype, Dtype::float32)), std::nullopt,
-                    to_stream(s), "zeros");
+        return full(int_list(shape, "zeros"), scalar_array(int64_t(0), dtype_or(dtype, Dtype::float32, "zeros")),
+                    std::nullopt, to_stream(s), "zeros");
       },
       nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "An array of zeros.");
   m.def(
       "ones",
       [](nb::handle shape, nb::handle dtype, nb::handle s) {
-        return full(int_list(shape, "ones"), scalar_array(int64_t(1), dtype_or(dtype, Dtype::float32)), std::nullopt,
-                    to_stream(s), "ones");
+        return full(int_list(shape, "ones"), scalar_array(int64_t(1), dtype_or(dtype, Dtype::float32, "ones")),
+                    std::nullopt, to_stream(s), "ones");
       },
       nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "An array of ones.");
   m.def(
       "full",
       [](nb::handle shape, nb::handle vals, nb::handle dtype, nb::handle s) {
-        std::optional<Dtype> d;
-        if (!dtype.is_none()) d = nb::cast<Dtype>(dtype);
+        std::optional<Dtype> d = to_dtype(dtype, "full");
         Array v = arg(vals);
         return full(int_list(shape, "full"), v, d, to_stream(s));
       },
@@ -156,16 +155,16 @@ void init_ops(nb::module_& m) {
   m.def(
       "zeros_like",
       [](const Array& a, nb::handle dtype, nb::handle s) {
-        return full(a.shape(), scalar_array(int64_t(0), dtype_or(dtype, a.dtype())), std::nullopt, to_stream(s),
-                    "zeros_like");
+        return full(a.shape(), scalar_array(int64_t(0), dtype_or(dtype, a.dtype(), "zeros_like")), std::nullopt,
+                    to_stream(s), "zeros_like");
       },
       nb::arg("a"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "Zeros with a's shape and dtype.");
   m.def(
       "ones_like",
       [](const Array& a, nb::handle dtype, nb::handle s) {
-        return full(a.shape(), scalar_array(int64_t(1), dtype_or(dtype, a.dtype())), std::nullopt, to_stream(s),
-                    "ones_like");
+        return full(a.shape(), scalar_array(int64_t(1), dtype_or(dtype, a.dtype(), "ones_like")), std::nullopt,
+                    to_stream(s), "ones_like");
       },
       nb::arg("a"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "Ones with a's shape and dtype.");
@@ -184,7 +183,7 @@ void init_ops(nb::module_& m) {
           stop = num(a);
         else
           start = num(a), stop = num(b);
-        return arange(start, stop, step, dtype_or(dtype, ints ? Dtype::int32 : Dtype::float32), to_stream(s));
+        return arange(start, stop, step, dtype_or(dtype, ints ? Dtype::int32 : Dtype::float32, "arange"), to_stream(s));
       },
       nb::arg("start"), nb::arg("stop").none() = nb::none(), nb::arg("step").none() = nb::none(), nb::kw_only(),
       nb::arg("dtype").none() = nb::none(), nb::arg("stream").none() = nb::none(),
@@ -192,28 +191,28 @@ void init_ops(nb::module_& m) {
   m.def(
       "linspace",
       [](double start, double stop, int64_t num, nb::handle dtype, nb::handle s) {
-        return linspace(start, stop, num, dtype_or(dtype, Dtype::float32), to_stream(s));
+        return linspace(start, stop, num, dtype_or(dtype, Dtype::float32, "linspace"), to_stream(s));
       },
       nb::arg("start"), nb::arg("stop"), nb::arg("num") = 50, nb::arg("dtype").none() = nb::none(), nb::kw_only(),
       nb::arg("stream").none() = nb::none(), "`num` evenly spaced values from start to stop inclusive.");
   m.def(
       "eye",
       [](int64_t n, std::optional<int64_t> mcols, int64_t k, nb::handle dtype, nb::handle s) {
-        return eye(n, mcols.value_or(n), k, dtype_or(dtype, Dtype::float32), to_stream(s));
+        return eye(n, mcols.value_or(n), k, dtype_or(dtype, Dtype::float32, "eye"), to_stream(s));
       },
       nb::arg("n"), nb::arg("m").none() = nb::none(), nb::arg("k") = 0, nb::arg("dtype").none() = nb::none(),
       nb::kw_only(), nb::arg("stream").none() = nb::none(), "Ones on the k-th diagonal, zeros elsewhere.");
   m.def(
       "identity",
       [](int64_t n, nb::handle dtype, nb::handle s) {
-        return eye(n, n, 0, dtype_or(dtype, Dtype::float32), to_stream(s));
+        return eye(n, n, 0, dtype_or(dtype, Dtype::float32, "identity"), to_stream(s));
       },
       nb::arg("n"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "The n x n identity matrix.");
   m.def(
       "tri",
       [](int64_t n, std::optional<int64_t> mcols, int64_t k, nb::handle dtype, nb::handle s) {
-        return tri(n, mcols.value_or(n), k, dtype_or(dtype, Dtype::float32), to_stream(s));
+        return tri(n, mcols.value_or(n), k, dtype_or(dtype, Dtype::float32, "tri"), to_stream(s));
       },
       nb::arg("n"), nb::arg("m").none() = nb::none(), nb::arg("k") = 0, nb::arg("dtype").none() = nb::none(),
       nb::kw_only(), nb::arg("stream").none() = nb::none(), "Ones at and below the k-th diagonal.");
@@ -225,10 +224,12 @@ void init_ops(nb::module_& m) {
       nb::arg("k") = 0, nb::kw_only(), nb::arg("stream").none() = nb::none(), "Zeros below the k-th diagonal.");
   m.def(
       "astype", [](nb::handle a, Dtype d, nb::handle s) { return astype(arg(a), d, to_stream(s)); }, nb::arg("a"),
-      nb::arg("dtype"), nb::kw_only(), nb::arg("stream").none() = nb::none(), "A copy converted to `dtype`.");
+      nb::arg("dtype").noconvert(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
+      "A copy converted to `dtype`.");
   m.def(
       "view", [](nb::handle a, Dtype d, nb::handle s) { return view(arg(a), d, to_stream(s)); }, nb::arg("a"),
-      nb::arg("dtype"), nb::kw_only(), nb::arg("stream").none() = nb::none(), "The same bytes read as `dtype`.");
+      nb::arg("dtype").noconvert(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
+      "The same bytes read as `dtype`.");
 
   struct WindowInfo {
     const char* name;

@@ -45,21 +45,21 @@ void init_random(nb::module_& parent) {
           return random::uniform(shape, dtype, arg(key), to_stream(s));
         return random::uniform(arg(low), arg(high), shape, dtype, arg(key), to_stream(s));
       },
-      nb::arg("low"), nb::arg("high"), nb::arg("shape"), nb::arg("dtype"), nb::arg("key"),
+      nb::arg("low"), nb::arg("high"), nb::arg("shape"), nb::arg("dtype").noconvert(), nb::arg("key"),
       nb::arg("stream").none() = nb::none(), "Uniform on [low, high).");
   m.def(
       "normal",
       [](const Shape& shape, Dtype dtype, nb::handle loc, nb::handle scale, nb::handle key, nb::handle s) {
         return random::normal(shape, dtype, optional_arg(loc), optional_arg(scale), arg(key), to_stream(s));
       },
-      nb::arg("shape"), nb::arg("dtype"), nb::arg("loc").none(), nb::arg("scale").none(), nb::arg("key"),
+      nb::arg("shape"), nb::arg("dtype").noconvert(), nb::arg("loc").none(), nb::arg("scale").none(), nb::arg("key"),
       nb::arg("stream").none() = nb::none(), "Normal samples, * scale + loc.");
   m.def(
       "randint",
       [](nb::handle low, nb::handle high, const Shape& shape, Dtype dtype, nb::handle key, nb::handle s) {
         return random::randint(arg(low), arg(high), shape, dtype, arg(key), to_stream(s));
       },
-      nb::arg("low"), nb::arg("high"), nb::arg("shape"), nb::arg("dtype"), nb::arg("key"),
+      nb::arg("low"), nb::arg("high"), nb::arg("shape"), nb::arg("dtype").noconvert(), nb::arg("key"),
       nb::arg("stream").none() = nb::none(), "Integers uniform on [low, high).");
   m.def(
       "bernoulli",
@@ -73,14 +73,14 @@ void init_random(nb::module_& parent) {
       [](nb::handle lower, nb::handle upper, std::optional<Shape> shape, Dtype dtype, nb::handle key, nb::handle s) {
         return random::truncated_normal(arg(lower), arg(upper), shape, dtype, arg(key), to_stream(s));
       },
-      nb::arg("lower"), nb::arg("upper"), nb::arg("shape").none(), nb::arg("dtype"), nb::arg("key"),
+      nb::arg("lower"), nb::arg("upper"), nb::arg("shape").none(), nb::arg("dtype").noconvert(), nb::arg("key"),
       nb::arg("stream").none() = nb::none(), "Normal samples truncated to (lower, upper).");
   m.def(
       "gumbel",
       [](const Shape& shape, Dtype dtype, nb::handle key, nb::handle s) {
         return random::gumbel(shape, dtype, arg(key), to_stream(s));
       },
-      nb::arg("shape"), nb::arg("dtype"), nb::arg("key"), nb::arg("stream").none() = nb::none(),
+      nb::arg("shape"), nb::arg("dtype").noconvert(), nb::arg("key"), nb::arg("stream").none() = nb::none(),
       "Standard Gumbel samples.");
   m.def(
       "categorical",
@@ -93,7 +93,7 @@ void init_random(nb::module_& parent) {
       [](const Shape& shape, Dtype dtype, double loc, double scale, nb::handle key, nb::handle s) {
         return random::laplace(shape, dtype, loc, scale, arg(key), to_stream(s));
       },
-      nb::arg("shape"), nb::arg("dtype"), nb::arg("loc"), nb::arg("scale"), nb::arg("key"),
+      nb::arg("shape"), nb::arg("dtype").noconvert(), nb::arg("loc"), nb::arg("scale"), nb::arg("key"),
       nb::arg("stream").none() = nb::none(), "Laplace samples.");
   m.def(
       "permutation",

@@ -112,9 +112,7 @@ void init_reduce(nb::module_& m) {
   m.def(
       "trace",
       [](nb::handle a, int64_t offset, int axis1, int axis2, nb::handle dtype, nb::handle s) {
-        std::optional<Dtype> d;
-        if (!dtype.is_none()) d = nb::cast<Dtype>(dtype);
-        return trace(arg(a), offset, axis1, axis2, d, to_stream(s));
+        return trace(arg(a), offset, axis1, axis2, to_dtype(dtype, "trace"), to_stream(s));
       },
       nb::arg("a"), nb::arg("offset") = 0, nb::arg("axis1") = 0, nb::arg("axis2") = 1,
       nb::arg("dtype").none() = nb::none(), nb::kw_only(), stream,

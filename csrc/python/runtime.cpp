@@ -73,11 +73,13 @@ void init_runtime(nb::module_& m) {
   m.def(
       "synchronize",
       [](nb::handle s) {
+        std::optional<Stream> stream;  // converted while the GIL is held: a bad argument raises, not crashes
+        if (!s.is_none()) stream = to_stream(s);
         nb::gil_scoped_release release;
-        if (s.is_none())
-          synchronize_all();
+        if (stream)
+          synchronize(*stream);
         else
-          synchronize(nb::cast<Stream>(s));
+          synchronize_all();
       },
       nb::arg("stream").none() = nb::none(), "Waits for the work queued on the stream (all streams by default).");
 

@@ -8,11 +8,6 @@
 namespace nuvec::python {
 namespace {
 
-std::optional<Dtype> optional_dtype(nb::handle h) {
-  if (h.is_none()) return std::nullopt;
-  return nb::cast<Dtype>(h);
-}
-
 struct ScanInfo {
   ScanOp op;
   bool takes_dtype;  // MLX gives cumsum and cumprod a dtype to convert to first
@@ -34,9 +29,9 @@ void init_scan(nb::module_& m) {
   for (const ScanInfo& info : kScans) {
     ScanOp op = info.op;
     const char* name = scan_name(op);
-    auto call = [op](nb::handle a, std::optional<int> axis, bool reverse, bool inclusive, nb::handle dtype,
-                     nb::handle s) {
-      return scan(op, arg(a), axis, reverse, inclusive, optional_dtype(dtype), to_stream(s));
+    auto call = [op, name](nb::handle a, std::optional<int> axis, bool reverse, bool inclusive, nb::handle dtype,
+                           nb::handle s) {
+      return scan(op, arg(a), axis, reverse, inclusive, to_dtype(dtype, name), to_stream(s));
     };
     if (info.takes_dtype) {
       m.def(name, call, nb::arg("a"), nb::arg("axis").none() = nb::none(), nb::kw_only(), nb::arg("reverse") = false,

@@ -26,8 +26,10 @@ CustomVmapRule vmap_rule(nb::callable f) {
   auto cb = std::make_shared<PyCallback>(f);
   return [cb](const std::vector<Array>& primals, const std::vector<int>& axes) {
     nb::object out = cb->get()(primals, axes);
-    auto pair = nb::cast<nb::tuple>(out);
-    return std::pair{array_list(pair[0], "custom_function", "the vmap rule"), nb::cast<std::vector<int>>(pair[1])};
+    std::vector<int> out_axes;
+    if (!PyTuple_Check(out.ptr()) || nb::len(out) != 2 || !nb::try_cast(out[1], out_axes))
+      throw OpError("custom_function", "the vmap rule must return a tuple (outputs, list of output axes)");
+    return std::pair{array_list(out[0], "custom_function", "the vmap rule"), out_axes};
   };
 }
 

@@ -6,6 +6,7 @@ import functools
 
 from . import _core
 from . import random as _random
+from ._errors import op_error
 from .utils import tree_flatten, tree_map
 
 
@@ -258,7 +259,12 @@ class custom_function:
             if self._vmap is None:  # the function itself, vmapped
                 return _core._vmap_flat(flat, ps, axes)
             in_axes = _replace(list(args), [None if a < 0 else a for a in axes])
-            res, res_axes = self._vmap(tuple(_replace(list(args), ps)), tuple(in_axes))
+            ret = self._vmap(tuple(_replace(list(args), ps)), tuple(in_axes))
+            if not isinstance(ret, tuple) or len(ret) != 2:  # as MLX
+                raise op_error(
+                    "custom_function", "the vmap rule must return a tuple (outputs, output axes)"
+                )
+            res, res_axes = ret
             res_axes = [res_axes] if isinstance(res, _core.array) else list(res_axes)
             return _arrays([res]), [-1 if a is None else a for a in res_axes]
 

@@ -12,13 +12,13 @@ namespace nuvec {
 
 Stream resolve_stream(std::optional<Stream> s) { return s ? *s : default_stream(default_device()); }
 
-namespace {
 std::string shape_str(const Shape& s) {
   std::string r = "(";
   for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
   return r + (s.size() == 1 ? ",)" : ")");
 }
 
+namespace {
 template <class T> bool fits(int64_t v) {
   return v >= int64_t(std::numeric_limits<T>::min()) &&
          (v < 0 || uint64_t(v) <= uint64_t(std::numeric_limits<T>::max()));

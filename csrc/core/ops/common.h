@@ -2,6 +2,7 @@
 #pragma once
 #include <complex>
 #include <optional>
+#include <string>
 #include <utility>
 #include <variant>
 
@@ -22,6 +23,7 @@ Array scalar_array(const Scalar& v, std::optional<Dtype> dtype = std::nullopt);
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 int normalize_axis(int axis, int ndim, const char* op);
 void check_shape(const Shape& shape, const char* op);
+std::string shape_str(const Shape& s);  // "(2, 3)", "(4,)": Python's tuple notation
 
 // The array and the axis an op along `axis` works on: the flattened array's axis 0 for nullopt,
 // else the normalized axis (an axis error naming `op` when out of range).

@@ -14,12 +14,6 @@
 namespace nuvec {
 namespace {
 
-std::string shape_str(const Shape& s) {
-  std::string r = "(";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + (s.size() == 1 ? ",)" : ")");
-}
-
 // The dtype a product of `a` and `b` computes and returns; integers and bool are refused as MLX does.
 Dtype product_dtype(Dtype a, Dtype b, const char* op) {
   Dtype d = promote(a, b);

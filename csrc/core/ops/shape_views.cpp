@@ -11,6 +11,11 @@ namespace nuvec {
 
 Array reshape(const Array& x, Shape shape, Stream s) {
   int infer = -1;
+  auto requested = [&] {  // formatted on the error path only
+    Shape r = shape;
+    if (infer >= 0) r[infer] = -1;
+    return shape_str(r);
+  };
   int64_t known = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
@@ -24,13 +29,14 @@ Array reshape(const Array& x, Shape shape, Stream s) {
   }
   if (infer >= 0) {
     if (known == 0 || x.size() % known != 0)
-      throw OpError("reshape", "cannot reshape an array of size " + std::to_string(x.size()));
+      throw OpError("reshape",
+                    "cannot reshape an array of size " + std::to_string(x.size()) + " into shape " + requested());
     shape[infer] = x.size() / known;
   }
   check_shape(shape, "reshape");
   if (shape_size(shape) != x.size())
-    throw OpError("reshape", "cannot reshape an array of size " + std::to_string(x.size()) + " into a shape of size " +
-                                 std::to_string(shape_size(shape)));
+    throw OpError("reshape",
+                  "cannot reshape an array of size " + std::to_string(x.size()) + " into shape " + requested());
   if (shape == x.shape()) return x;
   return Array::lazy(std::move(shape), x.dtype(), std::make_shared<Reshape>(), {x}, s);
 }

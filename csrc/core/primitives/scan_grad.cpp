@@ -1,6 +1,8 @@
 // Differentiation rules of the scans. A cumulative sum's cotangent is the cumulative sum of the
 // cotangents the other way; products and logcumsumexp reduce to it; cummax/cummin route each
-// output's cotangent to the element that set the running extreme.
+// output's cotangent to the element that set the running extreme. Products never divide by zero:
+// the first zero in scan order takes the product of the others (itself replaced by 1), and every
+// later element sees that zero in each of its products.
 #include "core/ops.h"
 #include "core/primitives/grad_util.h"
 #include "core/primitives/scan.h"
@@ -27,6 +29,21 @@ Array extreme_source(const Array& x, const Array& out, int axis, bool reverse) {
                 std::nullopt, s);
   return scan(ScanOp::min, where(hit, pos, scalar_array(n, Dtype::int64), s), axis, true, true, std::nullopt, s);
 }
+
+struct FirstZero {
+  Array first;   // the first zero along the axis, in scan order
+  Array x_one;   // x with that first zero replaced by 1
+  Array x_safe;  // x with every zero replaced by 1: a divisor where x is not 0
+};
+FirstZero first_zero(const Array& x, int axis, bool reverse) {
+  Stream s = x.stream();
+  Array one = scalar_array(int64_t(1), x.dtype());
+  Array zero = binary(BinaryOp::equal, x, scalar_array(int64_t(0), x.dtype()), s);
+  Array seen = scan(ScanOp::sum, astype(zero, Dtype::int32, s), axis, reverse, true, std::nullopt, s);
+  Array first =
+      binary(BinaryOp::logical_and, zero, binary(BinaryOp::equal, seen, scalar_array(int64_t(1), Dtype::int32), s), s);
+  return {first, where(first, one, x, s), where(zero, one, x, s)};
+}
 }  // namespace
 
 std::vector<Array> Scan::vjp(const std::vector<Array>& primals, const std::vector<Array>& cotangents,
@@ -37,7 +54,14 @@ std::vector<Array> Scan::vjp(const std::vector<Array>& primals, const std::vecto
   Array g = astype(cotangents[0], out.dtype(), s);
   switch (op_) {
     case ScanOp::sum: return {cumsum_along(g, axis_, !reverse_, inclusive_)};
-    case ScanOp::prod: return {div(cumsum_along(mul(g, out), axis_, !reverse_, inclusive_), x)};
+    case ScanOp::prod: {
+      // Before the first zero, d out_i / d x_j = out_i / x_j; after it, every product holds that zero.
+      FirstZero z = first_zero(astype(x, out.dtype(), s), axis_, reverse_);
+      Array others = div(cumsum_along(mul(g, out), axis_, !reverse_, inclusive_), z.x_safe);
+      Array without_first = scan(ScanOp::prod, z.x_one, axis_, reverse_, inclusive_, std::nullopt, s);
+      Array at_first = cumsum_along(mul(g, without_first), axis_, !reverse_, inclusive_);
+      return {add(others, where(z.first, at_first, zeros_like(at_first), s))};
+    }
     case ScanOp::logaddexp:
       return {mul(unary(UnaryOp::exp, x, s),
                   cumsum_along(mul(g, unary(UnaryOp::exp, neg(out), s)), axis_, !reverse_, inclusive_))};
@@ -58,7 +82,13 @@ std::vector<Array> Scan::jvp(const std::vector<Array>& primals, const std::vecto
   Array t = astype(tangents[0], out.dtype(), s);
   switch (op_) {
     case ScanOp::sum: return {cumsum_along(t, axis_, reverse_, inclusive_)};
-    case ScanOp::prod: return {mul(out, cumsum_along(div(t, x), axis_, reverse_, inclusive_))};
+    case ScanOp::prod: {
+      // out is 0 wherever a zero is in the product, and then only the first zero's tangent counts.
+      FirstZero z = first_zero(astype(x, out.dtype(), s), axis_, reverse_);
+      Array no_zero = mul(out, cumsum_along(div(t, z.x_safe), axis_, reverse_, inclusive_));
+      Array first_t = cumsum_along(where(z.first, t, zeros_like(t), s), axis_, reverse_, inclusive_);
+      return {add(no_zero, mul(scan(ScanOp::prod, z.x_one, axis_, reverse_, inclusive_, std::nullopt, s), first_t))};
+    }
     case ScanOp::logaddexp:
       return {mul(unary(UnaryOp::exp, neg(out), s),
                   cumsum_along(mul(t, unary(UnaryOp::exp, x, s)), axis_, reverse_, inclusive_))};
