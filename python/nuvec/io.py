@@ -12,8 +12,10 @@ import os
 import struct
 import zipfile
 import zlib
+from typing import Any
 
 from . import _core
+from . import _typing as _t
 from ._errors import op_error
 
 __all__ = ["load", "save", "savez", "savez_compressed", "save_safetensors"]
@@ -27,7 +29,7 @@ def _path(file, op):
     raise op_error(op, f"expected a file path, got {type(file).__name__}")
 
 
-def save(file, arr):
+def save(file: _t.File, arr: _t.ArrayLike) -> None:
     """Saves one array as .npy (adding the suffix when missing), as MLX's ``save``."""
     _core._save_npy(_path(file, "save"), arr)
 
@@ -42,12 +44,12 @@ def _savez(file, args, kwargs, compressed, op):
     _core._save_npz(path, list(arrays.items()), compressed)
 
 
-def savez(file, *args, **kwargs):
+def savez(file: _t.File, *args: _t.ArrayLike, **kwargs: _t.ArrayLike) -> None:
     """Saves arrays to an uncompressed .npz (positional ones as ``arr_0``, ``arr_1``, ...)."""
     _savez(file, args, kwargs, False, "savez")
 
 
-def savez_compressed(file, *args, **kwargs):
+def savez_compressed(file: _t.File, *args: _t.ArrayLike, **kwargs: _t.ArrayLike) -> None:
     """Saves arrays to a deflate-compressed .npz."""
     _savez(file, args, kwargs, True, "savez_compressed")
 
@@ -82,7 +84,9 @@ def _load_npz(path):
     return out
 
 
-def save_safetensors(file, arrays, metadata=None):
+def save_safetensors(
+    file: _t.File, arrays: dict[str, _core.array], metadata: dict[str, str] | None = None
+) -> None:
     """Saves a dict of arrays as .safetensors, with an optional dict of string metadata."""
     path = _path(file, "save_safetensors")
     if not isinstance(arrays, dict):
@@ -97,7 +101,12 @@ def save_safetensors(file, arrays, metadata=None):
 # --- load ---------------------------------------------------------------------------------------
 
 
-def load(file, format=None, return_metadata=False, stream=None):
+def load(
+    file: _t.File,
+    format: str | None = None,
+    return_metadata: bool = False,
+    stream: _t.StreamLike | None = None,
+) -> Any:
     """Loads .npy (an array), .npz, .safetensors or .gguf (a dict of arrays) by suffix or ``format``.
 
     With ``return_metadata`` (safetensors and GGUF), returns ``(arrays, metadata)``.

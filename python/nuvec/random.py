@@ -9,8 +9,10 @@ signatures, the shape parsing and the global state (see docs/random.md).
 
 import threading
 import time
+import typing
 
 from . import _core
+from . import _typing as _t
 from ._errors import op_error
 
 _r = _core._random
@@ -42,14 +44,18 @@ def _thread_state():
     return st
 
 
-def __getattr__(name):
-    # `state` is per thread, so it is looked up on access rather than stored on the module.
-    if name == "state":
-        return _thread_state()
-    raise AttributeError(f"module 'nuvec.random' has no attribute {name!r}")
+if typing.TYPE_CHECKING:
+    state: list[_core.array]  # a type checker would take any name for one __getattr__ serves
+else:
+
+    def __getattr__(name):
+        # `state` is per thread, so it is looked up on access rather than stored on the module.
+        if name == "state":
+            return _thread_state()
+        raise AttributeError(f"module 'nuvec.random' has no attribute {name!r}")
 
 
-def key(seed):
+def key(seed: int) -> _core.array:
     """A PRNG key from an integer seed in [0, 2**64): uint32 ``[seed >> 32, seed & 0xffffffff]``."""
     seed = int(seed)
     if not 0 <= seed < 2**64:
@@ -57,12 +63,12 @@ def key(seed):
     return _r.key(seed)
 
 
-def seed(seed):
+def seed(seed: int) -> None:
     """Seeds this thread's global PRNG state with ``key(seed)``."""
     _thread_state()[0] = key(seed)
 
 
-def split(key, num=2, stream=None):
+def split(key: _core.array, num: int = 2, stream: _t.StreamLike | None = None) -> _core.array:
     """``num`` new keys from ``key``: a uint32 array of shape ``(num, 2)``."""
     return _r.split(key, int(num), stream)
 
@@ -90,43 +96,93 @@ def _shape(shape, op):
         raise op_error(op, "shape must be an int or a sequence of ints") from None
 
 
-def bits(shape=(), width=4, key=None, stream=None):
+def bits(
+    shape: _t.Shape = (),
+    width: int = 4,
+    key: _core.array | None = None,
+    stream: _t.StreamLike | None = None,
+) -> _core.array:
     """Random bits: ``width`` (1, 2 or 4) bytes per element as uint8, uint16 or uint32."""
     return _r.bits(_shape(shape, "bits"), int(width), _key(key, stream), stream)
 
 
-def uniform(low=0, high=1, shape=(), dtype=_core.float32, key=None, stream=None):
+def uniform(
+    low: _t.ArrayLike = 0,
+    high: _t.ArrayLike = 1,
+    shape: _t.Shape = (),
+    dtype: _core.Dtype | None = _core.float32,
+    key: _core.array | None = None,
+    stream: _t.StreamLike | None = None,
+) -> _core.array:
     """Uniform samples on ``[low, high)``; ``low`` and ``high`` broadcast to ``shape``."""
     return _r.uniform(low, high, _shape(shape, "uniform"), dtype, _key(key, stream), stream)
 
 
-def normal(shape=(), dtype=_core.float32, loc=None, scale=None, key=None, stream=None):
+def normal(
+    shape: _t.Shape = (),
+    dtype: _core.Dtype | None = _core.float32,
+    loc: _t.ArrayLike | None = None,
+    scale: _t.ArrayLike | None = None,
+    key: _core.array | None = None,
+    stream: _t.StreamLike | None = None,
+) -> _core.array:
     """Normal samples: ``sqrt(2) * erfinv(u)`` with u uniform on (-1, 1), then ``* scale + loc``."""
     return _r.normal(_shape(shape, "normal"), dtype, loc, scale, _key(key, stream), stream)
 
 
-def randint(low, high, shape=(), dtype=_core.int32, key=None, stream=None):
+def randint(
+    low: _t.ArrayLike,
+    high: _t.ArrayLike,
+    shape: _t.Shape = (),
+    dtype: _core.Dtype | None = _core.int32,
+    key: _core.array | None = None,
+    stream: _t.StreamLike | None = None,
+) -> _core.array:
     """Integers drawn uniformly from ``[low, high)``."""
     return _r.randint(low, high, _shape(shape, "uniform"), dtype, _key(key, stream), stream)
 
 
-def bernoulli(p=0.5, shape=None, key=None, stream=None):
+def bernoulli(
+    p: _t.ArrayLike = 0.5,
+    shape: _t.Shape | None = None,
+    key: _core.array | None = None,
+    stream: _t.StreamLike | None = None,
+) -> _core.array:
     """Booleans that are True with probability ``p`` (a float or a float array)."""
     return _r.bernoulli(p, _shape(shape, "bernoulli"), _key(key, stream), stream)
 
 
-def truncated_normal(lower, upper, shape=None, dtype=_core.float32, key=None, stream=None):
+def truncated_normal(
+    lower: _t.ArrayLike,
+    upper: _t.ArrayLike,
+    shape: _t.Shape | None = None,
+    dtype: _core.Dtype | None = _core.float32,
+    key: _core.array | None = None,
+    stream: _t.StreamLike | None = None,
+) -> _core.array:
     """Normal samples truncated to ``(lower, upper)`` (inverse-CDF, as JAX and MLX)."""
     shape = _shape(shape, "uniform")
     return _r.truncated_normal(lower, upper, shape, dtype, _key(key, stream), stream)
 
 
-def gumbel(shape=(), dtype=_core.float32, key=None, stream=None):
+def gumbel(
+    shape: _t.Shape = (),
+    dtype: _core.Dtype | None = _core.float32,
+    key: _core.array | None = None,
+    stream: _t.StreamLike | None = None,
+) -> _core.array:
     """Standard Gumbel samples: ``-log(-log(u))`` with u uniform on [float32 tiny, 1)."""
     return _r.gumbel(_shape(shape, "uniform"), dtype, _key(key, stream), stream)
 
 
-def categorical(logits, axis=-1, shape=None, num_samples=None, key=None, stream=None):
+def categorical(
+    logits: _t.ArrayLike,
+    axis: int = -1,
+    shape: _t.Shape | None = None,
+    num_samples: int | None = None,
+    key: _core.array | None = None,
+    stream: _t.StreamLike | None = None,
+) -> _core.array:
     """Indices (uint32) sampled from the unnormalised log-probabilities along ``axis``
     (Gumbel-max)."""
     shape = _shape(shape, "categorical")
@@ -134,17 +190,36 @@ def categorical(logits, axis=-1, shape=None, num_samples=None, key=None, stream=
     return _r.categorical(logits, axis, shape, num_samples, _key(key, stream), stream)
 
 
-def laplace(shape=(), dtype=_core.float32, loc=0.0, scale=1.0, key=None, stream=None):
+def laplace(
+    shape: _t.Shape = (),
+    dtype: _core.Dtype | None = _core.float32,
+    loc: float = 0.0,
+    scale: float = 1.0,
+    key: _core.array | None = None,
+    stream: _t.StreamLike | None = None,
+) -> _core.array:
     """Laplace samples by the inverse CDF: ``sign(u) * log1p(-|u|)`` with u uniform on (-1, 1)."""
     return _r.laplace(_shape(shape, "uniform"), dtype, loc, scale, _key(key, stream), stream)
 
 
-def permutation(x, axis=0, key=None, stream=None):
+def permutation(
+    x: int | _core.array,
+    axis: int = 0,
+    key: _core.array | None = None,
+    stream: _t.StreamLike | None = None,
+) -> _core.array:
     """A random permutation of ``arange(x)`` (uint32) or of an array's entries along ``axis``."""
     return _r.permutation(x, axis, _key(key, stream), stream)
 
 
-def multivariate_normal(mean, cov, shape=(), dtype=_core.float32, key=None, stream=None):
+def multivariate_normal(
+    mean: _t.ArrayLike,
+    cov: _t.ArrayLike,
+    shape: _t.Shape = (),
+    dtype: _core.Dtype | None = _core.float32,
+    key: _core.array | None = None,
+    stream: _t.StreamLike | None = None,
+) -> _core.array:
     """Jointly normal samples given ``mean`` and ``cov``. Needs a matrix decomposition (MLX uses
     an SVD of ``cov``), which nuvec does not have yet: validated calls raise NotImplementedError."""
     mean, cov = _core.array(mean), _core.array(cov)
