@@ -24,7 +24,7 @@ SAMPLES = os.path.join(ROOT, "tests", "typing_samples")
 PROGRAM = os.path.join(SAMPLES, "program.py")
 MISTAKES = os.path.join(SAMPLES, "mistakes.py")
 SUBMODULES = ("random", "utils", "io", "metal", "cuda")
-RAW = "import enum\n\nclass Dtype(enum.Enum):\n    pass\n\nclass array:\n    pass\n\n"  # a stubgen stub
+RAW = "import enum\n\nclass Dtype(enum.Enum):\n    uint8 = 1\n\nclass array:\n    pass\n\n"  # a stubgen stub
 
 
 @pytest.fixture(scope="module")
@@ -215,7 +215,21 @@ def test_pyright_accepts_the_program_and_reports_each_mistake(nuvec, tmp_path):
     assert found == _error_lines(MISTAKES), errors
 
 
-def test_the_program_runs(nuvec):
-    run = subprocess.run([sys.executable, PROGRAM], capture_output=True, text=True, timeout=120)
+def _run(path):
+    run = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
-    assert float(run.stdout) > 0
+    return float(run.stdout)
+
+
+def test_the_program_is_mlx_code_and_runs_alike(nuvec, tmp_path):
+    """The sample is an MLX program with its import changed: it runs on both, to the same loss."""
+    ours = _run(PROGRAM)
+    if importlib.util.find_spec("mlx") is None:
+        pytest.skip("MLX is not installed")
+    with open(PROGRAM, encoding="utf-8") as f:
+        text = f.read()
+    for old, new in (("nuvec.utils", "mlx.utils"), ("nuvec", "mlx.core")):
+        text = re.sub(rf"^(import|from) {re.escape(old)}\b", rf"\1 {new}", text, flags=re.M)
+    assert not re.search(r"^(import|from) nuvec", text, re.M)
+    (tmp_path / "on_mlx.py").write_text(text)
+    assert ours == pytest.approx(_run(str(tmp_path / "on_mlx.py")), rel=1e-5)

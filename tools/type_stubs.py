@@ -59,6 +59,10 @@ PARAMS_OF = {
     ("tensordot", "axes"): "int | Sequence[Sequence[int]]",
     ("from_dlpack", "x"): "Any",
     ("synchronize", "stream"): "Stream",
+    **{
+        (op, "axis"): "int"
+        for op in "argmax argmin concatenate repeat take take_along_axis put_along_axis".split()
+    },
 }
 
 # Parameters that rightly take any object: comparing with anything is defined (MLX's False).
@@ -224,8 +228,10 @@ def rewrite(text):
     lines[end:end] = [*methods, ""]
     last_import = max(i for i, ln in enumerate(lines) if re.match(r"(from|import) ", ln))
     lines[last_import + 1 : last_import + 1] = ALIASES.split("\n") + EXCEPTIONS.split("\n")
-    # stubgen leaves out the enum member whose name ends in `_`.
-    lines.insert(lines.index("class Dtype(enum.Enum):") + 1, "    bool_ = 0")
+    # stubgen leaves out the enum member whose name ends in `_`: it goes before the first.
+    start = lines.index("class Dtype(enum.Enum):")
+    first = next(i for i in range(start, len(lines)) if re.fullmatch(r"    \w+ = \d+", lines[i]))
+    lines[first:first] = ["    bool_ = 0", ""]
     text = "\n".join(lines).rstrip("\n")
     body = ",\n".join(f'    "{n}"' for n in public_names(text))
     return f"{text}\n\n__all__ = [\n{body},\n]\n", untyped
