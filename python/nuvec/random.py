@@ -7,6 +7,7 @@ are C++ (csrc/core/ops/random.cpp, bound as ``_core._random``): this module hold
 signatures, the shape parsing and the global state (see docs/random.md).
 """
 
+import operator
 import threading
 import time
 
@@ -50,10 +51,14 @@ def __getattr__(name):
 
 
 def key(seed):
-    """A PRNG key from an integer seed in [0, 2**64): uint32 ``[seed >> 32, seed & 0xffffffff]``."""
-    seed = int(seed)
+    """A PRNG key from an integer seed in [0, 2**64): uint32 ``[seed >> 32, seed & 0xffffffff]``.
+    Anything else raises TypeError, as MLX (its binding takes a uint64)."""
+    try:
+        seed = operator.index(seed)
+    except TypeError:
+        raise TypeError(f"key: the seed must be an integer, not {type(seed).__name__}") from None
     if not 0 <= seed < 2**64:
-        raise op_error("key", "the seed must be an integer in [0, 2**64)")
+        raise TypeError(f"key: the seed must be in [0, 2**64), got {seed}")
     return _r.key(seed)
 
 
@@ -79,6 +84,11 @@ def _key(key, stream):
     return _next_key(stream) if key is None else key
 
 
+def _dtype(dtype, default=_core.float32):
+    # MLX takes dtype=None for the default everywhere a sampler has a dtype.
+    return default if dtype is None else dtype
+
+
 def _shape(shape, op):
     if shape is None:
         return None
@@ -97,17 +107,17 @@ def bits(shape=(), width=4, key=None, stream=None):
 
 def uniform(low=0, high=1, shape=(), dtype=_core.float32, key=None, stream=None):
     """Uniform samples on ``[low, high)``; ``low`` and ``high`` broadcast to ``shape``."""
-    return _r.uniform(low, high, _shape(shape, "uniform"), dtype, _key(key, stream), stream)
+    return _r.uniform(low, high, _shape(shape, "uniform"), _dtype(dtype), _key(key, stream), stream)
 
 
 def normal(shape=(), dtype=_core.float32, loc=None, scale=None, key=None, stream=None):
     """Normal samples: ``sqrt(2) * erfinv(u)`` with u uniform on (-1, 1), then ``* scale + loc``."""
-    return _r.normal(_shape(shape, "normal"), dtype, loc, scale, _key(key, stream), stream)
+    return _r.normal(_shape(shape, "normal"), _dtype(dtype), loc, scale, _key(key, stream), stream)
 
 
 def randint(low, high, shape=(), dtype=_core.int32, key=None, stream=None):
     """Integers drawn uniformly from ``[low, high)``."""
-    return _r.randint(low, high, _shape(shape, "uniform"), dtype, _key(key, stream), stream)
+    return _r.randint(low, high, _shape(shape, "randint"), _dtype(dtype, _core.int32), _key(key, stream), stream)
 
 
 def bernoulli(p=0.5, shape=None, key=None, stream=None):
@@ -117,13 +127,13 @@ def bernoulli(p=0.5, shape=None, key=None, stream=None):
 
 def truncated_normal(lower, upper, shape=None, dtype=_core.float32, key=None, stream=None):
     """Normal samples truncated to ``(lower, upper)`` (inverse-CDF, as JAX and MLX)."""
-    shape = _shape(shape, "uniform")
-    return _r.truncated_normal(lower, upper, shape, dtype, _key(key, stream), stream)
+    shape = _shape(shape, "truncated_normal")
+    return _r.truncated_normal(lower, upper, shape, _dtype(dtype), _key(key, stream), stream)
 
 
 def gumbel(shape=(), dtype=_core.float32, key=None, stream=None):
     """Standard Gumbel samples: ``-log(-log(u))`` with u uniform on [float32 tiny, 1)."""
-    return _r.gumbel(_shape(shape, "uniform"), dtype, _key(key, stream), stream)
+    return _r.gumbel(_shape(shape, "gumbel"), _dtype(dtype), _key(key, stream), stream)
 
 
 def categorical(logits, axis=-1, shape=None, num_samples=None, key=None, stream=None):
@@ -136,11 +146,13 @@ def categorical(logits, axis=-1, shape=None, num_samples=None, key=None, stream=
 
 def laplace(shape=(), dtype=_core.float32, loc=0.0, scale=1.0, key=None, stream=None):
     """Laplace samples by the inverse CDF: ``sign(u) * log1p(-|u|)`` with u uniform on (-1, 1)."""
-    return _r.laplace(_shape(shape, "uniform"), dtype, loc, scale, _key(key, stream), stream)
+    return _r.laplace(_shape(shape, "laplace"), _dtype(dtype), loc, scale, _key(key, stream), stream)
 
 
 def permutation(x, axis=0, key=None, stream=None):
     """A random permutation of ``arange(x)`` (uint32) or of an array's entries along ``axis``."""
+    if not isinstance(x, _core.array) and not isinstance(x, bool) and hasattr(type(x), "__index__"):
+        x = operator.index(x)  # NumPy integers too (MLX's binding takes only a Python int)
     return _r.permutation(x, axis, _key(key, stream), stream)
 
 
@@ -148,7 +160,7 @@ def multivariate_normal(mean, cov, shape=(), dtype=_core.float32, key=None, stre
     """Jointly normal samples given ``mean`` and ``cov``. Needs a matrix decomposition (MLX uses
     an SVD of ``cov``), which nuvec does not have yet: validated calls raise NotImplementedError."""
     mean, cov = _core.array(mean), _core.array(cov)
-    if dtype != _core.float32:
+    if _dtype(dtype) != _core.float32:
         raise op_error("multivariate_normal", f"the only supported dtype is float32, not {dtype}")
     if (
         mean.ndim < 1
