@@ -302,9 +302,15 @@ def test_truncated_normal_errors():
 @pytest.mark.parametrize(
     "call",
     [
-        lambda lib, k: lib.random.bernoulli(lib.array([0.2, 0.5, 0.9], lib.float16), (64, 3), key=k),
-        lambda lib, k: lib.random.bernoulli(lib.array([0.2, 0.5, 0.9], lib.bfloat16), (64, 3), key=k),
-        lambda lib, k: lib.random.bernoulli(lib.array(np.linspace(0, 1, 1001, dtype=np.float32)), key=k),
+        lambda lib, k: lib.random.bernoulli(
+            lib.array([0.2, 0.5, 0.9], lib.float16), (64, 3), key=k
+        ),
+        lambda lib, k: lib.random.bernoulli(
+            lib.array([0.2, 0.5, 0.9], lib.bfloat16), (64, 3), key=k
+        ),
+        lambda lib, k: lib.random.bernoulli(
+            lib.array(np.linspace(0, 1, 1001, dtype=np.float32)), key=k
+        ),
         lambda lib, k: lib.random.bernoulli(lib.array([-0.5, 1.5, 1.0, 0.0]), (100, 4), key=k),
         lambda lib, k: lib.random.bernoulli(key=k),
         lambda lib, k: lib.random.bernoulli(0.3, (), key=k),
@@ -321,7 +327,9 @@ def test_truncated_normal_errors():
         lambda lib, k: lib.random.uniform(
             lib.array([0.0, 1.0, 2.0]), lib.array([[1.0], [5.0]]), (2, 3), key=k
         ),
-        lambda lib, k: lib.random.uniform(lib.array([0.0, 1.0, 2.0]), 3, (4, 3), lib.float16, key=k),
+        lambda lib, k: lib.random.uniform(
+            lib.array([0.0, 1.0, 2.0]), 3, (4, 3), lib.float16, key=k
+        ),
         lambda lib, k: lib.random.uniform(5, 1, (7,), key=k),
         lambda lib, k: lib.random.uniform(shape=(0, 3), key=k),
         lambda lib, k: lib.random.normal(

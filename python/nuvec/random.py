@@ -117,7 +117,9 @@ def normal(shape=(), dtype=_core.float32, loc=None, scale=None, key=None, stream
 
 def randint(low, high, shape=(), dtype=_core.int32, key=None, stream=None):
     """Integers drawn uniformly from ``[low, high)``."""
-    return _r.randint(low, high, _shape(shape, "randint"), _dtype(dtype, _core.int32), _key(key, stream), stream)
+    return _r.randint(
+        low, high, _shape(shape, "randint"), _dtype(dtype, _core.int32), _key(key, stream), stream
+    )
 
 
 def bernoulli(p=0.5, shape=None, key=None, stream=None):
@@ -146,7 +148,9 @@ def categorical(logits, axis=-1, shape=None, num_samples=None, key=None, stream=
 
 def laplace(shape=(), dtype=_core.float32, loc=0.0, scale=1.0, key=None, stream=None):
     """Laplace samples by the inverse CDF: ``sign(u) * log1p(-|u|)`` with u uniform on (-1, 1)."""
-    return _r.laplace(_shape(shape, "laplace"), _dtype(dtype), loc, scale, _key(key, stream), stream)
+    return _r.laplace(
+        _shape(shape, "laplace"), _dtype(dtype), loc, scale, _key(key, stream), stream
+    )
 
 
 def permutation(x, axis=0, key=None, stream=None):

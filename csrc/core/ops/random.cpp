@@ -61,8 +61,8 @@ Array erfinv_unit(const Shape& shape, Dtype dtype, const Array& key, Stream s) {
 
 // MLX's complex normal: erfinv of uniforms on (-1, 1) as (real, imaginary) pairs, so each part
 // has variance 1/2; then scale * z + loc with the arguments' own dtypes.
-Array complex_normal(Shape shape, const std::optional<Array>& loc, const std::optional<Array>& scale,
-                     const Array& key, Stream s) {
+Array complex_normal(Shape shape, const std::optional<Array>& loc, const std::optional<Array>& scale, const Array& key,
+                     Stream s) {
   shape.push_back(2);
   Array z = squeeze(view(fused_float(key, shape, RandomKind::erfinv, s), Dtype::complex64, s), {{-1}}, s);
   if (scale) z = binary(BinaryOp::multiply, *scale, z, s);
@@ -119,8 +119,8 @@ Array normal(const Shape& shape, Dtype dtype, const std::optional<Array>& loc, c
              const Array& key, Stream s) {
   if (dtype == Dtype::complex64) return complex_normal(shape, loc, scale, key, s);
   if (!is_floating(dtype))
-    throw OpError("normal", std::string("only floating point and complex64 dtypes are supported, not ") +
-                                name_of(dtype));
+    throw OpError("normal",
+                  std::string("only floating point and complex64 dtypes are supported, not ") + name_of(dtype));
   if (dtype == Dtype::float32 && !loc && !scale) return fused_float(key, shape, RandomKind::normal, s);
   Array factor = scalar_array(std::sqrt(2.0), dtype);
   if (scale) factor = binary(BinaryOp::multiply, factor, astype(*scale, dtype, s), s);
