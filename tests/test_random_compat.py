@@ -291,6 +291,23 @@ def test_truncated_normal(lower, upper, shape, dtype):
     )
 
 
+def test_truncated_normal_over_many_keys():
+    same(
+        lambda lib, k: lib.random.truncated_normal(
+            lib.array([-3.0, -0.5, 0.1]), lib.array([[-1.0], [0.4], [3.0]]), (2, 3, 3), key=k
+        ),
+        seeds=range(0, 2**40, 2**34 + 12345),
+    )
+
+
+def test_categorical_over_many_keys():
+    logits = np.random.default_rng(1).normal(size=50).astype(np.float32)
+    same(
+        lambda lib, k: lib.random.categorical(lib.array(logits), shape=(7, 11), key=k),
+        seeds=range(0, 2**40, 2**34 + 12345),
+    )
+
+
 def test_truncated_normal_errors():
     raises_as_mlx(lambda lib: lib.random.truncated_normal(0, 1, (2,), dtype=lib.int32))
     raises_as_mlx(lambda lib: lib.random.truncated_normal(lib.zeros((3,)), 1, (2,)))
@@ -392,3 +409,19 @@ def test_float64_samplers_follow_the_float32_draw(name):
         b = getattr(mx.random, name)(*args, key=k)
     assert a.dtype == mx.float64
     np.testing.assert_allclose(to_np(a), to_np(b), rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_erfinv_is_mlx_bit_for_bit(dtype):
+    # normal and truncated_normal use erfinv; nuvec's public erfinv is MLX's in these dtypes.
+    rng = np.random.default_rng(2)
+    x = np.concatenate(
+        [
+            np.linspace(-1, 1, 20001, dtype=np.float32),
+            rng.uniform(-1, 1, 100_000).astype(np.float32),
+            1 - 10.0 ** rng.uniform(-8, 0, 10_000).astype(np.float32),
+        ]
+    )
+    a = mx.erfinv(mx.array(x).astype(getattr(mx, dtype))).astype(mx.float32)
+    b = mlx_core.erfinv(mlx_core.array(x).astype(getattr(mlx_core, dtype))).astype(mlx_core.float32)
+    np.testing.assert_array_equal(to_np(a), np.array(b))
