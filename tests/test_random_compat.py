@@ -151,6 +151,12 @@ def test_randint_bounds_and_dtypes(low, high, dtype):
         lambda lib, k: lib.random.randint(0, 10, key=k),
         lambda lib, k: lib.random.randint(0, 10, (0,), key=k),
         lambda lib, k: lib.random.randint(-7, 20, (1001,), lib.int16, key=k),
+        lambda lib, k: lib.random.randint(-3, 5, (20,), dtype=lib.bool_, key=k),
+        lambda lib, k: lib.random.randint(False, True, (5,), key=k),
+        lambda lib, k: lib.random.randint(
+            0, lib.array([0, 7], lib.uint32), (2,), lib.uint32, key=k
+        ),
+        lambda lib, k: lib.random.randint(0, lib.array([3.7, 1e10]), (2,), key=k),
     ],
 )
 def test_randint_array_bounds_broadcast(call):
@@ -287,6 +293,25 @@ def test_truncated_normal(lower, upper, shape, dtype):
     same(
         lambda lib, k: lib.random.truncated_normal(
             bound(lib, lower), bound(lib, upper), shape, dtype=getattr(lib, dtype), key=k
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    "lower,upper,dtype",
+    [
+        (2.0, -2.0, "float32"),
+        (float("nan"), 1.0, "float32"),
+        (-1e30, 1e30, "float32"),
+        (-1e-30, 1e-30, "float32"),
+        (-1e-5, 1e-5, "float16"),
+        (-np.inf, np.inf, "bfloat16"),
+    ],
+)
+def test_truncated_normal_edge_bounds(lower, upper, dtype):
+    same(
+        lambda lib, k: lib.random.truncated_normal(
+            lower, upper, (9,), dtype=getattr(lib, dtype), key=k
         )
     )
 
