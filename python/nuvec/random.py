@@ -139,8 +139,8 @@ def gumbel(shape=(), dtype=_core.float32, key=None, stream=None):
 
 
 def categorical(logits, axis=-1, shape=None, num_samples=None, key=None, stream=None):
-    """Indices (uint32) sampled from the unnormalised log-probabilities along ``axis``
-    (Gumbel-max)."""
+    """Indices (uint32) sampled from the unnormalised log-probabilities along ``axis``: Gumbel-max,
+    or MLX's inverse CDF for one distribution with a sample shape (docs/random.md)."""
     shape = _shape(shape, "categorical")
     num_samples = None if num_samples is None else int(num_samples)
     return _r.categorical(logits, axis, shape, num_samples, _key(key, stream), stream)
