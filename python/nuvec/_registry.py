@@ -198,6 +198,17 @@ _ELEMENTWISE = [
     ),
     # The engine's converting copy (astype, full, the _like functions): no kernel to chain.
     _unary("copy", "same", "numpy.copy", LINEAR, kernel="", public=False),
+    # MLX's own float32 exp and erf approximations (its CPU bits), for the random samplers that
+    # must give MLX's bits (categorical's inverse CDF, truncated_normal's bounds).
+    _unary("mlx_exp", "float", "numpy.exp", "out", accepts="no_complex", public=False),
+    _unary(
+        "mlx_erf",
+        "float",
+        "scipy.special.erf",
+        "mul(lit(M_2_SQRTPI, x), u(UnaryOp::exp, neg(mul(x, x))))",
+        accepts="no_complex",
+        public=False,
+    ),
     # ---------------------------------------------------------------- binary kernels
     _binary("add", "same", "numpy.add", ("one", "one")),
     _binary("subtract", "same", "op_table.subtract", ("one", "neg(one)")),

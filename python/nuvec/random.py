@@ -7,6 +7,7 @@ are C++ (csrc/core/ops/random.cpp, bound as ``_core._random``): this module hold
 signatures, the shape parsing and the global state (see docs/random.md).
 """
 
+import operator
 import threading
 import time
 import typing
@@ -56,10 +57,14 @@ else:
 
 
 def key(seed: int) -> _core.array:
-    """A PRNG key from an integer seed in [0, 2**64): uint32 ``[seed >> 32, seed & 0xffffffff]``."""
-    seed = int(seed)
+    """A PRNG key from an integer seed in [0, 2**64): uint32 ``[seed >> 32, seed & 0xffffffff]``.
+    Anything else raises TypeError, as MLX (its binding takes a uint64)."""
+    try:
+        seed = operator.index(seed)
+    except TypeError:
+        raise TypeError(f"key: the seed must be an integer, not {type(seed).__name__}") from None
     if not 0 <= seed < 2**64:
-        raise op_error("key", "the seed must be an integer in [0, 2**64)")
+        raise TypeError(f"key: the seed must be in [0, 2**64), got {seed}")
     return _r.key(seed)
 
 
@@ -83,6 +88,11 @@ def _next_key(stream=None):
 
 def _key(key, stream):
     return _next_key(stream) if key is None else key
+
+
+def _dtype(dtype, default=_core.float32):
+    # MLX takes dtype=None for the default everywhere a sampler has a dtype.
+    return default if dtype is None else dtype
 
 
 def _shape(shape, op):
@@ -115,7 +125,7 @@ def uniform(
     stream: _t.StreamLike | None = None,
 ) -> _core.array:
     """Uniform samples on ``[low, high)``; ``low`` and ``high`` broadcast to ``shape``."""
-    return _r.uniform(low, high, _shape(shape, "uniform"), dtype, _key(key, stream), stream)
+    return _r.uniform(low, high, _shape(shape, "uniform"), _dtype(dtype), _key(key, stream), stream)
 
 
 def normal(
@@ -127,7 +137,7 @@ def normal(
     stream: _t.StreamLike | None = None,
 ) -> _core.array:
     """Normal samples: ``sqrt(2) * erfinv(u)`` with u uniform on (-1, 1), then ``* scale + loc``."""
-    return _r.normal(_shape(shape, "normal"), dtype, loc, scale, _key(key, stream), stream)
+    return _r.normal(_shape(shape, "normal"), _dtype(dtype), loc, scale, _key(key, stream), stream)
 
 
 def randint(
@@ -139,7 +149,9 @@ def randint(
     stream: _t.StreamLike | None = None,
 ) -> _core.array:
     """Integers drawn uniformly from ``[low, high)``."""
-    return _r.randint(low, high, _shape(shape, "uniform"), dtype, _key(key, stream), stream)
+    return _r.randint(
+        low, high, _shape(shape, "randint"), _dtype(dtype, _core.int32), _key(key, stream), stream
+    )
 
 
 def bernoulli(
@@ -161,8 +173,8 @@ def truncated_normal(
     stream: _t.StreamLike | None = None,
 ) -> _core.array:
     """Normal samples truncated to ``(lower, upper)`` (inverse-CDF, as JAX and MLX)."""
-    shape = _shape(shape, "uniform")
-    return _r.truncated_normal(lower, upper, shape, dtype, _key(key, stream), stream)
+    shape = _shape(shape, "truncated_normal")
+    return _r.truncated_normal(lower, upper, shape, _dtype(dtype), _key(key, stream), stream)
 
 
 def gumbel(
@@ -172,7 +184,7 @@ def gumbel(
     stream: _t.StreamLike | None = None,
 ) -> _core.array:
     """Standard Gumbel samples: ``-log(-log(u))`` with u uniform on [float32 tiny, 1)."""
-    return _r.gumbel(_shape(shape, "uniform"), dtype, _key(key, stream), stream)
+    return _r.gumbel(_shape(shape, "gumbel"), _dtype(dtype), _key(key, stream), stream)
 
 
 def categorical(
@@ -183,8 +195,8 @@ def categorical(
     key: _core.array | None = None,
     stream: _t.StreamLike | None = None,
 ) -> _core.array:
-    """Indices (uint32) sampled from the unnormalised log-probabilities along ``axis``
-    (Gumbel-max)."""
+    """Indices (uint32) sampled from the unnormalised log-probabilities along ``axis``: Gumbel-max,
+    or MLX's inverse CDF for one distribution with a sample shape (docs/random.md)."""
     shape = _shape(shape, "categorical")
     num_samples = None if num_samples is None else int(num_samples)
     return _r.categorical(logits, axis, shape, num_samples, _key(key, stream), stream)
@@ -199,7 +211,9 @@ def laplace(
     stream: _t.StreamLike | None = None,
 ) -> _core.array:
     """Laplace samples by the inverse CDF: ``sign(u) * log1p(-|u|)`` with u uniform on (-1, 1)."""
-    return _r.laplace(_shape(shape, "uniform"), dtype, loc, scale, _key(key, stream), stream)
+    return _r.laplace(
+        _shape(shape, "laplace"), _dtype(dtype), loc, scale, _key(key, stream), stream
+    )
 
 
 def permutation(
@@ -209,6 +223,8 @@ def permutation(
     stream: _t.StreamLike | None = None,
 ) -> _core.array:
     """A random permutation of ``arange(x)`` (uint32) or of an array's entries along ``axis``."""
+    if not isinstance(x, _core.array) and not isinstance(x, bool) and hasattr(type(x), "__index__"):
+        x = operator.index(x)  # NumPy integers too (MLX's binding takes only a Python int)
     return _r.permutation(x, axis, _key(key, stream), stream)
 
 
@@ -223,7 +239,7 @@ def multivariate_normal(
     """Jointly normal samples given ``mean`` and ``cov``. Needs a matrix decomposition (MLX uses
     an SVD of ``cov``), which nuvec does not have yet: validated calls raise NotImplementedError."""
     mean, cov = _core.array(mean), _core.array(cov)
-    if dtype != _core.float32:
+    if _dtype(dtype) != _core.float32:
         raise op_error("multivariate_normal", f"the only supported dtype is float32, not {dtype}")
     if (
         mean.ndim < 1
