@@ -248,6 +248,57 @@ def test_loaded_arrays_and_no_op_results_share_memory(tmp_path):
         np.testing.assert_array_equal(to_np(s).ravel(), big)
 
 
+N_DONATED = 1 << 22  # float32: 16 MiB
+
+
+def _peak_of(f):
+    """The allocator's peak over what was active before ``f`` ran, in bytes."""
+    mx.eval(mx.zeros(1))
+    mx.reset_peak_memory()
+    base = mx.get_active_memory()
+    f()
+    return mx.get_peak_memory() - base
+
+
+NO_OPS = {
+    "none": lambda x: x,
+    "astype": lambda x: x.astype(mx.float32),
+    "reshape": lambda x: x.reshape(N_DONATED),
+    "reshape_2d": lambda x: x.reshape(2, -1),
+    "flatten": lambda x: x.flatten(),
+    "squeeze": lambda x: mx.squeeze(x),
+}
+
+
+@pytest.mark.parametrize("noop", NO_OPS)
+def test_no_op_results_are_donated(noop):
+    def chain():
+        x = mx.ones((N_DONATED,))
+        mx.eval(x)
+        y = NO_OPS[noop](x)
+        del x
+        z = y * 2  # y's buffer (x's) becomes z's: one buffer at a time
+        del y
+        mx.eval(z)
+        assert float(z.reshape(-1)[-1].item()) == 2.0
+
+    assert _peak_of(chain) < 1.25 * 4 * N_DONATED
+
+
+def test_loaded_arrays_cost_one_buffer(tmp_path):
+    np.save(tmp_path / "big.npy", np.ones(N_DONATED, np.float32))
+
+    def chain():
+        x = mx.load(str(tmp_path / "big.npy"))
+        mx.eval(x)
+        z = x * 2  # MLX donates the loaded buffer; nuvec's is the file's pages (not counted)
+        del x
+        mx.eval(z)
+        assert float(z[-1].item()) == 2.0
+
+    assert _peak_of(chain) < 1.25 * 4 * N_DONATED
+
+
 def test_loaded_arrays_can_be_updated_and_donated(tmp_path):
     np.save(tmp_path / "w.npy", A)
     w = mx.load(str(tmp_path / "w.npy"))
