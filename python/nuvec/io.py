@@ -189,7 +189,7 @@ def _read(file, fmt):
         raise err from None
 
 
-def load(file, format=None, return_metadata=False, *, stream=None):
+def load(file, /, format=None, return_metadata=False, *, stream=None):
     """Loads .npy (an array), .npz, .safetensors or .gguf (a dict of arrays) by suffix or ``format``.
 
     ``file`` is a path or a binary file object (whose ``name`` gives the suffix when ``format`` is
