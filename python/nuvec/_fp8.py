@@ -5,6 +5,7 @@ The e4m3 format ("fn": no infinities, codes 0x7F and 0xFF are NaN) has 4 exponen
 and 3 mantissa bits. Both functions are composed of nuvec ops, so they are lazy and batchable.
 """
 
+import functools
 import struct
 
 from . import _core
@@ -35,25 +36,28 @@ _BITS = {
     bfloat16: ("<f", "<I", uint16),
     float32: ("<f", "<I", uint32),
 }
-_tables = {}
+
+
+@functools.cache
+def _table_bits(dtype):
+    """The bits of the 256 decoded values in ``dtype`` (every e4m3 value is exact in each)."""
+    pack, unpack, _ = _BITS[dtype]
+    bits = []
+    for code in range(256):
+        v = _decode(code)
+        if v != v:
+            bits.append(_NAN_BITS[dtype][code >> 7])
+        else:
+            b = struct.unpack(unpack, struct.pack(pack, v))[0]
+            bits.append(b >> 16 if dtype == bfloat16 else b)  # a float32 cut to its top half
+    return bits
 
 
 def _table(dtype):
-    """The 256 decoded values in ``dtype``, built once (every e4m3 value is exact in each)."""
+    """The 256 decoded values as an array of ``dtype`` (Python data is cached, never arrays)."""
     if dtype == float64:
         return array([_decode(c) for c in range(256)], dtype=float64)
-    if dtype not in _tables:
-        pack, unpack, utype = _BITS[dtype]
-        bits = []
-        for code in range(256):
-            v = _decode(code)
-            if v != v:
-                bits.append(_NAN_BITS[dtype][code >> 7])
-            else:
-                b = struct.unpack(unpack, struct.pack(pack, v))[0]
-                bits.append(b >> 16 if dtype == bfloat16 else b)  # a float32 cut to its top half
-        _tables[dtype] = array(bits, dtype=utype).view(dtype)
-    return _tables[dtype]
+    return array(_table_bits(dtype), dtype=_BITS[dtype][2]).view(dtype)
 
 
 def _check_array(x, op):
