@@ -33,8 +33,9 @@ from ._dtypes import (  # noqa: F401
     signedinteger,
     unsignedinteger,
 )
+from ._fp8 import from_fp8, to_fp8  # noqa: F401
 from ._streams import stream  # noqa: F401
-from .io import load, save, save_safetensors, savez, savez_compressed  # noqa: F401
+from .io import load, save, save_gguf, save_safetensors, savez, savez_compressed  # noqa: F401
 from .utils import load_into, save_tree  # noqa: F401
 
 euler_gamma = 0.5772156649015329

@@ -517,11 +517,21 @@ _FILES = _ops(
         ("savez", -1, "numpy.savez"),
         ("savez_compressed", -1, "numpy.savez_compressed"),
         ("save_safetensors", -1, "safetensors.numpy.save_file"),
+        ("save_gguf", -1, "mlx.core.save_gguf"),
         ("save_tree", -1, "safetensors.numpy.save_file"),
         ("load_into", 0, "safetensors.numpy.load_file"),
     ],
     differentiable=FILE_IO,
     batchable=FILE_IO,
+)
+
+# MLX's fp8 (e4m3) conversions, composed of element-wise ops (python/nuvec/_fp8.py).
+_FP8 = _ops(
+    "interop",
+    "dtypes",
+    "given",
+    [("to_fp8", 1, "mlx.core.to_fp8"), ("from_fp8", 1, "mlx.core.from_fp8")],
+    differentiable="rounds to or decodes integer codes",
 )
 
 _INTEROP = _ops(
@@ -574,6 +584,7 @@ OPS = (
     + _SCAN
     + _FILES
     + _INTEROP
+    + _FP8
     + _RANDOM
 )
 OPS_BY_NAME = {op.name: op for op in OPS if op.family != "random"}
