@@ -59,11 +59,11 @@ __all__ = [
     "bitwise_left_shift", "bitwise_right_shift", "broadcast_shapes", "can_cast",
     "checkpoint", "complexfloating", "cuda", "cumulative_prod", "cumulative_sum",
     "custom_function", "device_count", "device_info", "e", "empty", "empty_like", "euler_gamma",
-    "finfo", "floating", "full_like", "generic", "grad", "iinfo", "inexact", "inf", "integer", "io",
+    "finfo", "floating", "from_fp8", "full_like", "generic", "grad", "iinfo", "inexact", "inf", "integer", "io",
     "isdtype", "issubdtype", "jvp", "load", "load_into", "median", "metal", "nan", "newaxis",
-    "number", "permute_dims", "pi", "pow", "random", "result_type", "save", "save_safetensors",
+    "number", "permute_dims", "pi", "pow", "random", "result_type", "save", "save_gguf", "save_safetensors",
     "save_tree", "savez", "savez_compressed", "searchsorted", "set_wired_limit", "signedinteger",
-    "stream", "unsignedinteger", "utils", "value_and_grad", "vjp", "vmap",
+    "stream", "to_fp8", "unsignedinteger", "utils", "value_and_grad", "vjp", "vmap",
 ]  # fmt: skip
 _core.__all__ = [n for n in dir(_core) if not n.startswith("_")]
 __all__ += _core.__all__

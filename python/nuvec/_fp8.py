@@ -9,6 +9,7 @@ import functools
 import struct
 
 from . import _core
+from . import _typing as _t
 from ._core import array, bfloat16, float16, float32, float64, uint8, uint16, uint32, uint64
 
 _FLOATS = (float16, bfloat16, float32, float64)
@@ -65,7 +66,9 @@ def _check_array(x, op):
         raise TypeError(f"{op}(): expected an array, got {type(x).__name__}")
 
 
-def from_fp8(x, dtype=bfloat16, *, stream=None):
+def from_fp8(
+    x: array, dtype: _core.Dtype = bfloat16, *, stream: _t.StreamLike | None = None
+) -> array:
     """Decodes fp8 (e4m3) codes, a uint8 array, to ``dtype`` (a floating type; bfloat16 by default)."""
     _check_array(x, "from_fp8")
     if x.dtype != uint8:
@@ -79,7 +82,7 @@ def from_fp8(x, dtype=bfloat16, *, stream=None):
 _LAYOUT = {float32: (uint32, 23, 127), float64: (uint64, 52, 1023)}
 
 
-def to_fp8(x, *, stream=None):
+def to_fp8(x: array, *, stream: _t.StreamLike | None = None) -> array:
     """Rounds a floating array to fp8 (e4m3) codes (uint8), to nearest with ties to even; NaN
     and magnitudes past 448 saturate to the largest code of their sign (0x7E, 0xFE)."""
     _check_array(x, "to_fp8")
