@@ -32,7 +32,9 @@ from ._dtypes import (  # noqa: F401
     signedinteger,
     unsignedinteger,
 )
-from ._streams import stream  # noqa: F401
+from ._export_dot import export_to_dot  # noqa: F401
+from ._printoptions import PrintOptions, get_printoptions, printoptions, set_printoptions  # noqa: F401
+from ._streams import StreamContext, stream  # noqa: F401
 from .io import load, save, save_safetensors, savez, savez_compressed  # noqa: F401
 from .utils import load_into, save_tree  # noqa: F401
 
