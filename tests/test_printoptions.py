@@ -82,6 +82,7 @@ def test_print_options_object():
         lambda: mx.set_printoptions(precision="a"),
         lambda: mx.set_printoptions(foo=3),
         lambda: mx.printoptions(precision=None),
+        lambda: mx.set_printoptions(precision=2**70),
         lambda: mx.get_printoptions(1),
     ],
 )

@@ -15,6 +15,8 @@ _current = PrintOptions()
 def _check(precision):
     if isinstance(precision, bool) or not isinstance(precision, int):
         raise TypeError(f"precision must be an int, not {type(precision).__name__}")
+    if not -(2**31) <= precision < 2**31:
+        raise TypeError("precision must fit a 32-bit int, as MLX's")
 
 
 def set_printoptions(precision=-1):
