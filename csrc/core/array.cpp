@@ -1,6 +1,7 @@
 #include "core/array.h"
 
 #include "core/primitive.h"
+#include "core/streams.h"
 
 namespace nuvec {
 
@@ -48,7 +49,7 @@ std::vector<Array> Array::lazy_multi(std::vector<Shape> shapes, std::vector<Dtyp
 Array Array::from_buffer(Shape shape, Dtype dtype, std::shared_ptr<Buffer> buffer, Strides strides, int64_t offset) {
   auto n = std::make_shared<Node>(std::move(shape), dtype);
   n->size = shape_size(n->shape);
-  n->stream = default_stream(default_device());
+  n->stream = peek_default_stream(default_device());  // a label only: never raises, even after clear_streams
   Array a(std::move(n));
   a.set_data(std::move(buffer), std::move(strides), offset);
   a.node_->evaluated.store(true, std::memory_order_release);

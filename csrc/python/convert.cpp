@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/eval.h"
+#include "core/streams.h"
 #include "python/dlpack.h"
 
 namespace nuvec::python {
@@ -104,20 +105,26 @@ std::optional<Dtype> to_dtype(nb::handle h, const char* op) {
   throw nb::type_error(msg.c_str());
 }
 
+// None, a Stream (this thread's: StreamError otherwise), a ThreadLocalStream, a Device or a DeviceType.
 Stream to_stream(nb::handle h) {
   if (h.is_none()) return default_stream(default_device());
-  if (nb::isinstance<Stream>(h)) return nb::cast<Stream>(h);
-  if (nb::isinstance<Device>(h)) {
-    Device d = nb::cast<Device>(h);
-    if (!is_available(d)) throw OpError("stream", "the device is not available in this build");
-    return default_stream(d);
+  if (nb::isinstance<Stream>(h)) {
+    Stream s = nb::cast<Stream>(h);
+    check_usable(s);
+    return s;
   }
-  if (nb::isinstance<DeviceType>(h)) {
-    Device d{nb::cast<DeviceType>(h), 0};
-    if (!is_available(d)) throw OpError("stream", "the device is not available in this build");
-    return default_stream(d);
-  }
-  throw OpError("stream", "expected a Stream, a Device or None");
+  if (nb::isinstance<ThreadLocalStream>(h)) return resolve(nb::cast<ThreadLocalStream>(h));
+  Device d;
+  if (nb::isinstance<Device>(h))
+    d = nb::cast<Device>(h);
+  else if (nb::isinstance<DeviceType>(h))
+    d = Device{nb::cast<DeviceType>(h), 0};
+  else
+    throw nb::type_error(("stream: expected a Stream, a ThreadLocalStream, a Device, a DeviceType or None, not " +
+                          std::string(Py_TYPE(h.ptr())->tp_name))
+                             .c_str());
+  if (!is_available(d)) throw OpError("stream", "the device is not available in this build");
+  return default_stream(d);
 }
 
 void eval_now(const std::vector<Array>& arrays) {
@@ -326,10 +333,9 @@ Array from_list(nb::handle h, std::optional<Dtype> dtype) {
 }  // namespace
 
 Array to_array(nb::handle obj, std::optional<Dtype> dtype) {
-  Stream s = default_stream(default_device());
   if (nb::isinstance<Array>(obj)) {
     Array a = *nb::inst_ptr<Array>(obj);
-    return dtype ? astype(a, *dtype, s) : a;
+    return dtype ? astype(a, *dtype, default_stream(default_device())) : a;
   }
   if (auto v = as_scalar(obj)) return scalar_array(*v, dtype);
   if (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) return from_list(obj, dtype);
@@ -337,7 +343,8 @@ Array to_array(nb::handle obj, std::optional<Dtype> dtype) {
   if (nb::hasattr(obj, "__dlpack__")) {
     Array a = from_dlpack_capsule(obj.attr("__dlpack__")());
     Array out = Array::lazy(a.shape(), dtype.value_or(a.dtype()),
-                            std::make_shared<Unary>(UnaryOp::copy, a.dtype(), dtype.value_or(a.dtype())), {a}, s);
+                            std::make_shared<Unary>(UnaryOp::copy, a.dtype(), dtype.value_or(a.dtype())), {a},
+                            default_stream(default_device()));
     eval_now({out});
     return out;
   }

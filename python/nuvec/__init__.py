@@ -33,8 +33,10 @@ from ._dtypes import (  # noqa: F401
     signedinteger,
     unsignedinteger,
 )
+from ._export_dot import export_to_dot  # noqa: F401
 from ._fp8 import from_fp8, to_fp8  # noqa: F401
-from ._streams import stream  # noqa: F401
+from ._printoptions import PrintOptions, get_printoptions, printoptions, set_printoptions  # noqa: F401
+from ._streams import StreamContext, stream  # noqa: F401
 from .io import load, save, save_gguf, save_safetensors, savez, savez_compressed  # noqa: F401
 from .utils import load_into, save_tree  # noqa: F401
 

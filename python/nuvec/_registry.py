@@ -615,7 +615,11 @@ NON_OPS = {
         n: ("transforms", "transform")
         for n in ("grad", "value_and_grad", "vjp", "jvp", "vmap", "custom_function", "checkpoint")
     },
-    **{n: ("evaluation", "evaluation") for n in ("eval", "async_eval")},
+    **{n: ("evaluation", "evaluation") for n in ("eval", "async_eval", "depends", "export_to_dot")},
+    **{
+        n: ("printing", "print options")
+        for n in ("PrintOptions", "printoptions", "set_printoptions", "get_printoptions")
+    },
     **{
         n: ("devices", "devices and streams")
         for n in (
@@ -630,7 +634,12 @@ NON_OPS = {
             "default_stream",
             "set_default_stream",
             "new_stream",
+            "new_thread_unsafe_stream",
+            "new_thread_local_stream",
+            "ThreadLocalStream",
+            "clear_streams",
             "stream",
+            "StreamContext",
             "synchronize",
             "device_info",
             "device_count",
@@ -762,9 +771,11 @@ GROUPS = {
         "Arrays are lazy: these (and `item`, `tolist`, printing, NumPy and DLPack "
         "export) compute them.",
     ),
+    "printing": ("Printing", "`precision` of floats in repr and str, as MLX's (-1: %g)."),
     "devices": (
         "Devices and streams",
-        "Only the CPU is available today: `is_available(gpu)` is False.",
+        "Only the CPU is available today: `is_available(gpu)` is False. Streams belong to "
+        "threads as MLX's (docs/getting-started.md).",
     ),
     "memory": (
         "Memory",
