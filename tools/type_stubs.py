@@ -59,6 +59,8 @@ PARAMS_OF = {
     ("tensordot", "axes"): "int | Sequence[Sequence[int]]",
     ("from_dlpack", "x"): "Any",
     ("synchronize", "stream"): "Stream",
+    ("depends", "arg0"): "_ArrayLike | Sequence[_ArrayLike]",
+    ("depends", "arg1"): "_ArrayLike | Sequence[_ArrayLike]",
     **{
         (op, "axis"): "int"
         for op in "argmax argmin concatenate repeat take take_along_axis put_along_axis".split()
@@ -96,6 +98,7 @@ RESULTS = {
     ("atleast_1d", "object"): "array | list[array]",
     ("atleast_2d", "object"): "array | list[array]",
     ("atleast_3d", "object"): "array | list[array]",
+    ("depends", "object"): "array | list[array]",
 }
 IN_PLACE = re.compile(r"__i[a-z]+__")  # x += y updates x itself and gives it back
 COMPARISON = ("__eq__", "__ne__")  # element-wise, as MLX: an array, not object.__eq__'s bool

@@ -57,15 +57,17 @@ __version__ = "0.1.0"
 # The public names, for `from nuvec import *` and type checkers (tests/test_typing.py holds them
 # to dir(nuvec) and the registry): the names defined here, then the compiled module's.
 __all__ = [
-    "DtypeCategory", "acos", "acosh", "asarray", "asin", "asinh", "atan", "atan2", "atanh",
-    "bitwise_left_shift", "bitwise_right_shift", "broadcast_shapes", "can_cast",
-    "checkpoint", "complexfloating", "cuda", "cumulative_prod", "cumulative_sum",
-    "custom_function", "device_count", "device_info", "e", "empty", "empty_like", "euler_gamma",
-    "finfo", "floating", "from_fp8", "full_like", "generic", "grad", "iinfo", "inexact", "inf", "integer", "io",
-    "isdtype", "issubdtype", "jvp", "load", "load_into", "median", "metal", "nan", "newaxis",
-    "number", "permute_dims", "pi", "pow", "random", "result_type", "save", "save_gguf", "save_safetensors",
-    "save_tree", "savez", "savez_compressed", "searchsorted", "set_wired_limit", "signedinteger",
-    "stream", "to_fp8", "unsignedinteger", "utils", "value_and_grad", "vjp", "vmap",
+    "acos", "acosh", "asarray", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_left_shift",
+    "bitwise_right_shift", "broadcast_shapes", "can_cast", "checkpoint", "complexfloating",
+    "cuda", "cumulative_prod", "cumulative_sum", "custom_function", "device_count",
+    "device_info", "DtypeCategory", "e", "empty", "empty_like", "euler_gamma", "export_to_dot",
+    "finfo", "floating", "from_fp8", "full_like", "generic", "get_printoptions", "grad",
+    "iinfo", "inexact", "inf", "integer", "io", "isdtype", "issubdtype", "jvp", "load",
+    "load_into", "median", "metal", "nan", "newaxis", "number", "permute_dims", "pi", "pow",
+    "PrintOptions", "printoptions", "random", "result_type", "save", "save_gguf",
+    "save_safetensors", "save_tree", "savez", "savez_compressed", "searchsorted",
+    "set_printoptions", "set_wired_limit", "signedinteger", "stream", "StreamContext", "to_fp8",
+    "unsignedinteger", "utils", "value_and_grad", "vjp", "vmap",
 ]  # fmt: skip
 _core.__all__ = [n for n in dir(_core) if not n.startswith("_")]
 __all__ += _core.__all__

@@ -1,8 +1,10 @@
 """`export_to_dot`: the lazy graph behind some arrays as Graphviz DOT text, as MLX's."""
 
 import os
+from typing import Any
 
 from . import _core
+from . import _typing as _t
 from .utils import tree_flatten
 
 
@@ -13,7 +15,7 @@ def _arrays(tree):
     return leaves
 
 
-def export_to_dot(file, *args, **kwargs):
+def export_to_dot(file: _t.File, *args: Any, **kwargs: Any) -> None:
     """Writes the graph of the unevaluated arrays `args` (arrays or trees of them) depend on to
     `file` (a path or a text file object), naming the arrays given as keywords."""
     outputs = _arrays(list(args))

@@ -5,7 +5,7 @@ n decimals, fixed; below -1: fixed with six) for the repr of floating and comple
 class PrintOptions:
     """The options arrays print with (a copy: change them with `set_printoptions`)."""
 
-    def __init__(self, precision=-1):
+    def __init__(self, precision: int = -1) -> None:
         self.precision = precision
 
 
@@ -19,13 +19,13 @@ def _check(precision):
         raise TypeError("precision must fit a 32-bit int, as MLX's")
 
 
-def set_printoptions(precision=-1):
+def set_printoptions(precision: int = -1) -> None:
     """Sets the number of decimals arrays print with (-1: the default)."""
     _check(precision)
     _current.precision = precision
 
 
-def get_printoptions():
+def get_printoptions() -> PrintOptions:
     """The print options in effect (a copy)."""
     return PrintOptions(_current.precision)
 
@@ -37,16 +37,16 @@ class _PrintOptionsContext:
         self._precision = precision
         self._saved = []
 
-    def __enter__(self):
+    def __enter__(self) -> "_PrintOptionsContext":
         self._saved.append(_current.precision)
         _current.precision = self._precision
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         _current.precision = self._saved.pop()
 
 
-def printoptions(precision=-1):
+def printoptions(precision: int = -1) -> _PrintOptionsContext:
     """A context manager setting print options temporarily."""
     _check(precision)
     return _PrintOptionsContext(precision)
