@@ -368,7 +368,17 @@ Array to_array(nb::handle obj, std::optional<Dtype> dtype) {
   if (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) return from_list(obj, dtype);
   if (auto a = from_buffer_object(obj, dtype)) return *a;
   if (auto a = from_ml_dtypes_bfloat16(obj, dtype)) return *a;
-  if (auto a = import_dlpack(obj, std::nullopt)) {
+  std::optional<Array> imported;
+  try {
+    imported = import_dlpack(obj, std::nullopt);
+  } catch (nb::python_error& e) {
+    // A NumPy array of a dtype DLPack cannot carry (ml_dtypes' float8, int4, ...): say which.
+    if (!e.matches(PyExc_BufferError) || !nb::hasattr(obj, "dtype")) throw;
+    nb::object name = nb::steal(PyObject_Str(nb::object(obj.attr("dtype")).ptr()));
+    if (!name.is_valid()) PyErr_Clear();
+    throw OpError("array", "unsupported dtype " + (name.is_valid() ? nb::cast<std::string>(name) : std::string("?")));
+  }
+  if (auto& a = imported) {
     // COMPAT: float64 data becomes float32 unless float64 is asked for, as through the buffer protocol.
     Dtype target = dtype.value_or(a->dtype() == Dtype::float64 ? Dtype::float32 : a->dtype());
     Array out = Array::lazy(a->shape(), target, std::make_shared<Unary>(UnaryOp::copy, a->dtype(), target), {*a}, s);

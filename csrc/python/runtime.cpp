@@ -127,8 +127,11 @@ void init_runtime(nb::module_& m) {
         if (nb::isinstance<Array>(obj) && copy != true) return *nb::inst_ptr<Array>(obj);
         if (auto a = import_dlpack(obj, copy)) return *a;
         // Other buffer-protocol objects (NumPy scalars, memoryviews) through NumPy, as MLX takes them.
-        if (PyObject_CheckBuffer(obj.ptr()))
-          return *import_dlpack(nb::module_::import_("numpy").attr("asarray")(obj), copy);
+        if (PyObject_CheckBuffer(obj.ptr())) {
+          nb::object view = nb::steal(PyMemoryView_FromObject(obj.ptr()));
+          if (!view.is_valid()) throw nb::python_error();
+          return *import_dlpack(nb::module_::import_("numpy").attr("asarray")(view), copy);
+        }
         throw nb::type_error(("from_dlpack(): expected an object with __dlpack__, not " +
                               nb::cast<std::string>(nb::str(obj.type().attr("__name__"))))
                                  .c_str());
