@@ -253,6 +253,10 @@ void scan_list(nb::handle h, size_t depth, ListScan& s) {
     if (s.ndim && depth >= *s.ndim) ragged();  // a sequence where scalars were ([1, [2, 3]])
     nb::sequence seq = nb::borrow<nb::sequence>(h);
     int64_t n = int64_t(nb::len(seq));
+    if (n == 0) {  // an empty list counts as float32 data, as MLX: [] is float32, [int16 (0,) array, []] too
+      s.has_scalars = true;
+      s.kind = std::max(s.kind, ListKind::floating);
+    }
     if (depth == s.shape.size())
       s.shape.push_back(n);
     else if (s.shape[depth] != n)
@@ -346,7 +350,6 @@ Array from_list(nb::handle h, std::optional<Dtype> dtype) {
     eval_now({out});
     return out;
   }
-  if (!s.has_scalars) s.kind = ListKind::floating;  // [] and [[], []] are float32, as MLX
   Dtype target = dtype.value_or(scalars_dtype(s));
   Array out = s.kind == ListKind::boolean    ? list_array<uint8_t>(h, s.shape, Dtype::bool_, target)
               : s.kind == ListKind::integer  ? list_array<int64_t>(h, s.shape, Dtype::int64, target)
