@@ -215,7 +215,7 @@ void init_ops(nb::module_& m) {
         return arange_of(nb::none(), stop, step, dtype, s);
       },
       nb::arg("stop"), nb::arg("step").none() = nb::none(), nb::arg("dtype").none() = nb::none(), nb::kw_only(),
-      nb::arg("stream").none() = nb::none(), "Evenly spaced values in [0, stop) with `step` (default 1).");
+      nb::arg("stream").none() = nb::none());  // its docstring: the first form's
   m.def(
       "linspace",
       [](double start, double stop, int num, bool endpoint, nb::handle dtype, nb::handle s) {
