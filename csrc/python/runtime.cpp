@@ -182,12 +182,22 @@ void init_runtime(nb::module_& m) {
 
   m.def(
       "from_dlpack",
-      [](nb::handle obj) {
-        if (nb::isinstance<Array>(obj)) return *nb::inst_ptr<Array>(obj);
-        nb::object capsule = nb::hasattr(obj, "__dlpack__") ? obj.attr("__dlpack__")() : nb::borrow(obj);
-        return from_dlpack_capsule(capsule);
+      [](nb::handle obj, std::optional<bool> copy) {
+        if (nb::isinstance<Array>(obj) && copy != true) return *nb::inst_ptr<Array>(obj);
+        if (auto a = import_dlpack(obj, copy)) return *a;
+        // Other buffer-protocol objects (NumPy scalars, memoryviews) through NumPy, as MLX takes them.
+        if (PyObject_CheckBuffer(obj.ptr())) {
+          nb::object view = nb::steal(PyMemoryView_FromObject(obj.ptr()));
+          if (!view.is_valid()) throw nb::python_error();
+          return *import_dlpack(nb::module_::import_("numpy").attr("asarray")(view), copy);
+        }
+        throw nb::type_error(("from_dlpack(): expected an object with __dlpack__, not " +
+                              nb::cast<std::string>(nb::str(obj.type().attr("__name__"))))
+                                 .c_str());
       },
-      nb::arg("x"), "An array sharing the memory of a DLPack producer (no copy).");
+      nb::arg("x"), nb::kw_only(), nb::arg("copy").none() = nb::none(),
+      "An array over the memory of a DLPack producer, dtype kept (no copy unless `copy` is True, or the "
+      "memory is read-only, or complex128 is narrowed to complex64; copy=False then raises).");
 }
 
 }  // namespace nuvec::python

@@ -83,8 +83,8 @@ def _reduce(self):
 
 
 def _array(self, dtype=None, copy=None):
-    x = self.astype(_core.float32) if self.dtype == _core.bfloat16 else self
-    a = np.asarray(memoryview(x))
+    # bfloat16's buffer format is "bfloat16", which NumPy rejects with ValueError, as for MLX's arrays.
+    a = np.asarray(memoryview(self))
     if dtype is not None and a.dtype != dtype:
         return a.astype(dtype)
     return a.copy() if copy else a
