@@ -59,6 +59,7 @@ PARAMS_OF = {
     ("tensordot", "axes"): "int | Sequence[Sequence[int]]",
     ("from_dlpack", "x"): "Any",
     ("synchronize", "stream"): "Stream",
+    ("__dlpack__", "max_version"): "tuple[int, int]",
     ("depends", "arg0"): "_ArrayLike | Sequence[_ArrayLike]",
     ("depends", "arg1"): "_ArrayLike | Sequence[_ArrayLike]",
     **{
@@ -99,6 +100,7 @@ RESULTS = {
     ("atleast_2d", "object"): "array | list[array]",
     ("atleast_3d", "object"): "array | list[array]",
     ("depends", "object"): "array | list[array]",
+    ("__bytes__", "object"): "bytes",
 }
 IN_PLACE = re.compile(r"__i[a-z]+__")  # x += y updates x itself and gives it back
 COMPARISON = ("__eq__", "__ne__")  # element-wise, as MLX: an array, not object.__eq__'s bool
