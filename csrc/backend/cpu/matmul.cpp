@@ -6,7 +6,6 @@
 // size: A' (M x 2K) holds [re, im] along k, B' (2K x 2N) holds [[re, im], [-im, re]] blocks, so
 // C' = A' B' is the complex result with [re, im] along n, written in place.
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -39,18 +38,18 @@ enum class Mode { f32, f64, bf16, c64 };
 // arithmetic, less than what waking the pool can cost when another process holds a core.
 constexpr int64_t kInlineBelow = int64_t(1) << 18;
 
-// Runs fn(i) for i < n, `work` multiply-adds (or elements packed) in all, on the pool: threads
-// claim items one at a time, so a thread slowed by other work on the machine takes fewer. Each
-// item's arithmetic is fixed by the shapes alone.
+// Runs fn(i) for i < n, `work` multiply-adds (or elements packed) in all, on the pool: each item
+// is a piece of its own (up to the pool's 64 pieces), claimed as threads come free, so a thread
+// slowed by other work on the machine takes fewer, and the caller can tell a worker that lags.
+// Each item's arithmetic is fixed by the shapes alone.
 void for_each_item(int64_t n, int64_t work, const std::function<void(int64_t)>& fn) {
-  if (work < kInlineBelow) {
-    for (int64_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-  std::atomic<int64_t> next{0};
-  parallel_for(std::min<int64_t>(n, get_num_threads()), 1, [&](int64_t, int64_t) {
-    for (int64_t i; (i = next.fetch_add(1)) < n;) fn(i);
-  });
+  auto items = [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) fn(i);
+  };
+  if (work < kInlineBelow)
+    items(0, n);
+  else
+    parallel_for(n, 1, items);
 }
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
