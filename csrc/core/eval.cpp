@@ -100,7 +100,11 @@ void eval(const std::vector<Array>& outputs) {
 
 void async_eval(const std::vector<Array>& outputs) {
   bool pending = false;
-  for (const Array& a : outputs) pending |= !a.evaluated();
+  for (const Array& a : outputs) {
+    // As MLX: a transform's traced arrays are read in place by the transform, never queued.
+    if (a.traced()) throw OpError("async_eval", "not allowed on an array traced by a transform (grad, vjp, jvp, vmap)");
+    pending |= !a.evaluated();
+  }
   if (!pending) return;
   enqueue(outputs.front().stream(), [outputs] {
     try {
