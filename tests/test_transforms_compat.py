@@ -149,6 +149,9 @@ VALUES = {
     "argnums-sorted": lambda m: m.grad(lambda a, b: (a * b * b).sum(), argnums=(1, 0))(
         _x(m), _x(m) * 2
     ),
+    "argnums-numpy-int": lambda m: m.grad(lambda a, b: (a * b).sum(), argnums=np.int64(1))(
+        _x(m), _x(m) * 2
+    ),
     "argnums-list": lambda m: m.grad(lambda a, b: (a * b).sum(), argnums=[0, 1])(_x(m), _x(m)),
     "argnames": lambda m: m.grad(lambda a, b: (a * b).sum(), argnums=0, argnames="b")(
         _x(m), b=_x(m) * 3

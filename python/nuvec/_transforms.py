@@ -4,6 +4,7 @@ trees (tuples, lists, dicts, namedtuples, dataclasses) to those lists and back. 
 exception types (docs/transforms.md lists them)."""
 
 import functools
+import operator
 
 from . import _core
 from . import random as _random
@@ -120,19 +121,18 @@ def _normalize_argnums(argnums, argnames, what):
     checks them when the transform is made."""
     if argnames is None or isinstance(argnames, str):
         argnames = [] if argnames is None else [argnames]
-    elif not all(isinstance(n, str) for n in argnames):
+    elif not isinstance(argnames, (list, tuple, set)) or not all(
+        isinstance(n, str) for n in argnames
+    ):
         raise TypeError(f"{what}: argnames must be a str or a sequence of str")
     argnames = list(dict.fromkeys(argnames))
     if argnums is None:
         argnums = () if argnames else 0
-    if isinstance(argnums, int):
-        argnums = (argnums,)
-    try:
-        nums = sorted(argnums)
+    try:  # integer-like objects (NumPy integers) count as ints, as in MLX
+        nums = [argnums] if not isinstance(argnums, (list, tuple)) else list(argnums)
+        nums = sorted(operator.index(i) for i in nums)
     except TypeError:
-        nums = None
-    if nums is None or not all(isinstance(i, int) for i in nums):
-        raise TypeError(f"{what}: argnums must be an int or a sequence of int")
+        raise TypeError(f"{what}: argnums must be an int or a sequence of int") from None
     if not nums and not argnames:
         raise ValueError(f"{what}: gradient with respect to no argument requested")
     if nums and nums[0] < 0:
