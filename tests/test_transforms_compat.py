@@ -165,6 +165,7 @@ VALUES = {
     "vjp-extra-cotangents": lambda m: m.vjp(lambda a: a * 2, [_x(m)], [_x(m), _x(m)]),
     "vjp-cotangent-dtype": lambda m: m.vjp(lambda a: a * 2, [_x(m)], [m.ones((3,), m.float16)]),
     "vjp-empty-primals": lambda m: m.vjp(lambda: m.array(1.0), [], [m.array(1.0)]),
+    "jvp-empty-primals": lambda m: m.jvp(lambda: m.array(1.0), [], []),
     "jvp-comparison": lambda m: m.jvp(lambda a: a > 1, [_x(m)], [_x(m)]),
     "jvp-equal": lambda m: m.jvp(lambda a: m.equal(a, 2.0), [_x(m)], [_x(m)]),
     "jvp-isnan": lambda m: m.jvp(lambda a: m.isnan(a), [_x(m)], [_x(m)]),
