@@ -2,26 +2,35 @@
 searchsorted (the other ops are in the C++ core)."""
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 from . import _core
+from . import _typing as _t
 from ._dtypes import inexact, issubdtype
 from ._errors import op_error
 
 
-def asarray(a, dtype=None, *, copy=None):
+def asarray(a: Any, dtype: _core.Dtype | None = None, *, copy: bool | None = None) -> _core.array:
     """An array of `a` (a new array object, as MLX's); copy=False raises as MLX does on the CPU."""
     if copy is False:
         raise ValueError("Unable to avoid copy while creating an array as requested.")
     return _core.array(a, dtype)
 
 
-def full_like(a, vals, dtype=None, *, stream=None):
+def full_like(
+    a: _core.array,
+    vals: _t.ArrayLike,
+    dtype: _core.Dtype | None = None,
+    *,
+    stream: _t.StreamLike | None = None,
+) -> _core.array:
     """An array of a's shape filled with `vals` (broadcast), of a's dtype unless `dtype` is given."""
     a = a if isinstance(a, _core.array) else _core.array(a)
     return _core.full(a.shape, vals, a.dtype if dtype is None else dtype, stream=stream)
 
 
-def broadcast_shapes(*shapes):
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     """The shape the given shapes broadcast to, as a tuple."""
     if not shapes:
         raise op_error("broadcast_shapes", "at least one shape is required")
@@ -40,7 +49,14 @@ def broadcast_shapes(*shapes):
     return tuple(out)
 
 
-def median(a, /, axis=None, keepdims=False, *, stream=None):
+def median(
+    a: _t.ArrayLike,
+    /,
+    axis: _t.Axis | None = None,
+    keepdims: bool = False,
+    *,
+    stream: _t.StreamLike | None = None,
+) -> _core.array:
     """The median over `axis` (all axes when None): the mean of the two middle values for an even
     count, NaN where a value is NaN; integers and bools give float32."""
     a = a if isinstance(a, _core.array) else _core.array(a)
@@ -74,7 +90,14 @@ def median(a, /, axis=None, keepdims=False, *, stream=None):
     return m
 
 
-def searchsorted(sorted_sequence, values, /, side="left", *, stream=None):
+def searchsorted(
+    sorted_sequence: _t.ArrayLike,
+    values: _t.ArrayLike,
+    /,
+    side: str = "left",
+    *,
+    stream: _t.StreamLike | None = None,
+) -> _core.array:
     """Where `values` go in the 1-D ascending `sorted_sequence` to keep it sorted: per value, the
     count of elements below it ("left") or not above it ("right"), NaN last; uint32, values' shape.
 

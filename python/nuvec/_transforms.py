@@ -5,11 +5,17 @@ exception types (docs/transforms.md lists them)."""
 
 import functools
 import operator
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, ParamSpec, TypeVar
 
 from . import _core
+from . import _typing as _t
 from . import random as _random
 from ._errors import op_error
 from .utils import tree_flatten, tree_map
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 def _is_array(x):
@@ -75,7 +81,9 @@ def _check_callable(fun, what):
         raise TypeError(f"{what}: fun must be callable, not a {type(fun).__name__}")
 
 
-def vjp(fun, primals, cotangents):
+def vjp(
+    fun: Callable[..., Any], primals: _t.Tree, cotangents: _t.Tree
+) -> tuple[list[Any], list[Any]]:
     """(fun(*primals), the cotangents of the primals given `cotangents` of fun's outputs).
 
     primals and cotangents are lists (one entry per argument / output) or trees matching them;
@@ -97,7 +105,9 @@ def vjp(fun, primals, cotangents):
     return result["outputs"], _replace(primals, grads)
 
 
-def jvp(fun, primals, tangents):
+def jvp(
+    fun: Callable[..., Any], primals: _t.Tree, tangents: _t.Tree
+) -> tuple[list[Any], list[Any]]:
     """(fun(*primals), the tangents of fun's outputs given `tangents` of the primals)."""
     _check_callable(fun, "jvp")
     primals = _as_list(primals)
@@ -145,7 +155,11 @@ def _normalize_argnums(argnums, argnames, what):
     return nums, len(nums) == 1, argnames
 
 
-def value_and_grad(fun, argnums=None, argnames=None):
+def value_and_grad(
+    fun: Callable[_P, _R],
+    argnums: int | Sequence[int] | None = None,
+    argnames: str | Sequence[str] | None = None,
+) -> Callable[_P, tuple[_R, Any]]:
     """A function returning (fun(...), gradient of fun's scalar output) for the arguments at
     `argnums` (int or sequence) and the keyword arguments named in `argnames`. fun may return a
     tuple (loss, aux...): the gradient is of loss and the whole output is returned unchanged."""
@@ -225,7 +239,11 @@ def _value_and_grad(fun, argnums, argnames, _name):
     return wrapped
 
 
-def grad(fun, argnums=None, argnames=None):
+def grad(
+    fun: Callable[_P, Any],
+    argnums: int | Sequence[int] | None = None,
+    argnames: str | Sequence[str] | None = None,
+) -> Callable[_P, Any]:
     """A function returning the gradient of fun's scalar output (an array; MLX's grad takes no
     auxiliary outputs: value_and_grad does)."""
     vg = _value_and_grad(fun, argnums, argnames, "grad")
@@ -237,7 +255,7 @@ def grad(fun, argnums=None, argnames=None):
     return wrapped
 
 
-class custom_function:
+class custom_function(Generic[_P, _R]):
     """A function with its own vjp / jvp / vmap rules, as MLX's ``mx.custom_function``::
 
         @custom_function
@@ -252,24 +270,24 @@ class custom_function:
     Without a vjp (or jvp) rule the transform recomputes the function from its inputs, which is
     also what ``checkpoint`` does; without a vmap rule, vmap maps the function itself."""
 
-    def __init__(self, fun):
+    def __init__(self, fun: Callable[_P, _R]) -> None:
         functools.update_wrapper(self, fun)
         self.fun = fun
         self._vjp = self._jvp = self._vmap = None
 
-    def vjp(self, rule):
+    def vjp(self, rule: Callable[..., Any]) -> "custom_function[_P, _R]":
         self._vjp = rule
         return self
 
-    def jvp(self, rule):
+    def jvp(self, rule: Callable[..., Any]) -> "custom_function[_P, _R]":
         self._jvp = rule
         return self
 
-    def vmap(self, rule):
+    def vmap(self, rule: Callable[..., Any]) -> "custom_function[_P, _R]":
         self._vmap = rule
         return self
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         primals = _arrays(list(args))
         # The state of the random generator, so a recomputation draws the same numbers.
         rng = list(_random.state)
@@ -333,7 +351,7 @@ class custom_function:
         return results[0] if single else _replace(out, results)
 
 
-def checkpoint(fun):
+def checkpoint(fun: Callable[_P, _R]) -> custom_function[_P, _R]:
     """fun, recomputed in the backward pass instead of keeping its intermediates (the same random
     numbers are drawn again)."""
     return custom_function(fun)
