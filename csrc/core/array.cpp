@@ -84,6 +84,11 @@ void note_traced(const std::shared_ptr<Node>& n) {
   for (uint32_t bits = n->traced; bits; bits &= bits - 1) t_traced[__builtin_ctz(bits)].push_back(n);
 }
 
+uint32_t& valueless_trace_bits() {
+  static thread_local uint32_t bits = 0;
+  return bits;
+}
+
 std::vector<std::weak_ptr<Node>> take_traced(int level) {
   std::vector<std::weak_ptr<Node>> out;
   out.swap(t_traced[level]);
