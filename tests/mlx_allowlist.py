@@ -52,8 +52,6 @@ MISSING = {
     **{
         n: _NOT_YET
         for n in (
-            "unique",
-            "convolve",
             "depends",
             "from_fp8",
             "to_fp8",
@@ -67,7 +65,6 @@ MISSING = {
             "exporter",
             "FunctionExporter",
             "save_gguf",
-            "einsum_path",
             "StreamContext",
             "ThreadLocalStream",
             "new_thread_local_stream",
