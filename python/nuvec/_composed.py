@@ -5,7 +5,6 @@ import math
 import operator
 
 from . import _core
-from ._dtype_info import result_type
 from ._dtypes import inexact, issubdtype
 from ._errors import op_error
 
@@ -162,8 +161,8 @@ def unique(
 
 
 def convolve(a, v, /, mode="full", *, stream=None):
-    """The discrete convolution of two 1-D arrays (the longer one slides; modes full, same, valid
-    as NumPy), as MLX's: exact products summed per output element, in the promoted inexact dtype."""
+    """The discrete convolution of two 1-D arrays (the longer one slides, and must be inexact;
+    modes full, same, valid as NumPy), as MLX's: exact products summed per output element."""
     a = a if isinstance(a, _core.array) else _core.array(a)
     v = v if isinstance(v, _core.array) else _core.array(v)
     if a.ndim != 1 or v.ndim != 1:
@@ -174,9 +173,8 @@ def convolve(a, v, /, mode="full", *, stream=None):
         raise op_error("convolve", f"mode must be 'full', 'same' or 'valid', not {mode!r}")
     if v.size > a.size:
         a, v = v, a
-    dtype = result_type(a, v)
-    if not issubdtype(dtype, inexact):
-        raise op_error("convolve", f"only inexact dtypes are supported, not {dtype}")
+    if not issubdtype(a.dtype, inexact):  # the sliding input (MLX's conv1d input) must be inexact
+        raise op_error("convolve", f"only inexact dtypes are supported, not {a.dtype}")
     n, m = a.size, v.size
     x = _core.pad(a, (m - 1, m - 1), stream=stream)
     start, length = {
