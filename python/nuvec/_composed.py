@@ -113,10 +113,10 @@ def unique(
 ):
     """MLX's unique: the `size` smallest distinct elements of the flattened `a`, sorted, padded
     with `fill_value` (the smallest element when None) without evaluating `a`; optionally the
-    first index of each (uint32), the inverse (uint32, a's shape) and the counts (int32).
-
-    One stable argsort: a run of equal sorted values is one element; the counts are a scatter-add
-    of the runs, and their exclusive cumulative sum points at each run's first (lowest) index."""
+    first index of each (uint32), the inverse (uint32, a's shape) and the counts (int32)."""
+    # One stable argsort: a run of equal sorted values is one element; the counts are a
+    # scatter-add of the runs, and their exclusive cumulative sum points at each run's first
+    # (lowest) index.
     if not isinstance(a, _core.array):
         raise TypeError(f"unique(): a must be an array, not {type(a).__name__}")
     size = operator.index(size)
