@@ -177,6 +177,21 @@ void init_shape(nb::module_& m) {
       nb::kw_only(), nb::arg("allow_col_major") = false, nb::arg("stream").none() = nb::none(),
       "The array in row-major order (a copy only when needed).");
   m.def(
+      "broadcast_shapes",
+      [](nb::args shapes) {
+        if (shapes.size() == 0) throw OpError("broadcast_shapes", "at least one shape is required");
+        Shape out;
+        for (nb::handle h : shapes) {
+          if (is_scalar_int(h) || !PySequence_Check(h.ptr()))
+            throw nb::type_error("broadcast_shapes: shapes must be sequences of ints");
+          out = broadcast_shapes(out, int_list(h, "broadcast_shapes"), "broadcast_shapes");
+        }
+        nb::list dims;
+        for (int64_t d : out) dims.append(d);
+        return nb::tuple(dims);
+      },
+      nb::arg("shapes"), "The shape the given shapes broadcast to, as a tuple.");
+  m.def(
       "meshgrid",
       [=](nb::args xs, bool sparse, const std::string& indexing, nb::handle s) {
         std::vector<Array> arrays;

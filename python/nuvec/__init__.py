@@ -14,15 +14,7 @@ from . import (  # noqa: F401
     random,
     utils,
 )
-from ._composed import (  # noqa: F401
-    asarray,
-    broadcast_shapes,
-    convolve,
-    full_like,
-    median,
-    searchsorted,
-    unique,
-)
+from ._composed import asarray, convolve, full_like, unique  # noqa: F401
 from ._core import *  # noqa: F401,F403
 from ._core import AxisError, EvalError, EvalIndexError, EvalMemoryError, OpError, array  # noqa: F401
 from ._devices import device_count, device_info, set_wired_limit  # noqa: F401
