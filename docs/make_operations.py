@@ -187,7 +187,9 @@ def signature_and_summary(obj, name):
         lines = lines[1:]
     elif callable(obj) and not isinstance(obj, type):
         try:
-            sig = name + str(inspect.signature(obj))
+            full = inspect.signature(obj)  # shown without annotations, as the compiled ops are
+            bare = [p.replace(annotation=p.empty) for p in full.parameters.values()]
+            sig = name + str(full.replace(parameters=bare, return_annotation=full.empty))
         except (TypeError, ValueError):
             sig = None
     text = " ".join(" ".join(lines).split()) or "*(no docstring)*"

@@ -53,8 +53,6 @@ MISSING = {
         n: _NOT_YET
         for n in (
             "depends",
-            "from_fp8",
-            "to_fp8",
             "printoptions",
             "set_printoptions",
             "get_printoptions",
@@ -64,7 +62,6 @@ MISSING = {
             "import_function",
             "exporter",
             "FunctionExporter",
-            "save_gguf",
             "StreamContext",
             "ThreadLocalStream",
             "new_thread_local_stream",

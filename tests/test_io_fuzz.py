@@ -125,7 +125,7 @@ def test_mutated_files_load_or_raise_op_error(tmp_path, fmt):
     [
         b'{"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 9]}}',  # size lies
         b'{"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}',  # past the end
-        b'{"a": {"dtype": "F8_E4M3", "shape": [2], "data_offsets": [0, 2]}}',  # unknown dtype
+        b'{"a": {"dtype": "F8_E5M2", "shape": [2], "data_offsets": [0, 2]}}',  # unknown dtype
         b'{"a": {"dtype": "F32", "shape": [-2], "data_offsets": [0, 8]}}',  # negative dim
         b'{"a": {"dtype": "F32", "shape": [2], "data_offsets": [8, 0]}}',  # reversed
         b"[1, 2]",  # not an object

@@ -115,6 +115,10 @@ EXTRA = {
         lambda x: [mx.count_nonzero(x > 0, axis=1), mx.count_nonzero(x, keepdims=True)]
     ),
     "stop_gradient": Case(lambda x: mx.stop_gradient(x) * 2),
+    "fp8": Case(
+        lambda x: [mx.to_fp8(x), mx.from_fp8(mx.to_fp8(x * 100), mx.float32)],
+        covers=("to_fp8", "from_fp8"),
+    ),
     "grad": Case(lambda x: mx.grad(lambda a: mx.sum(mx.sin(a) * a))(x), covers=("grad",)),
     "value_and_grad": Case(
         lambda x, y: mx.value_and_grad(lambda a, b: mx.sum(a @ b))(x, y), shapes=((2, 3), (3, 2))

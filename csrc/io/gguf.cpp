@@ -1,9 +1,11 @@
 // GGUF (llama.cpp's model files, versions 2 and 3): a key-value metadata section, tensor
 // descriptions (name, dims innermost first, ggml type, offset), then aligned tensor data.
 // Plain tensors map without a copy; Q4_0, Q4_1 and Q8_0 become MLX's quantized triple
-// (uint32-packed weight, float16 scales and biases per group of 32), as mx.load gives them.
+// (uint32-packed weight, float16 scales and biases per group of 32), as mx.load gives them; the
+// K-quants, Q5_0 and Q5_1 load dequantized to float16 (io/gguf_dequant.h).
 #include <cstring>
 
+#include "io/gguf_dequant.h"
 #include "io/io.h"
 
 namespace nuvec::io {
@@ -57,10 +59,16 @@ GgufValue read_value(Cursor& c, uint32_t type, const std::string& path, int dept
 
 struct TypeInfo {
   const char* name;
-  int block;    // elements per block
-  int bytes;    // bytes per block
-  Dtype dtype;  // for plain types
+  int block;                 // elements per block
+  int bytes;                 // bytes per block
+  Dtype dtype;               // for plain types
+  bool dequantized = false;  // loads as float16 (io/gguf_dequant.h)
 };
+
+TypeInfo dequantized(const char* name, uint32_t t) {
+  DequantizedType d = dequantized_type(t);
+  return {name, d.block, d.bytes, Dtype::float16, true};
+}
 
 // ggml's tensor types by number; block 0 marks the ones nuvec cannot read.
 TypeInfo type_info(uint32_t t) {
@@ -76,15 +84,15 @@ TypeInfo type_info(uint32_t t) {
     case 27: return {"I64", 1, 8, Dtype::int64};
     case 28: return {"F64", 1, 8, Dtype::float64};
     case 30: return {"BF16", 1, 2, Dtype::bfloat16};
-    case 6: return {"Q5_0", 0, 0, Dtype::uint8};
-    case 7: return {"Q5_1", 0, 0, Dtype::uint8};
+    case 6: return dequantized("Q5_0", t);
+    case 7: return dequantized("Q5_1", t);
     case 9: return {"Q8_1", 0, 0, Dtype::uint8};
-    case 10: return {"Q2_K", 0, 0, Dtype::uint8};
-    case 11: return {"Q3_K", 0, 0, Dtype::uint8};
-    case 12: return {"Q4_K", 0, 0, Dtype::uint8};
-    case 13: return {"Q5_K", 0, 0, Dtype::uint8};
-    case 14: return {"Q6_K", 0, 0, Dtype::uint8};
-    case 15: return {"Q8_K", 0, 0, Dtype::uint8};
+    case 10: return dequantized("Q2_K", t);
+    case 11: return dequantized("Q3_K", t);
+    case 12: return dequantized("Q4_K", t);
+    case 13: return dequantized("Q5_K", t);
+    case 14: return dequantized("Q6_K", t);
+    case 15: return dequantized("Q8_K", t);
     default: return {nullptr, 0, 0, Dtype::uint8};
   }
 }
@@ -178,7 +186,8 @@ GgufFile load_gguf(const std::string& path) {
     if (!ti.name) fail(path, "tensor '" + t.name + "' has an unknown ggml type " + std::to_string(t.type));
     if (!ti.block) fail(path, "tensor '" + t.name + "' has type " + ti.name + ", which nuvec cannot read yet");
     int64_t elems = checked_elements(t.shape, path, "tensor '" + t.name + "'");
-    if (elems % ti.block) fail(path, "tensor '" + t.name + "' does not fill whole " + ti.name + " blocks");
+    if (ti.block > 1 && (t.shape.empty() || t.shape.back() % ti.block))  // ggml's blocks never span rows
+      fail(path, "tensor '" + t.name + "' has rows that do not fill whole " + ti.name + " blocks");
     t.bytes = uint64_t(elems / ti.block) * uint64_t(ti.bytes);
     infos.push_back(std::move(t));
   }
@@ -190,10 +199,16 @@ GgufFile load_gguf(const std::string& path) {
       fail(path, "tensor '" + t.name + "' lies past the end of the file (offset " + std::to_string(t.offset) + ", " +
                      std::to_string(t.bytes) + " bytes)");
     TypeInfo ti = type_info(t.type);
-    if (ti.block == 1)
+    const uint8_t* data = file.data + data_start + t.offset;
+    if (ti.block == 1) {
       out.arrays.emplace_back(t.name, array_over(file, data_start + t.offset, t.shape, ti.dtype));
-    else
-      add_quantized(out, t.name, t.type, file.data + data_start + t.offset, t.shape, path);
+    } else if (ti.dequantized) {
+      Array a = Array::allocate(t.shape, Dtype::float16);
+      dequantize(t.type, data, a.size() / ti.block, a.data<_Float16>());
+      out.arrays.emplace_back(t.name, a);
+    } else {
+      add_quantized(out, t.name, t.type, data, t.shape, path);
+    }
   }
   return out;
 }

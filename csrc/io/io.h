@@ -19,7 +19,7 @@ struct Tensors {
   std::vector<std::pair<std::string, Array>> arrays;  // in file order
   std::map<std::string, std::string> metadata;        // safetensors' __metadata__
 };
-Tensors load_safetensors(const std::string& path);
+Tensors load_safetensors(const Bytes& file);  // a mapped file (map_file) or bytes in memory
 
 // An .npy file, or an .npy held in bytes [offset, offset + size) of `src` (a stored npz member).
 Array load_npy(const Bytes& src, size_t offset, size_t size);
@@ -38,6 +38,11 @@ struct GgufFile {
 GgufFile load_gguf(const std::string& path);
 
 using NamedArrays = std::vector<std::pair<std::string, Array>>;
+
+// MLX's save_gguf: float32, float16, int8, int16 and int32 tensors; metadata of strings, string
+// lists and numbers (a number's dtype is its GGUF type; an array's items share one).
+void save_gguf(const std::string& path, const NamedArrays& arrays,
+               const std::vector<std::pair<std::string, GgufValue>>& metadata);
 
 // NumPy's .npy header for `a` (version 1.0, data 64-byte aligned); OpError("save") for bfloat16.
 std::string npy_header(const Array& a);

@@ -62,6 +62,11 @@ Bytes map_file(const std::string& path) {
   return b;
 }
 
+Bytes bytes_in_memory(std::string data, const std::string& name) {
+  auto owner = std::make_shared<std::string>(std::move(data));
+  return Bytes{reinterpret_cast<const uint8_t*>(owner->data()), owner->size(), owner, name};
+}
+
 int64_t checked_elements(const Shape& shape, const std::string& path, const std::string& what) {
   int64_t n = 1;
   for (int64_t d : shape) {

@@ -27,6 +27,8 @@ struct Bytes {
 
 // Maps the whole file read-only (private, so nothing can write through it).
 Bytes map_file(const std::string& path);
+// Bytes held in memory (read from a Python file object); `name` is for errors.
+Bytes bytes_in_memory(std::string data, const std::string& name);
 
 // An array over bytes [offset, offset + nbytes) of `src` without a copy when the offset suits
 // the dtype's alignment, else over an aligned copy.

@@ -1,6 +1,7 @@
 // NumPy's .npy: a magic string, a version, a header length, a Python-literal dict header
 // ({'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }) padded with spaces, then the data.
-// Fortran-ordered files load as a transposed view of the data, still without a copy.
+// Fortran-ordered files load as a transposed view of the data, still without a copy; big-endian
+// data ('>f4') is byte-swapped into a copy.
 #include <cctype>
 
 #include "io/io.h"
@@ -27,16 +28,15 @@ std::string field(const std::string& h, const std::string& key, const std::strin
   return h.substr(p, end - p + (close ? 1 : 0));
 }
 
-Dtype descr_dtype(const std::string& d, const std::string& path) {
+// The dtype, and whether the data is big-endian (with more than one byte per element).
+std::pair<Dtype, bool> descr_dtype(const std::string& d, const std::string& path) {
   if (d.size() < 5 || d.front() != '\'' || d.back() != '\'') fail(path, "npy descr " + d + " is not a simple dtype");
   std::string s = d.substr(1, d.size() - 2);
   char order = s[0];
   std::string t = s.substr(1);
   std::optional<Dtype> dt = from_npy_code(t);
-  if (dt && (order == '<' || order == '|' || order == '=' || order == '>')) {
-    if (order == '>' && size_of(*dt) > 1) fail(path, "big-endian npy data ('" + s + "') is not supported");
-    return *dt;
-  }
+  if (dt && (order == '<' || order == '|' || order == '=' || order == '>'))
+    return {*dt, order == '>' && size_of(*dt) > 1};
   fail(path, "unknown npy dtype '" + s + "'");
 }
 
@@ -55,6 +55,17 @@ Shape parse_shape(const std::string& t, const std::string& path) {
     p = q;
   }
   return shape;
+}
+
+// A little-endian copy of big-endian data (a complex number swaps each of its two parts).
+Array swapped(const Bytes& src, size_t offset, const Shape& shape, Dtype dtype) {
+  Array a = Array::allocate(shape, dtype);
+  size_t word = is_complex(dtype) ? size_of(dtype) / 2 : size_of(dtype);
+  const uint8_t* in = src.data + offset;
+  auto* out = reinterpret_cast<uint8_t*>(a.data_bytes());
+  for (size_t i = 0, n = a.nbytes(); i < n; i += word)
+    for (size_t k = 0; k < word; ++k) out[i + k] = in[i + word - 1 - k];
+  return a;
 }
 
 }  // namespace
@@ -78,7 +89,7 @@ Array load_npy(const Bytes& src, size_t offset, size_t size) {
     fail(path, "unknown npy version " + std::to_string(major));
   if (n > kMaxHeader) fail(path, "npy header length " + std::to_string(n) + " is absurd");
   std::string h = c.read_string(n, "the npy header");
-  Dtype dtype = descr_dtype(field(h, "descr", path), path);
+  auto [dtype, big_endian] = descr_dtype(field(h, "descr", path), path);
   std::string fortran = field(h, "fortran_order", path);
   if (fortran != "False" && fortran != "True") fail(path, "npy fortran_order is neither True nor False");
   Shape shape = parse_shape(field(h, "shape", path), path);
@@ -87,10 +98,12 @@ Array load_npy(const Bytes& src, size_t offset, size_t size) {
   if (need > c.left())
     fail(path,
          "truncated: the npy data needs " + std::to_string(need) + " bytes, the file has " + std::to_string(c.left()));
-  if (fortran == "False") return array_over(src, offset + c.pos(), shape, dtype);
+  auto read = [&](const Shape& s) {
+    return big_endian ? swapped(src, offset + c.pos(), s, dtype) : array_over(src, offset + c.pos(), s, dtype);
+  };
+  if (fortran == "False") return read(shape);
   // Column-major: the reversed shape in row-major order, viewed back through a transpose.
-  Shape rev(shape.rbegin(), shape.rend());
-  Array a = array_over(src, offset + c.pos(), rev, dtype);
+  Array a = read(Shape(shape.rbegin(), shape.rend()));
   Strides st(a.strides().rbegin(), a.strides().rend());
   return Array::from_buffer(shape, dtype, a.buffer(), st, a.offset());
 }

@@ -13,8 +13,8 @@ constexpr uint64_t kMaxHeader = uint64_t(100) << 20;  // the safetensors format'
 
 }  // namespace
 
-Tensors load_safetensors(const std::string& path) {
-  Bytes file = map_file(path);
+Tensors load_safetensors(const Bytes& file) {
+  const std::string& path = file.path;
   Cursor c(file);
   uint64_t n = c.read<uint64_t>("the header length");
   if (n > kMaxHeader) fail(path, "header length " + std::to_string(n) + " is absurd (over 100 MiB)");
@@ -42,7 +42,8 @@ Tensors load_safetensors(const std::string& path) {
     if (t.type != Json::object) fail(path, what + " is not an object");
     const Json *dt = t.find("dtype"), *sh = t.find("shape"), *off = t.find("data_offsets");
     if (!dt || dt->type != Json::string) fail(path, what + " has no dtype");
-    std::optional<Dtype> found = from_safetensors_name(dt->s);
+    // MLX reads float8 e4m3 tensors as their uint8 codes (from_fp8 decodes them).
+    std::optional<Dtype> found = dt->s == "F8_E4M3" ? Dtype::uint8 : from_safetensors_name(dt->s);
     if (!found) fail(path, what + " has an unknown dtype '" + dt->s + "'");
     Dtype dtype = *found;
     if (!sh || sh->type != Json::array) fail(path, what + " has no shape");

@@ -43,6 +43,73 @@ nb::object gguf_value(const io::GgufValue& v) {
   return nb::cast(to_array(scalar, v.dtype));
 }
 
+// A file's bytes: a path (mapped) or bytes read from a Python file object (`name` for errors).
+io::Bytes source(nb::handle file, const std::string& name) {
+  if (nb::isinstance<nb::bytes>(file)) {
+    auto b = nb::borrow<nb::bytes>(file);
+    return io::bytes_in_memory(std::string(b.c_str(), b.size()), name);
+  }
+  std::string path = nb::cast<std::string>(file);
+  nb::gil_scoped_release release;
+  return io::map_file(path);
+}
+
+// Element i of an evaluated row-major array as a GGUF number of the array's dtype.
+io::GgufValue gguf_number(const Array& a, int64_t i) {
+  io::GgufValue v;
+  v.dtype = a.dtype();
+  switch (a.dtype()) {
+    case Dtype::bool_: v.v = a.data<bool>()[i]; break;
+    case Dtype::uint8: v.v = int64_t(a.data<uint8_t>()[i]); break;
+    case Dtype::uint16: v.v = int64_t(a.data<uint16_t>()[i]); break;
+    case Dtype::uint32: v.v = int64_t(a.data<uint32_t>()[i]); break;
+    case Dtype::uint64: v.v = a.data<uint64_t>()[i]; break;
+    case Dtype::int8: v.v = int64_t(a.data<int8_t>()[i]); break;
+    case Dtype::int16: v.v = int64_t(a.data<int16_t>()[i]); break;
+    case Dtype::int32: v.v = int64_t(a.data<int32_t>()[i]); break;
+    case Dtype::int64: v.v = a.data<int64_t>()[i]; break;
+    case Dtype::float32: v.v = double(a.data<float>()[i]); break;
+    case Dtype::float16:
+    case Dtype::bfloat16:
+    case Dtype::float64:
+    case Dtype::complex64:
+      throw OpError("save_gguf", std::string("metadata cannot hold ") + name_of(a.dtype()) + " values (MLX's rule)");
+  }
+  return v;
+}
+
+// A save_gguf metadata value: a string, a list of strings, or a 0-d or 1-d array of numbers.
+io::GgufValue gguf_metadata(const std::string& key, nb::handle value) {
+  io::GgufValue v;
+  if (nb::isinstance<nb::str>(value)) {
+    v.v = nb::cast<std::string>(value);
+    return v;
+  }
+  if (nb::isinstance<nb::list>(value) || nb::isinstance<nb::tuple>(value)) {
+    io::GgufArray items;
+    for (nb::handle x : nb::borrow<nb::sequence>(value)) {
+      if (!nb::isinstance<nb::str>(x))
+        throw OpError("save_gguf", "metadata '" + key + "': a list must hold only strings");
+      items.push_back(io::GgufValue{nb::cast<std::string>(x)});
+    }
+    v.v = std::move(items);
+    return v;
+  }
+  if (!nb::isinstance<Array>(value))
+    throw OpError("save_gguf", "metadata '" + key + "' must be an array, a string or a list of strings, not " +
+                                   nb::cast<std::string>(nb::type_name(value.type())));
+  Array a = io::row_major({nb::cast<Array>(value)})[0];
+  if (a.ndim() > 1) throw OpError("save_gguf", "metadata '" + key + "' has more than one dimension");
+  if (a.size() == 0) throw OpError("save_gguf", "metadata '" + key + "' is an empty array");
+  eval_now({a});
+  if (a.ndim() == 0) return gguf_number(a, 0);
+  io::GgufArray items;
+  for (int64_t i = 0; i < a.size(); ++i) items.push_back(gguf_number(a, i));
+  v.v = std::move(items);
+  v.dtype = a.dtype();
+  return v;
+}
+
 // (name, value) pairs, the values as arrays.
 io::NamedArrays named_arrays(nb::handle items) {
   io::NamedArrays out;
@@ -112,38 +179,29 @@ class ZlibDeflater : public io::Deflater {
 void init_io(nb::module_& m) {
   m.def(
       "_load_safetensors",
-      [](const std::string& path) {
+      [](nb::handle file) {
+        io::Bytes b = source(file, "<file object>");
         io::Tensors t;
         {
           nb::gil_scoped_release release;
-          t = io::load_safetensors(path);
+          t = io::load_safetensors(b);
         }
         nb::dict meta;
         for (const auto& [k, v] : t.metadata) meta[k.c_str()] = v;
         return nb::make_tuple(arrays_dict(t.arrays), meta);
       },
-      nb::arg("path"), "(arrays, metadata) of a safetensors file; the arrays share the mapped file.");
+      nb::arg("file"), "(arrays, metadata) of a safetensors file (a path, mapped: the arrays share it) or of bytes.");
   m.def(
       "_load_npy",
-      [](const std::string& path, int64_t offset, int64_t size) {
+      [](nb::handle file, int64_t offset, int64_t size, const std::string& name) {
+        io::Bytes b = source(file, name);
         nb::gil_scoped_release release;
-        io::Bytes b = io::map_file(path);
-        if (offset < 0 || size < -1) io::fail(path, "negative offset or size");
+        if (offset < 0 || size < -1) io::fail(b.path, "negative offset or size");
         size_t n = size < 0 ? b.size - std::min(b.size, size_t(offset)) : size_t(size);
         return io::load_npy(b, size_t(offset), n);
       },
-      nb::arg("path"), nb::arg("offset") = 0, nb::arg("size") = -1,
-      "The .npy at bytes [offset, offset + size) of a file (the whole file by default), mapped.");
-  m.def(
-      "_load_npy_bytes",
-      [](nb::bytes data, const std::string& name) {
-        auto copy = std::make_shared<std::vector<uint8_t>>((const uint8_t*)data.c_str(),
-                                                           (const uint8_t*)data.c_str() + data.size());
-        io::Bytes b{copy->data(), copy->size(), copy, name};
-        nb::gil_scoped_release release;
-        return io::load_npy(b, 0, b.size);
-      },
-      nb::arg("data"), nb::arg("name"), "An .npy held in memory (a compressed npz member); `name` is for errors.");
+      nb::arg("file"), nb::arg("offset") = 0, nb::arg("size") = -1, nb::arg("name") = "<file object>",
+      "The .npy at bytes [offset, offset + size) of a file (a path, mapped) or of bytes (`name` for errors).");
   m.def(
       "_load_gguf",
       [](const std::string& path) {
@@ -156,7 +214,23 @@ void init_io(nb::module_& m) {
         for (const auto& [k, v] : f.metadata) meta[k.c_str()] = gguf_value(v);
         return nb::make_tuple(arrays_dict(f.arrays), meta);
       },
-      nb::arg("path"), "(arrays, metadata) of a GGUF file, with Q4_0/Q4_1/Q8_0 as MLX's quantized triples.");
+      nb::arg("path"),
+      "(arrays, metadata) of a GGUF file, with Q4_0/Q4_1/Q8_0 as MLX's quantized triples and the K-quants "
+      "dequantized to float16.");
+  m.def(
+      "_save_gguf",
+      [](const std::string& path, nb::handle items, nb::handle metadata) {
+        std::vector<std::pair<std::string, io::GgufValue>> meta;
+        for (nb::handle item : nb::borrow<nb::sequence>(metadata)) {
+          auto pair = nb::borrow<nb::sequence>(item);
+          std::string key = nb::cast<std::string>(pair[0]);
+          meta.emplace_back(key, gguf_metadata(key, pair[1]));
+        }
+        io::NamedArrays arrays = prepared(named_arrays(items));
+        writing([&] { io::save_gguf(path, arrays, meta); });
+      },
+      nb::arg("path"), nb::arg("items"), nb::arg("metadata"),
+      "Writes (name, array) pairs as GGUF with (key, value) metadata, as MLX's save_gguf.");
   m.def(
       "_save_npy",
       [](const std::string& path, nb::handle a) {

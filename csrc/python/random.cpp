@@ -90,7 +90,7 @@ void init_random(nb::module_& parent) {
       nb::arg("stream").none() = nb::none(), "uint32 indices drawn from unnormalised log-probabilities.");
   m.def(
       "laplace",
-      [](const Shape& shape, Dtype dtype, double loc, double scale, nb::handle key, nb::handle s) {
+      [](const Shape& shape, Dtype dtype, float loc, float scale, nb::handle key, nb::handle s) {
         return random::laplace(shape, dtype, loc, scale, arg(key), to_stream(s));
       },
       nb::arg("shape"), nb::arg("dtype").noconvert(), nb::arg("loc"), nb::arg("scale"), nb::arg("key"),

@@ -10,6 +10,7 @@ from . import (  # noqa: F401
     _array_methods,  # noqa: F401  (attaches __repr__, __array__ and friends)
     _core,
     cuda,
+    io,
     metal,
     random,
     utils,
@@ -32,8 +33,9 @@ from ._dtypes import (  # noqa: F401
     signedinteger,
     unsignedinteger,
 )
+from ._fp8 import from_fp8, to_fp8  # noqa: F401
 from ._streams import stream  # noqa: F401
-from .io import load, save, save_safetensors, savez, savez_compressed  # noqa: F401
+from .io import load, save, save_gguf, save_safetensors, savez, savez_compressed  # noqa: F401
 from .utils import load_into, save_tree  # noqa: F401
 
 euler_gamma = 0.5772156649015329
@@ -49,6 +51,22 @@ cumulative_sum, cumulative_prod = _core.cumsum, _core.cumprod
 empty, empty_like = _core.zeros, _core.zeros_like
 
 __version__ = "0.1.0"
+
+# The public names, for `from nuvec import *` and type checkers (tests/test_typing.py holds them
+# to dir(nuvec) and the registry): the names defined here, then the compiled module's.
+__all__ = [
+    "DtypeCategory", "acos", "acosh", "asarray", "asin", "asinh", "atan", "atan2", "atanh",
+    "bitwise_left_shift", "bitwise_right_shift", "can_cast", "convolve",
+    "checkpoint", "complexfloating", "cuda", "cumulative_prod", "cumulative_sum",
+    "custom_function", "device_count", "device_info", "e", "empty", "empty_like", "euler_gamma",
+    "finfo", "floating", "from_fp8", "full_like", "generic", "grad", "iinfo", "inexact", "inf", "integer", "io",
+    "isdtype", "issubdtype", "jvp", "load", "load_into", "metal", "nan", "newaxis",
+    "number", "permute_dims", "pi", "pow", "random", "result_type", "save", "save_gguf", "save_safetensors",
+    "save_tree", "savez", "savez_compressed", "set_wired_limit", "signedinteger",
+    "stream", "to_fp8", "unique", "unsignedinteger", "utils", "value_and_grad", "vjp", "vmap",
+]  # fmt: skip
+_core.__all__ = [n for n in dir(_core) if not n.startswith("_")]
+__all__ += _core.__all__
 
 _core._add_internal_dir(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)
 from ._transforms import checkpoint, custom_function, grad, jvp, value_and_grad, vjp  # noqa: E402,F401

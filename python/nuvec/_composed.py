@@ -2,36 +2,44 @@
 other ops are in the C++ core)."""
 
 import operator
+from typing import Any
 
 from . import _core
+from . import _typing as _t
 from ._dtypes import inexact, issubdtype
 from ._errors import op_error
 
 
-def asarray(a, dtype=None, *, copy=None):
+def asarray(a: Any, dtype: _core.Dtype | None = None, *, copy: bool | None = None) -> _core.array:
     """An array of `a` (a new array object, as MLX's); copy=False raises as MLX does on the CPU."""
     if copy is False:
         raise ValueError("Unable to avoid copy while creating an array as requested.")
     return _core.array(a, dtype)
 
 
-def full_like(a, vals, dtype=None, *, stream=None):
+def full_like(
+    a: _core.array,
+    vals: _t.ArrayLike,
+    dtype: _core.Dtype | None = None,
+    *,
+    stream: _t.StreamLike | None = None,
+) -> _core.array:
     """An array of a's shape filled with `vals` (broadcast), of a's dtype unless `dtype` is given."""
     a = a if isinstance(a, _core.array) else _core.array(a)
     return _core.full(a.shape, vals, a.dtype if dtype is None else dtype, stream=stream)
 
 
 def unique(
-    a,
+    a: _core.array,
     /,
-    size,
-    return_index=False,
-    return_inverse=False,
-    return_counts=False,
-    fill_value=None,
+    size: int,
+    return_index: bool = False,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    fill_value: _t.ArrayLike | None = None,
     *,
-    stream=None,
-):
+    stream: _t.StreamLike | None = None,
+) -> _core.array | tuple[_core.array, ...]:
     """MLX's unique: the `size` smallest distinct elements of the flattened `a`, sorted, padded
     with `fill_value` (the smallest element when None) without evaluating `a`; optionally the
     first index of each (uint32), the inverse (uint32, a's shape) and the counts (int32)."""
@@ -81,7 +89,14 @@ def unique(
     return (values, *extra) if extra else values
 
 
-def convolve(a, v, /, mode="full", *, stream=None):
+def convolve(
+    a: _t.ArrayLike,
+    v: _t.ArrayLike,
+    /,
+    mode: str = "full",
+    *,
+    stream: _t.StreamLike | None = None,
+) -> _core.array:
     """The discrete convolution of two 1-D arrays (the longer one slides, and must be inexact;
     modes full, same, valid as NumPy), as MLX's: exact products summed per output element."""
     a = a if isinstance(a, _core.array) else _core.array(a)

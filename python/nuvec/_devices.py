@@ -1,6 +1,7 @@
 """Device queries as MLX's: device_info, device_count, and the wired limit (no effect on the CPU)."""
 
 import platform
+from typing import Any
 
 from . import _core
 
@@ -18,7 +19,7 @@ def _cpu_name():
     return platform.processor() or platform.machine()
 
 
-def device_info(d=None):
+def device_info(d: _core.Device | _core.DeviceType | None = None) -> dict[str, Any]:
     """A dict describing device `d` (the default device when None); empty for an absent device."""
     d = _core.default_device() if d is None else d
     if isinstance(d, _core.DeviceType):
@@ -28,14 +29,14 @@ def device_info(d=None):
     return {"architecture": platform.machine(), "device_name": _cpu_name()}
 
 
-def device_count(device_type):
+def device_count(device_type: _core.DeviceType) -> int:
     """How many devices of `device_type` there are: 1 CPU, no GPU."""
     if not isinstance(device_type, _core.DeviceType):
         raise TypeError(f"device_count: expected a DeviceType, not {type(device_type).__name__}")
     return int(_core.is_available(_core.Device(device_type)))
 
 
-def set_wired_limit(limit):
+def set_wired_limit(limit: int) -> int:
     """MLX's wired-memory limit (Metal only): kept, without effect here; returns the previous one."""
     global _wired_limit
     if limit < 0:

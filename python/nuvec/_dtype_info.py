@@ -1,6 +1,7 @@
 """Dtype queries as MLX's: finfo, iinfo, result_type, can_cast and isdtype."""
 
 from . import _core
+from . import _typing as _t
 from ._errors import op_error
 
 _D = _core.Dtype
@@ -28,7 +29,7 @@ def _check_dtype(op, dtype):
 class finfo:  # noqa: N801 (MLX's name)
     """Machine limits of a floating dtype: bits, min, max, eps, smallest_normal, dtype."""
 
-    def __init__(self, dtype, /):
+    def __init__(self, dtype: _core.Dtype, /) -> None:
         _check_dtype("finfo", dtype)
         if dtype == _D.complex64:
             dtype = _D.float32
@@ -45,7 +46,7 @@ class finfo:  # noqa: N801 (MLX's name)
 class iinfo:  # noqa: N801 (MLX's name)
     """Machine limits of an integer dtype: min, max, dtype."""
 
-    def __init__(self, dtype, /):
+    def __init__(self, dtype: _core.Dtype, /) -> None:
         _check_dtype("iinfo", dtype)
         bits = dtype.size * 8
         if dtype in _SIGNED:
@@ -60,7 +61,7 @@ class iinfo:  # noqa: N801 (MLX's name)
         return f"iinfo(min={self.min}, max={self.max}, dtype={_name(self.dtype)})"
 
 
-def result_type(*arrays_and_dtypes):
+def result_type(*arrays_and_dtypes: _t.ArrayLike | _core.Dtype) -> _core.Dtype:
     """The dtype that promoting the inputs (arrays or dtypes) gives."""
     if not arrays_and_dtypes:
         raise op_error("result_type", "at least one array or dtype is required")
@@ -79,7 +80,7 @@ def result_type(*arrays_and_dtypes):
     return out
 
 
-def can_cast(from_, to):
+def can_cast(from_: _t.ArrayLike | _core.Dtype, to: _core.Dtype) -> bool:
     """Whether promoting `from_` (an array or a dtype) with `to` gives `to`."""
     if not isinstance(from_, (_core.array, _D)):
         raise op_error("can_cast", "`from_` must be an array or a dtype")
@@ -98,7 +99,7 @@ _KINDS = {
 }
 
 
-def isdtype(dtype, kind):
+def isdtype(dtype: _core.Dtype, kind: _core.Dtype | str | tuple[_core.Dtype | str, ...]) -> bool:
     """Whether `dtype` is `kind`: a dtype, a kind name ("bool", "signed integer", "unsigned
     integer", "integral", "real floating", "complex floating", "numeric") or a tuple of those."""
     _check_dtype("isdtype", dtype)

@@ -63,7 +63,7 @@ def _ancestors(cat):
         cat = _PARENT[cat]
 
 
-def issubdtype(a, b) -> bool:
+def issubdtype(a: _core.Dtype | DtypeCategory, b: _core.Dtype | DtypeCategory) -> bool:
     """Whether dtype or category `a` is `b` or falls under category `b`."""
     for which, x in (("first", a), ("second", b)):
         if not isinstance(x, (_core.Dtype, DtypeCategory)):

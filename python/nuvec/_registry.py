@@ -198,6 +198,17 @@ _ELEMENTWISE = [
     ),
     # The engine's converting copy (astype, full, the _like functions): no kernel to chain.
     _unary("copy", "same", "numpy.copy", LINEAR, kernel="", public=False),
+    # MLX's own float32 exp and erf approximations (its CPU bits), for the random samplers that
+    # must give MLX's bits (categorical's inverse CDF, truncated_normal's bounds).
+    _unary("mlx_exp", "float", "numpy.exp", "out", accepts="no_complex", public=False),
+    _unary(
+        "mlx_erf",
+        "float",
+        "scipy.special.erf",
+        "mul(lit(M_2_SQRTPI, x), u(UnaryOp::exp, neg(mul(x, x))))",
+        accepts="no_complex",
+        public=False,
+    ),
     # ---------------------------------------------------------------- binary kernels
     _binary("add", "same", "numpy.add", ("one", "one")),
     _binary("subtract", "same", "op_table.subtract", ("one", "neg(one)")),
@@ -510,11 +521,21 @@ _FILES = _ops(
         ("savez", -1, "numpy.savez"),
         ("savez_compressed", -1, "numpy.savez_compressed"),
         ("save_safetensors", -1, "safetensors.numpy.save_file"),
+        ("save_gguf", -1, "mlx.core.save_gguf"),
         ("save_tree", -1, "safetensors.numpy.save_file"),
         ("load_into", 0, "safetensors.numpy.load_file"),
     ],
     differentiable=FILE_IO,
     batchable=FILE_IO,
+)
+
+# MLX's fp8 (e4m3) conversions, composed of element-wise ops (python/nuvec/_fp8.py).
+_FP8 = _ops(
+    "interop",
+    "dtypes",
+    "given",
+    [("to_fp8", 1, "mlx.core.to_fp8"), ("from_fp8", 1, "mlx.core.from_fp8")],
+    differentiable="rounds to or decodes integer codes",
 )
 
 _INTEROP = _ops(
@@ -567,6 +588,7 @@ OPS = (
     + _SCAN
     + _FILES
     + _INTEROP
+    + _FP8
     + _RANDOM
 )
 OPS_BY_NAME = {op.name: op for op in OPS if op.family != "random"}

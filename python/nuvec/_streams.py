@@ -1,12 +1,14 @@
 """The `stream` context manager."""
 
 import contextlib
+from collections.abc import Iterator
 
 from . import _core
+from . import _typing as _t
 
 
 @contextlib.contextmanager
-def stream(s):
+def stream(s: _t.StreamLike) -> Iterator[_core.Stream]:
     """Runs ops in the block on stream `s` (or on a device's default stream)."""
     if isinstance(s, _core.DeviceType):
         s = _core.Device(s)

@@ -3,11 +3,17 @@ checkpoint, as MLX's. The compiled core differentiates flat lists of arrays; thi
 trees (tuples, lists, dicts, namedtuples, dataclasses) to those lists and back."""
 
 import functools
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, ParamSpec, TypeVar
 
 from . import _core
+from . import _typing as _t
 from . import random as _random
 from ._errors import op_error
 from .utils import tree_flatten, tree_map
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 def _leaves(tree, what, allow_constants=False):
@@ -54,7 +60,9 @@ def _check_cotangents(outputs, cotangents, what):
             )
 
 
-def vjp(fun, primals, cotangents):
+def vjp(
+    fun: Callable[..., Any], primals: _t.Tree, cotangents: _t.Tree
+) -> tuple[list[Any], list[Any]]:
     """(fun(*primals), the cotangents of the primals given `cotangents` of fun's outputs).
 
     primals and cotangents are lists (one entry per argument / output) or trees matching them."""
@@ -76,7 +84,9 @@ def vjp(fun, primals, cotangents):
     return result["outputs"], _replace(primals, grads)
 
 
-def jvp(fun, primals, tangents):
+def jvp(
+    fun: Callable[..., Any], primals: _t.Tree, tangents: _t.Tree
+) -> tuple[list[Any], list[Any]]:
     """(fun(*primals), the tangents of fun's outputs given `tangents` of the primals)."""
     primals = list(primals) if isinstance(primals, (list, tuple)) else [primals]
     flat = [leaf for _, leaf in _leaves(primals, "jvp")]
@@ -109,7 +119,11 @@ def _normalize_argnums(argnums, argnames):
     return nums, single, argnames
 
 
-def value_and_grad(fun, argnums=None, argnames=None):
+def value_and_grad(
+    fun: Callable[_P, _R],
+    argnums: int | Sequence[int] | None = None,
+    argnames: str | Sequence[str] | None = None,
+) -> Callable[_P, tuple[_R, Any]]:
     """A function returning (fun(...), gradient of fun's scalar output) for the arguments at
     `argnums` (int or tuple) and the keyword arguments named in `argnames`. fun may return
     (loss, aux...): the gradient is of loss and the whole output is returned unchanged."""
@@ -170,7 +184,11 @@ def _value_and_grad(fun, argnums, argnames, _name):
     return wrapped
 
 
-def grad(fun, argnums=None, argnames=None):
+def grad(
+    fun: Callable[_P, Any],
+    argnums: int | Sequence[int] | None = None,
+    argnames: str | Sequence[str] | None = None,
+) -> Callable[_P, Any]:
     """A function returning the gradient of fun's scalar output (see value_and_grad)."""
     vg = _value_and_grad(fun, argnums, argnames, "grad")
 
@@ -181,7 +199,7 @@ def grad(fun, argnums=None, argnames=None):
     return wrapped
 
 
-class custom_function:
+class custom_function(Generic[_P, _R]):
     """A function with its own vjp / jvp / vmap rules, as MLX's ``mx.custom_function``::
 
         @custom_function
@@ -196,24 +214,24 @@ class custom_function:
     Without a vjp (or jvp) rule the transform recomputes the function from its inputs, which is
     also what ``checkpoint`` does; without a vmap rule, vmap maps the function itself."""
 
-    def __init__(self, fun):
+    def __init__(self, fun: Callable[_P, _R]) -> None:
         functools.update_wrapper(self, fun)
         self.fun = fun
         self._vjp = self._jvp = self._vmap = None
 
-    def vjp(self, rule):
+    def vjp(self, rule: Callable[..., Any]) -> "custom_function[_P, _R]":
         self._vjp = rule
         return self
 
-    def jvp(self, rule):
+    def jvp(self, rule: Callable[..., Any]) -> "custom_function[_P, _R]":
         self._jvp = rule
         return self
 
-    def vmap(self, rule):
+    def vmap(self, rule: Callable[..., Any]) -> "custom_function[_P, _R]":
         self._vmap = rule
         return self
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         primals = _arrays(list(args))
         # The state of the random generator, so a recomputation draws the same numbers.
         rng = list(_random.state)
@@ -272,7 +290,7 @@ class custom_function:
         return results[0] if single else _replace(out, results)
 
 
-def checkpoint(fun):
+def checkpoint(fun: Callable[_P, _R]) -> custom_function[_P, _R]:
     """fun, recomputed in the backward pass instead of keeping its intermediates (the same random
     numbers are drawn again)."""
     return custom_function(fun)

@@ -5,11 +5,16 @@ module matches the trees and names the argument or output at fault by its dotted
 ``tree_flatten``, with the argument's position first: ``1.layers.0.weight``)."""
 
 import functools
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
 from . import _core
 from ._errors import op_error
 from ._transforms import _replace
 from .utils import _children, tree_flatten
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 def _is_array(x):
@@ -122,7 +127,7 @@ def _place(out, found, want, path, size):
     return out if found == want else _core.moveaxis(out, found, want)
 
 
-def vmap(fun, in_axes=0, out_axes=0):
+def vmap(fun: Callable[_P, _R], in_axes: Any = 0, out_axes: Any = 0) -> Callable[_P, _R]:
     """fun vectorised over an axis of its arguments: ``vmap(fun)(xs)`` stacks ``fun(x)`` over
     the examples ``x`` of ``xs`` along axis 0, computed as one batched graph.
 

@@ -3,18 +3,37 @@ aliases of the memory functions call the top-level ones with MLX's deprecation m
 
 import functools
 import warnings
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
 from . import _core, _devices
 
+__all__ = [
+    "is_available",
+    "device_info",
+    "set_wired_limit",
+    "get_active_memory",
+    "get_peak_memory",
+    "reset_peak_memory",
+    "get_cache_memory",
+    "set_memory_limit",
+    "set_cache_limit",
+    "clear_cache",
+]
 
-def is_available():
+
+def is_available() -> bool:
     """Whether Metal is available: never, nuvec runs on the CPU."""
     return False
 
 
-def _deprecated(name, target):
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _deprecated(name: str, target: Callable[_P, _R]) -> Callable[_P, _R]:
     @functools.wraps(target)
-    def alias(*args, **kwargs):
+    def alias(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         warnings.warn(
             f"mx.metal.{name} is deprecated and will be removed in a future version. "
             f"Use mx.{name} instead.",
@@ -27,7 +46,7 @@ def _deprecated(name, target):
     return alias
 
 
-def _gpu_info():
+def _gpu_info() -> dict[str, Any]:
     return _devices.device_info(_core.gpu)
 
 

@@ -10,9 +10,12 @@ by those paths.
 import copy
 import dataclasses
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from itertools import zip_longest
+from typing import Any
 
 from . import _core
+from . import _typing as _t
 from ._errors import op_error
 
 __all__ = [
@@ -58,7 +61,12 @@ def _rebuild(tree, values):
     return out
 
 
-def tree_flatten(tree, prefix="", is_leaf=None, destination=None):
+def tree_flatten(
+    tree: _t.Tree,
+    prefix: str = "",
+    is_leaf: Callable[[Any], bool] | None = None,
+    destination: list[Any] | dict[str, Any] | None = None,
+) -> Any:
     """The leaves of ``tree`` as a list of ``(path, leaf)`` (or into ``destination``, a list or
     dict). ``prefix`` is prepended to every path and starts with the separator: ``".model"``."""
     if destination is None:
@@ -73,7 +81,7 @@ def tree_flatten(tree, prefix="", is_leaf=None, destination=None):
     return destination
 
 
-def tree_unflatten(tree):
+def tree_unflatten(tree: Sequence[tuple[str, Any]] | dict[str, Any]) -> _t.Tree:
     """The tree whose ``tree_flatten`` is ``tree`` (a list of pairs or a dict); numeric keys make
     lists."""
     items = list(tree.items()) if isinstance(tree, dict) else list(tree)
@@ -92,12 +100,23 @@ def tree_unflatten(tree):
     return {k: tree_unflatten(v) for k, v in children.items()}
 
 
-def tree_map(fn, tree, *rest, is_leaf=None):
+def tree_map(
+    fn: Callable[..., Any],
+    tree: _t.Tree,
+    *rest: _t.Tree,
+    is_leaf: Callable[[Any], bool] | None = None,
+) -> _t.Tree:
     """Applies ``fn`` to the leaves of ``tree`` (and the matching leaves of the ``rest``)."""
     return tree_map_with_path(lambda _, *xs: fn(*xs), tree, *rest, is_leaf=is_leaf)
 
 
-def tree_map_with_path(fn, tree, *rest, is_leaf=None, path=None):
+def tree_map_with_path(
+    fn: Callable[..., Any],
+    tree: _t.Tree,
+    *rest: _t.Tree,
+    is_leaf: Callable[[Any], bool] | None = None,
+    path: str | None = None,
+) -> _t.Tree:
     """As ``tree_map``, calling ``fn(path, leaf, *rest_leaves)``."""
     kids = None if is_leaf is not None and is_leaf(tree) else _children(tree)
     if kids is None:
@@ -116,7 +135,12 @@ def tree_map_with_path(fn, tree, *rest, is_leaf=None, path=None):
     return _rebuild(tree, values)
 
 
-def tree_reduce(fn, tree, initializer=None, is_leaf=None):
+def tree_reduce(
+    fn: Callable[[Any, Any], Any],
+    tree: _t.Tree,
+    initializer: Any = None,
+    is_leaf: Callable[[Any], bool] | None = None,
+) -> Any:
     """Folds ``fn(accumulator, leaf)`` over the leaves (the first leaf starts without an initializer)."""
     kids = None if is_leaf is not None and is_leaf(tree) else _children(tree)
     if kids is None:
@@ -127,7 +151,9 @@ def tree_reduce(fn, tree, initializer=None, is_leaf=None):
     return acc
 
 
-def tree_merge(tree_a, tree_b, merge_fn=None):
+def tree_merge(
+    tree_a: _t.Tree, tree_b: _t.Tree, merge_fn: Callable[[Any, Any], Any] | None = None
+) -> _t.Tree:
     """Merges two trees; where both have a leaf at one place, ``merge_fn(a, b)`` decides."""
     if isinstance(tree_a, (dict, list, tuple)) and len(tree_a) == 0:
         tree_a = None
@@ -149,7 +175,7 @@ def _array_leaves(tree):
     return [(p, x) for p, x in tree_flatten(tree) if isinstance(x, _core.array)]
 
 
-def save_tree(path, tree, metadata=None):
+def save_tree(path: _t.File, tree: _t.Tree, metadata: dict[str, str] | None = None) -> None:
     """Writes the array leaves of ``tree`` to a safetensors file keyed by their paths."""
     from .io import save_safetensors
 
@@ -176,7 +202,7 @@ def _assign(tree, loaded, path):
     return _rebuild(tree, values)
 
 
-def load_into(tree, path):
+def load_into(tree: _t.Tree, path: _t.File) -> _t.Tree:
     """Loads a safetensors file into the array leaves of ``tree``, strictly: every leaf must be
     in the file with its shape and the file must hold nothing else. On any problem it raises
     one error listing every problem, and the tree is unchanged. Returns the tree."""

@@ -1,6 +1,5 @@
 // Random ops: the bit stream of a key, and the samplers composed from it as MLX composes them
 // (so the values match MLX's bit for bit, and grad and vmap go through the ops used).
-#include <cfloat>
 #include <cmath>
 #include <string>
 
@@ -60,6 +59,16 @@ Array erfinv_unit(const Shape& shape, Dtype dtype, const Array& key, Stream s) {
   return dtype == Dtype::float32 ? e : astype(e, dtype, s);
 }
 
+// MLX's complex normal: erfinv of uniforms on (-1, 1) as (real, imaginary) pairs, so each part
+// has variance 1/2; then scale * z + loc with the arguments' own dtypes.
+Array complex_normal(Shape shape, const std::optional<Array>& loc, const std::optional<Array>& scale, const Array& key,
+                     Stream s) {
+  shape.push_back(2);
+  Array z = squeeze(view(fused_float(key, shape, RandomKind::erfinv, s), Dtype::complex64, s), {{-1}}, s);
+  if (scale) z = binary(BinaryOp::multiply, *scale, z, s);
+  return loc ? binary(BinaryOp::add, *loc, z, s) : z;
+}
+
 }  // namespace
 
 Array key(uint64_t seed) {
@@ -108,7 +117,10 @@ Array uniform(const Array& low, const Array& high, const Shape& shape, Dtype dty
 // sqrt(2) * erfinv(u) with u uniform on (-1, 1), then * scale + loc.
 Array normal(const Shape& shape, Dtype dtype, const std::optional<Array>& loc, const std::optional<Array>& scale,
              const Array& key, Stream s) {
-  check_float(dtype, "normal", "normal numbers");
+  if (dtype == Dtype::complex64) return complex_normal(shape, loc, scale, key, s);
+  if (!is_floating(dtype))
+    throw OpError("normal",
+                  std::string("only floating point and complex64 dtypes are supported, not ") + name_of(dtype));
   if (dtype == Dtype::float32 && !loc && !scale) return fused_float(key, shape, RandomKind::normal, s);
   Array factor = scalar_array(std::sqrt(2.0), dtype);
   if (scale) factor = binary(BinaryOp::multiply, factor, astype(*scale, dtype, s), s);
@@ -119,15 +131,20 @@ Array normal(const Shape& shape, Dtype dtype, const std::optional<Array>& loc, c
 Array randint(const Array& low, const Array& high, const Shape& shape, Dtype dtype, const Array& key, Stream s) {
   if (is_inexact(dtype))
     throw OpError("randint", std::string("randint makes integers or bools, not ") + name_of(dtype));
-  Array u = uniform(low, high, shape, Dtype::float32, key, s);
-  return astype(unary(UnaryOp::floor, binary(BinaryOp::maximum, u, low, s), s), dtype, s);
+  // MLX 0.32's draw: floor of a float32 uniform on [low, high), cast, then clipped to
+  // [low, high - 1] in the output dtype (bounds cast, so out-of-range bounds wrap first).
+  Array x = astype(unary(UnaryOp::floor, uniform(low, high, shape, Dtype::float32, key, s), s), dtype, s);
+  Array top = astype(binary(BinaryOp::subtract, high, scalar_array(1, high.dtype()), s), dtype, s);
+  return binary(BinaryOp::maximum, binary(BinaryOp::minimum, x, top, s), astype(low, dtype, s), s);
 }
 
 Array bernoulli(const Array& p, const std::optional<Shape>& shape, const Array& key, Stream s) {
   if (!is_floating(p.dtype()))
     throw OpError("bernoulli", std::string("the probability p must be a float, not ") + name_of(p.dtype()));
   Shape sh = shape.value_or(p.shape());
-  Array out = binary(BinaryOp::less, uniform(sh, p.dtype(), key, s), p, s);
+  // MLX: bits < p * nextafter(2^32, inf) in float32, so p >= 1 is always and p <= 0 never true.
+  Array top = scalar_array(double(std::nextafter(4294967296.0f, INFINITY)), Dtype::float32);
+  Array out = binary(BinaryOp::less, bits(sh, 4, key, s), binary(BinaryOp::multiply, p, top, s), s);
   if (out.shape() != sh)
     throw OpError("bernoulli",
                   "p of shape " + shape_text(p.shape()) + " does not broadcast to shape " + shape_text(sh));
@@ -140,19 +157,52 @@ Array truncated_normal(const Array& lower, const Array& upper, const std::option
   check_float(dtype, "truncated_normal", "truncated normal numbers");
   Array sqrt2 = scalar_array(std::sqrt(2.0), dtype);
   Array lo = astype(lower, dtype, s), hi = astype(upper, dtype, s);
-  Array a = unary(UnaryOp::erf, binary(BinaryOp::divide, lo, sqrt2, s), s);
-  Array b = unary(UnaryOp::erf, binary(BinaryOp::divide, hi, sqrt2, s), s);
+  // MLX's own erf approximation: its bits are part of the samples'.
+  Array a = unary(UnaryOp::mlx_erf, binary(BinaryOp::divide, lo, sqrt2, s), s);
+  Array b = unary(UnaryOp::mlx_erf, binary(BinaryOp::divide, hi, sqrt2, s), s);
   Shape sh = shape ? *shape : broadcast_shapes(lo.shape(), hi.shape(), "truncated_normal");
   Array out = binary(BinaryOp::multiply, sqrt2, unary(UnaryOp::erfinv, uniform(a, b, sh, dtype, key, s), s), s);
   return binary(BinaryOp::maximum, binary(BinaryOp::minimum, hi, out, s), lo, s);
 }
 
-// -log(-log(u)) with u uniform on [float32 tiny, 1).
+// -log(-log(u)) with u uniform on [0, 1).
 Array gumbel(const Shape& shape, Dtype dtype, const Array& key, Stream s) {
   check_float(dtype, "gumbel", "Gumbel numbers");
-  Array u = uniform(scalar_array(double(FLT_MIN)), scalar_array(1.0), shape, dtype, key, s);
+  Array u = uniform(shape, dtype, key, s);
   return unary(UnaryOp::negative, unary(UnaryOp::log, unary(UnaryOp::negative, unary(UnaryOp::log, u, s), s), s), s);
 }
+
+namespace {
+
+// Per value, how many entries of the ascending 1-D `sorted` are not above it (NaN last): a
+// searchsorted on the right, from one stable sort of both (a value's rank there, less its rank
+// among the values, counts the entries before it).
+Array count_not_above(const Array& sorted, const Array& values, Stream s) {
+  int64_t n = sorted.size(), m = values.size();
+  Array flat = reshape(values, {m}, s);
+  auto rank = [&](const Array& a) { return argsort(argsort(a, 0, s), 0, s); };
+  Array mine = slice(rank(concatenate({sorted, flat}, 0, s)), {n}, {n + m}, {1}, s);
+  return reshape(binary(BinaryOp::subtract, mine, rank(flat), s), values.shape(), s);
+}
+
+// MLX's draw for one distribution (1-D logits, or any with one row) and a non-empty sample
+// shape: the inverse CDF. Probabilities exp(x - max) with MLX's exp (the entries equal to the
+// max when it is infinite), u * their sequential sum placed among their exclusive prefix sums.
+Array inverse_cdf(const Array& logits, const Shape& shape, const Array& key, Stream s) {
+  Dtype dt = promote(logits.dtype(), Dtype::float32);
+  Array x = astype(logits, dt, s);
+  Array m = max(x, std::nullopt, false, s);
+  Array p = where(unary(UnaryOp::isinf, m, s), astype(binary(BinaryOp::equal, x, m, s), dt, s),
+                  unary(UnaryOp::mlx_exp, binary(BinaryOp::subtract, x, m, s), s), s);
+  Array below = scan(ScanOp::sum, p, 0, false, false, std::nullopt, s);
+  // MLX's CPU sum adds in order: the last inclusive prefix sum, bit for bit.
+  int64_t n = p.size();
+  Array total = reshape(slice(scan(ScanOp::sum, p, 0, false, true, std::nullopt, s), {n - 1}, {n}, {1}, s), {}, s);
+  Array t = binary(BinaryOp::multiply, uniform(shape, Dtype::float32, key, s), total, s);
+  return binary(BinaryOp::subtract, count_not_above(below, t, s), scalar_array(1, Dtype::uint32), s);
+}
+
+}  // namespace
 
 // Gumbel-max: argmax of the logits plus Gumbel noise.
 Array categorical(const Array& logits, int axis, const std::optional<Shape>& shape, std::optional<int64_t> num_samples,
@@ -177,6 +227,8 @@ Array categorical(const Array& logits, int axis, const std::optional<Shape>& sha
       throw OpError("categorical", "shape " + shape_text(sh) + " is not compatible with logits of shape " +
                                        shape_text(logits.shape()) + " reduced on axis " + std::to_string(axis));
   }
+  int64_t n = logits.shape(axis);
+  if (n > 0 && n == logits.size() && !sh.empty()) return inverse_cdf(reshape(logits, {n}, s), sh, key, s);
   int offset = axis + int(sh.size()) - x.ndim() + 1;
   Shape g_shape(sh.begin(), sh.begin() + offset);
   g_shape.push_back(logits.shape(axis));
@@ -186,15 +238,16 @@ Array categorical(const Array& logits, int axis, const std::optional<Shape>& sha
 }
 
 // Inverse CDF: sign(u) * log1p(-|u|) with u uniform on (-1, 1), then * scale + loc.
-Array laplace(const Shape& shape, Dtype dtype, double loc, double scale, const Array& key, Stream s) {
+Array laplace(const Shape& shape, Dtype dtype, float loc, float scale, const Array& key, Stream s) {
   check_float(dtype, "laplace", "Laplace numbers");
   Array u =
       uniform(scalar_array(double(std::nextafter(-1.0f, 0.0f))), scalar_array(1.0), shape, Dtype::float32, key, s);
-  Array out = binary(BinaryOp::multiply, unary(UnaryOp::sign, u, s),
-                     unary(UnaryOp::log1p, unary(UnaryOp::negative, unary(UnaryOp::abs, u, s), s), s), s);
+  // MLX multiplies by -1 in `dtype`: log1p runs in float64 for a float64 result.
+  Array neg = unary(UnaryOp::negative, astype(unary(UnaryOp::abs, u, s), promote(dtype, Dtype::float32), s), s);
+  Array out = binary(BinaryOp::multiply, unary(UnaryOp::sign, u, s), unary(UnaryOp::log1p, neg, s), s);
   out = astype(out, dtype, s);
-  if (scale != 1.0) out = binary(BinaryOp::multiply, scalar_array(scale, dtype), out, s);
-  if (loc != 0.0) out = binary(BinaryOp::add, scalar_array(loc, dtype), out, s);
+  if (scale != 1.0f) out = binary(BinaryOp::multiply, scalar_array(double(scale), dtype), out, s);
+  if (loc != 0.0f) out = binary(BinaryOp::add, scalar_array(double(loc), dtype), out, s);
   return out;
 }
 

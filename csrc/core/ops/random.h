@@ -29,7 +29,7 @@ Array gumbel(const Shape& shape, Dtype dtype, const Array& key, Stream s);
 // uint32 indices; at most one of `shape` and `num_samples`.
 Array categorical(const Array& logits, int axis, const std::optional<Shape>& shape, std::optional<int64_t> num_samples,
                   const Array& key, Stream s);
-Array laplace(const Shape& shape, Dtype dtype, double loc, double scale, const Array& key, Stream s);
+Array laplace(const Shape& shape, Dtype dtype, float loc, float scale, const Array& key, Stream s);
 // A permutation of arange(n) (uint32), or of x's entries along `axis`.
 Array permutation(int64_t n, const Array& key, Stream s);
 Array permutation(const Array& x, int axis, const Array& key, Stream s);

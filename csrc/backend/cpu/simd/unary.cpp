@@ -5,6 +5,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/simd/erfinv.h"
 #include "backend/cpu/simd/logf.h"
+#include "backend/cpu/simd/mlx_math.h"
 #include "backend/cpu/simd/simd.h"
 
 namespace nuvec::cpu::NUVEC_ISA {
@@ -92,6 +93,19 @@ struct Erf {
 #ifdef NUVEC_HAS_VECTOR_MATH
   static VecF vec(VecF v) { return NUVEC_MVEC(erf)(v); }
 #endif
+};
+
+// MLX's approximations: computed in float32 for every dtype (as MLX), the sign test on the input.
+struct MlxExp {
+  template <class T> static constexpr bool ok = real_float<T>;
+  template <class T> static T f(T x, NoParams) { return T(mlx_expf(float(x))); }
+};
+struct MlxErf {
+  template <class T> static constexpr bool ok = real_float<T>;
+  template <class T> static T f(T x, NoParams) {
+    float r = mlx_erf_magnitude(float(x));
+    return x > T(0) ? T(r) : T(-r);
+  }
 };
 
 struct Erfinv {
