@@ -52,13 +52,10 @@ MISSING = {
     **{
         n: _NOT_YET
         for n in (
-            "unique",
-            "convolve",
             "export_function",
             "import_function",
             "exporter",
             "FunctionExporter",
-            "einsum_path",
         )
     },
     # Names no issue lists yet.

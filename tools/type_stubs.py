@@ -52,6 +52,7 @@ PARAMS = {
     "step": "int | float",
     "memo": "dict[int, Any]",
     "val": "_ArrayLike | Sequence[Any]",
+    "sorted_sequence": "_ArrayLike",
 }
 
 # (function, parameter) -> type, where the name alone would mislead.
@@ -81,6 +82,8 @@ STAR = {
     "atleast_3d": "*args: _ArrayLike",
     "meshgrid": "*arrays: _ArrayLike",
     "einsum": "*operands: _ArrayLike",
+    "einsum_path": "*operands: _ArrayLike",
+    "broadcast_shapes": "*shapes: Sequence[int]",
 }
 
 # (function, result stubgen wrote) -> result; "" matches any function.
@@ -91,6 +94,9 @@ RESULTS = {
     ("__rdivmod__", "tuple"): "tuple[array, array]",
     ("nonzero", "tuple"): "tuple[array, ...]",
     ("unstack", "tuple"): "tuple[array, ...]",
+    ("meshgrid", "tuple"): "tuple[array, ...]",
+    ("broadcast_shapes", "tuple"): "tuple[int, ...]",
+    ("einsum_path", "tuple"): "tuple[list[tuple[int, ...]], str]",
     ("", "list"): "list[array]",
     ("", "Iterator"): "Iterator[array]",
     ("item", "object"): "Any",

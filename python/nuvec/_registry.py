@@ -297,7 +297,6 @@ _ELEMENTWISE = [
         "float",
         "numpy.logaddexp",
         ("u(UnaryOp::exp, sub(a, out))", "u(UnaryOp::exp, sub(b, out))"),
-        accepts="no_complex",
     ),
     _binary(
         "isclose", "bool", "numpy.isclose", ZERO, params="IsCloseParams", differentiable=BOOL_RESULT
@@ -464,6 +463,7 @@ _REDUCE = _ops(
     ],
 )
 
+_PLAN = dict(dtype="none", differentiable="a contraction order", batchable="a contraction order")
 _MATMUL = _ops(
     "matmul",
     "matmul",
@@ -476,9 +476,12 @@ _MATMUL = _ops(
         ("vecdot", 2, "numpy.vecdot"),
         ("tensordot", 2, "numpy.tensordot"),
         ("einsum", -1, "numpy.einsum"),
+        ("einsum_path", -1, "mlx.core.einsum_path", _PLAN),
+        ("convolve", 2, "numpy.convolve"),
     ],
 )
 
+_UNIQUE = dict(differentiable="selects by comparisons", batchable="flattens its input")
 _SORT = _ops(
     "sort",
     "sort",
@@ -490,6 +493,7 @@ _SORT = _ops(
         ("argpartition", 1, "numpy.argpartition", _INDICES),
         ("topk", 1, "mlx.core.topk"),
         ("searchsorted", 2, "numpy.searchsorted", _INDICES),
+        ("unique", 1, "mlx.core.unique", _UNIQUE),
     ],
 )
 
@@ -721,7 +725,9 @@ GROUPS = {
     "indexing": (
         "Indexing",
         "Besides `x[...]` and `x[...] = v` (see the `array` class): integer indices "
-        "out of range raise `EvalIndexError` when evaluated.",
+        "out of range raise `EvalIndexError` when evaluated. Float or bool index arrays raise "
+        "`OpError` at the call (MLX's `take_along_axis` / `put_along_axis` accept them and then "
+        "fail at evaluation or leave the array unchanged).",
     ),
     "reduce": (
         "Reductions",
