@@ -59,7 +59,6 @@ MISSING = {
         )
     },
     # Names no issue lists yet.
-    "get_array_buffer_size": "issue 11: not done yet (MLX 0.32's buffer-size query)",
     "ArrayIterator": "MLX's iterator class of `array.__iter__`; nuvec's arrays iterate without one",
     "ArrayLike": "MLX's typing protocol (objects with __mlx_array__); nuvec has no such hook",
 }

@@ -312,10 +312,29 @@ SNIPPETS = {
     "device_info_gpu": lambda mx: mx.device_info(mx.gpu),
     "get_memory_limit": lambda mx: isinstance(mx.get_memory_limit(), int),
     "memory_limit_roundtrip": lambda mx: _memory_limit_roundtrip(mx),
+    # MLX counts an allocator block, which can exceed the array (and depends on its cache), so
+    # the snippets compare relations that hold for any block size.
+    "buffer_size_relations": lambda mx: _buffer_size_relations(mx),
+    "buffer_size_unevaluated": lambda mx: mx.get_array_buffer_size(mx.ones(3) + 1),
     "wired_limit": lambda mx: mx.set_wired_limit(mx.set_wired_limit(0)),
     "metal_available": lambda mx: mx.metal.is_available(),
     "cuda_available": lambda mx: mx.cuda.is_available(),
 }
+
+
+def _buffer_size_relations(mx):
+    a, big = mx.arange(10), mx.ones((1000, 1000))
+    s = a[::2]
+    mx.eval(a, s, big)
+    size = mx.get_array_buffer_size
+    return (
+        size() == 0,
+        size(a) >= 40,
+        size(a, s, a) == size(a),  # a view shares its base's buffer
+        size({"x": [a, (s,)]}, 3, "q", None) == size(a),  # trees; other leaves are ignored
+        size(a, big) - size(a) >= 4_000_000,
+        size(mx.array(np.ones(1000, np.float32))) >= 4000,
+    )
 
 
 def _memory_limit_roundtrip(mx):

@@ -4,6 +4,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <string>
+#include <unordered_set>
 
 #include "core/eval.h"
 #include "core/primitives/depends.h"
@@ -158,6 +159,31 @@ void init_runtime(nb::module_& m) {
       },
       "Arrays equal to `inputs` whose evaluation first evaluates `dependencies` (an array or a sequence "
       "of arrays each); returns an array for an array, a list for a sequence.");
+
+  m.def(
+      "get_array_buffer_size",
+      [](nb::args args) {
+        // Each buffer counts once (views and aliases share one), at its size, as MLX on the CPU.
+        std::unordered_set<const Buffer*> seen;
+        size_t total = 0;
+        auto visit = [&](auto& self, nb::handle h) -> void {
+          if (nb::isinstance<Array>(h)) {
+            const Array& a = *nb::inst_ptr<Array>(h);
+            if (!a.evaluated())
+              throw nb::value_error("[get_array_buffer_size] Arrays must be evaluated before querying buffer size.");
+            const Buffer* b = a.buffer().get();
+            if (b && seen.insert(b).second) total += b->size();
+          } else if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
+            for (nb::handle x : nb::borrow<nb::sequence>(h)) self(self, x);
+          } else if (PyDict_Check(h.ptr())) {
+            for (auto [k, v] : nb::borrow<nb::dict>(h)) self(self, v);
+          }
+        };
+        for (nb::handle h : args) visit(visit, h);
+        return total;
+      },
+      "The bytes of the unique buffers behind the (evaluated) arrays in `args` (arrays or trees of "
+      "arrays; other leaves are ignored), each counted once.");
 
   m.def("get_active_memory", &memory::active, "Bytes held by live arrays (excluding the cache).");
   m.def("get_peak_memory", &memory::peak, "The largest active memory since the start or reset_peak_memory.");

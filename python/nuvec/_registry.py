@@ -653,6 +653,7 @@ NON_OPS = {
         n: ("memory", "memory management")
         for n in (
             "get_active_memory",
+            "get_array_buffer_size",
             "get_peak_memory",
             "reset_peak_memory",
             "get_cache_memory",
