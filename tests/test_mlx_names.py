@@ -61,3 +61,33 @@ def test_shared_name_is_the_same_kind(name):
     assert kind(getattr(nv, name)) == kind(getattr(mlx, name)), (
         f"{name}: nuvec's is a {kind(getattr(nv, name))}, MLX's a {kind(getattr(mlx, name))}"
     )
+
+
+# Attributes of MLX's array class that nuvec's array does not have, with why.
+ARRAY_MISSING = {
+    "__div__": "Python 2's division hook, unused by Python 3",
+    "__rdiv__": "Python 2's division hook, unused by Python 3",
+    "__setstate__": "nuvec pickles through __reduce__, which rebuilds the array without it",
+}
+
+
+def test_every_mlx_array_attribute_is_in_nuvec_or_allowed():
+    missing = [n for n in dir(mlx.array) if not hasattr(nv.array, n) and n not in ARRAY_MISSING]
+    assert not missing, f"attributes of mlx.core.array that nuvec's array lacks: {missing}"
+    assert all(not hasattr(nv.array, n) and hasattr(mlx.array, n) for n in ARRAY_MISSING)
+
+
+@pytest.mark.parametrize("name", ["real", "imag", "mT"])
+def test_array_properties_as_mlx(name):
+    for values in ([[1 + 2j, 3 - 1j]], [[1, 2], [3, 4]], [[[1.5, 2.0]], [[3.0, -4.0]]]):
+        got = getattr(nv.array(values), name)
+        want = getattr(mlx.array(values), name)
+        assert (
+            got.shape == want.shape
+            and str(got.dtype).rsplit(".")[-1] == str(want.dtype).rsplit(".")[-1]
+        )
+        assert got.tolist() == want.tolist()
+    if name == "mT":
+        for lib in (nv, mlx):
+            with pytest.raises(ValueError):
+                _ = lib.array([1.0]).mT

@@ -155,3 +155,12 @@ for _name in (
     "expand_dims",
 ):
     setattr(_core.array, _name, _method(getattr(_core, _name)))
+
+# MLX's array properties over ops (`x.T` is compiled; these are compositions).
+_core.array.real = property(lambda self: _core.real(self), doc="The real part of a complex array.")
+_core.array.imag = property(
+    lambda self: _core.imag(self), doc="The imaginary part of a complex array."
+)
+_core.array.mT = property(
+    lambda self: _core.matrix_transpose(self), doc="The array with its last two axes swapped."
+)
