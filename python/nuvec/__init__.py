@@ -33,6 +33,7 @@ from ._dtypes import (  # noqa: F401
     signedinteger,
     unsignedinteger,
 )
+from ._export import FunctionExporter, export_function, exporter, import_function  # noqa: F401
 from ._fp8 import from_fp8, to_fp8  # noqa: F401
 from ._streams import stream  # noqa: F401
 from .io import load, save, save_gguf, save_safetensors, savez, savez_compressed  # noqa: F401
@@ -59,6 +60,7 @@ __all__ = [
     "bitwise_left_shift", "bitwise_right_shift", "broadcast_shapes", "can_cast",
     "checkpoint", "complexfloating", "cuda", "cumulative_prod", "cumulative_sum",
     "custom_function", "device_count", "device_info", "e", "empty", "empty_like", "euler_gamma",
+    "export_function", "exporter", "FunctionExporter", "import_function",
     "finfo", "floating", "from_fp8", "full_like", "generic", "grad", "iinfo", "inexact", "inf", "integer", "io",
     "isdtype", "issubdtype", "jvp", "load", "load_into", "median", "metal", "nan", "newaxis",
     "number", "permute_dims", "pi", "pow", "random", "result_type", "save", "save_gguf", "save_safetensors",

@@ -617,6 +617,10 @@ NON_OPS = {
     },
     **{n: ("evaluation", "evaluation") for n in ("eval", "async_eval")},
     **{
+        n: ("export", "function export")
+        for n in ("export_function", "import_function", "exporter", "FunctionExporter")
+    },
+    **{
         n: ("devices", "devices and streams")
         for n in (
             "cpu",
@@ -639,51 +643,24 @@ NON_OPS = {
     **{
         n: ("memory", "memory management")
         for n in (
-            "get_active_memory",
-            "get_peak_memory",
-            "reset_peak_memory",
-            "get_cache_memory",
-            "set_memory_limit",
-            "get_memory_limit",
-            "set_cache_limit",
-            "set_wired_limit",
-            "clear_cache",
-        )
+            "get_active_memory get_peak_memory reset_peak_memory get_cache_memory set_memory_limit "
+            "get_memory_limit set_cache_limit set_wired_limit clear_cache"
+        ).split()
     },
     **{n: ("threads", "thread setting") for n in ("get_num_threads", "set_num_threads")},
     **{
         n: ("dtypes", "a dtype")
         for n in (
-            "Dtype",
-            "bool_",
-            "uint8",
-            "uint16",
-            "uint32",
-            "uint64",
-            "int8",
-            "int16",
-            "int32",
-            "int64",
-            "float16",
-            "float32",
-            "float64",
-            "bfloat16",
-            "complex64",
-        )
+            "Dtype bool_ uint8 uint16 uint32 uint64 int8 int16 "
+            "int32 int64 float16 float32 float64 bfloat16 complex64"
+        ).split()
     },
     **{
         n: ("dtypes", "a dtype category")
         for n in (
-            "DtypeCategory",
-            "generic",
-            "number",
-            "integer",
-            "signedinteger",
-            "unsignedinteger",
-            "inexact",
-            "floating",
-            "complexfloating",
-        )
+            "DtypeCategory generic number integer signedinteger "
+            "unsignedinteger inexact floating complexfloating"
+        ).split()
     },
     **{
         n: ("dtypes", "dtype query, not an array op")
@@ -761,6 +738,10 @@ GROUPS = {
         "Evaluation",
         "Arrays are lazy: these (and `item`, `tolist`, printing, NumPy and DLPack "
         "export) compute them.",
+    ),
+    "export": (
+        "Function export",
+        "A traced function saved to a file and loaded back as a callable (docs/export.md).",
     ),
     "devices": (
         "Devices and streams",
