@@ -185,6 +185,17 @@ def signature_and_summary(obj, name):
     if first and first.group(1) == name:
         sig = _strip_annotations(lines[0].strip())
         lines = lines[1:]
+        # nanobind's overloads: one signature line each, then "Overloaded function." and numbered forms.
+        forms = []
+        while lines and re.match(rf"{name}\(.*\)", lines[0].strip()):
+            forms.append(_strip_annotations(lines.pop(0).strip()))
+        if forms:
+            lines = [
+                ln
+                for ln in lines
+                if ln.strip() != "Overloaded function." and not re.match(r"\d+\. ``", ln.strip())
+            ]
+            lines += ["Also " + ", ".join(f"`{f}`" for f in forms) + "."]
     elif callable(obj) and not isinstance(obj, type):
         try:
             full = inspect.signature(obj)  # shown without annotations, as the compiled ops are

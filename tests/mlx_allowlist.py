@@ -2,7 +2,6 @@
 brings it, or why nuvec leaves it out). tests/test_mlx_names.py fails when nuvec lacks a name of
 `dir(mlx.core)` that is not here, and when a name here is one nuvec has (drop it then)."""
 
-_NOT_YET = "issue 11: not done yet"
 _COMPILE = "compile: issue 14"
 _FAST = "fast kernels, quantization and gathered products: issue 15"
 _LINALG = "linear algebra and FFT: issue 17"
@@ -48,27 +47,7 @@ MISSING = {
         )
     },
     "matrix_norm": _LINALG,
-    # Names issue 11 lists that this round has not done.
-    **{
-        n: _NOT_YET
-        for n in (
-            "unique",
-            "convolve",
-            "depends",
-            "printoptions",
-            "set_printoptions",
-            "get_printoptions",
-            "PrintOptions",
-            "export_to_dot",
-            "einsum_path",
-            "StreamContext",
-            "ThreadLocalStream",
-            "new_thread_local_stream",
-            "clear_streams",
-        )
-    },
     # Names no issue lists yet.
-    "new_thread_unsafe_stream": "issue 11: not done yet (MLX 0.32's unsynchronised stream)",
     "get_array_buffer_size": "issue 11: not done yet (MLX 0.32's buffer-size query)",
     "ArrayIterator": "MLX's iterator class of `array.__iter__`; nuvec's arrays iterate without one",
     "ArrayLike": "MLX's typing protocol (objects with __mlx_array__); nuvec has no such hook",

@@ -194,6 +194,8 @@ EFFECTS = {
     "set_num_threads",
     "set_wired_limit",
     "clear_cache",
+    "clear_streams",
+    "set_printoptions",
     "reset_peak_memory",
     "seed",
 }

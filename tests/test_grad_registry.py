@@ -384,6 +384,19 @@ REGISTRY = {
     "einsum_batched": Case(
         lambda a, b: mx.einsum("bij,jk->bki", a, b), shapes=((2, 3, 4), (4, 2)), covers=("einsum",)
     ),
+    "einsum_diagonal": Case(
+        lambda a, b: mx.einsum("iij,jk->ik", a, b), shapes=((3, 3, 4), (4, 2)), covers=("einsum",)
+    ),
+    "einsum_three": Case(
+        lambda a, b, c: mx.einsum("ij,jk,kl->il", a, b, c),
+        shapes=((2, 3), (3, 4), (4, 2)),
+        covers=("einsum",),
+    ),
+    "convolve": Case(
+        lambda a, v: [mx.convolve(a, v), mx.convolve(v, a, "same"), mx.convolve(a, v, "valid")],
+        shapes=((6,), (3,)),
+        mlx_skip="MLX's convolve (conv1d) takes no float64 on the CPU",
+    ),
     "sort": Case(lambda x: mx.sort(x, axis=1), domain=distinct()),
     "sort_flat": Case(lambda x: mx.sort(x, axis=None), domain=distinct(), covers=("sort",)),
     "partition": Case(lambda x: mx.partition(x, 1, axis=1), domain=distinct()),

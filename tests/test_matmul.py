@@ -252,14 +252,12 @@ def test_contraction_errors():
     op_error(lambda: mx.inner(x, mx.zeros((3, 3))), "inner")
     op_error(lambda: mx.tensordot(x, mx.zeros((3, 4)), axes=[[0], [1]]), "tensordot")
     op_error(lambda: mx.tensordot(x, x, axes=3), "tensordot")
-    op_error(lambda: mx.einsum("ii->i", mx.zeros((3, 3))), "einsum")
     op_error(lambda: mx.einsum("i.j", x), "einsum")
     op_error(lambda: mx.einsum("...ij,...jk", mx.zeros((2, 3, 4)), mx.zeros((3, 4, 5))), "einsum")
     op_error(lambda: mx.einsum("...ijk", x), "einsum")
     op_error(lambda: mx.einsum("ij,jk->ik", x, mx.zeros((3, 2))), "einsum")
     op_error(lambda: mx.einsum("ij,jk->iz", x, mx.zeros((4, 2))), "einsum")
     op_error(lambda: mx.einsum("ij->i", x, x), "einsum")
-    op_error(lambda: mx.einsum("ij->i", mx.zeros((3, 4), dtype=mx.int32)), "einsum")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -52,6 +52,7 @@ PARAMS = {
     "step": "int | float",
     "memo": "dict[int, Any]",
     "val": "_ArrayLike | Sequence[Any]",
+    "sorted_sequence": "_ArrayLike",
 }
 
 # (function, parameter) -> type, where the name alone would mislead.
@@ -59,6 +60,9 @@ PARAMS_OF = {
     ("tensordot", "axes"): "int | Sequence[Sequence[int]]",
     ("from_dlpack", "x"): "Any",
     ("synchronize", "stream"): "Stream",
+    ("__dlpack__", "max_version"): "tuple[int, int]",
+    ("depends", "arg0"): "_ArrayLike | Sequence[_ArrayLike]",
+    ("depends", "arg1"): "_ArrayLike | Sequence[_ArrayLike]",
     **{
         (op, "axis"): "int"
         for op in "argmax argmin concatenate repeat take take_along_axis put_along_axis".split()
@@ -78,6 +82,8 @@ STAR = {
     "atleast_3d": "*args: _ArrayLike",
     "meshgrid": "*arrays: _ArrayLike",
     "einsum": "*operands: _ArrayLike",
+    "einsum_path": "*operands: _ArrayLike",
+    "broadcast_shapes": "*shapes: Sequence[int]",
 }
 
 # (function, result stubgen wrote) -> result; "" matches any function.
@@ -88,6 +94,9 @@ RESULTS = {
     ("__rdivmod__", "tuple"): "tuple[array, array]",
     ("nonzero", "tuple"): "tuple[array, ...]",
     ("unstack", "tuple"): "tuple[array, ...]",
+    ("meshgrid", "tuple"): "tuple[array, ...]",
+    ("broadcast_shapes", "tuple"): "tuple[int, ...]",
+    ("einsum_path", "tuple"): "tuple[list[tuple[int, ...]], str]",
     ("", "list"): "list[array]",
     ("", "Iterator"): "Iterator[array]",
     ("item", "object"): "Any",
@@ -96,6 +105,8 @@ RESULTS = {
     ("atleast_1d", "object"): "array | list[array]",
     ("atleast_2d", "object"): "array | list[array]",
     ("atleast_3d", "object"): "array | list[array]",
+    ("depends", "object"): "array | list[array]",
+    ("__bytes__", "object"): "bytes",
 }
 IN_PLACE = re.compile(r"__i[a-z]+__")  # x += y updates x itself and gives it back
 COMPARISON = ("__eq__", "__ne__")  # element-wise, as MLX: an array, not object.__eq__'s bool

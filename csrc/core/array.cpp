@@ -1,6 +1,7 @@
 #include "core/array.h"
 
 #include "core/primitive.h"
+#include "core/streams.h"
 
 namespace nuvec {
 
@@ -48,7 +49,7 @@ std::vector<Array> Array::lazy_multi(std::vector<Shape> shapes, std::vector<Dtyp
 Array Array::from_buffer(Shape shape, Dtype dtype, std::shared_ptr<Buffer> buffer, Strides strides, int64_t offset) {
   auto n = std::make_shared<Node>(std::move(shape), dtype);
   n->size = shape_size(n->shape);
-  n->stream = default_stream(default_device());
+  n->stream = peek_default_stream(default_device());  // a label only: never raises, even after clear_streams
   Array a(std::move(n));
   a.set_data(std::move(buffer), std::move(strides), offset);
   a.node_->evaluated.store(true, std::memory_order_release);
@@ -81,6 +82,11 @@ thread_local std::vector<std::weak_ptr<Node>> t_traced[32];
 
 void note_traced(const std::shared_ptr<Node>& n) {
   for (uint32_t bits = n->traced; bits; bits &= bits - 1) t_traced[__builtin_ctz(bits)].push_back(n);
+}
+
+uint32_t& valueless_trace_bits() {
+  static thread_local uint32_t bits = 0;
+  return bits;
 }
 
 std::vector<std::weak_ptr<Node>> take_traced(int level) {

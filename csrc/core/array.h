@@ -102,5 +102,8 @@ int64_t shape_size(const Shape& shape);  // product; checks for overflow in ops,
 // bit from all of them (those of its backward pass too) when it ends.
 void note_traced(const std::shared_ptr<Node>& n);
 std::vector<std::weak_ptr<Node>> take_traced(int level);
+// Transform bits (on this thread) whose traced arrays have no value to read: vmap's, whose arrays
+// stand for every example at once. Evaluating such an array raises at the call.
+uint32_t& valueless_trace_bits();
 
 }  // namespace nuvec

@@ -91,6 +91,12 @@ void eval(const std::vector<Array>& outputs) {
   bool pending = false;
   for (const Array& a : outputs) pending |= !a.evaluated();
   if (!pending) return;
+  if (uint32_t bits = valueless_trace_bits())  // as MLX: a ValueError at the call
+    for (const Array& a : outputs)
+      if (a.traced() & bits)
+        throw OpError("eval",
+                      "the value of a batched array cannot be read inside the vmapped function (item, tolist, "
+                      "printing, eval, a boolean mask or an op whose shape depends on values)");
   std::lock_guard<std::mutex> lock(eval_mutex());
   std::vector<Node*> order = schedule(outputs);
   std::unordered_set<Node*> fused = plan_fusion(order, outputs);
@@ -100,7 +106,11 @@ void eval(const std::vector<Array>& outputs) {
 
 void async_eval(const std::vector<Array>& outputs) {
   bool pending = false;
-  for (const Array& a : outputs) pending |= !a.evaluated();
+  for (const Array& a : outputs) {
+    // As MLX: a transform's traced arrays are read in place by the transform, never queued.
+    if (a.traced()) throw OpError("async_eval", "not allowed on an array traced by a transform (grad, vjp, jvp, vmap)");
+    pending |= !a.evaluated();
+  }
   if (!pending) return;
   enqueue(outputs.front().stream(), [outputs] {
     try {

@@ -2,16 +2,20 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdlib>
+#include <exception>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace nuvec {
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 int cores_available() {
 #if defined(__linux__)
@@ -29,7 +33,31 @@ int initial_threads() {
   return cores_available();
 }
 
-// Workers sleep on a generation counter; the caller takes part as thread 0.
+void pause() {
+#if defined(__x86_64__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Idle workers poll for the next job this long before they sleep: a sleeping thread's core may be
+// halted (a virtual CPU handed back to the host), and waking it can take longer than a whole
+// product. After a few microseconds of plain polling they poll with sched_yield, so a process that
+// wants the core gets it at once: polling costs a loaded machine almost nothing.
+constexpr auto kWorkerPoll = std::chrono::microseconds(2000);
+constexpr auto kPlainPoll = std::chrono::microseconds(5);
+// The caller, out of pieces to claim, polls for the pieces still running on workers at most this
+// many times as long as its own pieces took on average (and at least kCallerPollMin), then
+// sleeps: a worker that takes far longer has lost its core to another process, and the caller's
+// sleep frees a core that the scheduler hands to it.
+constexpr int kCallerPollPieces = 2;
+constexpr auto kCallerPollMin = std::chrono::microseconds(20);
+
+// Set while a thread runs pieces of a job: a parallel_for inside one runs inline.
+thread_local bool in_job = false;
+
+// Runs jobs of numbered pieces. Threads (the caller and the workers) claim pieces one at a time
+// until none are left; the caller returns once every claimed piece has finished, so it never
+// waits for a worker that has not started: a worker off its core claims nothing.
 class Pool {
  public:
   explicit Pool(int n) { resize(n); }
@@ -37,90 +65,119 @@ class Pool {
   int size() const { return size_; }
 
   void resize(int n) {
-    std::lock_guard<std::mutex> run_lock(run_mu_);
+    std::lock_guard<std::mutex> l(run_mu_);
     stop_workers();
     size_ = std::max(1, n);
-    stop_ = false;
-    for (int i = 1; i < size_; ++i) threads_.emplace_back([this, i] { loop(i); });
+    uint32_t seen = job_id_.load();
+    for (int i = 1; i < size_; ++i) threads_.emplace_back([this, seen] { loop(seen); });
   }
 
-  void run(int64_t pieces, const std::function<void(int64_t)>& piece) {
-    std::lock_guard<std::mutex> run_lock(run_mu_);
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      job_ = &piece;
-      pieces_ = pieces;
-      next_.store(0);
-      busy_ = size_ - 1;
-      ++generation_;
-    }
-    cv_.notify_all();
-    work();
-    spin_until([&] { return busy_.load(std::memory_order_acquire) == 0; });
-    std::unique_lock<std::mutex> l(mu_);
-    done_cv_.wait(l, [&] { return busy_ == 0; });
-    job_ = nullptr;
+  // False when the pool is taken (by another thread's job, or while resizing): run inline then.
+  bool try_run(uint32_t pieces, const std::function<void(int64_t)>& piece) {
+    std::unique_lock<std::mutex> l(run_mu_, std::try_to_lock);
+    if (!l.owns_lock()) return false;
+    uint32_t id = job_id_.load(std::memory_order_relaxed) + 1;
+    job_ = &piece;
+    pieces_.store(pieces, std::memory_order_relaxed);
+    done_.store(0, std::memory_order_relaxed);
+    claim_.store(uint64_t(id) << 32, std::memory_order_release);
+    job_id_.store(id);
+    if (sleepers_.load() > 0) job_id_.notify_all();
+    auto start = Clock::now();
+    uint32_t mine = work(id);
+    wait_done(pieces, mine ? (Clock::now() - start) / mine : Clock::duration{});
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    return true;
   }
 
  private:
-  void work() {
-    for (int64_t i; (i = next_.fetch_add(1)) < pieces_;) (*job_)(i);
-  }
-
-  // Threads poll for a while before they sleep, workers for the next job and the caller for
-  // the workers to finish: a sleeping thread's core may be halted (a virtual CPU handed back to
-  // the host), and waking it can take longer than a whole product, so back-to-back jobs would
-  // run on one core. OpenMP and OpenBLAS wait the same way.
-  template <class Ready> static void spin_until(Ready ready) {
-    constexpr auto kSpin = std::chrono::milliseconds(2);
-    auto until = std::chrono::steady_clock::now() + kSpin;
-    for (int i = 1; !ready(); ++i) {
-#if defined(__x86_64__)
-      __builtin_ia32_pause();
-#endif
-      if (i % 256 == 0 && std::chrono::steady_clock::now() > until) return;
+  // Claims and runs pieces of job `id` until none are left; returns how many it ran.
+  uint32_t work(uint32_t id) {
+    in_job = true;
+    uint32_t ran = 0;
+    uint64_t s = claim_.load(std::memory_order_acquire);
+    while (uint32_t(s >> 32) == id && uint32_t(s) < pieces_.load(std::memory_order_relaxed)) {
+      if (!claim_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+      try {
+        (*job_)(int64_t(uint32_t(s)));  // the job lives until its last piece is done
+      } catch (...) {
+        std::lock_guard<std::mutex> l(error_mu_);
+        if (!error_) error_ = std::current_exception();
+      }
+      ++ran;
+      if (done_.fetch_add(1) + 1 == pieces_.load(std::memory_order_relaxed) && caller_sleeps_.load())
+        done_.notify_one();
+      s = claim_.load(std::memory_order_acquire);
     }
+    in_job = false;
+    return ran;
   }
 
-  void loop(int) {
-    uint64_t seen = 0;
+  void wait_done(uint32_t pieces, Clock::duration per_piece) {
+    auto until = Clock::now() + std::max<Clock::duration>(kCallerPollMin, kCallerPollPieces * per_piece);
+    for (int i = 1; done_.load(std::memory_order_acquire) != pieces; ++i) {
+      pause();
+      if (i % 64 == 0 && Clock::now() > until) break;
+    }
+    caller_sleeps_.store(true);
+    for (uint32_t d; (d = done_.load()) != pieces;) done_.wait(d);
+    caller_sleeps_.store(false);
+  }
+
+  // Waits for a job after `seen` (or the stop signal) and returns its id.
+  uint32_t next_job(uint32_t seen) {
+    auto start = Clock::now();
+    for (int i = 1;; ++i) {
+      uint32_t id = job_id_.load(std::memory_order_acquire);
+      if (id != seen) return id;
+      if (i % 64) {
+        pause();
+        continue;
+      }
+      auto waited = Clock::now() - start;
+      if (waited > kWorkerPoll) break;
+      if (waited > kPlainPoll) sched_yield();
+    }
+    sleepers_.fetch_add(1);
+    uint32_t id;
+    while ((id = job_id_.load()) == seen) job_id_.wait(seen);
+    sleepers_.fetch_sub(1);
+    return id;
+  }
+
+  // `seen`: the last job id before the worker started; stop_workers changes the id too.
+  void loop(uint32_t seen) {
     for (;;) {
-      spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; });
-      {
-        std::unique_lock<std::mutex> l(mu_);
-        cv_.wait(l, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
-        seen = generation_;
-      }
-      work();
-      {
-        std::lock_guard<std::mutex> l(mu_);
-        --busy_;
-      }
-      done_cv_.notify_all();
+      seen = next_job(seen);
+      if (stop_.load(std::memory_order_acquire)) return;
+      work(seen);
     }
   }
 
   void stop_workers() {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
+    stop_.store(true, std::memory_order_release);
+    job_id_.fetch_add(1);
+    job_id_.notify_all();
     for (auto& t : threads_) t.join();
     threads_.clear();
+    stop_.store(false);
   }
 
-  std::mutex run_mu_, mu_;
-  std::condition_variable cv_, done_cv_;
+  std::mutex run_mu_;  // one job at a time; held while resizing
   std::vector<std::thread> threads_;
-  const std::function<void(int64_t)>* job_ = nullptr;
-  int64_t pieces_ = 0;
-  std::atomic<int64_t> next_{0};
-  std::atomic<int> busy_{0};             // changed under mu_; read without it while spinning
-  std::atomic<uint64_t> generation_{0};  // changed under mu_; read without it while spinning
-  bool stop_ = false;
   int size_ = 1;
+  const std::function<void(int64_t)>* job_ = nullptr;
+  std::atomic<uint32_t> pieces_{0};
+  std::atomic<bool> stop_{false};
+  std::mutex error_mu_;
+  std::exception_ptr error_;  // the first piece's exception, rethrown on the caller
+  // Each on its own cache line: workers poll job_id_, threads claim through claim_ (the job's id
+  // in the high 32 bits, the next piece in the low 32, so a late claim on a finished job fails).
+  alignas(64) std::atomic<uint32_t> job_id_{0};
+  std::atomic<int> sleepers_{0};
+  alignas(64) std::atomic<uint64_t> claim_{0};
+  alignas(64) std::atomic<uint32_t> done_{0};
+  std::atomic<bool> caller_sleeps_{false};
 };
 
 constexpr int64_t kMaxPieces = 64;
@@ -137,19 +194,20 @@ void set_num_threads(int n) { pool().resize(n); }
 
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
-  int threads = pool().size();
-  if (n <= grain || threads == 1) {
+  if (n <= grain || in_job || pool().size() == 1) {
     fn(0, n);
     return;
   }
-  // The pieces depend on n and grain alone; threads take them as they come free, which also
-  // keeps both cores busy when another process holds one of them for a while.
+  // The pieces depend on n and grain alone, so results do not depend on the thread count; there
+  // are more pieces than threads where the work allows, so a thread slowed by another process
+  // takes fewer of them.
   int64_t pieces = std::min<int64_t>((n + grain - 1) / grain, kMaxPieces);
   int64_t per = (n + pieces - 1) / pieces;
-  pool().run(pieces, [&](int64_t i) {
+  auto piece = [&](int64_t i) {
     int64_t b = i * per, e = std::min(n, b + per);
     if (b < e) fn(b, e);
-  });
+  };
+  if (!pool().try_run(uint32_t(pieces), piece)) fn(0, n);
 }
 
 }  // namespace nuvec

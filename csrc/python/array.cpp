@@ -1,6 +1,7 @@
 // The `array` class: properties, conversions, operators.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -11,6 +12,7 @@
 #include "core/ops.h"
 #include "python/convert.h"
 #include "python/dlpack.h"
+#include "python/errors.h"
 #include "python/indexing.h"
 
 namespace nuvec::python {
@@ -31,8 +33,10 @@ const char* buffer_format(Dtype d) {
     case Dtype::float32: return "f";
     case Dtype::float64: return "d";
     case Dtype::complex64: return "Zf";
-    default: return nullptr;
+    case Dtype::bfloat16:
+      return "bfloat16";  // not a struct code, as MLX: memoryview carries the bytes, NumPy refuses it
   }
+  return nullptr;
 }
 
 // Shape and strides (in bytes) a Py_buffer points into.
@@ -45,10 +49,6 @@ int get_buffer(PyObject* self, Py_buffer* view, int) {
   Array* a = nb::inst_ptr<Array>(nb::handle(self));
   try {
     const char* fmt = buffer_format(a->dtype());
-    if (!fmt) {
-      PyErr_SetString(PyExc_BufferError, "bfloat16 has no buffer format: convert with astype(float32) first");
-      return -1;
-    }
     eval_now({*a});
     auto* info = new BufferInfo{*a, {}, {}};
     for (int i = 0; i < a->ndim(); ++i) {
@@ -68,8 +68,8 @@ int get_buffer(PyObject* self, Py_buffer* view, int) {
     view->suboffsets = nullptr;
     view->internal = info;
     return 0;
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_BufferError, e.what());
+  } catch (...) {  // an evaluation error keeps its type (EvalIndexError, ...) through NumPy
+    set_python_error(std::current_exception(), PyExc_BufferError);
     return -1;
   }
 }
@@ -188,10 +188,23 @@ void init_array(nb::module_& m) {
       .def("__hash__", [](nb::handle self) { return reinterpret_cast<intptr_t>(self.ptr()); })
       .def(
           "__getitem__", [](const Array& a, nb::handle idx) { return get_item(a, idx); }, nb::arg("index").none())
-      .def("__dlpack__",
-           [](const Array& a, nb::kwargs) {
-             eval_now({a});
-             return to_dlpack(a);
+      .def(
+          "__dlpack__",
+          [](const Array& a, nb::handle, nb::handle, std::optional<std::pair<int, int>> dl_device,
+             std::optional<bool> copy) {
+            if (dl_device && *dl_device != std::pair<int, int>{1, 0}) {
+              PyErr_SetString(PyExc_BufferError, "only CPU DLPack export is supported");
+              throw nb::python_error();
+            }
+            return to_dlpack(a, copy.value_or(false));
+          },
+          nb::kw_only(), nb::arg("stream").none() = nb::none(), nb::arg("max_version").none() = nb::none(),
+          nb::arg("dl_device").none() = nb::none(), nb::arg("copy").none() = nb::none())
+      .def("__bytes__",
+           [](nb::handle self) {  // the elements' bytes in row-major order, as MLX
+             nb::object view = nb::steal(PyMemoryView_FromObject(self.ptr()));
+             if (!view.is_valid()) throw nb::python_error();
+             return view.attr("tobytes")();
            })
       .def("__dlpack_device__", [](const Array&) { return nb::make_tuple(1, 0); })
       .def("__copy__", [](const Array& a) { return a; })

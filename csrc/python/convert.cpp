@@ -2,13 +2,16 @@
 
 #include <nanobind/stl/string.h>
 
+#include <algorithm>
 #include <climits>
 #include <complex>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "core/eval.h"
+#include "core/streams.h"
 #include "python/dlpack.h"
 
 namespace nuvec::python {
@@ -104,20 +107,26 @@ std::optional<Dtype> to_dtype(nb::handle h, const char* op) {
   throw nb::type_error(msg.c_str());
 }
 
+// None, a Stream (this thread's: StreamError otherwise), a ThreadLocalStream, a Device or a DeviceType.
 Stream to_stream(nb::handle h) {
   if (h.is_none()) return default_stream(default_device());
-  if (nb::isinstance<Stream>(h)) return nb::cast<Stream>(h);
-  if (nb::isinstance<Device>(h)) {
-    Device d = nb::cast<Device>(h);
-    if (!is_available(d)) throw OpError("stream", "the device is not available in this build");
-    return default_stream(d);
+  if (nb::isinstance<Stream>(h)) {
+    Stream s = nb::cast<Stream>(h);
+    check_usable(s);
+    return s;
   }
-  if (nb::isinstance<DeviceType>(h)) {
-    Device d{nb::cast<DeviceType>(h), 0};
-    if (!is_available(d)) throw OpError("stream", "the device is not available in this build");
-    return default_stream(d);
-  }
-  throw OpError("stream", "expected a Stream, a Device or None");
+  if (nb::isinstance<ThreadLocalStream>(h)) return resolve(nb::cast<ThreadLocalStream>(h));
+  Device d;
+  if (nb::isinstance<Device>(h))
+    d = nb::cast<Device>(h);
+  else if (nb::isinstance<DeviceType>(h))
+    d = Device{nb::cast<DeviceType>(h), 0};
+  else
+    throw nb::type_error(("stream: expected a Stream, a ThreadLocalStream, a Device, a DeviceType or None, not " +
+                          std::string(Py_TYPE(h.ptr())->tp_name))
+                             .c_str());
+  if (!is_available(d)) throw OpError("stream", "the device is not available in this build");
+  return default_stream(d);
 }
 
 void eval_now(const std::vector<Array>& arrays) {
@@ -141,6 +150,7 @@ std::optional<Dtype> dtype_of_format(const char* fmt, Py_ssize_t itemsize) {
   if (f == "f") return Dtype::float32;
   if (f == "d") return Dtype::float64;
   if (f == "Zf") return Dtype::complex64;
+  if (f == "bfloat16") return Dtype::bfloat16;  // what nuvec's and MLX's arrays export
   if (f.size() == 1) {
     char c = f[0];
     bool is_signed = c == 'b' || c == 'h' || c == 'i' || c == 'l' || c == 'q' || c == 'n';
@@ -157,8 +167,10 @@ std::optional<Dtype> dtype_of_format(const char* fmt, Py_ssize_t itemsize) {
   return std::nullopt;
 }
 
-// A copy of a buffer-protocol object, or nothing when it has no (usable) buffer.
-std::optional<Array> from_buffer_object(nb::handle obj, std::optional<Dtype> dtype) {
+// A copy of a buffer-protocol object, or nothing when it has no (usable) buffer. `as` reads the
+// items as that dtype instead of the buffer's format.
+std::optional<Array> from_buffer_object(nb::handle obj, std::optional<Dtype> dtype,
+                                        std::optional<Dtype> as = std::nullopt) {
   if (!PyObject_CheckBuffer(obj.ptr())) return std::nullopt;
   auto* view = new Py_buffer;
   if (PyObject_GetBuffer(obj.ptr(), view, PyBUF_RECORDS_RO) != 0) {
@@ -172,7 +184,7 @@ std::optional<Array> from_buffer_object(nb::handle obj, std::optional<Dtype> dty
     PyGILState_Release(st);
     delete view;
   };
-  std::optional<Dtype> src = dtype_of_format(view->format, view->itemsize);
+  std::optional<Dtype> src = as ? as : dtype_of_format(view->format, view->itemsize);
   if (!src && view->format && std::string(view->format).find("Zd") != std::string::npos) {
     // complex128 has no nuvec dtype: NumPy narrows it to complex64 first.
     release();
@@ -204,36 +216,77 @@ std::optional<Array> from_buffer_object(nb::handle obj, std::optional<Dtype> dty
   return out;
 }
 
+// NumPy arrays and scalars of ml_dtypes' bfloat16, which NumPy can export neither through the buffer
+// protocol nor DLPack: read through their uint16 bits, as MLX takes them.
+std::optional<Array> from_ml_dtypes_bfloat16(nb::handle obj, std::optional<Dtype> dtype) {
+  if (!nb::hasattr(obj, "dtype")) return std::nullopt;
+  nb::object dt = obj.attr("dtype");
+  if (!nb::hasattr(dt, "name") || !nb::hasattr(dt, "itemsize")) return std::nullopt;
+  nb::object name = dt.attr("name");
+  if (!PyUnicode_Check(name.ptr()) || nb::cast<std::string>(name) != "bfloat16") return std::nullopt;
+  nb::object bits = nb::module_::import_("numpy").attr("asarray")(obj).attr("view")("uint16");
+  return from_buffer_object(bits, dtype, Dtype::bfloat16);
+}
+
 enum class ListKind { boolean, integer, floating, complex };
 
+// What a scan of a nested list finds: its shape (the sequences' lengths, then the shape of array
+// elements), the widest kind of its Python scalars, and its array elements (anything not a scalar or a
+// sequence, converted; an array stands where a nested list of its shape could) with the promotion of
+// their dtypes.
 struct ListScan {
   Shape shape;
+  std::optional<size_t> ndim;  // known at the first scalar or array
+  bool has_scalars = false, large_int = false;
   ListKind kind = ListKind::boolean;
-  bool has_arrays = false;
+  std::vector<Array> arrays;
+  std::optional<Dtype> arrays_dtype;
 };
+
+[[noreturn]] void ragged() { throw OpError("array", "nested sequences must be rectangular (inhomogeneous shape)"); }
+
+// A scalar or an array of shape `leaf` at `depth`: the shape below `depth` must be the leaf's.
+void place_leaf(ListScan& s, size_t depth, const Shape& leaf) {
+  size_t ndim = depth + leaf.size();
+  if (s.ndim ? *s.ndim != ndim : s.shape.size() > ndim) ragged();
+  for (size_t i = depth; i < s.shape.size(); ++i)
+    if (s.shape[i] != leaf[i - depth]) ragged();
+  s.shape.insert(s.shape.end(), leaf.begin() + (s.shape.size() - depth), leaf.end());
+  s.ndim = ndim;
+}
 
 void scan_list(nb::handle h, size_t depth, ListScan& s) {
   if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
+    if (s.ndim && depth >= *s.ndim) ragged();  // a sequence where scalars were ([1, [2, 3]])
     nb::sequence seq = nb::borrow<nb::sequence>(h);
     int64_t n = int64_t(nb::len(seq));
+    if (n == 0) {  // an empty list counts as float32 data, as MLX: [] is float32, [int16 (0,) array, []] too
+      s.has_scalars = true;
+      s.kind = std::max(s.kind, ListKind::floating);
+    }
     if (depth == s.shape.size())
       s.shape.push_back(n);
-    else if (depth > s.shape.size() || s.shape[depth] != n)
-      throw OpError("array", "nested sequences must be rectangular (inhomogeneous shape)");
+    else if (s.shape[depth] != n)
+      ragged();
     for (nb::handle item : seq) scan_list(item, depth + 1, s);
     return;
   }
   if (PyUnicode_Check(h.ptr()) || PyBytes_Check(h.ptr())) throw OpError("array", kNoStrings);
-  if (depth != s.shape.size()) throw OpError("array", "nested sequences must be rectangular (inhomogeneous shape)");
-  if (auto v = as_scalar(h)) {
+  if (std::optional<Scalar> v = as_scalar(h)) {
+    s.has_scalars = true;
     ListKind k = std::holds_alternative<bool>(*v)      ? ListKind::boolean
                  : std::holds_alternative<int64_t>(*v) ? ListKind::integer
                  : std::holds_alternative<double>(*v)  ? ListKind::floating
                                                        : ListKind::complex;
     if (int(k) > int(s.kind)) s.kind = k;
+    if (auto* i = std::get_if<int64_t>(&*v)) s.large_int |= *i < INT32_MIN || *i > INT32_MAX;
+    place_leaf(s, depth, {});
     return;
   }
-  s.has_arrays = true;
+  s.arrays.push_back(to_array(h));
+  const Array& a = s.arrays.back();
+  s.arrays_dtype = s.arrays_dtype ? promote(*s.arrays_dtype, a.dtype()) : a.dtype();
+  place_leaf(s, depth, a.shape());
 }
 
 template <class T> void fill_list(nb::handle h, std::vector<T>& out) {
@@ -268,57 +321,47 @@ template <class T> Array list_array(nb::handle h, const Shape& shape, Dtype sour
   return astype(src, target, default_stream(default_device()));
 }
 
+// The elements of a list holding arrays, each in `dtype` and flattened, in order.
+void flat_elements(nb::handle h, Dtype dtype, const std::vector<Array>& arrays, size_t& next, std::vector<Array>& out) {
+  Stream s = default_stream(default_device());
+  if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
+    for (nb::handle item : nb::borrow<nb::sequence>(h)) flat_elements(item, dtype, arrays, next, out);
+    return;
+  }
+  Array a = as_scalar(h) ? scalar_array(*as_scalar(h), dtype) : astype(arrays[next++], dtype, s);
+  out.push_back(reshape(a, {a.size()}, s));
+}
+
+// The dtype of a list's Python scalars alone: bool, int32 (int64 when a value needs it), float32, complex64.
+Dtype scalars_dtype(const ListScan& s) {
+  switch (s.kind) {
+    case ListKind::boolean: return Dtype::bool_;
+    case ListKind::integer: return s.large_int ? Dtype::int64 : Dtype::int32;
+    case ListKind::floating: return Dtype::float32;
+    case ListKind::complex: return Dtype::complex64;
+  }
+  return Dtype::float32;
+}
+
 Array from_list(nb::handle h, std::optional<Dtype> dtype) {
   ListScan s;
   scan_list(h, 0, s);
-  if (s.has_arrays) {
-    // Sequences of arrays: let NumPy stack them, keeping their dtype.
-    nb::module_ np = nb::module_::import_("numpy");
-    nb::list items;
-    for (nb::handle item : nb::borrow<nb::sequence>(h)) {
-      if (nb::isinstance<Array>(item)) {
-        Array a = *nb::inst_ptr<Array>(item);
-        if (a.dtype() == Dtype::bfloat16) a = astype(a, Dtype::float32, default_stream(default_device()));
-        eval_now({a});
-        items.append(nb::cast(a));
-      } else {
-        items.append(item);
-      }
-    }
-    nb::list converted;
-    for (nb::handle item : items) converted.append(np.attr("asarray")(item));
-    nb::object arr = np.attr("stack")(converted);
-    if (!dtype) {
-      // Stacked nuvec arrays keep their dtype; other float64 data becomes float32.
-      for (nb::handle item : nb::borrow<nb::sequence>(h))
-        if (nb::isinstance<Array>(item)) {
-          dtype = nb::inst_ptr<Array>(item)->dtype();
-          break;
-        }
-    }
-    return to_array(arr, dtype);
+  Stream st = default_stream(default_device());
+  if (s.arrays_dtype) {
+    // As MLX: the promotion of the arrays' dtypes and of the scalars' (which are not weak here).
+    Dtype target = dtype.value_or(s.has_scalars ? promote(*s.arrays_dtype, scalars_dtype(s)) : *s.arrays_dtype);
+    std::vector<Array> parts;
+    size_t next = 0;
+    flat_elements(h, target, s.arrays, next, parts);
+    Array out = reshape(concatenate(parts, 0, st), s.shape, st);
+    eval_now({out});
+    return out;
   }
-  if (s.shape.empty() || shape_size(s.shape) == 0) s.kind = ListKind::floating;  // [] is float32, as MLX
-  Dtype source, target;
-  switch (s.kind) {
-    case ListKind::boolean: source = target = Dtype::bool_; break;
-    case ListKind::integer: {
-      source = Dtype::int64;
-      target = Dtype::int32;
-      std::vector<int64_t> probe;
-      fill_list(h, probe);
-      for (int64_t v : probe)
-        if (v < INT32_MIN || v > INT32_MAX) target = Dtype::int64;
-      break;
-    }
-    case ListKind::floating: source = Dtype::float64, target = Dtype::float32; break;
-    default: source = target = Dtype::complex64; break;
-  }
-  if (dtype) target = *dtype;
-  Array out = s.kind == ListKind::boolean    ? list_array<uint8_t>(h, s.shape, source, target)
-              : s.kind == ListKind::integer  ? list_array<int64_t>(h, s.shape, source, target)
-              : s.kind == ListKind::floating ? list_array<double>(h, s.shape, source, target)
-                                             : list_array<std::complex<double>>(h, s.shape, source, target);
+  Dtype target = dtype.value_or(scalars_dtype(s));
+  Array out = s.kind == ListKind::boolean    ? list_array<uint8_t>(h, s.shape, Dtype::bool_, target)
+              : s.kind == ListKind::integer  ? list_array<int64_t>(h, s.shape, Dtype::int64, target)
+              : s.kind == ListKind::floating ? list_array<double>(h, s.shape, Dtype::float64, target)
+                                             : list_array<std::complex<double>>(h, s.shape, Dtype::complex64, target);
   eval_now({out});
   return out;
 }
@@ -326,18 +369,29 @@ Array from_list(nb::handle h, std::optional<Dtype> dtype) {
 }  // namespace
 
 Array to_array(nb::handle obj, std::optional<Dtype> dtype) {
-  Stream s = default_stream(default_device());
   if (nb::isinstance<Array>(obj)) {
     Array a = *nb::inst_ptr<Array>(obj);
-    return dtype ? astype(a, *dtype, s) : a;
+    return dtype ? astype(a, *dtype, default_stream(default_device())) : a;
   }
   if (auto v = as_scalar(obj)) return scalar_array(*v, dtype);
   if (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) return from_list(obj, dtype);
   if (auto a = from_buffer_object(obj, dtype)) return *a;
-  if (nb::hasattr(obj, "__dlpack__")) {
-    Array a = from_dlpack_capsule(obj.attr("__dlpack__")());
-    Array out = Array::lazy(a.shape(), dtype.value_or(a.dtype()),
-                            std::make_shared<Unary>(UnaryOp::copy, a.dtype(), dtype.value_or(a.dtype())), {a}, s);
+  if (auto a = from_ml_dtypes_bfloat16(obj, dtype)) return *a;
+  std::optional<Array> imported;
+  try {
+    imported = import_dlpack(obj, std::nullopt);
+  } catch (nb::python_error& e) {
+    // A NumPy array of a dtype DLPack cannot carry (ml_dtypes' float8, int4, ...): say which.
+    if (!e.matches(PyExc_BufferError) || !nb::hasattr(obj, "dtype")) throw;
+    nb::object name = nb::steal(PyObject_Str(nb::object(obj.attr("dtype")).ptr()));
+    if (!name.is_valid()) PyErr_Clear();
+    throw OpError("array", "unsupported dtype " + (name.is_valid() ? nb::cast<std::string>(name) : std::string("?")));
+  }
+  if (auto& a = imported) {
+    // COMPAT: float64 data becomes float32 unless float64 is asked for, as through the buffer protocol.
+    Dtype target = dtype.value_or(a->dtype() == Dtype::float64 ? Dtype::float32 : a->dtype());
+    Array out = Array::lazy(a->shape(), target, std::make_shared<Unary>(UnaryOp::copy, a->dtype(), target), {*a},
+                            default_stream(default_device()));
     eval_now({out});
     return out;
   }

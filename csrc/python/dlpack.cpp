@@ -1,6 +1,10 @@
 #include "python/dlpack.h"
 
+#include <cstring>
 #include <string>
+
+#include "core/ops.h"
+#include "python/convert.h"
 
 namespace nuvec::python {
 namespace {
@@ -17,6 +21,8 @@ DLDataType dl_type(Dtype d) {
   return {2, bits, 1};
 }
 
+constexpr DLDataType kComplex128{5, 128, 1};
+
 Dtype from_dl_type(DLDataType t) {
   if (t.lanes != 1) throw OpError("from_dlpack", "vector lanes are not supported");
   auto pick = [&](std::initializer_list<std::pair<int, Dtype>> table) {
@@ -30,7 +36,7 @@ Dtype from_dl_type(DLDataType t) {
     case 1: return pick({{8, Dtype::uint8}, {16, Dtype::uint16}, {32, Dtype::uint32}, {64, Dtype::uint64}});
     case 2: return pick({{16, Dtype::float16}, {32, Dtype::float32}, {64, Dtype::float64}});
     case 4: return pick({{16, Dtype::bfloat16}});
-    case 5: return pick({{64, Dtype::complex64}});
+    case 5: return pick({{64, Dtype::complex64}, {128, Dtype::float64}});  // complex128: float64 pairs
     case 6: return pick({{8, Dtype::bool_}});
   }
   throw OpError("from_dlpack", "unsupported DLPack type code " + std::to_string(t.code));
@@ -52,16 +58,122 @@ void capsule_destructor(PyObject* capsule) {
   }
 }
 
+// A row-major copy in memory of its own (contiguous() hands back a row-major input's own buffer).
+Array owned_copy(const Array& a) {
+  Array c = contiguous(a, default_stream(default_device()));
+  eval_now({c});
+  if (c.buffer() != a.buffer()) return c;
+  Array out = Array::allocate(a.shape(), a.dtype());
+  std::memcpy(out.data_bytes(), c.data_bytes(), c.nbytes());
+  return out;
+}
+
+// Copies borrowed memory (a copy node copies what it does not own) into `dtype`.
+Array copy_into(const Array& a, Dtype dtype) {
+  Array out = Array::lazy(a.shape(), dtype, std::make_shared<Unary>(UnaryOp::copy, a.dtype(), dtype), {a},
+                          default_stream(default_device()));
+  eval_now({out});
+  return out;
+}
+
+// The array over a DLTensor's memory; `release` runs when the last array over it goes.
+Array wrap(const DLTensor& d, std::function<void()> release) {
+  if (d.device.device_type != 1 && d.device.device_type != 3)  // CPU or CUDA-host memory
+    throw OpError("from_dlpack",
+                  "only CPU memory can be imported (device type " + std::to_string(d.device.device_type) + ")");
+  bool complex128 = std::memcmp(&d.dtype, &kComplex128, sizeof(DLDataType)) == 0;
+  Dtype dtype = from_dl_type(d.dtype);
+  Shape shape(d.shape, d.shape + d.ndim);
+  Strides strides = d.strides ? Strides(d.strides, d.strides + d.ndim) : Array::row_strides(shape);
+  if (complex128) {  // float64 (real, imaginary) pairs on a last axis
+    for (int64_t& s : strides) s *= 2;
+    shape.push_back(2);
+    strides.push_back(1);
+  }
+  size_t item = size_of(dtype);
+  if (d.byte_offset % item != 0) throw OpError("from_dlpack", "byte offset is not a multiple of the item size");
+  // Extent in bytes, for the buffer's size.
+  int64_t lo = 0, hi = 0;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] > 0) (strides[i] < 0 ? lo : hi) += (shape[i] - 1) * strides[i];
+  char* base = static_cast<char*>(d.data) + d.byte_offset + lo * int64_t(item);
+  size_t bytes = size_t(hi - lo + 1) * item;
+  auto buffer = Buffer::external(base, bytes, [release = std::move(release)] {
+    PyGILState_STATE st = PyGILState_Ensure();  // producers' deleters may touch Python objects
+    release();
+    PyGILState_Release(st);
+  });
+  return Array::from_buffer(std::move(shape), dtype, std::move(buffer), std::move(strides), -lo);
+}
+
+// complex128 (as float64 pairs) narrowed to complex64, as MLX and NumPy's conversions do.
+Array narrow_complex128(const Array& pairs) {
+  Stream s = default_stream(default_device());
+  Array singles = owned_copy(astype(pairs, Dtype::float32, s));
+  Shape shape(pairs.shape().begin(), pairs.shape().end() - 1);
+  Array out = reshape(view(singles, Dtype::complex64, s), shape, s);
+  eval_now({out});
+  return out;
+}
+
+// The capsule's tensor as an array (the capsule is consumed), and whether it shares read-only memory
+// or needs converting (complex128).
+struct Imported {
+  Array array;
+  bool read_only = false, complex128 = false;
+};
+
+Imported consume(nb::handle capsule) {
+  PyObject* c = capsule.ptr();
+  if (PyCapsule_IsValid(c, "dltensor_versioned")) {
+    auto* t = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(c, "dltensor_versioned"));
+    if (t->version.major > 1)
+      throw OpError("from_dlpack", "DLPack version " + std::to_string(t->version.major) + " is not supported");
+    bool c128 = std::memcmp(&t->dl_tensor.dtype, &kComplex128, sizeof(DLDataType)) == 0;
+    Array a = wrap(t->dl_tensor, [t] {
+      if (t->deleter) t->deleter(t);
+    });
+    PyCapsule_SetName(c, "used_dltensor_versioned");
+    return {a, (t->flags & 1) != 0, c128};
+  }
+  if (PyCapsule_IsValid(c, "dltensor")) {
+    auto* t = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(c, "dltensor"));
+    bool c128 = std::memcmp(&t->dl_tensor.dtype, &kComplex128, sizeof(DLDataType)) == 0;
+    Array a = wrap(t->dl_tensor, [t] {
+      if (t->deleter) t->deleter(t);
+    });
+    PyCapsule_SetName(c, "used_dltensor");
+    return {a, false, c128};
+  }
+  throw OpError("from_dlpack", "expected an unconsumed DLPack capsule");
+}
+
+// obj.__dlpack__(max_version=(1, 0)), or the legacy call for producers without that keyword.
+nb::object capsule_of(nb::handle obj) {
+  nb::object method = obj.attr("__dlpack__");
+  PyObject* kwargs = Py_BuildValue("{s:(ii)}", "max_version", 1, 0);
+  PyObject* empty = PyTuple_New(0);
+  PyObject* r = PyObject_Call(method.ptr(), empty, kwargs);
+  Py_DECREF(empty);
+  Py_DECREF(kwargs);
+  if (r) return nb::steal(r);
+  if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();
+  PyErr_Clear();
+  return method();
+}
+
 }  // namespace
 
-nb::object to_dlpack(const Array& a) {
-  auto* e = new Export{a, a.shape(), a.strides(), {}};
+nb::object to_dlpack(const Array& a, bool copy) {
+  eval_now({a});
+  Array src = copy ? owned_copy(a) : a;
+  auto* e = new Export{src, src.shape(), src.strides(), {}};
   DLTensor& t = e->tensor.dl_tensor;
-  t.data = a.buffer()->data();
-  t.byte_offset = uint64_t(a.offset()) * a.itemsize();
+  t.data = src.buffer()->data();
+  t.byte_offset = uint64_t(src.offset()) * src.itemsize();
   t.device = {1, 0};
-  t.ndim = a.ndim();
-  t.dtype = dl_type(a.dtype());
+  t.ndim = src.ndim();
+  t.dtype = dl_type(src.dtype());
   t.shape = e->shape.data();
   t.strides = e->strides.data();
   e->tensor.manager_ctx = e;
@@ -69,34 +181,17 @@ nb::object to_dlpack(const Array& a) {
   return nb::steal(PyCapsule_New(&e->tensor, "dltensor", &capsule_destructor));
 }
 
-Array from_dlpack_capsule(nb::handle capsule) {
-  if (!PyCapsule_IsValid(capsule.ptr(), "dltensor"))
-    throw OpError("from_dlpack", "expected an unconsumed DLPack capsule named 'dltensor'");
-  auto* t = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
-  const DLTensor& d = t->dl_tensor;
-  if (d.device.device_type != 1 && d.device.device_type != 3)  // CPU or CUDA-host memory
-    throw OpError("from_dlpack",
-                  "only CPU memory can be imported (device type " + std::to_string(d.device.device_type) + ")");
-  Dtype dtype = from_dl_type(d.dtype);
-  Shape shape(d.shape, d.shape + d.ndim);
-  Strides strides = d.strides ? Strides(d.strides, d.strides + d.ndim) : Array::row_strides(shape);
-  size_t item = size_of(dtype);
-  if (d.byte_offset % item != 0) throw OpError("from_dlpack", "byte offset is not a multiple of the item size");
-  // Extent in bytes, for the buffer's size.
-  int64_t lo = 0, hi = 0;
-  for (int i = 0; i < d.ndim; ++i)
-    if (shape[i] > 0) (strides[i] < 0 ? lo : hi) += (shape[i] - 1) * strides[i];
-  char* base = static_cast<char*>(d.data) + d.byte_offset + lo * int64_t(item);
-  size_t bytes = size_t(hi - lo + 1) * item;
-  PyCapsule_SetName(capsule.ptr(), "used_dltensor");
-  auto buffer = Buffer::external(base, bytes, [t] {
-    if (t->deleter) {
-      PyGILState_STATE st = PyGILState_Ensure();  // producers' deleters may touch Python objects
-      t->deleter(t);
-      PyGILState_Release(st);
-    }
-  });
-  return Array::from_buffer(std::move(shape), dtype, std::move(buffer), std::move(strides), -lo);
+std::optional<Array> import_dlpack(nb::handle obj, std::optional<bool> copy) {
+  bool producer = nb::hasattr(obj, "__dlpack__");
+  if (!producer && !PyCapsule_CheckExact(obj.ptr())) return std::nullopt;
+  Imported im = consume(producer ? capsule_of(obj) : nb::borrow(obj));
+  bool must_copy = im.read_only || im.complex128;
+  if (copy == false && must_copy)
+    throw OpError("from_dlpack", im.complex128 ? "complex128 becomes complex64, which needs a copy"
+                                               : "read-only memory cannot be shared without a copy");
+  if (im.complex128) return narrow_complex128(im.array);
+  if (copy == true || must_copy) return copy_into(im.array, im.array.dtype());
+  return im.array;
 }
 
 }  // namespace nuvec::python

@@ -4,6 +4,7 @@
 #include <nanobind/nanobind.h>
 
 #include <cstdint>
+#include <optional>
 
 #include "core/array.h"
 
@@ -34,10 +35,23 @@ struct DLManagedTensor {
   void* manager_ctx;
   void (*deleter)(DLManagedTensor* self);
 };
+// DLPack 1.0's versioned tensor (capsule "dltensor_versioned"): it can say the memory is read-only.
+struct DLPackVersion { uint32_t major, minor; };
+struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensorVersioned* self);
+  uint64_t flags;  // bit 0: read-only, bit 1: is a copy
+  DLTensor dl_tensor;
+};
 
-// A PyCapsule named "dltensor" over the (evaluated) array, keeping it alive.
-nb::object to_dlpack(const Array& a);
-// An array sharing the memory of `capsule` (consumed: renamed "used_dltensor").
-Array from_dlpack_capsule(nb::handle capsule);
+// A PyCapsule named "dltensor" over the array (evaluated here; `copy`: over a copy of its own), keeping
+// it alive.
+nb::object to_dlpack(const Array& a, bool copy = false);
+// An array over the memory of a DLPack producer (obj.__dlpack__(), asked for DLPack 1.0 first) or of a
+// capsule, dtype kept; a copy where `copy` asks for one or sharing is impossible (read-only memory;
+// complex128, which becomes complex64). copy=false where a copy is needed raises ValueError. Nothing
+// when `obj` is neither a producer nor a capsule.
+std::optional<Array> import_dlpack(nb::handle obj, std::optional<bool> copy);
 
 }  // namespace nuvec::python

@@ -184,6 +184,14 @@ PyObject* new_exception(nb::module_& m, const char* name, PyObject* bases, const
 
 }  // namespace
 
+void set_python_error(const std::exception_ptr& p, PyObject* fallback) {
+  try {
+    translate(p, nullptr);
+  } catch (nb::python_error& e) { e.restore(); } catch (const std::exception& e) {
+    PyErr_SetString(fallback, e.what());
+  }
+}
+
 void init_errors(nb::module_& m) {
   g_op_error = new_exception(m, "OpError", Py_BuildValue("(O)", PyExc_ValueError),
                              "An invalid call: names the op (op_name), the reason, and the caller's filename "

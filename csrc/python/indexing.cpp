@@ -88,6 +88,10 @@ Parsed parse(const Array& x, nb::handle index, const char* op) {
           throw OpError(
               op, "boolean index of shape does not match the indexed array's axis " + std::to_string(axis + k), true);
       if (mask.ndim() == 0) throw OpError(op, "0-d boolean indices are not supported");
+      if (mask.traced())  // as MLX: a ValueError at the call
+        throw OpError(op,
+                      "a boolean mask computed from a transform's input (grad, vjp, jvp, vmap) selects a "
+                      "number of elements that depends on values; use where() instead");
       Array flags = nonzero_flags(mask, default_stream(default_device()));
       eval_now({flags});  // a data-dependent shape: the mask must be known
       for (Array& idx : nonzero(flags)) p.entries.push_back({Entry::array, 0, 0, 1, idx});
@@ -262,6 +266,47 @@ Array update_item(const Array& x, nb::handle index, nb::handle value, ScatterOp 
 }
 
 namespace {
+// x[mask] = v for one boolean array mask over x's leading axes, as MLX's masked scatter, without
+// reading the mask (so it works under vmap and grad): v broadcasts to every selected element
+// (v's rank at most that of the trailing axes), or gives the selected elements their values in
+// order along its first axis (one axis more).
+std::optional<Array> masked_set(const Array& x, nb::handle index, const Array& v) {
+  const char* name = "setitem";
+  Stream s = default_stream(default_device());
+  if (PyTuple_Check(index.ptr()) && PyTuple_GET_SIZE(index.ptr()) == 1) index = PyTuple_GET_ITEM(index.ptr(), 0);
+  if (!nb::isinstance<Array>(index)) return std::nullopt;
+  Array mask = nb::cast<Array>(index);
+  int k = mask.ndim();
+  if (mask.dtype() != Dtype::bool_ || k == 0) return std::nullopt;
+  if (k > x.ndim() || !std::equal(mask.shape().begin(), mask.shape().end(), x.shape().begin()))
+    throw OpError(name, "the boolean mask must have the shape of the array's leading axes", true);
+  Shape trailing(x.shape().begin() + k, x.shape().end());
+  Shape mask_shape = mask.shape();
+  mask_shape.resize(x.ndim(), 1);
+  Array values = v;
+  if (v.ndim() == int(trailing.size()) + 1) {
+    int64_t rows = v.shape(0);
+    Array flat = reshape(mask, {mask.size()}, s);
+    if (!mask.traced()) {  // a concrete mask: check now that there are values enough
+      Array count = sum(astype(flat, Dtype::int64, s), std::nullopt, false, s);
+      eval_now({count});
+      if (count.data<int64_t>()[0] > rows)
+        throw OpError(name, "the value has fewer rows (" + std::to_string(rows) + ") than the mask selects (" +
+                                std::to_string(count.data<int64_t>()[0]) + ")");
+    }
+    if (rows == 0) return x;
+    Shape src_shape = trailing;
+    src_shape.insert(src_shape.begin(), rows);
+    // The selected element i takes row i: an exclusive count of the selected ones before it.
+    Array pos = scan(ScanOp::sum, astype(flat, Dtype::int64, s), 0, false, false, std::nullopt, s);
+    pos = binary(BinaryOp::minimum, pos, scalar_array(rows - 1, Dtype::int64), s);
+    values = reshape(gather(broadcast_to(v, src_shape, s), {pos}, {0}, s), x.shape(), s);
+  } else if (v.ndim() > int(trailing.size())) {
+    throw OpError(name, "the value must broadcast to the array's axes after the mask's, or have one more axis");
+  }
+  return where(reshape(mask, mask_shape, s), astype(values, x.dtype(), s), x, s);
+}
+
 // x.at[index]: the pending update's target, as MLX's `ArrayAt`.
 struct AtIndexer { Array x; };
 struct AtTarget {
@@ -300,7 +345,12 @@ void init_indexing(nb::module_& m) {
       PyObject_CallFunction((PyObject*)&PyProperty_Type, "O",
                             nb::cpp_function([](const Array& x) { return AtIndexer{x}; }, nb::is_method()).ptr()));
   cls.attr("__setitem__") = nb::cpp_function(
-      [](Array& x, nb::handle index, nb::handle value) { x = update_item(x, index, value, ScatterOp::set); },
+      [](Array& x, nb::handle index, nb::handle value) {
+        if (auto r = masked_set(x, index, arg_like(value, x.dtype(), "setitem")))
+          x = *r;
+        else
+          x = update_item(x, index, value, ScatterOp::set);
+      },
       nb::is_method(), nb::arg("index").none(), nb::arg("value"));
 }
 

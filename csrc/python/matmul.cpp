@@ -20,6 +20,12 @@ Array tensordot_axes(const Array& a, const Array& b, nb::handle axes, Stream s) 
   throw OpError("tensordot", "axes must be an int or a pair of axis lists");
 }
 
+std::vector<Array> arrays(const nb::args& xs) {
+  std::vector<Array> out;
+  for (nb::handle h : xs) out.push_back(arg(h));
+  return out;
+}
+
 }  // namespace
 
 void init_matmul(nb::module_& m) {
@@ -58,13 +64,24 @@ void init_matmul(nb::module_& m) {
   m.def(
       "einsum",
       [](const std::string& subscripts, nb::args operands, nb::handle s) {
-        std::vector<Array> xs;
-        for (nb::handle h : operands) xs.push_back(arg(h));
-        if (xs.empty()) throw OpError("einsum", "at least one operand is required");
-        return einsum(subscripts, xs, to_stream(s));
+        return einsum(subscripts, arrays(operands), to_stream(s));
       },
       nb::arg("subscripts"), nb::arg("operands"), nb::kw_only(), nb::arg("stream").none() = nb::none(),
-      "Contractions in Einstein notation (products, sums and transposes; no diagonals or ellipses).");
+      "Contractions in Einstein notation: products, sums, transposes, diagonals, ellipses.");
+  m.def(
+      "einsum_path",
+      [](const std::string& subscripts, nb::args operands) {
+        EinsumPath p = einsum_path(subscripts, arrays(operands));
+        nb::list path;
+        for (const auto& step : p.path) {
+          nb::list positions;
+          for (int k : step) positions.append(k);
+          path.append(nb::tuple(positions));
+        }
+        return nb::make_tuple(path, p.info);
+      },
+      nb::arg("subscripts"), nb::arg("operands"),
+      "einsum's contraction order (a list of position tuples) and a printable summary of its cost.");
 
   nb::object cls = m.attr("array");
   nb::setattr(

@@ -4,6 +4,7 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/vector.h>
 
+#include <climits>
 #include <cmath>
 
 #include "core/ops.h"
@@ -147,7 +148,7 @@ void init_ops(nb::module_& m) {
       "full",
       [](nb::handle shape, nb::handle vals, nb::handle dtype, nb::handle s) {
         std::optional<Dtype> d = to_dtype(dtype, "full");
-        Array v = arg(vals);
+        Array v = d ? to_array(vals, d) : arg(vals);  // Python floats keep their precision in float64
         return full(int_list(shape, "full"), v, d, to_stream(s));
       },
       nb::arg("shape"), nb::arg("vals"), nb::arg("dtype").none() = nb::none(), nb::kw_only(),
@@ -168,33 +169,61 @@ void init_ops(nb::module_& m) {
       },
       nb::arg("a"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "Ones with a's shape and dtype.");
+  // arange's two forms, MLX's overloads: (start, stop, step=None, dtype=None) and (stop, step=None,
+  // dtype=None). Numbers are Python bools, ints (within int64) and floats; anything else falls to the
+  // next form, and a call that fits neither raises TypeError. Without a dtype, the promotion of the
+  // numbers' own: bool, int32 (int64 for a value beyond int32), float32.
+  static constexpr auto arange_of = [](nb::handle start, nb::handle stop, nb::handle step, nb::handle dtype,
+                                       nb::handle s) {
+    if (stop.is_none()) throw nb::next_overload();
+    double v[3] = {0, 0, 1};
+    std::optional<Dtype> inferred;
+    nb::handle args[3] = {start, stop, step};
+    for (int k = 0; k < 3; ++k) {
+      PyObject* o = args[k].ptr();
+      if (args[k].is_none()) continue;
+      Dtype d = Dtype::float32;
+      if (PyBool_Check(o)) {
+        d = Dtype::bool_, v[k] = o == Py_True;
+      } else if (PyLong_Check(o)) {
+        int overflow = 0;
+        long long i = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow) throw nb::next_overload();
+        d = i < INT32_MIN || i > INT32_MAX ? Dtype::int64 : Dtype::int32, v[k] = double(i);
+      } else if (PyFloat_Check(o)) {
+        v[k] = PyFloat_AS_DOUBLE(o);
+      } else {
+        throw nb::next_overload();
+      }
+      inferred = inferred ? promote(*inferred, d) : d;
+    }
+    return arange(v[0], v[1], v[2], to_dtype(dtype, "arange").value_or(*inferred), to_stream(s));
+  };
   m.def(
       "arange",
-      [](nb::handle a, nb::handle b, nb::handle c, nb::handle dtype, nb::handle s) {
-        auto num = [](nb::handle h) {
-          if (!PyLong_Check(h.ptr()) && !PyFloat_Check(h.ptr()) && !PyIndex_Check(h.ptr()))
-            throw OpError("arange", "start, stop and step must be numbers");
-          return nb::cast<double>(nb::float_(h));
-        };
-        bool ints =
-            PyLong_Check(a.ptr()) && (b.is_none() || PyLong_Check(b.ptr())) && (c.is_none() || PyLong_Check(c.ptr()));
-        double start = 0, stop, step = c.is_none() ? 1.0 : num(c);
-        if (b.is_none())
-          stop = num(a);
-        else
-          start = num(a), stop = num(b);
-        return arange(start, stop, step, dtype_or(dtype, ints ? Dtype::int32 : Dtype::float32, "arange"), to_stream(s));
+      [](nb::handle start, nb::handle stop, nb::handle step, nb::handle dtype, nb::handle s) {
+        if (!dtype.is_none() && !nb::isinstance<Dtype>(dtype)) throw nb::next_overload();
+        if (stop.is_none()) return arange_of(nb::none(), start, step, dtype, s);  // arange(stop, None, step)
+        return arange_of(start, stop, step, dtype, s);
       },
-      nb::arg("start"), nb::arg("stop").none() = nb::none(), nb::arg("step").none() = nb::none(), nb::kw_only(),
-      nb::arg("dtype").none() = nb::none(), nb::arg("stream").none() = nb::none(),
-      "Evenly spaced values in [start, stop): arange(stop) or arange(start, stop, step).");
+      nb::arg("start"), nb::arg("stop").none(), nb::arg("step").none() = nb::none(),
+      nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
+      "Evenly spaced values in [start, stop) with `step` (default 1).");
+  m.def(
+      "arange",
+      [](nb::handle stop, nb::handle step, nb::handle dtype, nb::handle s) {
+        return arange_of(nb::none(), stop, step, dtype, s);
+      },
+      nb::arg("stop"), nb::arg("step").none() = nb::none(), nb::arg("dtype").none() = nb::none(), nb::kw_only(),
+      nb::arg("stream").none() = nb::none());  // its docstring: the first form's
   m.def(
       "linspace",
-      [](double start, double stop, int64_t num, nb::handle dtype, nb::handle s) {
-        return linspace(start, stop, num, dtype_or(dtype, Dtype::float32, "linspace"), to_stream(s));
+      [](double start, double stop, int num, bool endpoint, nb::handle dtype, nb::handle s) {
+        return linspace(start, stop, num, endpoint, dtype_or(dtype, Dtype::float32, "linspace"), to_stream(s));
       },
-      nb::arg("start"), nb::arg("stop"), nb::arg("num") = 50, nb::arg("dtype").none() = nb::none(), nb::kw_only(),
-      nb::arg("stream").none() = nb::none(), "`num` evenly spaced values from start to stop inclusive.");
+      nb::arg("start"), nb::arg("stop"), nb::arg("num") = 50, nb::arg("endpoint") = true,
+      nb::arg("dtype").none() = nb::none(), nb::arg("stream").none() = nb::none(),
+      "`num` evenly spaced values from start to stop (stop included with `endpoint`).");
   m.def(
       "eye",
       [](int64_t n, std::optional<int64_t> mcols, int64_t k, nb::handle dtype, nb::handle s) {

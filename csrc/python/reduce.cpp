@@ -5,6 +5,7 @@
 
 #include "core/ops.h"
 #include "core/ops/reduce.h"
+#include "core/ops/sort_composed.h"
 #include "python/convert.h"
 
 namespace nuvec::python {
@@ -117,6 +118,14 @@ void init_reduce(nb::module_& m) {
       nb::arg("a"), nb::arg("offset") = 0, nb::arg("axis1") = 0, nb::arg("axis2") = 1,
       nb::arg("dtype").none() = nb::none(), nb::kw_only(), stream,
       "The sum of a diagonal (for more dimensions, of each 2-D slice of axis1 and axis2).");
+  m.def(
+      "median",
+      [](nb::handle a, nb::handle axis, bool keepdims, nb::handle s) {
+        return median(arg(a), to_axes(axis), keepdims, to_stream(s));
+      },
+      nb::arg("a"), axis, keepdims, nb::kw_only(), stream,
+      "The median over `axis` (all axes when None): the mean of the two middle values for an even "
+      "count, NaN where a value is NaN; integers and bools give float32.");
 }
 
 }  // namespace nuvec::python

@@ -1,10 +1,13 @@
 // Dtypes, devices, streams, evaluation, memory and threads.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <string>
 
 #include "core/eval.h"
+#include "core/primitives/depends.h"
+#include "core/streams.h"
 #include "core/threads.h"
 #include "python/convert.h"
 #include "python/dlpack.h"
@@ -21,6 +24,21 @@ void collect(nb::handle h, std::vector<Array>& out) {
   } else if (PyDict_Check(h.ptr())) {
     for (auto [k, v] : nb::borrow<nb::dict>(h)) collect(v, out);
   }
+}
+
+// An array, or a list or tuple of arrays (TypeError otherwise), for depends.
+std::vector<Array> array_or_arrays(nb::handle h, const char* what) {
+  if (nb::isinstance<Array>(h)) return {*nb::inst_ptr<Array>(h)};
+  bool ok = PyList_Check(h.ptr()) || PyTuple_Check(h.ptr());
+  std::vector<Array> out;
+  if (ok)
+    for (nb::handle x : nb::borrow<nb::sequence>(h)) {
+      ok = ok && nb::isinstance<Array>(x);
+      if (ok) out.push_back(*nb::inst_ptr<Array>(x));
+    }
+  if (!ok)
+    throw nb::type_error((std::string("depends: ") + what + " must be an array or a sequence of arrays").c_str());
+  return out;
 }
 
 std::string device_repr(const Device& d) {
@@ -60,21 +78,51 @@ void init_runtime(nb::module_& m) {
       .def("__repr__",
            [](const Stream& s) { return "Stream(" + device_repr(s.device) + ", " + std::to_string(s.index) + ")"; })
       .def("__eq__",
-           [](const Stream& a, nb::handle b) { return nb::isinstance<Stream>(b) && nb::cast<Stream>(b) == a; });
+           [](const Stream& a, nb::handle b) { return nb::isinstance<Stream>(b) && nb::cast<Stream>(b) == a; })
+      .def("__hash__", [](const Stream& s) { return std::hash<int>()(s.index); });
+  nb::class_<ThreadLocalStream>(m, "ThreadLocalStream",
+                                "A stream that is a different stream in each thread that uses it (made on first use).")
+      .def_ro("device", &ThreadLocalStream::device)
+      .def("__repr__",
+           [](const ThreadLocalStream& s) {
+             return "ThreadLocalStream(" + device_repr(s.device) + ", " + std::to_string(s.id) + ")";
+           })
+      .def("__eq__",
+           [](const ThreadLocalStream& a, nb::handle b) {
+             return nb::isinstance<ThreadLocalStream>(b) && nb::cast<ThreadLocalStream>(b) == a;
+           })
+      .def("__hash__", [](const ThreadLocalStream& s) { return std::hash<int>()(s.id); })
+      .def("_stream", &resolve, "The calling thread's stream of this handle.");
 
   m.def("is_available", &is_available, nb::arg("device"), "Whether the device can run work in this build.");
   m.def("default_device", &default_device, "The device ops run on by default.");
   m.def("set_default_device", &set_default_device, nb::arg("device"), "Sets the default device.");
   m.def(
-      "default_stream", [](const Device& d) { return default_stream(d); }, nb::arg("device"),
-      "This thread's default stream on the device.");
-  m.def("set_default_stream", &set_default_stream, nb::arg("stream"), "Sets this thread's default stream.");
-  m.def("new_stream", &new_stream, nb::arg("device"), "A new stream on the device.");
+      "default_stream",
+      [](const Device& d) {
+        if (!is_available(d)) throw OpError("default_stream", "the device is not available in this build");
+        return peek_default_stream(d);
+      },
+      nb::arg("device"), "This thread's default stream on the device.");
+  m.def("set_default_stream", &set_default_stream, nb::arg("stream"),
+        "Sets this thread's default stream on the stream's device (the default device is unchanged).");
+  m.def("new_stream", &new_stream, nb::arg("device"), "A new stream on the device, for the calling thread only.");
+  m.def("new_thread_unsafe_stream", &new_thread_unsafe_stream, nb::arg("device"),
+        "A new stream on the device that any thread may use.");
+  m.def("new_thread_local_stream", &new_thread_local_stream, nb::arg("device"),
+        "A stream handle that is a separate stream in each thread that uses it.");
+  m.def("clear_streams", &clear_streams,
+        "Destroys every stream the calling thread made, its default streams included.");
   m.def(
       "synchronize",
       [](nb::handle s) {
-        std::optional<Stream> stream;  // converted while the GIL is held: a bad argument raises, not crashes
-        if (!s.is_none()) stream = to_stream(s);
+        // Converted while the GIL is held: a bad argument raises, not crashes. Any thread may
+        // wait for a stream, as MLX.
+        std::optional<Stream> stream;
+        if (nb::isinstance<Stream>(s))
+          stream = nb::cast<Stream>(s);
+        else if (!s.is_none())
+          stream = to_stream(s);
         nb::gil_scoped_release release;
         if (stream)
           synchronize(*stream);
@@ -100,6 +148,17 @@ void init_runtime(nb::module_& m) {
       },
       "Starts evaluating the arrays on their stream's worker and returns at once.");
 
+  m.def(
+      "depends",
+      [](nb::handle inputs, nb::handle dependencies) -> nb::object {
+        std::vector<Array> in = array_or_arrays(inputs, "inputs");
+        std::vector<Array> out = depends(in, array_or_arrays(dependencies, "dependencies"));
+        if (nb::isinstance<Array>(inputs)) return nb::cast(out[0]);
+        return nb::cast(out);
+      },
+      "Arrays equal to `inputs` whose evaluation first evaluates `dependencies` (an array or a sequence "
+      "of arrays each); returns an array for an array, a list for a sequence.");
+
   m.def("get_active_memory", &memory::active, "Bytes held by live arrays (excluding the cache).");
   m.def("get_peak_memory", &memory::peak, "The largest active memory since the start or reset_peak_memory.");
   m.def("reset_peak_memory", &memory::reset_peak, "Resets the peak to the current active memory.");
@@ -123,12 +182,22 @@ void init_runtime(nb::module_& m) {
 
   m.def(
       "from_dlpack",
-      [](nb::handle obj) {
-        if (nb::isinstance<Array>(obj)) return *nb::inst_ptr<Array>(obj);
-        nb::object capsule = nb::hasattr(obj, "__dlpack__") ? obj.attr("__dlpack__")() : nb::borrow(obj);
-        return from_dlpack_capsule(capsule);
+      [](nb::handle obj, std::optional<bool> copy) {
+        if (nb::isinstance<Array>(obj) && copy != true) return *nb::inst_ptr<Array>(obj);
+        if (auto a = import_dlpack(obj, copy)) return *a;
+        // Other buffer-protocol objects (NumPy scalars, memoryviews) through NumPy, as MLX takes them.
+        if (PyObject_CheckBuffer(obj.ptr())) {
+          nb::object view = nb::steal(PyMemoryView_FromObject(obj.ptr()));
+          if (!view.is_valid()) throw nb::python_error();
+          return *import_dlpack(nb::module_::import_("numpy").attr("asarray")(view), copy);
+        }
+        throw nb::type_error(("from_dlpack(): expected an object with __dlpack__, not " +
+                              nb::cast<std::string>(nb::str(obj.type().attr("__name__"))))
+                                 .c_str());
       },
-      nb::arg("x"), "An array sharing the memory of a DLPack producer (no copy).");
+      nb::arg("x"), nb::kw_only(), nb::arg("copy").none() = nb::none(),
+      "An array over the memory of a DLPack producer, dtype kept (no copy unless `copy` is True, or the "
+      "memory is read-only, or complex128 is narrowed to complex64; copy=False then raises).");
 }
 
 }  // namespace nuvec::python

@@ -1,9 +1,11 @@
 // Module-level shape and indexing functions.
 #include <nanobind/nanobind.h>
+
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+#include <numeric>
 
 #include "core/ops.h"
 #include "python/convert.h"
@@ -127,7 +129,7 @@ void init_shape(nb::module_& m) {
           if (!pairs) {
             auto v = int_list(width, "pad");
             if (v.size() == 1) v.push_back(v[0]);
-            if (v.size() != 2) throw OpError("pad", "pad_width must be an int, a pair, or one pair per axis");
+            if (v.size() != 2) throw nb::type_error("pad(): pad_width must be an int, a pair, or one pair per axis");
             pw.assign(x.ndim(), {v[0], v[1]});
           } else if (nb::len(seq) == 1) {
             auto v = int_list(seq[0], "pad");
@@ -145,13 +147,18 @@ void init_shape(nb::module_& m) {
         return pad(x, pw, mode, arg_like(value, x.dtype(), "pad"), S(s));
       },
       nb::arg("a"), nb::arg("pad_width"), nb::arg("mode") = "constant", nb::arg("constant_values") = 0, STREAM,
-      "Pads with a constant or the edge values.");
+      "Pads with a constant, the edge values, or the reflection of the array ('reflect' without the edge, "
+      "'symmetric' with it).");
   m.def(
       "roll",
       [=](nb::handle a, nb::handle shift, nb::handle axis, nb::handle s) {
+        // As MLX: shifts add up along one axis (or the flattened array); an int shift serves every axis.
+        Shape sh = int_list(shift, "roll");
         std::optional<std::vector<int>> ax;
         if (!axis.is_none()) ax = axis_list(axis);
-        return roll(arg(a), int_list(shift, "roll"), ax, S(s));
+        if (ax && is_scalar_int(axis) && !sh.empty()) sh = {std::accumulate(sh.begin(), sh.end(), int64_t(0))};
+        if (ax && is_scalar_int(shift)) sh.assign(ax->size(), sh[0]);
+        return roll(arg(a), sh, ax, S(s));
       },
       nb::arg("a"), nb::arg("shift"), nb::arg("axis").none() = nb::none(), STREAM,
       "Rolls elements along axes (flattened when axis is None).");
@@ -170,11 +177,26 @@ void init_shape(nb::module_& m) {
       nb::kw_only(), nb::arg("allow_col_major") = false, nb::arg("stream").none() = nb::none(),
       "The array in row-major order (a copy only when needed).");
   m.def(
+      "broadcast_shapes",
+      [](nb::args shapes) {
+        if (shapes.size() == 0) throw OpError("broadcast_shapes", "at least one shape is required");
+        Shape out;
+        for (nb::handle h : shapes) {
+          if (is_scalar_int(h) || !PySequence_Check(h.ptr()))
+            throw nb::type_error("broadcast_shapes: shapes must be sequences of ints");
+          out = broadcast_shapes(out, int_list(h, "broadcast_shapes"), "broadcast_shapes");
+        }
+        nb::list dims;
+        for (int64_t d : out) dims.append(d);
+        return nb::tuple(dims);
+      },
+      nb::arg("shapes"), "The shape the given shapes broadcast to, as a tuple.");
+  m.def(
       "meshgrid",
       [=](nb::args xs, bool sparse, const std::string& indexing, nb::handle s) {
         std::vector<Array> arrays;
         for (nb::handle x : xs) arrays.push_back(arg(x));
-        return to_list(meshgrid(arrays, sparse, indexing, S(s)));
+        return nb::tuple(to_list(meshgrid(arrays, sparse, indexing, S(s))));  // a tuple, as MLX
       },
       nb::arg("arrays"), nb::arg("sparse") = false, nb::arg("indexing") = "xy", nb::arg("stream").none() = nb::none(),
       "Coordinate grids.");
@@ -255,6 +277,10 @@ void init_shape(nb::module_& m) {
       "nonzero",
       [](nb::handle a) {
         nb::list l;
+        if (arg(a).traced())  // a value-dependent shape inside a transform: a ValueError, as masks
+          throw OpError("nonzero",
+                        "the number of nonzero elements of an array computed from a transform's input "
+                        "(grad, vjp, jvp, vmap) depends on values");
         Array flags = nonzero_flags(arg(a), default_stream(default_device()));
         eval_now({flags});
         for (const Array& x : nonzero(flags)) l.append(nb::cast(x));

@@ -33,7 +33,7 @@ std::pair<std::vector<Array>, std::vector<Array>> vjp(const ArrayFn& fun, const 
   if (cotangents.empty())  // grad: ones for each (scalar) output
     for (const Array& o : outputs)
       cotangents.push_back(full(o.shape(), scalar_array(int64_t(1), o.dtype()), std::nullopt, o.stream()));
-  if (outputs.size() != cotangents.size())
+  if (outputs.size() > cotangents.size())  // extra cotangents are ignored, as MLX
     throw OpError("vjp", "got " + std::to_string(cotangents.size()) + " cotangents for " +
                              std::to_string(outputs.size()) + " outputs");
   std::unordered_set<Node*> leaves;

@@ -15,7 +15,7 @@ from . import (  # noqa: F401
     random,
     utils,
 )
-from ._composed import asarray, broadcast_shapes, full_like, median, searchsorted  # noqa: F401
+from ._composed import asarray, convolve, full_like, unique  # noqa: F401
 from ._core import *  # noqa: F401,F403
 from ._core import AxisError, EvalError, EvalIndexError, EvalMemoryError, OpError, array  # noqa: F401
 from ._devices import device_count, device_info, set_wired_limit  # noqa: F401
@@ -34,8 +34,10 @@ from ._dtypes import (  # noqa: F401
     unsignedinteger,
 )
 from ._export import FunctionExporter, export_function, exporter, import_function  # noqa: F401
+from ._export_dot import export_to_dot  # noqa: F401
 from ._fp8 import from_fp8, to_fp8  # noqa: F401
-from ._streams import stream  # noqa: F401
+from ._printoptions import PrintOptions, get_printoptions, printoptions, set_printoptions  # noqa: F401
+from ._streams import StreamContext, stream  # noqa: F401
 from .io import load, save, save_gguf, save_safetensors, savez, savez_compressed  # noqa: F401
 from .utils import load_into, save_tree  # noqa: F401
 
@@ -56,16 +58,18 @@ __version__ = "0.1.0"
 # The public names, for `from nuvec import *` and type checkers (tests/test_typing.py holds them
 # to dir(nuvec) and the registry): the names defined here, then the compiled module's.
 __all__ = [
-    "DtypeCategory", "acos", "acosh", "asarray", "asin", "asinh", "atan", "atan2", "atanh",
-    "bitwise_left_shift", "bitwise_right_shift", "broadcast_shapes", "can_cast",
-    "checkpoint", "complexfloating", "cuda", "cumulative_prod", "cumulative_sum",
-    "custom_function", "device_count", "device_info", "e", "empty", "empty_like", "euler_gamma",
+    "acos", "acosh", "asarray", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_left_shift",
+    "bitwise_right_shift", "can_cast", "checkpoint", "complexfloating", "convolve", "cuda",
+    "cumulative_prod", "cumulative_sum", "custom_function", "device_count", "device_info",
+    "DtypeCategory", "e", "empty", "empty_like", "euler_gamma", "export_to_dot", "finfo",
+    "floating", "from_fp8", "full_like", "generic", "get_printoptions", "grad", "iinfo",
     "export_function", "exporter", "FunctionExporter", "import_function",
-    "finfo", "floating", "from_fp8", "full_like", "generic", "grad", "iinfo", "inexact", "inf", "integer", "io",
-    "isdtype", "issubdtype", "jvp", "load", "load_into", "median", "metal", "nan", "newaxis",
-    "number", "permute_dims", "pi", "pow", "random", "result_type", "save", "save_gguf", "save_safetensors",
-    "save_tree", "savez", "savez_compressed", "searchsorted", "set_wired_limit", "signedinteger",
-    "stream", "to_fp8", "unsignedinteger", "utils", "value_and_grad", "vjp", "vmap",
+    "inexact", "inf", "integer", "io", "isdtype", "issubdtype", "jvp", "load", "load_into",
+    "metal", "nan", "newaxis", "number", "permute_dims", "pi", "pow", "PrintOptions",
+    "printoptions", "random", "result_type", "save", "save_gguf", "save_safetensors",
+    "save_tree", "savez", "savez_compressed", "set_printoptions", "set_wired_limit",
+    "signedinteger", "stream", "StreamContext", "to_fp8", "unique", "unsignedinteger", "utils",
+    "value_and_grad", "vjp", "vmap",
 ]  # fmt: skip
 _core.__all__ = [n for n in dir(_core) if not n.startswith("_")]
 __all__ += _core.__all__

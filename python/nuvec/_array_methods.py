@@ -6,15 +6,16 @@ import sys
 import numpy as np
 
 from . import _core
+from ._printoptions import real_text
 
 _EDGE = 3  # an axis longer than 2 * _EDGE shows its first and last _EDGE entries, as MLX
 
 
 def _real_text(v):
-    """A float as C++ streams print it (MLX's printing): %g, and "-nan" for a NaN with its sign set."""
+    """A float as C++ streams print it (MLX's printing): "-nan" for a NaN with its sign set."""
     if math.isnan(v):
         return "-nan" if math.copysign(1.0, v) < 0 else "nan"
-    return f"{v:g}"
+    return real_text(v)
 
 
 def _scalar_text(v, kind):
@@ -82,8 +83,8 @@ def _reduce(self):
 
 
 def _array(self, dtype=None, copy=None):
-    x = self.astype(_core.float32) if self.dtype == _core.bfloat16 else self
-    a = np.asarray(memoryview(x))
+    # bfloat16's buffer format is "bfloat16", which NumPy rejects with ValueError, as for MLX's arrays.
+    a = np.asarray(memoryview(self))
     if dtype is not None and a.dtype != dtype:
         return a.astype(dtype)
     return a.copy() if copy else a

@@ -1,8 +1,7 @@
-"""MLX's functions composed in Python of nuvec's ops: asarray, full_like, broadcast_shapes, median and
-searchsorted (the other ops are in the C++ core)."""
+"""MLX's functions composed in Python of nuvec's ops: asarray, full_like, unique and convolve (the
+other ops are in the C++ core)."""
 
-import math
-from collections.abc import Sequence
+import operator
 from typing import Any
 
 from . import _core
@@ -30,93 +29,95 @@ def full_like(
     return _core.full(a.shape, vals, a.dtype if dtype is None else dtype, stream=stream)
 
 
-def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
-    """The shape the given shapes broadcast to, as a tuple."""
-    if not shapes:
-        raise op_error("broadcast_shapes", "at least one shape is required")
-    out = []
-    for shape in shapes:
-        if isinstance(shape, int) or not hasattr(shape, "__iter__"):
-            raise TypeError(f"broadcast_shapes: shapes must be sequences of ints, not {shape!r}")
-        shape = [int(d) for d in shape]
-        n = max(len(out), len(shape))
-        a, b = [1] * (n - len(out)) + out, [1] * (n - len(shape)) + shape
-        if any(x != y and x != 1 and y != 1 for x, y in zip(a, b)):
-            raise op_error(
-                "broadcast_shapes", f"shapes {tuple(out)} and {tuple(shape)} cannot be broadcast"
-            )
-        out = [y if x == 1 else x for x, y in zip(a, b)]
-    return tuple(out)
-
-
-def median(
-    a: _t.ArrayLike,
+def unique(
+    a: _core.array,
     /,
-    axis: _t.Axis | None = None,
-    keepdims: bool = False,
+    size: int,
+    return_index: bool = False,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    fill_value: _t.ArrayLike | None = None,
     *,
     stream: _t.StreamLike | None = None,
-) -> _core.array:
-    """The median over `axis` (all axes when None): the mean of the two middle values for an even
-    count, NaN where a value is NaN; integers and bools give float32."""
-    a = a if isinstance(a, _core.array) else _core.array(a)
-    nd = a.ndim
-    if axis is None:
-        axes = list(range(nd))
-    else:
-        axes = [axis] if isinstance(axis, int) else list(axis)
-        for i, ax in enumerate(axes):
-            if not -nd <= ax < nd:
-                raise op_error(
-                    "median", f"axis {ax} is out of bounds for an array of dimension {nd}", True
-                )
-            axes[i] = ax % nd
-        if len(set(axes)) != len(axes):
-            raise op_error("median", "repeated axis")
-    rest = [d for d in range(nd) if d not in axes]
-    n = 1
-    for ax in axes:
-        n *= a.shape[ax]
+) -> _core.array | tuple[_core.array, ...]:
+    """MLX's unique: the `size` smallest distinct elements of the flattened `a`, sorted, padded
+    with `fill_value` (the smallest element when None) without evaluating `a`; optionally the
+    first index of each (uint32), the inverse (uint32, a's shape) and the counts (int32)."""
+    # One stable argsort: a run of equal sorted values is one element; the counts are a
+    # scatter-add of the runs, and their exclusive cumulative sum points at each run's first
+    # (lowest) index.
+    if not isinstance(a, _core.array):
+        raise TypeError(f"unique(): a must be an array, not {type(a).__name__}")
+    size = operator.index(size)
+    if size < 0:
+        raise op_error("unique", f"received negative size {size}")
+    fill = None
+    if fill_value is not None:
+        fill = fill_value if isinstance(fill_value, _core.array) else _core.array(fill_value)
+        if fill.size != 1:
+            raise op_error("unique", f"fill value must have one element, not shape {fill.shape}")
+        fill = _core.astype(_core.reshape(fill, ()), a.dtype)
+    flat = _core.reshape(a, (-1,), stream=stream)
+    n = flat.size
+    u32 = _core.uint32
     if n == 0:
-        raise op_error("median", "cannot take the median along an empty axis")
-    x = a if issubdtype(a.dtype, inexact) else _core.astype(a, _core.float32)
-    x = _core.transpose(x, rest + axes, stream=stream)
-    x = _core.reshape(x, [a.shape[d] for d in rest] + [n], stream=stream)
-    s = _core.sort(x, axis=-1, stream=stream)
-    m = (s[..., (n - 1) // 2] + s[..., n // 2]) * 0.5
-    m = _core.where(_core.any(_core.isnan(x), axis=-1, stream=stream), math.nan, m, stream=stream)
-    if keepdims:
-        m = _core.expand_dims(m, sorted(axes), stream=stream)
-    return m
+        if size and fill is None:
+            raise op_error(
+                "unique", "a fill value is required for an empty input with a non-zero size"
+            )
+        values = _core.full((size,), 0 if fill is None else fill, a.dtype)
+        index, counts = _core.zeros((size,), u32), _core.zeros((size,), _core.int32)
+        inverse = _core.zeros(a.shape, u32)
+    else:
+        order = _core.argsort(flat, stream=stream)
+        s = _core.take(flat, order, stream=stream)
+        first = _core.concatenate([_core.array([True]), s[1:] != s[:-1]], stream=stream)
+        group = _core.cumsum(_core.astype(first, _core.int32), stream=stream) - 1
+        ones = _core.ones((n,), _core.int32)
+        counts = _core.zeros((size + 1,), _core.int32).at[_core.minimum(group, size)].add(ones)
+        counts = counts[:size]
+        start = _core.where(counts > 0, _core.cumsum(counts, stream=stream) - counts, 0)
+        index = _core.astype(_core.take(order, start, stream=stream), u32)
+        values = _core.take(s, start, stream=stream)
+        if fill is not None:
+            values = _core.where(counts > 0, values, fill, stream=stream)
+        inv = _core.astype(_core.minimum(group, max(size - 1, 0)), u32)
+        inverse = _core.put_along_axis(_core.zeros((n,), u32), order, inv, axis=0, stream=stream)
+        inverse = _core.reshape(inverse, a.shape, stream=stream)
+    wanted = ((index, return_index), (inverse, return_inverse), (counts, return_counts))
+    extra = [x for x, want in wanted if want]
+    return (values, *extra) if extra else values
 
 
-def searchsorted(
-    sorted_sequence: _t.ArrayLike,
-    values: _t.ArrayLike,
+def convolve(
+    a: _t.ArrayLike,
+    v: _t.ArrayLike,
     /,
-    side: str = "left",
+    mode: str = "full",
     *,
     stream: _t.StreamLike | None = None,
 ) -> _core.array:
-    """Where `values` go in the 1-D ascending `sorted_sequence` to keep it sorted: per value, the
-    count of elements below it ("left") or not above it ("right"), NaN last; uint32, values' shape.
-
-    One stable sort of both together: a value's position there, less its position among the values,
-    counts the elements before it (ties put the values first for "left", last for "right")."""
-    a = (
-        sorted_sequence
-        if isinstance(sorted_sequence, _core.array)
-        else _core.array(sorted_sequence)
-    )
-    v = values if isinstance(values, _core.array) else _core.array(values)
-    if a.ndim != 1:
-        raise op_error("searchsorted", f"the sorted sequence must be 1-D, not {a.ndim}-D")
-    if side not in ("left", "right"):
-        raise op_error("searchsorted", f"side must be 'left' or 'right', not {side!r}")
-    flat = _core.reshape(v, (-1,), stream=stream)
-    m = flat.size
-    both = [flat, a] if side == "left" else [a, flat]
-    rank = _core.argsort(_core.argsort(_core.concatenate(both, stream=stream), stream=stream))
-    mine = rank[:m] if side == "left" else rank[a.size :]
-    among = _core.argsort(_core.argsort(flat, stream=stream), stream=stream)
-    return _core.reshape(mine - among, v.shape, stream=stream)
+    """The discrete convolution of two 1-D arrays (the longer one slides, and must be inexact;
+    modes full, same, valid as NumPy), as MLX's: exact products summed per output element."""
+    a = a if isinstance(a, _core.array) else _core.array(a)
+    v = v if isinstance(v, _core.array) else _core.array(v)
+    if a.ndim != 1 or v.ndim != 1:
+        raise op_error("convolve", "inputs must be 1-D")
+    if a.size == 0 or v.size == 0:
+        raise op_error("convolve", "inputs cannot be empty")
+    if mode not in ("full", "same", "valid"):
+        raise op_error("convolve", f"mode must be 'full', 'same' or 'valid', not {mode!r}")
+    if v.size > a.size:
+        a, v = v, a
+    if not issubdtype(a.dtype, inexact):  # the sliding input (MLX's conv1d input) must be inexact
+        raise op_error("convolve", f"only inexact dtypes are supported, not {a.dtype}")
+    n, m = a.size, v.size
+    x = _core.pad(a, (m - 1, m - 1), stream=stream)
+    start, length = {
+        "full": (0, n + m - 1),
+        "same": ((m - 1) // 2, n),
+        "valid": (m - 1, n - m + 1),
+    }[mode]
+    windows = _core.arange(start, start + length)[:, None] + _core.arange(m)[None, :]
+    products = _core.take(x, windows, stream=stream) * v[::-1]
+    return _core.sum(products, axis=1, stream=stream)

@@ -297,7 +297,6 @@ _ELEMENTWISE = [
         "float",
         "numpy.logaddexp",
         ("u(UnaryOp::exp, sub(a, out))", "u(UnaryOp::exp, sub(b, out))"),
-        accepts="no_complex",
     ),
     _binary(
         "isclose", "bool", "numpy.isclose", ZERO, params="IsCloseParams", differentiable=BOOL_RESULT
@@ -464,6 +463,7 @@ _REDUCE = _ops(
     ],
 )
 
+_PLAN = dict(dtype="none", differentiable="a contraction order", batchable="a contraction order")
 _MATMUL = _ops(
     "matmul",
     "matmul",
@@ -476,9 +476,12 @@ _MATMUL = _ops(
         ("vecdot", 2, "numpy.vecdot"),
         ("tensordot", 2, "numpy.tensordot"),
         ("einsum", -1, "numpy.einsum"),
+        ("einsum_path", -1, "mlx.core.einsum_path", _PLAN),
+        ("convolve", 2, "numpy.convolve"),
     ],
 )
 
+_UNIQUE = dict(differentiable="selects by comparisons", batchable="flattens its input")
 _SORT = _ops(
     "sort",
     "sort",
@@ -490,6 +493,7 @@ _SORT = _ops(
         ("argpartition", 1, "numpy.argpartition", _INDICES),
         ("topk", 1, "mlx.core.topk"),
         ("searchsorted", 2, "numpy.searchsorted", _INDICES),
+        ("unique", 1, "mlx.core.unique", _UNIQUE),
     ],
 )
 
@@ -615,7 +619,11 @@ NON_OPS = {
         n: ("transforms", "transform")
         for n in ("grad", "value_and_grad", "vjp", "jvp", "vmap", "custom_function", "checkpoint")
     },
-    **{n: ("evaluation", "evaluation") for n in ("eval", "async_eval")},
+    **{n: ("evaluation", "evaluation") for n in ("eval", "async_eval", "depends", "export_to_dot")},
+    **{
+        n: ("printing", "print options")
+        for n in ("PrintOptions", "printoptions", "set_printoptions", "get_printoptions")
+    },
     **{
         n: ("export", "function export")
         for n in ("export_function", "import_function", "exporter", "FunctionExporter")
@@ -634,7 +642,12 @@ NON_OPS = {
             "default_stream",
             "set_default_stream",
             "new_stream",
+            "new_thread_unsafe_stream",
+            "new_thread_local_stream",
+            "ThreadLocalStream",
+            "clear_streams",
             "stream",
+            "StreamContext",
             "synchronize",
             "device_info",
             "device_count",
@@ -643,24 +656,51 @@ NON_OPS = {
     **{
         n: ("memory", "memory management")
         for n in (
-            "get_active_memory get_peak_memory reset_peak_memory get_cache_memory set_memory_limit "
-            "get_memory_limit set_cache_limit set_wired_limit clear_cache"
-        ).split()
+            "get_active_memory",
+            "get_peak_memory",
+            "reset_peak_memory",
+            "get_cache_memory",
+            "set_memory_limit",
+            "get_memory_limit",
+            "set_cache_limit",
+            "set_wired_limit",
+            "clear_cache",
+        )
     },
     **{n: ("threads", "thread setting") for n in ("get_num_threads", "set_num_threads")},
     **{
         n: ("dtypes", "a dtype")
         for n in (
-            "Dtype bool_ uint8 uint16 uint32 uint64 int8 int16 "
-            "int32 int64 float16 float32 float64 bfloat16 complex64"
-        ).split()
+            "Dtype",
+            "bool_",
+            "uint8",
+            "uint16",
+            "uint32",
+            "uint64",
+            "int8",
+            "int16",
+            "int32",
+            "int64",
+            "float16",
+            "float32",
+            "float64",
+            "bfloat16",
+            "complex64",
+        )
     },
     **{
         n: ("dtypes", "a dtype category")
         for n in (
-            "DtypeCategory generic number integer signedinteger "
-            "unsignedinteger inexact floating complexfloating"
-        ).split()
+            "DtypeCategory",
+            "generic",
+            "number",
+            "integer",
+            "signedinteger",
+            "unsignedinteger",
+            "inexact",
+            "floating",
+            "complexfloating",
+        )
     },
     **{
         n: ("dtypes", "dtype query, not an array op")
@@ -672,104 +712,21 @@ NON_OPS = {
     },
 }
 
-# Docs groups in page order: key -> (title, intro). "unary", "binary" and "ternary" are the
-# element-wise tables; the others are sections of their own.
-GROUPS = {
-    "unary": ("Unary", ""),
-    "binary": ("Binary", ""),
-    "ternary": ("Ternary", ""),
-    "creation": (
-        "Creation",
-        "Arrays from values and parameters. `shape` is an int or a sequence of ints. "
-        "Without `dtype`: zeros, ones, eye, identity, tri and linspace make float32; arange makes "
-        "int32 from int arguments, else float32; full and the `_like` functions keep their input's "
-        "dtype.",
-    ),
-    "shape": ("Shapes and layout", "Views share the input's memory wherever strides allow."),
-    "indexing": (
-        "Indexing",
-        "Besides `x[...]` and `x[...] = v` (see the `array` class): integer indices "
-        "out of range raise `EvalIndexError` when evaluated.",
-    ),
-    "reduce": (
-        "Reductions",
-        "Over any set of axes (`axis=None` is all of them) with `keepdims`; sums "
-        "are blocked/pairwise and bit-identical whatever the thread count; half types accumulate "
-        "in float32. `softmax` and `logsumexp` over the last axis are fused kernels.",
-    ),
-    "matmul": (
-        "Matrix products",
-        "nuvec's own kernels (not a wrapped BLAS): float32, float64, float16, "
-        "bfloat16 (computed in float32) and complex64; rows are independent up to "
-        "`ROW_INDEPENDENT_ROWS` rows (docs/matmul.md).",
-    ),
-    "sort": (
-        "Sorting",
-        "Along `axis` (default -1; None sorts the flattened array). sort and argsort "
-        "are stable with NumPy's order (NaNs last, complex numbers lexicographic); indices are "
-        "uint32. topk gives the k largest in no promised order.",
-    ),
-    "scan": (
-        "Scans",
-        "Along `axis` (default None: the flattened array), with `reverse` and "
-        "`inclusive`; also array methods. Results combine strictly in order, so they never depend "
-        "on the threads. cumsum of bool counts in int32; logcumsumexp of integers gives float32; "
-        "half types accumulate in float32.",
-    ),
-    "files": (
-        "Files",
-        "Loading maps the file: arrays from uncompressed files share its pages (see "
-        "docs/io.md). `save_tree` and `load_into` also live in `nuvec.utils`.",
-    ),
-    "modules": (
-        "Modules",
-        "`nuvec.random` (random numbers bit for bit MLX's, docs/random.md), "
-        "`nuvec.utils` (trees: tree_flatten, tree_unflatten, tree_map, ...), `nuvec.io` (the file "
-        "functions above), and MLX's `metal` and `cuda` (neither is available; `metal` keeps "
-        "MLX's deprecated memory aliases).",
-    ),
-    "constants": ("Constants", "MLX's constants: Python floats, and `newaxis` (None)."),
-    "transforms": (
-        "Transforms",
-        "Over trees of arrays (tuples, lists, dicts, namedtuples, dataclasses); "
-        "gradients are lazy arrays, so transforms nest (grad of grad, jvp of vjp).",
-    ),
-    "evaluation": (
-        "Evaluation",
-        "Arrays are lazy: these (and `item`, `tolist`, printing, NumPy and DLPack "
-        "export) compute them.",
-    ),
-    "export": (
-        "Function export",
-        "A traced function saved to a file and loaded back as a callable (docs/export.md).",
-    ),
-    "devices": (
-        "Devices and streams",
-        "Only the CPU is available today: `is_available(gpu)` is False.",
-    ),
-    "memory": (
-        "Memory",
-        "Counters and limits of nuvec's caching allocator (see getting-started.md).",
-    ),
-    "threads": (
-        "Threads",
-        "The CPU thread pool (its starting size is `NUVEC_NUM_THREADS`, else the cores available).",
-    ),
-    "interoperability": (
-        "Interoperability",
-        "NumPy and DLPack (see also the `array` class below).",
-    ),
-    "dtypes": ("Dtypes", "The fourteen dtypes, their type and MLX's categories."),
-    "errors": (
-        "Errors",
-        "Every error names the op (`op_name`), the `reason`, and a `filename` and "
-        "`lineno`: the caller's for an invalid call, the line where the node was recorded for an "
-        "evaluation failure.",
-    ),
-    "random": ("Random", "nuvec.random's samplers (documented in docs/random.md)."),
-}
 
-ELEMENTWISE_GROUPS = ("unary", "binary", "ternary")
+def _load_groups():
+    # The registry is loaded by path (tools/gen_registry.py, tests, docs), not as a package
+    # module, so its sibling is loaded by path too.
+    import importlib.util
+    import os
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_registry_groups.py")
+    spec = importlib.util.spec_from_file_location("nuvec_registry_groups", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.GROUPS, module.ELEMENTWISE_GROUPS
+
+
+GROUPS, ELEMENTWISE_GROUPS = _load_groups()
 
 
 def kernel_ops(primitive):

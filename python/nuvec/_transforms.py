@@ -1,8 +1,10 @@
 """Function transforms over trees of arrays: vjp, jvp, grad, value_and_grad, custom_function and
 checkpoint, as MLX's. The compiled core differentiates flat lists of arrays; this module maps
-trees (tuples, lists, dicts, namedtuples, dataclasses) to those lists and back."""
+trees (tuples, lists, dicts, namedtuples, dataclasses) to those lists and back. Errors have MLX's
+exception types (docs/transforms.md lists them)."""
 
 import functools
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, ParamSpec, TypeVar
 
@@ -16,41 +18,51 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
-def _leaves(tree, what, allow_constants=False):
-    """[(path, leaf)] of a tree; non-array leaves raise unless they may stay constant."""
-    flat = tree_flatten(tree, is_leaf=lambda x: isinstance(x, _core.array))
-    if not allow_constants:
-        for path, leaf in flat:
-            if not isinstance(leaf, _core.array):
-                where = f" at '{path}'" if path else ""
-                raise ValueError(
-                    f"{what}: the differentiated argument{where} is a {type(leaf).__name__}, "
-                    "not an array; only arrays can be differentiated"
-                )
+def _is_array(x):
+    return isinstance(x, _core.array)
+
+
+def _leaves(tree, what, error=ValueError):
+    """[(path, leaf)] of a tree whose leaves must all be arrays (None counts as a leaf here, as
+    in MLX's strict flattening); any other leaf raises ``error``."""
+    flat = tree_flatten(tree, is_leaf=lambda x: x is None or _is_array(x))
+    for path, leaf in flat:
+        if not _is_array(leaf):
+            where = f" at '{path}'" if path else ""
+            raise error(
+                f"{what}: the differentiated argument{where} is a {type(leaf).__name__}, "
+                "not an array; only arrays can be differentiated"
+            )
     return flat
 
 
 def _replace(tree, values):
     """The tree with its array leaves replaced, in order, by `values`."""
     it = iter(values)
-    return tree_map(
-        lambda x: next(it) if isinstance(x, _core.array) else x,
-        tree,
-        is_leaf=lambda x: isinstance(x, _core.array),
-    )
+    return tree_map(lambda x: next(it) if _is_array(x) else x, tree, is_leaf=_is_array)
 
 
 def _arrays(tree):
-    return [
-        leaf
-        for _, leaf in tree_flatten(tree, is_leaf=lambda x: isinstance(x, _core.array))
-        if isinstance(leaf, _core.array)
-    ]
+    return [leaf for _, leaf in tree_flatten(tree, is_leaf=_is_array) if _is_array(leaf)]
+
+
+def _output_arrays(outs, what):
+    """The array leaves of fun's outputs; any other leaf raises (None is an empty subtree)."""
+    flat = tree_flatten(outs, is_leaf=_is_array)
+    for path, leaf in flat:
+        if not _is_array(leaf):
+            where = f"at '{path}'" if path else "at the top level"
+            raise ValueError(
+                f"{what}: the function's output {where} is a {type(leaf).__name__}, not an array"
+            )
+    return [leaf for _, leaf in flat]
 
 
 def _check_cotangents(outputs, cotangents, what):
-    outs, cots = _leaves(outputs, what, True), _leaves(cotangents, what, True)
-    if len(outs) != len(cots):
+    """As MLX: a cotangent for each output (extra ones are ignored), of the output's shape."""
+    outs = tree_flatten(outputs, is_leaf=_is_array)
+    cots = tree_flatten(cotangents, is_leaf=_is_array)
+    if len(cots) < len(outs):
         raise ValueError(f"{what}: {len(cots)} cotangents for {len(outs)} outputs")
     for (path, o), (_, c) in zip(outs, cots):
         if tuple(o.shape) != tuple(c.shape):
@@ -60,26 +72,35 @@ def _check_cotangents(outputs, cotangents, what):
             )
 
 
+def _as_list(x):
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _check_callable(fun, what):
+    if not callable(fun):
+        raise TypeError(f"{what}: fun must be callable, not a {type(fun).__name__}")
+
+
 def vjp(
     fun: Callable[..., Any], primals: _t.Tree, cotangents: _t.Tree
 ) -> tuple[list[Any], list[Any]]:
     """(fun(*primals), the cotangents of the primals given `cotangents` of fun's outputs).
 
-    primals and cotangents are lists (one entry per argument / output) or trees matching them."""
-    primals = list(primals) if isinstance(primals, (list, tuple)) else [primals]
-    flat = [leaf for _, leaf in _leaves(primals, "vjp")]
+    primals and cotangents are lists (one entry per argument / output) or trees matching them;
+    their leaves must be arrays (TypeError otherwise, as MLX)."""
+    _check_callable(fun, "vjp")
+    primals, cotangents = _as_list(primals), _as_list(cotangents)
+    flat = [leaf for _, leaf in _leaves(primals, "vjp", TypeError)]
+    cots = [leaf for _, leaf in _leaves(cotangents, "vjp", TypeError)]
     result = {}
 
     def flat_fun(xs):
-        out = fun(*_replace(primals, xs))
-        outs = list(out) if isinstance(out, (list, tuple)) else [out]
-        _check_cotangents(
-            outs, cotangents if isinstance(cotangents, (list, tuple)) else [cotangents], "vjp"
-        )
+        outs = _as_list(fun(*_replace(primals, xs)))
+        arrays = _output_arrays(outs, "vjp")
+        _check_cotangents(outs, cotangents, "vjp")
         result["outputs"] = outs
-        return _arrays(outs)
+        return arrays
 
-    cots = _arrays(cotangents)
     _, grads = _core._vjp_flat(flat_fun, flat, cots)
     return result["outputs"], _replace(primals, grads)
 
@@ -88,35 +109,50 @@ def jvp(
     fun: Callable[..., Any], primals: _t.Tree, tangents: _t.Tree
 ) -> tuple[list[Any], list[Any]]:
     """(fun(*primals), the tangents of fun's outputs given `tangents` of the primals)."""
-    primals = list(primals) if isinstance(primals, (list, tuple)) else [primals]
-    flat = [leaf for _, leaf in _leaves(primals, "jvp")]
-    flat_t = _arrays(list(tangents) if isinstance(tangents, (list, tuple)) else [tangents])
+    _check_callable(fun, "jvp")
+    primals = _as_list(primals)
+    flat = [leaf for _, leaf in _leaves(primals, "jvp", TypeError)]
+    flat_t = [leaf for _, leaf in _leaves(_as_list(tangents), "jvp", TypeError)]
     if len(flat_t) != len(flat):
         raise ValueError(f"jvp: {len(flat_t)} tangents for {len(flat)} primal arrays")
     result = {}
 
     def flat_fun(xs):
-        out = fun(*_replace(primals, xs))
-        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        outs = _as_list(fun(*_replace(primals, xs)))
         result["outputs"] = outs
-        return _arrays(outs)
+        return _output_arrays(outs, "jvp")
 
     _, tans = _core._jvp_flat(flat_fun, flat, flat_t)
     return result["outputs"], _replace(result["outputs"], tans)
 
 
-def _normalize_argnums(argnums, argnames):
-    argnames = [argnames] if isinstance(argnames, str) else list(argnames or [])
-    if argnums is None and not argnames:
-        argnums = 0
-    nums = () if argnums is None else ((argnums,) if isinstance(argnums, int) else tuple(argnums))
-    if argnums is not None and not nums and not argnames:
-        raise ValueError(
-            "grad: argnums is empty and no argnames are given: nothing to differentiate"
-        )
-    # As MLX: one argument number (int or 1-tuple) gives its gradient alone.
-    single = len(nums) == 1
-    return nums, single, argnames
+def _normalize_argnums(argnums, argnames, what):
+    """(sorted argument numbers, whether one was given alone, argument names), checked as MLX
+    checks them when the transform is made."""
+    if argnames is None or isinstance(argnames, str):
+        argnames = [] if argnames is None else [argnames]
+    elif not isinstance(argnames, (list, tuple, set)) or not all(
+        isinstance(n, str) for n in argnames
+    ):
+        raise TypeError(f"{what}: argnames must be a str or a sequence of str")
+    argnames = list(dict.fromkeys(argnames))
+    if argnums is None:
+        argnums = () if argnames else 0
+    try:  # integer-like objects (NumPy integers) count as ints, as in MLX
+        nums = [argnums] if not isinstance(argnums, (list, tuple)) else list(argnums)
+        nums = sorted(operator.index(i) for i in nums)
+    except TypeError:
+        raise TypeError(f"{what}: argnums must be an int or a sequence of int") from None
+    if not nums and not argnames:
+        raise ValueError(f"{what}: gradient with respect to no argument requested")
+    if nums and nums[0] < 0:
+        raise ValueError(f"{what}: can't compute the gradient of negative argument index {nums[0]}")
+    for a, b in zip(nums, nums[1:]):
+        if a == b:
+            raise ValueError(f"{what}: duplicate argument index {a} is not allowed")
+    # As MLX: one argument number (int or 1-tuple) gives its gradient alone; several give a
+    # tuple in increasing order.
+    return nums, len(nums) == 1, argnames
 
 
 def value_and_grad(
@@ -125,21 +161,50 @@ def value_and_grad(
     argnames: str | Sequence[str] | None = None,
 ) -> Callable[_P, tuple[_R, Any]]:
     """A function returning (fun(...), gradient of fun's scalar output) for the arguments at
-    `argnums` (int or tuple) and the keyword arguments named in `argnames`. fun may return
-    (loss, aux...): the gradient is of loss and the whole output is returned unchanged."""
+    `argnums` (int or sequence) and the keyword arguments named in `argnames`. fun may return a
+    tuple (loss, aux...): the gradient is of loss and the whole output is returned unchanged."""
     return _value_and_grad(fun, argnums, argnames, "value_and_grad")
 
 
+def _loss(out, what, aux_allowed):
+    """fun's scalar loss: its output, or (value_and_grad) the first element of a tuple."""
+    loss = out
+    if not _is_array(out):
+        kind = type(out).__name__
+        if not aux_allowed:
+            raise ValueError(
+                f"{what}: the function must return a scalar array, but it returned a {kind}"
+            )
+        if not isinstance(out, tuple) or not out or not _is_array(out[0]):
+            first = (
+                f" whose first element is a {type(out[0]).__name__}"
+                if kind == "tuple" and out
+                else ""
+            )
+            raise ValueError(
+                f"{what}: the function must return a scalar array or a non-empty tuple whose "
+                f"first element is one, but it returned a {kind}{first}"
+            )
+        loss = out[0]
+    if loss.ndim != 0:
+        raise ValueError(
+            f"{what}: the function's output must be a scalar to take its gradient, "
+            f"got shape {tuple(loss.shape)}"
+        )
+    return loss
+
+
 def _value_and_grad(fun, argnums, argnames, _name):
-    nums, single, names = _normalize_argnums(argnums, argnames)
+    _check_callable(fun, _name)
+    nums, single, names = _normalize_argnums(argnums, argnames, _name)
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
-        for i in nums:
-            if not -len(args) <= i < len(args):
-                raise ValueError(
-                    f"{_name}: argnums {i} is out of range for {len(args)} positional arguments"
-                )
+        if nums and nums[-1] >= len(args):
+            raise ValueError(
+                f"{_name}: can't compute the gradient of argument index {nums[-1]}: the "
+                f"function is called with {len(args)} positional arguments"
+            )
         for n in names:
             if n not in kwargs:
                 raise ValueError(f"{_name}: argnames '{n}' is not among the keyword arguments")
@@ -147,8 +212,9 @@ def _value_and_grad(fun, argnums, argnames, _name):
         # Paths in errors name the argument: its position, or its keyword.
         labelled = {str(i): args[i] for i in nums}
         labelled.update({n: kwargs[n] for n in names})
-        _leaves(labelled, _name)
-        flat = [leaf for _, leaf in _leaves(targets, _name)]
+        flat = [leaf for _, leaf in _leaves(labelled, _name)]
+        if not flat:
+            raise ValueError(f"{_name}: the differentiated arguments hold no array")
         result = {}
 
         def flat_fun(xs):
@@ -160,18 +226,7 @@ def _value_and_grad(fun, argnums, argnames, _name):
                 kw[n] = new[len(nums) + k]
             out = fun(*a, **kw)
             result["out"] = out
-            loss = out[0] if isinstance(out, (list, tuple)) else out
-            if not isinstance(loss, _core.array):
-                raise ValueError(
-                    f"{_name}: the function must return an array (or a tuple whose first "
-                    f"element is one), not a {type(loss).__name__}"
-                )
-            if loss.size != 1:
-                raise ValueError(
-                    f"{_name}: the function's output must be a scalar to take its gradient, "
-                    f"got shape {tuple(loss.shape)}"
-                )
-            return [loss]
+            return [_loss(out, _name, _name == "value_and_grad")]
 
         _, grads = _core._vjp_flat(flat_fun, flat, [])
         grads = _replace(targets, grads)
@@ -189,7 +244,8 @@ def grad(
     argnums: int | Sequence[int] | None = None,
     argnames: str | Sequence[str] | None = None,
 ) -> Callable[_P, Any]:
-    """A function returning the gradient of fun's scalar output (see value_and_grad)."""
+    """A function returning the gradient of fun's scalar output (an array; MLX's grad takes no
+    auxiliary outputs: value_and_grad does)."""
     vg = _value_and_grad(fun, argnums, argnames, "grad")
 
     @functools.wraps(fun)
@@ -261,7 +317,7 @@ class custom_function(Generic[_P, _R]):
                 prims[0] if len(args) == 1 else tuple(prims), unflat(cots), unflat(outputs)
             )
             grads = (grads,) if isinstance(grads, _core.array) else grads
-            return _arrays(list(grads))
+            return _arrays(list(grads)[: len(args)])  # extra entries are ignored, as MLX
 
         def jvp_rule(ps, tans, outputs):
             if self._jvp is None:
@@ -277,7 +333,12 @@ class custom_function(Generic[_P, _R]):
             if self._vmap is None:  # the function itself, vmapped
                 return _core._vmap_flat(flat, ps, axes)
             in_axes = _replace(list(args), [None if a < 0 else a for a in axes])
-            ret = self._vmap(tuple(_replace(list(args), ps)), tuple(in_axes))
+            inputs = _replace(list(args), ps)
+            # As MLX: a one-argument function's rule gets that argument and its axes alone.
+            if len(args) == 1:
+                ret = self._vmap(inputs[0], in_axes[0])
+            else:
+                ret = self._vmap(tuple(inputs), tuple(in_axes))
             if not isinstance(ret, tuple) or len(ret) != 2:  # as MLX
                 raise op_error(
                     "custom_function", "the vmap rule must return a tuple (outputs, output axes)"

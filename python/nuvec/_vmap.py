@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
 from . import _core
+from ._core import OpError
 from ._errors import op_error
 from ._transforms import _replace
 from .utils import _children, tree_flatten
@@ -22,7 +23,7 @@ def _is_array(x):
 
 
 def _is_axis(a):
-    return a is None or (isinstance(a, int) and not isinstance(a, bool))
+    return a is None or isinstance(a, int)  # a bool is an int, as in MLX
 
 
 def _where(path):
@@ -64,11 +65,27 @@ def _describe(x):
     return f"a {type(x).__name__} of {len(kids)}"
 
 
+def _match_prefix(tree, axes, what, path):
+    """_match, where a one-element tuple or list of axes may also stand for its element: for an
+    array (MLX accepts ``in_axes=(0,)`` for one array), and for the one argument's tree (in_axes
+    given per argument)."""
+    try:
+        return _match(tree, axes, what, path)
+    except OpError:
+        one = isinstance(axes, (tuple, list)) and len(axes) == 1
+        if one and (_is_array(tree) or what == "in_axes"):
+            return _match(tree, axes[0], what, path)
+        raise
+
+
 def _input_axes(args, in_axes):
     """The array leaves of args and their normalized axes (-1: not mapped); the batch size."""
-    if not _is_axis(in_axes) and isinstance(in_axes, list):
-        in_axes = tuple(in_axes)
-    leaves = _match(tuple(args), in_axes, "in_axes")
+    if len(args) == 1:  # as MLX: in_axes is matched against the one argument itself
+        leaves = _match_prefix(args[0], in_axes, "in_axes", "0")
+    else:
+        if isinstance(in_axes, list):
+            in_axes = tuple(in_axes)
+        leaves = _match(tuple(args), in_axes, "in_axes")
     arrays, axes, sizes = [], [], {}
     for path, leaf, axis in leaves:
         if not _is_array(leaf):
@@ -138,6 +155,11 @@ def vmap(fun: Callable[_P, _R], in_axes: Any = 0, out_axes: Any = 0) -> Callable
     ``vjp`` and ``jvp`` either way (``vmap(grad(loss), in_axes=(None, 0))`` gives per-example
     gradients)."""
 
+    if not callable(fun):
+        raise TypeError(f"vmap: fun must be callable, not a {type(fun).__name__}")
+    if in_axes is None:  # as MLX: it maps over nothing
+        raise TypeError("vmap: in_axes must be an int or a tree of ints and None, not None")
+
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
         arrays, axes, size = _input_axes(args, in_axes)
@@ -158,7 +180,7 @@ def vmap(fun: Callable[_P, _R], in_axes: Any = 0, out_axes: Any = 0) -> Callable
 
         outs, found = _core._vmap_flat(flat_fun, arrays, axes)
         out = result["out"]
-        wants = _match(out, tuple(out_axes) if isinstance(out_axes, list) else out_axes, "out_axes")
+        wants = _match_prefix(out, out_axes, "out_axes", "")
         placed = [_place(o, f, w, p, size) for o, f, (p, _, w) in zip(outs, found, wants)]
         return _replace(out, placed)
 

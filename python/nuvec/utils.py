@@ -71,6 +71,8 @@ def tree_flatten(
     dict). ``prefix`` is prepended to every path and starts with the separator: ``".model"``."""
     if destination is None:
         destination = []
+    if not isinstance(destination, (list, dict)):
+        raise ValueError("tree_flatten: destination must be a list, a dict or None")
     add = destination.extend if isinstance(destination, list) else destination.update
     kids = None if is_leaf is not None and is_leaf(tree) else _children(tree)
     if kids is None:
@@ -91,13 +93,18 @@ def tree_unflatten(tree: Sequence[tuple[str, Any]] | dict[str, Any]) -> _t.Tree:
     for key, value in items:
         head, _, rest = key.partition(".")
         children[head].append((rest, value))
-    if items and all(k.isdigit() for k in children):
-        out = []
-        for i in sorted(int(k) for k in children):
-            out.extend({} for _ in range(i - len(out)))  # holes, as MLX fills them
-            out.append(tree_unflatten(children[str(i)]))
-        return out
-    return {k: tree_unflatten(v) for k, v in children.items()}
+    # A list when every key is an integer as int() reads it and no two ("1", "01") collide.
+    try:
+        indices = {int(k): k for k in children}
+    except ValueError:
+        indices = None
+    if indices is None or len(indices) != len(children):
+        return {k: tree_unflatten(v) for k, v in children.items()}
+    out = []
+    for i, k in sorted(indices.items()):
+        out.extend({} for _ in range(i - len(out)))  # holes, as MLX fills them
+        out.append(tree_unflatten(children[k]))
+    return out
 
 
 def tree_map(
@@ -121,14 +128,13 @@ def tree_map_with_path(
     kids = None if is_leaf is not None and is_leaf(tree) else _children(tree)
     if kids is None:
         return fn(path, tree, *rest)
-    rest_kids = [dict(_children(r) or []) for r in rest]
     values = [
         tree_map_with_path(
             fn,
             child,
-            *(r[k] for r in rest_kids),
+            *(getattr(r, k) if _is_dataclass(r) else r[k] for r in rest),
             is_leaf=is_leaf,
-            path=str(k) if path is None else f"{path}.{k}",
+            path=f"{path}.{k}" if path else str(k),
         )
         for k, child in kids
     ]
@@ -155,14 +161,19 @@ def tree_merge(
     tree_a: _t.Tree, tree_b: _t.Tree, merge_fn: Callable[[Any, Any], Any] | None = None
 ) -> _t.Tree:
     """Merges two trees; where both have a leaf at one place, ``merge_fn(a, b)`` decides."""
-    if isinstance(tree_a, (dict, list, tuple)) and len(tree_a) == 0:
-        tree_a = None
-    if isinstance(tree_b, (dict, list, tuple)) and len(tree_b) == 0:
-        tree_b = None
+    empty_a = isinstance(tree_a, (dict, list, tuple)) and len(tree_a) == 0
+    empty_b = isinstance(tree_b, (dict, list, tuple)) and len(tree_b) == 0
+    if empty_a and empty_b:
+        if type(tree_a) is not type(tree_b):
+            raise ValueError(f"Cannot merge {type(tree_a).__name__} with {type(tree_b).__name__}")
+        return type(tree_a)()
+    tree_a = None if empty_a else tree_a
+    tree_b = None if empty_b else tree_b
     if tree_a is None or tree_b is None:
         return tree_b if tree_a is None else tree_a
     if isinstance(tree_a, (list, tuple)) and isinstance(tree_b, (list, tuple)):
-        return type(tree_a)(tree_merge(a, b, merge_fn) for a, b in zip_longest(tree_a, tree_b))
+        merged = [tree_merge(a, b, merge_fn) for a, b in zip_longest(tree_a, tree_b)]
+        return _rebuild(tree_a, merged)
     if isinstance(tree_a, dict) and isinstance(tree_b, dict):
         keys = list(tree_a) + [k for k in tree_b if k not in tree_a]
         return {k: tree_merge(tree_a.get(k), tree_b.get(k), merge_fn) for k in keys}

@@ -6,7 +6,6 @@
 // size: A' (M x 2K) holds [re, im] along k, B' (2K x 2N) holds [[re, im], [-im, re]] blocks, so
 // C' = A' B' is the complex result with [re, im] along n, written in place.
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -35,13 +34,22 @@ namespace {
 
 enum class Mode { f32, f64, bf16, c64 };
 
-// Runs fn(i) for i < n on the pool: threads claim items one at a time, so a thread slowed by
-// other work on the machine takes fewer. Each item's arithmetic is fixed by the shapes alone.
-void for_each_item(int64_t n, const std::function<void(int64_t)>& fn) {
-  std::atomic<int64_t> next{0};
-  parallel_for(std::min<int64_t>(n, get_num_threads()), 1, [&](int64_t, int64_t) {
-    for (int64_t i; (i = next.fetch_add(1)) < n;) fn(i);
-  });
+// Jobs of fewer multiply-adds (or elements packed) than this run on the caller alone: ~10 us of
+// arithmetic, less than what waking the pool can cost when another process holds a core.
+constexpr int64_t kInlineBelow = int64_t(1) << 18;
+
+// Runs fn(i) for i < n, `work` multiply-adds (or elements packed) in all, on the pool: each item
+// is a piece of its own (up to the pool's 64 pieces), claimed as threads come free, so a thread
+// slowed by other work on the machine takes fewer, and the caller can tell a worker that lags.
+// Each item's arithmetic is fixed by the shapes alone.
+void for_each_item(int64_t n, int64_t work, const std::function<void(int64_t)>& fn) {
+  auto items = [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) fn(i);
+  };
+  if (work < kInlineBelow)
+    items(0, n);
+  else
+    parallel_for(n, 1, items);
 }
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
@@ -329,7 +337,7 @@ std::shared_ptr<Buffer> pack_b_for_all_rows(const Plan& p, const Tiling& t, cons
       Buffer::allocate(std::max<size_t>(size_t(round_up(p.k, p.P) * t.padded_n) * p.esz, 64));
   int64_t panels = t.padded_n / p.nr;
   constexpr int64_t kPanelsPerItem = 4;
-  for_each_item(ceil_div(panels, kPanelsPerItem), [&](int64_t item) {
+  for_each_item(ceil_div(panels, kPanelsPerItem), p.k * t.padded_n, [&](int64_t item) {
     int64_t first = item * kPanelsPerItem, end = std::min(panels, first + kPanelsPerItem);
     int64_t col0 = first * p.nr, cols = std::min(p.n, end * p.nr) - col0;
     thread_local Scratch run;
@@ -447,7 +455,7 @@ void compute_tile(const Plan& p, const Tiling& t, const Operand& a, const Operan
 void gemm_blocked(const Plan& p, const Operand& a, const Operand& b, const Out& out) {
   Tiling t = plan_tiling(p);
   std::shared_ptr<Buffer> shared_b = t.shared_b ? pack_b_for_all_rows(p, t, b) : nullptr;
-  for_each_item(t.row_blocks * t.col_blocks,
+  for_each_item(t.row_blocks * t.col_blocks, p.m * p.n * p.k,
                 [&](int64_t item) { compute_tile(p, t, a, b, out, shared_b.get(), item); });
 }
 
@@ -483,7 +491,7 @@ bool gemm_skinny(Mode mode, const Operand& a, const Operand& b, int64_t m, int64
   // Four pieces of work (long runs of each row of B, which the prefetchers follow), or more
   // of at least 256 columns.
   int64_t chunk = std::max<int64_t>(256, round_up(ceil_div(n, 4), 64));
-  for_each_item(ceil_div(n, chunk), [&](int64_t item) {
+  for_each_item(ceil_div(n, chunk), m * n * k, [&](int64_t item) {
     int64_t j0 = item * chunk, j1 = std::min(n, j0 + chunk);
     if (mode == Mode::f64) {
       g.skinny_f64(m, k, reinterpret_cast<const double*>(abuf.data()), lda,

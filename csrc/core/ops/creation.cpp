@@ -27,22 +27,28 @@ Array arange(double start, double stop, double step, Dtype dtype, Stream s) {
   double n = std::ceil((stop - start) / step);
   if (n > double(int64_t(1) << 48)) throw OpError("arange", "too many elements");
   int64_t size = n > 0 ? int64_t(n) : 0;
+  if (is_integer(dtype)) {
+    // NumPy's and MLX's convention: the increment is dtype(start + step) - dtype(start).
+    double first = std::trunc(start);
+    step = std::trunc(start + step) - first;
+    start = first;
+  }
   return Array::lazy({size}, dtype, std::make_shared<Arange>(start, step), {}, s);
 }
 
-Array linspace(double start, double stop, int64_t num, Dtype dtype, Stream s) {
+Array linspace(double start, double stop, int64_t num, bool endpoint, Dtype dtype, Stream s) {
   if (num < 0) throw OpError("linspace", "num must be non-negative, got " + std::to_string(num));
-  if (!is_floating(dtype) && !is_integer(dtype))
-    throw OpError("linspace", std::string("unsupported dtype ") + name_of(dtype));
-  double step = num > 1 ? (stop - start) / double(num - 1) : 0.0;
-  // Computed in double so the last element is exactly `stop`, then cast.
-  Array a = Array::lazy({num}, Dtype::float64, std::make_shared<Arange>(start, step), {}, s);
-  if (num > 1) {
-    Array idx = Array::lazy({num}, Dtype::int32, std::make_shared<Arange>(0, 1), {}, s);
-    Array last = binary(BinaryOp::equal, idx, scalar_array(int64_t(num - 1)), s);
-    a = where(last, scalar_array(stop, Dtype::float64), a, s);
-  }
-  return astype(a, dtype, s);
+  // As MLX: start * (1 - t) + stop * t with t = i / (num - 1) (i / num without the endpoint), in
+  // float64 for float64 and in float32 for every other dtype, then cast.
+  Dtype c = dtype == Dtype::float64 ? Dtype::float64 : Dtype::float32;
+  Array first = scalar_array(start, c);
+  if (num <= 1) return astype(full({num}, first, std::nullopt, s, "linspace"), dtype, s);
+  Array i = Array::lazy({num}, c, std::make_shared<Arange>(0, 1), {}, s);
+  Array t = binary(BinaryOp::divide, i, scalar_array(double(endpoint ? num - 1 : num), c), s);
+  Array rest = binary(BinaryOp::subtract, scalar_array(1.0, c), t, s);
+  Array out = binary(BinaryOp::add, binary(BinaryOp::multiply, first, rest, s),
+                     binary(BinaryOp::multiply, scalar_array(stop, c), t, s), s);
+  return astype(out, dtype, s);
 }
 
 namespace {

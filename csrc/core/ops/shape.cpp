@@ -219,23 +219,54 @@ Array repeat(const Array& x, int64_t repeats, std::optional<int> axis, Stream s)
   return reshape(broadcast_to(expand_dims(x, {ax + 1}, s), expanded, s), out, s);
 }
 
+namespace {
+
+// The source index of each position of an axis of n elements padded by `before` and `after`
+// with its reflection, as NumPy's pad: without repeating the edge (reflect) or with it.
+Array reflected_indices(int64_t n, int64_t before, int64_t after, bool symmetric) {
+  Array idx = Array::allocate({before + n + after}, Dtype::int64);
+  int64_t* p = idx.data<int64_t>();
+  int64_t period = symmetric ? 2 * n : 2 * n - 2;
+  for (int64_t i = 0; i < before + n + after; ++i) {
+    if (period == 0) {  // one element reflects onto itself
+      p[i] = 0;
+      continue;
+    }
+    int64_t k = ((i - before) % period + period) % period;
+    p[i] = k < n ? k : period - k - (symmetric ? 1 : 0);
+  }
+  return idx;
+}
+
+}  // namespace
+
 Array pad(const Array& x, const std::vector<std::pair<int64_t, int64_t>>& pad_width, const std::string& mode,
           const Array& constant, Stream s) {
-  if (mode != "constant" && mode != "edge")
-    throw OpError("pad", "mode must be 'constant' or 'edge', got '" + mode + "'");
+  bool reflect = mode == "reflect" || mode == "symmetric";
+  if (mode != "constant" && mode != "edge" && !reflect)
+    throw OpError("pad", "mode must be 'constant', 'edge', 'reflect' or 'symmetric', got '" + mode + "'");
   if (int(pad_width.size()) != x.ndim()) throw OpError("pad", "pad_width needs one (before, after) pair per axis");
   if (constant.ndim() != 0) throw OpError("pad", "constant_values must be a scalar");
+  for (auto [before, after] : pad_width)
+    if (before < 0 || after < 0) throw OpError("pad", "pad widths must be non-negative");
   Array r = x;
   for (int ax = 0; ax < x.ndim(); ++ax) {
     auto [before, after] = pad_width[ax];
-    if (before < 0 || after < 0) throw OpError("pad", "pad widths must be non-negative");
     if (before == 0 && after == 0) continue;
-    if (mode == "edge" && r.shape(ax) == 0) throw OpError("pad", "cannot edge-pad an empty axis");
+    int64_t n = r.shape(ax);
+    if (reflect) {
+      if (n == 0) throw OpError("pad", "cannot pad the empty axis " + std::to_string(ax) + " with mode '" + mode + "'");
+      r = take(r, reflected_indices(n, before, after, mode == "symmetric"), ax, s);
+      continue;
+    }
     auto block = [&](int64_t width, bool at_start) {
       Shape shape = r.shape();
       shape[ax] = width;
-      if (mode == "constant") return full(shape, astype(constant, r.dtype(), s), std::nullopt, s, "pad");
-      int64_t i = at_start ? 0 : r.shape(ax) - 1;
+      // An empty axis has no edge: MLX pads it with zeros.
+      if (mode == "constant" || n == 0)
+        return full(shape, astype(mode == "constant" ? constant : scalar_array(int64_t(0)), r.dtype(), s), std::nullopt,
+                    s, "pad");
+      int64_t i = at_start ? 0 : n - 1;
       return broadcast_to(slice_axis(r, ax, i, i + 1, s), shape, s);
     };
     std::vector<Array> parts;
@@ -248,18 +279,20 @@ Array pad(const Array& x, const std::vector<std::pair<int64_t, int64_t>>& pad_wi
 }
 
 Array roll(const Array& x, const Shape& shift, const std::optional<std::vector<int>>& axes, Stream s) {
-  if (!axes) {
-    if (shift.size() != 1) throw OpError("roll", "without axes, shift must be a single integer");
-    return reshape(roll(reshape(x, {-1}, s), shift, std::vector<int>{0}, s), x.shape(), s);
+  if (!axes) {  // the flattened array rolls by the sum of the shifts, as MLX
+    int64_t total = std::accumulate(shift.begin(), shift.end(), int64_t(0));
+    return reshape(roll(reshape(x, {-1}, s), {total}, std::vector<int>{0}, s), x.shape(), s);
   }
   std::vector<int> ax;
   for (int a : *axes) ax.push_back(normalize_axis(a, x.ndim(), "roll"));
-  if (shift.size() != ax.size() && shift.size() != 1) throw OpError("roll", "shift and axis must have the same length");
+  if (shift.size() < ax.size())
+    throw OpError("roll", "at least one shift value per axis is required, " + std::to_string(shift.size()) +
+                              " provided for " + std::to_string(ax.size()) + " axes");
   Array r = x;
   for (size_t i = 0; i < ax.size(); ++i) {
     int64_t n = r.shape(ax[i]);
     if (n == 0) continue;
-    int64_t k = ((shift.size() == 1 ? shift[0] : shift[i]) % n + n) % n;
+    int64_t k = (shift[i] % n + n) % n;
     if (k == 0) continue;
     r = concatenate({slice_axis(r, ax[i], n - k, n, s), slice_axis(r, ax[i], 0, n - k, s)}, ax[i], s);
   }

@@ -30,7 +30,7 @@ std::vector<Array> split(const Array& x, const Shape& indices, int axis, Stream 
 std::vector<Array> split_sections(const Array& x, int64_t sections, int axis, Stream s);
 Array tile(const Array& x, const Shape& reps, Stream s);
 Array repeat(const Array& x, int64_t repeats, std::optional<int> axis, Stream s);
-// pad_width: one (before, after) pair per axis; mode "constant" or "edge".
+// pad_width: one (before, after) pair per axis; mode "constant", "edge", "reflect" or "symmetric".
 Array pad(const Array& x, const std::vector<std::pair<int64_t, int64_t>>& pad_width, const std::string& mode,
           const Array& constant, Stream s);
 Array roll(const Array& x, const Shape& shift, const std::optional<std::vector<int>>& axes, Stream s);

@@ -57,6 +57,22 @@ std::vector<Array> Unary::vjp(const std::vector<Array>& primals, const std::vect
   return {astype(mul(g, *d), x.dtype(), s)};
 }
 
+// As MLX: a comparison's tangent is zeros in its input's tangent dtype, not the bool of its
+// output; a logical op's too when its input is already bool (MLX casts other inputs to bool,
+// and their tangents with them).
+bool compares(UnaryOp op) { return op == UnaryOp::isnan || op == UnaryOp::isposinf || op == UnaryOp::isneginf; }
+bool compares(BinaryOp op) {
+  return op == BinaryOp::equal || op == BinaryOp::not_equal || op == BinaryOp::greater ||
+         op == BinaryOp::greater_equal || op == BinaryOp::less || op == BinaryOp::less_equal;
+}
+bool logical(UnaryOp op) { return op == UnaryOp::logical_not; }
+bool logical(BinaryOp op) { return op == BinaryOp::logical_and || op == BinaryOp::logical_or; }
+template <class Op> Array zero_tangent(Op op, const Array& out, const Array& input, const Array& tangent) {
+  bool like_tangent = compares(op) || (logical(op) && input.dtype() == Dtype::bool_);
+  Dtype dt = like_tangent ? tangent.dtype() : out.dtype();
+  return full(out.shape(), scalar_array(int64_t(0), dt), std::nullopt, out.stream());
+}
+
 std::vector<Array> Unary::jvp(const std::vector<Array>& primals, const std::vector<Array>& tangents,
                               const std::vector<int>&, const std::vector<Array>& outputs) {
   const Array& x = primals[0];
@@ -66,7 +82,7 @@ std::vector<Array> Unary::jvp(const std::vector<Array>& primals, const std::vect
   // A linear op maps the tangent as it maps the input.
   if (linear(op_)) return {Array::lazy(out.shape(), out.dtype(), shared_from_this(), {tangents[0]}, s)};
   std::optional<Array> d = derivative(op_, astype(x, out.dtype(), s), out);
-  if (!d) return {zeros_like(out)};
+  if (!d) return {zero_tangent(op_, out, x, tangents[0])};
   return {mul(astype(tangents[0], out.dtype(), s), *d)};
 }
 
@@ -115,7 +131,7 @@ std::vector<Array> Binary::jvp(const std::vector<Array>& primals, const std::vec
   const Array& out = outputs[0];
   Array a = astype(primals[0], out.dtype(), s), b = astype(primals[1], out.dtype(), s);
   auto p = partials(op_, a, b, out);
-  if (!p) return {zeros_like(out)};
+  if (!p) return {zero_tangent(op_, out, primals[argnums[0]], tangents[0])};
   std::optional<Array> t;
   for (size_t i = 0; i < argnums.size(); ++i) {
     Array term = mul(astype(tangents[i], out.dtype(), s), argnums[i] == 0 ? p->first : p->second);

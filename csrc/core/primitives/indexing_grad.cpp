@@ -1,4 +1,5 @@
-// Differentiation rules of gather, scatter and concatenate (indices get no gradient).
+// Differentiation rules of gather, scatter (every update mode) and concatenate (indices get no
+// gradient).
 #include "core/primitives/grad_util.h"
 #include "core/primitives/indexing.h"
 
@@ -29,20 +30,67 @@ std::vector<Array> Gather::jvp(const std::vector<Array>& primals, const std::vec
   return {Array::lazy(outputs[0].shape(), outputs[0].dtype(), shared_from_this(), inputs, outputs[0].stream())};
 }
 
+namespace {
+// What the rules of the combining scatters (multiply, maximum, minimum) need: the value each
+// update met in `a` (gathered at its index, in the update's shape), and the reverse (sums over
+// the updates landing on each element of a zero array shaped like x).
+struct ScatterParts {
+  const Array& x;
+  const Array& updates;
+  std::vector<Array> idx;
+  const std::vector<int>& axes;
+  Stream s;
+  Array at(const Array& a) const { return reshape(gather(a, idx, axes, s), updates.shape(), s); }
+  Array sum_into_x(const Array& u) const { return scatter(zeros_like(x), idx, u, axes, ScatterOp::add, s); }
+  // For each update, the product of x's other factors at its element: the product of the other
+  // updates landing there, exact when some are zero (no division by a zero).
+  Array others(const Array& u) const {
+    Array one = scalar_array(int64_t(1), u.dtype());
+    Array is_zero = binary(BinaryOp::equal, u, scalar_array(int64_t(0), u.dtype()), s);
+    Array nonzero_prod =
+        scatter(full(x.shape(), one, std::nullopt, s), idx, where(is_zero, one, u, s), axes, ScatterOp::multiply, s);
+    Array zeros = sum_into_x(astype(is_zero, x.dtype(), s));
+    Array p = at(nonzero_prod), z = at(zeros), zero = zeros_like(u);
+    auto count_is = [&](int64_t n) { return binary(BinaryOp::equal, z, scalar_array(n, z.dtype()), s); };
+    return where(is_zero, where(count_is(1), p, zero, s), where(count_is(0), div(p, u), zero, s), s);
+  }
+  // The product of the updates at each element of x (1 where none lands).
+  Array product() const {
+    return scatter(full(x.shape(), scalar_array(int64_t(1), x.dtype()), std::nullopt, s), idx, updates, axes,
+                   ScatterOp::multiply, s);
+  }
+};
+bool combines(ScatterOp op) {
+  return op == ScatterOp::multiply || op == ScatterOp::maximum || op == ScatterOp::minimum;
+}
+}  // namespace
+
+// maximum/minimum: every element equal to the result (x or an update; ties all) gets the whole
+// cotangent, as MLX. multiply: the product rule over x and the updates at each element.
 std::vector<Array> Scatter::vjp(const std::vector<Array>& primals, const std::vector<Array>& cotangents,
-                                const std::vector<int>& argnums, const std::vector<Array>&) {
-  if (op_ != ScatterOp::set && op_ != ScatterOp::add)
-    throw OpError(name(), "has no vjp rule: only set and add updates can be differentiated");
+                                const std::vector<int>& argnums, const std::vector<Array>& outputs) {
   const Array& g = cotangents[0];
   Stream s = g.stream();
-  std::vector<Array> idx = index_inputs(primals, 2);
+  ScatterParts parts{primals[0], primals[1], index_inputs(primals, 2), axes_, s};
+  const Array& result = outputs[0];
   std::vector<Array> out;
   for (int k : argnums) {
     if (k == 0) {
-      // Overwritten positions did not reach the output.
-      out.push_back(op_ == ScatterOp::set ? scatter(g, idx, zeros_like(primals[1]), axes_, ScatterOp::set, s) : g);
+      if (op_ == ScatterOp::multiply)
+        out.push_back(mul(g, parts.product()));
+      else if (combines(op_))
+        out.push_back(where(binary(BinaryOp::equal, primals[0], result, s), g, zeros_like(g), s));
+      else  // set: overwritten positions did not reach the output
+        out.push_back(op_ == ScatterOp::set ? scatter(g, parts.idx, zeros_like(primals[1]), axes_, ScatterOp::set, s)
+                                            : g);
     } else if (k == 1) {
-      out.push_back(reshape(gather(g, idx, axes_, s), primals[1].shape(), s));
+      Array g_at = parts.at(g);
+      if (op_ == ScatterOp::multiply)
+        out.push_back(mul(parts.at(mul(g, primals[0])), parts.others(primals[1])));
+      else if (combines(op_))
+        out.push_back(where(binary(BinaryOp::equal, primals[1], parts.at(result), s), g_at, zeros_like(g_at), s));
+      else
+        out.push_back(g_at);
     } else {
       out.push_back(zeros_like(primals[k]));
     }
@@ -51,16 +99,25 @@ std::vector<Array> Scatter::vjp(const std::vector<Array>& primals, const std::ve
 }
 std::vector<Array> Scatter::jvp(const std::vector<Array>& primals, const std::vector<Array>& tangents,
                                 const std::vector<int>& argnums, const std::vector<Array>& outputs) {
-  if (op_ != ScatterOp::set && op_ != ScatterOp::add)
-    throw OpError(name(), "has no jvp rule: only set and add updates can be differentiated");
   Array tx = zeros_like(primals[0]), tu = zeros_like(primals[1]);
   for (size_t i = 0; i < argnums.size(); ++i) {
-    if (argnums[i] == 0) tx = tangents[i];
-    if (argnums[i] == 1) tu = tangents[i];
+    if (argnums[i] == 0) tx = astype(tangents[i], primals[0].dtype(), tx.stream());
+    if (argnums[i] == 1) tu = astype(tangents[i], primals[1].dtype(), tu.stream());
+  }
+  const Array& result = outputs[0];
+  Stream s = result.stream();
+  ScatterParts parts{primals[0], primals[1], index_inputs(primals, 2), axes_, s};
+  // The transposes of the vjp rules above.
+  if (op_ == ScatterOp::multiply)
+    return {add(mul(tx, parts.product()), mul(primals[0], parts.sum_into_x(mul(tu, parts.others(primals[1])))))};
+  if (combines(op_)) {
+    Array from_x = where(binary(BinaryOp::equal, primals[0], result, s), tx, zeros_like(tx), s);
+    Array hit = binary(BinaryOp::equal, primals[1], parts.at(result), s);
+    return {add(from_x, parts.sum_into_x(where(hit, tu, zeros_like(tu), s)))};
   }
   std::vector<Array> inputs{tx, tu};
   for (size_t k = 2; k < primals.size(); ++k) inputs.push_back(primals[k]);
-  return {Array::lazy(outputs[0].shape(), outputs[0].dtype(), shared_from_this(), inputs, outputs[0].stream())};
+  return {Array::lazy(result.shape(), result.dtype(), shared_from_this(), inputs, result.stream())};
 }
 
 std::vector<Array> Concatenate::vjp(const std::vector<Array>& primals, const std::vector<Array>& cotangents,

@@ -68,7 +68,8 @@ std::vector<Array> Reduce::jvp(const std::vector<Array>& primals, const std::vec
   const Array& x = primals[0];
   const Array& out = outputs[0];
   auto d = reduce_partial(op_, x, out, axes_);
-  if (!d) return {zeros_like(out)};
+  // all / any: zeros in the tangent's dtype, as MLX (not the bool of the output)
+  if (!d) return {full(out.shape(), scalar_array(int64_t(0), tangents[0].dtype()), std::nullopt, out.stream())};
   Array t = sum(mul(astype(tangents[0], out.dtype(), x.stream()), *d), axes_, true, x.stream());
   return {reshape(t, out.shape(), x.stream())};
 }

@@ -1,6 +1,7 @@
 // Differentiation rules of the scans. A cumulative sum's cotangent is the cumulative sum of the
 // cotangents the other way; products and logcumsumexp reduce to it; cummax/cummin route each
-// output's cotangent to the element that set the running extreme. Products never divide by zero:
+// output's cotangent to the element that set the running extreme (exclusive scans: the inclusive
+// output one step earlier). Products never divide by zero:
 // the first zero in scan order takes the product of the others (itself replaced by 1), and every
 // later element sees that zero in each of its products.
 #include "core/ops.h"
@@ -28,6 +29,19 @@ Array extreme_source(const Array& x, const Array& out, int axis, bool reverse) {
     return scan(ScanOp::max, where(hit, pos, scalar_array(int64_t(-1), Dtype::int64), s), axis, false, true,
                 std::nullopt, s);
   return scan(ScanOp::min, where(hit, pos, scalar_array(n, Dtype::int64), s), axis, true, true, std::nullopt, s);
+}
+
+// a moved one step along `axis` (later: out[i] = a[i - 1], else out[i] = a[i + 1]), zero-filled.
+// An exclusive scan is the inclusive one moved one step in scan order.
+Array shift(const Array& a, int axis, bool later) {
+  int64_t n = a.shape(axis);
+  if (n == 0) return a;
+  Shape start(a.ndim(), 0), stop = a.shape(), step(a.ndim(), 1);
+  (later ? stop[axis] : start[axis]) = later ? n - 1 : 1;
+  std::vector<std::pair<int64_t, int64_t>> width(a.ndim(), {0, 0});
+  width[axis] = later ? std::pair<int64_t, int64_t>{1, 0} : std::pair<int64_t, int64_t>{0, 1};
+  return pad(slice(a, start, stop, step, a.stream()), width, "constant", scalar_array(int64_t(0), a.dtype()),
+             a.stream());
 }
 
 struct FirstZero {
@@ -67,9 +81,11 @@ std::vector<Array> Scan::vjp(const std::vector<Array>& primals, const std::vecto
                   cumsum_along(mul(g, unary(UnaryOp::exp, neg(out), s)), axis_, !reverse_, inclusive_))};
     case ScanOp::max:
     case ScanOp::min: {
-      if (!inclusive_) throw OpError(name(), "has no vjp rule for exclusive scans");
-      Array src = extreme_source(x, out, axis_, reverse_);
-      return {put_along_axis(zeros_like(x), src, g, axis_, s, ScatterOp::add)};
+      // An exclusive output i is the inclusive output one step earlier in scan order.
+      Array inc = inclusive_ ? out : scan(op_, x, axis_, reverse_, true, std::nullopt, s);
+      Array g_inc = inclusive_ ? g : shift(g, axis_, reverse_);
+      Array src = extreme_source(x, inc, axis_, reverse_);
+      return {put_along_axis(zeros_like(x), src, g_inc, axis_, s, ScatterOp::add)};
     }
   }
 }
@@ -94,8 +110,9 @@ std::vector<Array> Scan::jvp(const std::vector<Array>& primals, const std::vecto
                   cumsum_along(mul(t, unary(UnaryOp::exp, x, s)), axis_, reverse_, inclusive_))};
     case ScanOp::max:
     case ScanOp::min: {
-      if (!inclusive_) throw OpError(name(), "has no jvp rule for exclusive scans");
-      return {take_along_axis(t, extreme_source(x, out, axis_, reverse_), axis_, s)};
+      Array inc = inclusive_ ? out : scan(op_, x, axis_, reverse_, true, std::nullopt, s);
+      Array t_inc = take_along_axis(t, extreme_source(x, inc, axis_, reverse_), axis_, s);
+      return {inclusive_ ? t_inc : shift(t_inc, axis_, !reverse_)};
     }
   }
 }

@@ -13,6 +13,7 @@ template <class T> constexpr bool not_complex = !is_complex_v<T>;
 template <class T> constexpr bool integral = std::is_integral_v<T>;
 template <class T> constexpr bool int_only = is_int_v<T>;
 template <class T> constexpr bool real_float = is_float_v<T>;
+template <class T> constexpr bool inexact = is_float_v<T> || is_complex_v<T>;
 
 #define NUVEC_BINARY(Name, Ok, expr)                                      \
   struct Name {                                                           \
@@ -97,7 +98,7 @@ template <class T> T power(T a, T b) {
     return a || !b;
   } else if constexpr (std::is_integral_v<T>) {
     if constexpr (std::is_signed_v<T>) {
-      if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
+      if (b < 0) return 0;  // MLX's integer power: every negative exponent gives 0
     }
     std::make_unsigned_t<T> r = 1, base = a;
     for (auto e = std::make_unsigned_t<T>(b); e; e >>= 1) {
@@ -155,10 +156,20 @@ template <class T> T shift_right(T a, T b) {
 }
 
 template <class T> T log_add_exp(T a, T b) {
-  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
-  if (a == b) return a + T(0.6931471805599453);
-  T m = std::max(a, b);
-  return m + std::log1p(std::exp(-std::fabs(a - b)));
+  if constexpr (is_complex_v<T>) {
+    // MLX's complex form: the larger (lexicographically) plus log1p(exp(smaller - larger)).
+    using R = typename T::value_type;
+    constexpr R inf = std::numeric_limits<R>::infinity();
+    if (is_nan(a) || is_nan(b)) return T(std::numeric_limits<R>::quiet_NaN(), std::numeric_limits<R>::quiet_NaN());
+    T hi = lt(a, b) ? b : a, lo = lt(a, b) ? a : b;
+    if (lo.real() == -inf || hi.real() == inf) return hi;
+    return hi + std::log(T(1) + std::exp(lo - hi));
+  } else {
+    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+    if (a == b) return a + T(0.6931471805599453);
+    T m = std::max(a, b);
+    return m + std::log1p(std::exp(-std::fabs(a - b)));
+  }
 }
 
 template <class T> bool close(T a, T b, const IsCloseParams& p) {
@@ -197,7 +208,7 @@ NUVEC_BINARY(BitwiseXor, integral, T(a ^ b))
 NUVEC_BINARY(LeftShift, int_only, shift_left(a, b))
 NUVEC_BINARY(RightShift, int_only, shift_right(a, b))
 NUVEC_BINARY(Arctan2, real_float, T(std::atan2(a, b)))
-NUVEC_BINARY(Logaddexp, real_float, log_add_exp(a, b))
+NUVEC_BINARY(Logaddexp, inexact, log_add_exp(a, b))
 struct Isclose {
   using Params = IsCloseParams;
   template <class T> static constexpr bool ok = true;

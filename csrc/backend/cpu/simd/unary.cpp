@@ -235,8 +235,9 @@ template <class T> bool nan_of(T x) {
     return false;
 }
 template <class T> bool inf_of(T x, int sign) {  // sign 0: either infinity
-  if constexpr (is_complex_v<T>)
-    return sign == 0 && (std::isinf(x.real()) || std::isinf(x.imag()));
+  if constexpr (is_complex_v<T>)                 // a signed infinity is real, as MLX's x == -inf compares
+    return sign == 0 ? std::isinf(x.real()) || std::isinf(x.imag())
+                     : std::isinf(x.real()) && (sign > 0) == (x.real() > 0) && x.imag() == 0;
   else if constexpr (is_float_v<T>)
     return std::isinf(x) && (sign == 0 || (sign > 0) == (x > 0));
   else
