@@ -2,7 +2,6 @@
 brings it, or why nuvec leaves it out). tests/test_mlx_names.py fails when nuvec lacks a name of
 `dir(mlx.core)` that is not here, and when a name here is one nuvec has (drop it then)."""
 
-_NOT_YET = "issue 11: not done yet"
 _COMPILE = "compile: issue 14"
 _FAST = "fast kernels, quantization and gathered products: issue 15"
 _LINALG = "linear algebra and FFT: issue 17"
@@ -48,16 +47,6 @@ MISSING = {
         )
     },
     "matrix_norm": _LINALG,
-    # Names issue 11 lists that this round has not done.
-    **{
-        n: _NOT_YET
-        for n in (
-            "export_function",
-            "import_function",
-            "exporter",
-            "FunctionExporter",
-        )
-    },
     # Names no issue lists yet.
     "ArrayIterator": "MLX's iterator class of `array.__iter__`; nuvec's arrays iterate without one",
     "ArrayLike": "MLX's typing protocol (objects with __mlx_array__); nuvec has no such hook",

@@ -22,6 +22,7 @@ void init_scan(nb::module_& m);
 void init_matmul(nb::module_& m);
 void init_random(nb::module_& m);
 void init_io(nb::module_& m);
+void init_export(nb::module_& m);
 void init_testing(nb::module_& m);
 void init_dot(nb::module_& m);
 }  // namespace nuvec::python
@@ -43,6 +44,7 @@ NB_MODULE(_core, m) {
   nuvec::python::init_matmul(m);
   nuvec::python::init_random(m);
   nuvec::python::init_io(m);
+  nuvec::python::init_export(m);
   nuvec::python::init_testing(m);
   nuvec::python::init_dot(m);
   m.def(

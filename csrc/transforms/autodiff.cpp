@@ -13,19 +13,6 @@
 namespace nuvec {
 namespace {
 
-std::vector<Array> make_tracers(const std::vector<Array>& primals, TraceLevel& level) {
-  std::vector<Array> tracers;
-  for (const Array& p : primals) {
-    Stream s = default_stream(default_device());
-    // An identity node (a same-dtype copy shares the buffer) that the walk can stop at.
-    Array t = Array::lazy(p.shape(), p.dtype(), std::make_shared<Unary>(UnaryOp::copy, p.dtype(), p.dtype()), {p}, s);
-    t.node()->traced |= level.bit();
-    note_traced(t.node_ptr());
-    tracers.push_back(t);
-  }
-  return tracers;
-}
-
 // One application of a primitive: the node itself, or for several outputs the sibling list they
 // share (a rule may apply one primitive object again to new inputs: that is another application).
 const void* application(Node* n) { return n->siblings.empty() ? static_cast<const void*>(n) : n->sibling_specs.get(); }

@@ -33,6 +33,19 @@ TraceLevel::~TraceLevel() {
   }
 }
 
+std::vector<Array> make_tracers(const std::vector<Array>& primals, TraceLevel& level) {
+  std::vector<Array> tracers;
+  for (const Array& p : primals) {
+    Stream s = default_stream(default_device());
+    // An identity node (a same-dtype copy shares the buffer) that the walk can stop at.
+    Array t = Array::lazy(p.shape(), p.dtype(), std::make_shared<Unary>(UnaryOp::copy, p.dtype(), p.dtype()), {p}, s);
+    t.node()->traced |= level.bit();
+    note_traced(t.node_ptr());
+    tracers.push_back(t);
+  }
+  return tracers;
+}
+
 std::vector<Node*> traced_order(const std::vector<Array>& outputs, const std::unordered_set<Node*>& leaves,
                                 uint32_t bit) {
   std::vector<Node*> order;

@@ -23,6 +23,9 @@ class TraceLevel {
   int level_;
 };
 
+// Identity nodes over `primals` carrying the level's bit: the leaves a transform's walk stops at.
+std::vector<Array> make_tracers(const std::vector<Array>& primals, TraceLevel& level);
+
 // Nodes between the leaves and the outputs that depend on this level, inputs first.
 std::vector<Node*> traced_order(const std::vector<Array>& outputs, const std::unordered_set<Node*>& leaves,
                                 uint32_t bit);

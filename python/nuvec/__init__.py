@@ -33,6 +33,7 @@ from ._dtypes import (  # noqa: F401
     signedinteger,
     unsignedinteger,
 )
+from ._export import FunctionExporter, export_function, exporter, import_function  # noqa: F401
 from ._export_dot import export_to_dot  # noqa: F401
 from ._fp8 import from_fp8, to_fp8  # noqa: F401
 from ._printoptions import PrintOptions, get_printoptions, printoptions, set_printoptions  # noqa: F401
@@ -62,6 +63,7 @@ __all__ = [
     "cumulative_prod", "cumulative_sum", "custom_function", "device_count", "device_info",
     "DtypeCategory", "e", "empty", "empty_like", "euler_gamma", "export_to_dot", "finfo",
     "floating", "from_fp8", "full_like", "generic", "get_printoptions", "grad", "iinfo",
+    "export_function", "exporter", "FunctionExporter", "import_function",
     "inexact", "inf", "integer", "io", "isdtype", "issubdtype", "jvp", "load", "load_into",
     "metal", "nan", "newaxis", "number", "permute_dims", "pi", "pow", "PrintOptions",
     "printoptions", "random", "result_type", "save", "save_gguf", "save_safetensors",

@@ -625,6 +625,10 @@ NON_OPS = {
         for n in ("PrintOptions", "printoptions", "set_printoptions", "get_printoptions")
     },
     **{
+        n: ("export", "function export")
+        for n in ("export_function", "import_function", "exporter", "FunctionExporter")
+    },
+    **{
         n: ("devices", "devices and streams")
         for n in (
             "cpu",

@@ -72,6 +72,10 @@ GROUPS = {
         "export) compute them.",
     ),
     "printing": ("Printing", "`precision` of floats in repr and str, as MLX's (-1: %g)."),
+    "export": (
+        "Function export",
+        "A traced function saved to a file and loaded back as a callable (docs/export.md).",
+    ),
     "devices": (
         "Devices and streams",
         "Only the CPU is available today: `is_available(gpu)` is False. Streams belong to "
