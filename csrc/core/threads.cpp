@@ -76,6 +76,10 @@ class Pool {
   bool try_run(uint32_t pieces, const std::function<void(int64_t)>& piece) {
     std::unique_lock<std::mutex> l(run_mu_, std::try_to_lock);
     if (!l.owns_lock()) return false;
+    if (skip_ > 0) {  // backing off: the last jobs gained nothing from the workers
+      --skip_;
+      return false;
+    }
     uint32_t id = job_id_.load(std::memory_order_relaxed) + 1;
     job_ = &piece;
     pieces_.store(pieces, std::memory_order_relaxed);
@@ -85,7 +89,9 @@ class Pool {
     if (sleepers_.load() > 0) job_id_.notify_all();
     auto start = Clock::now();
     uint32_t mine = work(id);
-    wait_done(pieces, mine ? (Clock::now() - start) / mine : Clock::duration{});
+    auto own = Clock::now() - start;
+    wait_done(pieces, mine ? own / mine : Clock::duration{});
+    if (mine) judge(Clock::now() - start, own / mine * pieces);
     if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
     return true;
   }
@@ -111,6 +117,19 @@ class Pool {
     }
     in_job = false;
     return ran;
+  }
+
+  // A job that took at least 90% of what the caller alone would have taken (its own pieces'
+  // average times the pieces) gained nothing: the workers lost their cores to other processes.
+  // Consecutive such jobs make the next 1, 2, 4, ... kMaxSkip jobs run inline on the caller (as
+  // fast as one thread then); each later job probes the pool again, and a job that gains resets.
+  void judge(Clock::duration wall, Clock::duration alone) {
+    if (wall * 10 >= alone * 9) {
+      backoff_ = std::min(kMaxSkip, std::max(1, backoff_ * 2));
+      skip_ = backoff_;
+    } else {
+      backoff_ = 0;
+    }
   }
 
   void wait_done(uint32_t pieces, Clock::duration per_piece) {
@@ -164,6 +183,8 @@ class Pool {
   }
 
   std::mutex run_mu_;  // one job at a time; held while resizing
+  static constexpr int kMaxSkip = 64;
+  int backoff_ = 0, skip_ = 0;  // under run_mu_: see judge
   std::vector<std::thread> threads_;
   int size_ = 1;
   const std::function<void(int64_t)>* job_ = nullptr;
