@@ -119,12 +119,12 @@ class Pool {
     return ran;
   }
 
-  // A job that took at least 90% of what the caller alone would have taken (its own pieces'
+  // A job that took at least as long as the caller alone would have taken (its own pieces'
   // average times the pieces) gained nothing: the workers lost their cores to other processes.
   // Consecutive such jobs make the next 1, 2, 4, ... kMaxSkip jobs run inline on the caller (as
   // fast as one thread then); each later job probes the pool again, and a job that gains resets.
   void judge(Clock::duration wall, Clock::duration alone) {
-    if (wall * 10 >= alone * 9) {
+    if (wall >= alone) {
       backoff_ = std::min(kMaxSkip, std::max(1, backoff_ * 2));
       skip_ = backoff_;
     } else {
