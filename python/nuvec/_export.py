@@ -8,7 +8,7 @@ from typing import Any
 
 from . import _core
 from ._errors import op_error
-from .io import LoadError
+from .io import LoadError, _load_error
 
 __all__ = ["FunctionExporter", "export_function", "exporter", "import_function"]
 
@@ -172,13 +172,6 @@ def import_function(
     except LoadError:
         raise
     except _core.OpError as e:  # also MLX's RuntimeError, as for the other file readers
-        err = LoadError(str(e))
-        err.op_name, err.reason, err.filename, err.lineno = (
-            e.op_name,
-            e.reason,
-            e.filename,
-            e.lineno,
-        )
-        raise err from None
+        raise _load_error(e) from None
     f = _ImportedFunction(traces)
     return (f, metadata) if return_metadata else f

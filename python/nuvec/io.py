@@ -40,6 +40,13 @@ class LoadError(OpError, RuntimeError):
     and also the ``RuntimeError`` MLX raises there."""
 
 
+def _load_error(e):
+    """The LoadError for an OpError a file reader raised: same op, reason and caller's line."""
+    err = LoadError(str(e))
+    err.op_name, err.reason, err.filename, err.lineno = e.op_name, e.reason, e.filename, e.lineno
+    return err
+
+
 def _is_path(file):
     return isinstance(file, (str, os.PathLike))
 
@@ -185,14 +192,7 @@ def _read(file, fmt):
     except LoadError:
         raise
     except OpError as e:
-        err = LoadError(str(e))
-        err.op_name, err.reason, err.filename, err.lineno = (
-            e.op_name,
-            e.reason,
-            e.filename,
-            e.lineno,
-        )
-        raise err from None
+        raise _load_error(e) from None
 
 
 def load(
