@@ -3,6 +3,7 @@
 // invalid calls throw OpError naming the op.
 #pragma once
 #include "core/ops/common.h"
+#include "core/ops/conv.h"
 #include "core/ops/creation.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/indexing.h"

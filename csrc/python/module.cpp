@@ -20,6 +20,7 @@ void init_vmap(nb::module_& m);
 void init_sort(nb::module_& m);
 void init_scan(nb::module_& m);
 void init_matmul(nb::module_& m);
+void init_conv(nb::module_& m);
 void init_random(nb::module_& m);
 void init_io(nb::module_& m);
 void init_export(nb::module_& m);
@@ -42,6 +43,7 @@ NB_MODULE(_core, m) {
   nuvec::python::init_sort(m);
   nuvec::python::init_scan(m);
   nuvec::python::init_matmul(m);
+  nuvec::python::init_conv(m);
   nuvec::python::init_random(m);
   nuvec::python::init_io(m);
   nuvec::python::init_export(m);

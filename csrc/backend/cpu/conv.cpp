@@ -1,0 +1,271 @@
+// The CPU convolution: an implicit GEMM over the matrix product's register tiles. Rows are output
+// positions, columns output channels, k the (tap, input channel) pairs; the weights are packed
+// once into column panels, and each tile of rows reads the input through a pointer per tap and
+// row (zeros in the padding), so the im2col matrix is never built. Depthwise convolutions (one
+// channel per group) have their own loop over channels. docs/design.md, "Convolutions".
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include "backend/cpu/backend.h"
+#include "backend/cpu/conv.h"
+#include "backend/cpu/copy.h"
+#include "backend/cpu/kernels.h"
+#include "core/primitives/conv.h"
+#include "core/threads.h"
+
+namespace nuvec {
+namespace cpu {
+
+const ConvKernels& conv_kernels() {
+  static const ConvKernels* t = [] {
+    auto* k = new ConvKernels();
+    NUVEC_FOR_ISA(fill_conv)(*k);
+    return k;
+  }();
+  return *t;
+}
+
+namespace {
+
+int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
+
+// Jobs of fewer multiply-adds than this run on the caller alone (as the matrix product's).
+constexpr int64_t kInlineBelow = int64_t(1) << 18;
+
+// fn(i) for i < n on the pool; which thread runs an item never changes what it computes.
+void for_items(int64_t n, int64_t work, const std::function<void(int64_t)>& fn) {
+  auto items = [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) fn(i);
+  };
+  if (work < kInlineBelow)
+    items(0, n);
+  else
+    parallel_for(n, 1, items);
+}
+
+// The shapes of one convolution, with missing spatial axes as size 1 (always three).
+struct Geometry {
+  int64_t n = 0, cin = 0, cout = 0, groups = 1, cig = 0, cog = 0, taps = 1, positions = 1;
+  std::array<int64_t, 3> in{1, 1, 1}, k{1, 1, 1}, o{1, 1, 1};
+  std::array<int64_t, 3> x_stride{};  // elements between input positions along each axis
+  int64_t x_batch_stride = 0;
+  // off[d][o * k[d] + t]: the element offset of output position o's tap t along axis d, or -1
+  // where it falls in the padding or between dilated input positions.
+  std::array<std::vector<int64_t>, 3> off;
+  std::vector<std::array<int64_t, 3>> tap;  // each tap's index along each axis
+
+  Geometry(const ConvParams& p, const Array& x, const Array& w, const Array& y) {
+    int dims = x.ndim() - 2;
+    n = x.shape(0), cin = x.shape(-1), cout = w.shape(0), groups = p.groups;
+    cig = cin / groups, cog = cout / groups;
+    for (int d = 0; d < dims; ++d) in[d] = x.shape(d + 1), k[d] = w.shape(d + 1), o[d] = y.shape(d + 1);
+    int64_t s = cin;
+    for (int d = 2; d >= 0; --d) x_stride[d] = s, s *= in[d];
+    x_batch_stride = s;
+    for (int d = 0; d < 3; ++d) {
+      bool real = d < dims;
+      off[d].assign(size_t(o[d] * k[d]), 0);
+      for (int64_t oo = 0; oo < o[d] && real; ++oo)
+        for (int64_t t = 0; t < k[d]; ++t) {
+          int64_t u = oo * p.stride[d] + t * p.kernel_dilation[d] - p.pad_lo[d], di = p.input_dilation[d];
+          bool valid = u >= 0 && u % di == 0 && u / di < in[d];
+          off[d][size_t(oo * k[d] + t)] = valid ? u / di * x_stride[d] : -1;
+        }
+      taps *= k[d], positions *= o[d];
+    }
+    for (int64_t a = 0; a < k[0]; ++a)
+      for (int64_t b = 0; b < k[1]; ++b)
+        for (int64_t c = 0; c < k[2]; ++c) tap.push_back({a, b, c});
+  }
+
+  // Row m's batch index and output position along each axis.
+  std::array<int64_t, 4> row(int64_t m) const {
+    int64_t o2 = m % o[2], rest = m / o[2];
+    int64_t o1 = rest % o[1];
+    rest /= o[1];
+    return {rest / o[0], rest % o[0], o1, o2};
+  }
+
+  // Where row m's tap t starts in x (channel 0 of the input), or null in the padding.
+  template <class T> const T* at(const T* x, const std::array<int64_t, 4>& r, int64_t t) const {
+    const auto& tp = tap[size_t(t)];
+    int64_t a = off[0][size_t(r[1] * k[0] + tp[0])], b = off[1][size_t(r[2] * k[1] + tp[1])],
+            c = off[2][size_t(r[3] * k[2] + tp[2])];
+    if (a < 0 || b < 0 || c < 0) return nullptr;
+    return x + r[0] * x_batch_stride + a + b + c;
+  }
+};
+
+// The weights as column panels per group: panel (g, j) holds, for each tap (flipped when asked)
+// and input channel, NR output channels (zero past the group's last).
+template <class T> std::vector<T> pack_weights(const Geometry& g, const T* w, bool flip, int nr) {
+  int64_t panels = ceil_div(g.cog, nr), panel = g.taps * g.cig * nr;
+  std::vector<T> packed(size_t(g.groups * panels * panel), T(0));
+  for_items(g.groups * panels, g.cout * g.taps * g.cig, [&](int64_t item) {
+    int64_t grp = item / panels, j0 = (item % panels) * nr, cols = std::min<int64_t>(nr, g.cog - j0);
+    T* dst = packed.data() + item * panel;
+    for (int64_t t = 0; t < g.taps; ++t) {
+      int64_t src_tap = flip ? g.taps - 1 - t : t;
+      for (int64_t j = 0; j < cols; ++j) {
+        const T* src = w + ((grp * g.cog + j0 + j) * g.taps + src_tap) * g.cig;
+        for (int64_t ci = 0; ci < g.cig; ++ci) dst[(t * g.cig + ci) * nr + j] = src[ci];
+      }
+    }
+  });
+  return packed;
+}
+
+// Who computes which block of the output: row tiles by column blocks of one group, a split that
+// depends on the shapes alone.
+struct Tiling {
+  int64_t rows_per_tile, row_tiles, panels, panels_per_block, col_blocks, taps_per_block;
+  int64_t items(const Geometry& g) const { return g.groups * row_tiles * col_blocks; }
+};
+
+constexpr int64_t kMinItems = 32;
+
+Tiling plan(const Geometry& g, int mr, int nr, size_t esz) {
+  Tiling t{};
+  int64_t m = g.n * g.positions;
+  t.panels = ceil_div(g.cog, nr);
+  int64_t tile_panels = 16;
+  while (tile_panels > 1 && g.groups * ceil_div(m, tile_panels * mr) < kMinItems) tile_panels /= 2;
+  t.rows_per_tile = tile_panels * mr;
+  t.row_tiles = ceil_div(m, t.rows_per_tile);
+  t.panels_per_block = t.panels;
+  while (t.panels_per_block > 1 && g.groups * t.row_tiles * ceil_div(t.panels, t.panels_per_block) < kMinItems)
+    t.panels_per_block = ceil_div(t.panels_per_block, 2);
+  t.col_blocks = ceil_div(t.panels, t.panels_per_block);
+  // A tap block's weights for the block's columns stay in L2 (256 KiB).
+  int64_t per_tap = std::max<int64_t>(1, g.cig * t.panels_per_block * nr * int64_t(esz));
+  t.taps_per_block = std::clamp<int64_t>(262144 / per_tap, 1, g.taps);
+  return t;
+}
+
+template <class T> struct Micro;
+template <> struct Micro<float> {
+  static ConvMicro<float> get(int rows) { return conv_kernels().f32[rows]; }
+  static MicroShape shape() { return conv_kernels().f32_shape; }
+};
+template <> struct Micro<double> {
+  static ConvMicro<double> get(int rows) { return conv_kernels().f64[rows]; }
+  static MicroShape shape() { return conv_kernels().f64_shape; }
+};
+
+// One work item: rows [row0, row0 + rows) of group grp, columns of panels [p0, p1).
+template <class T> void compute_item(const Geometry& g, const Tiling& t, MicroShape s, const T* x, const T* packed,
+                                     const T* zeros, T* y, int64_t item) {
+  int64_t m = g.n * g.positions;
+  int64_t grp = item / (t.row_tiles * t.col_blocks), rest = item % (t.row_tiles * t.col_blocks);
+  int64_t row0 = (rest / t.col_blocks) * t.rows_per_tile, rows = std::min(t.rows_per_tile, m - row0);
+  int64_t p0 = (rest % t.col_blocks) * t.panels_per_block, p1 = std::min(t.panels, p0 + t.panels_per_block);
+  int64_t panel = g.taps * g.cig * s.nr;
+  const T* xg = x + grp * g.cig;
+  std::vector<const T*> ptrs(size_t(t.taps_per_block * s.mr));
+  alignas(64) T full[kMaxMR * 64];
+  for (int64_t t0 = 0; t0 < g.taps; t0 += t.taps_per_block) {
+    int64_t nt = std::min(t.taps_per_block, g.taps - t0);
+    for (int64_t r0 = 0; r0 < rows; r0 += s.mr) {
+      int rr = int(std::min<int64_t>(s.mr, rows - r0));
+      for (int i = 0; i < rr; ++i) {
+        auto r = g.row(row0 + r0 + i);
+        for (int64_t tt = 0; tt < nt; ++tt) {
+          const T* p = g.at(xg, r, t0 + tt);
+          ptrs[size_t(tt * s.mr + i)] = p ? p : zeros;
+        }
+      }
+      ConvMicro<T> micro = Micro<T>::get(rr);
+      for (int64_t pj = p0; pj < p1; ++pj) {
+        const T* b = packed + (grp * t.panels + pj) * panel + t0 * g.cig * s.nr;
+        int64_t col = grp * g.cog + pj * s.nr, cols = std::min<int64_t>(s.nr, g.cog - pj * s.nr);
+        T* c = y + (row0 + r0) * g.cout + col;
+        if (cols == s.nr) {
+          micro(nt, g.cig, ptrs.data(), b, c, g.cout, t0 > 0);
+          continue;
+        }
+        // The group's last, narrower panel: the same full-width kernel on a copy.
+        for (int i = 0; i < rr && t0 > 0; ++i) std::memcpy(full + i * s.nr, c + i * g.cout, size_t(cols) * sizeof(T));
+        micro(nt, g.cig, ptrs.data(), b, full, s.nr, t0 > 0);
+        for (int i = 0; i < rr; ++i) std::memcpy(c + i * g.cout, full + i * s.nr, size_t(cols) * sizeof(T));
+      }
+    }
+  }
+}
+
+template <class T> DepthwiseKernel<T> depthwise_kernel() {
+  if constexpr (std::is_same_v<T, float>)
+    return conv_kernels().depthwise_f32;
+  else
+    return conv_kernels().depthwise_f64;
+}
+
+// One input and one output channel per group: each output position is a sum over taps of
+// channel vectors.
+template <class T> void depthwise(const Geometry& g, const T* x, const T* w, bool flip, T* y) {
+  std::vector<T> wt(size_t(g.taps * g.cout)), zeros(size_t(g.cin), T(0));
+  for (int64_t t = 0; t < g.taps; ++t)
+    for (int64_t c = 0; c < g.cout; ++c) wt[size_t(t * g.cout + c)] = w[c * g.taps + (flip ? g.taps - 1 - t : t)];
+  int64_t m = g.n * g.positions;
+  constexpr int64_t kRows = 64;
+  DepthwiseKernel<T> kern = depthwise_kernel<T>();
+  for_items(ceil_div(m, kRows), m * g.taps * g.cout, [&](int64_t item) {
+    std::vector<const T*> ptrs(size_t(g.taps));
+    for (int64_t row = item * kRows; row < std::min(m, (item + 1) * kRows); ++row) {
+      auto r = g.row(row);
+      for (int64_t t = 0; t < g.taps; ++t) {
+        const T* p = g.at(x, r, t);
+        ptrs[size_t(t)] = p ? p : zeros.data();
+      }
+      kern(g.taps, g.cout, ptrs.data(), wt.data(), y + row * g.cout);
+    }
+  });
+}
+
+template <class T> void convolve(const ConvParams& p, const Geometry& g, const T* x, const T* w, T* y) {
+  int64_t m = g.n * g.positions;
+  if (g.cig == 1 && g.cog == 1) return depthwise(g, x, w, p.flip, y);
+  MicroShape s = Micro<T>::shape();
+  Tiling t = plan(g, s.mr, s.nr, sizeof(T));
+  std::vector<T> packed = pack_weights(g, w, p.flip, s.nr);
+  std::vector<T> zeros(size_t(g.cig), T(0));
+  for_items(t.items(g), m * g.cout * g.taps * g.cig,
+            [&](int64_t item) { compute_item(g, t, s, x, packed.data(), zeros.data(), y, item); });
+}
+
+// `a` contiguous in the compute dtype: itself, or a converted copy.
+Array compute_copy(const Array& a, Dtype d) {
+  if (a.dtype() == d && a.row_contiguous()) return a;
+  Array c = Array::allocate(a.shape(), d);
+  copy_into(a, c);
+  return c;
+}
+
+void eval_conv(const Convolution& prim, const std::vector<Array>& in, std::vector<Array>& out) {
+  Array& y = out[0];
+  y.allocate_contiguous();
+  if (y.size() == 0) return;
+  const ConvParams& p = prim.params();
+  Geometry g(p, in[0], in[1], y);
+  if (g.taps * g.cig == 0) {
+    std::memset(y.data_bytes(), 0, y.nbytes());  // an empty sum
+    return;
+  }
+  Dtype d = y.dtype() == Dtype::float64 ? Dtype::float64 : Dtype::float32;
+  Array x = compute_copy(in[0], d), w = compute_copy(in[1], d);
+  if (d == Dtype::float64) return convolve(p, g, x.data<double>(), w.data<double>(), y.data<double>());
+  if (y.dtype() == Dtype::float32) return convolve(p, g, x.data<float>(), w.data<float>(), y.data<float>());
+  // Half types accumulate in float32 and round once.
+  Array acc = Array::allocate(y.shape(), Dtype::float32);
+  convolve(p, g, x.data<float>(), w.data<float>(), acc.data<float>());
+  kernels().convert[int(Dtype::float32)][int(y.dtype())](acc.data_bytes(), 1, y.data_bytes(), y.size());
+}
+
+}  // namespace
+
+void register_conv_kernels(Backend& b) { b.add<Convolution, eval_conv>(); }
+
+}  // namespace cpu
+}  // namespace nuvec

@@ -1,0 +1,127 @@
+// Convolution micro-kernels: the matrix product's register tile (MR rows by NV vectors), with
+// each row's values read straight from the input through a pointer per tap instead of a packed
+// panel, so the im2col matrix is never built (backend/cpu/conv.h states the chain over k).
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
+#include <utility>
+
+#include "backend/cpu/conv.h"
+#include "backend/cpu/simd/simd.h"
+
+namespace nuvec::cpu::NUVEC_ISA {
+namespace {
+
+typedef double VecD __attribute__((vector_size(kVecBytes)));
+
+inline VecF fmadd(VecF a, VecF b, VecF c) {
+#if defined(__AVX512F__)
+  return _mm512_fmadd_ps(a, b, c);
+#elif defined(__AVX2__)
+  return _mm256_fmadd_ps(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+inline VecD fmadd(VecD a, VecD b, VecD c) {
+#if defined(__AVX512F__)
+  return _mm512_fmadd_pd(a, b, c);
+#elif defined(__AVX2__)
+  return _mm256_fmadd_pd(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
+template <class V, class T> inline V splat(T x) {
+  V v;
+  for (size_t i = 0; i < sizeof(V) / sizeof(T); ++i) v[i] = x;
+  return v;
+}
+template <class V, class T> inline V loadv(const T* p) {
+  V v;
+  std::memcpy(&v, p, sizeof(V));
+  return v;
+}
+template <class V, class T> inline void storev(T* p, V v) { std::memcpy(p, &v, sizeof(V)); }
+
+// The matrix product's tile for this build (backend/cpu/simd/matmul.cpp).
+#if defined(__AVX512F__)
+constexpr int kMR = 14, kNV = 2;
+#elif defined(__AVX2__)
+constexpr int kMR = 6, kNV = 2;
+#else
+constexpr int kMR = 4, kNV = 2;
+#endif
+
+template <class T, class V, int R>
+void micro(int64_t taps, int64_t cin, const T* const* rows, const T* b, T* c, int64_t ldc, bool accumulate) {
+  constexpr int L = sizeof(V) / sizeof(T), NR = kNV * L;
+  V acc[R][kNV];
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < kNV; ++j) acc[i][j] = accumulate ? loadv<V>(c + i * ldc + j * L) : V{};
+  for (int64_t t = 0; t < taps; ++t, rows += kMR) {
+    const T* p[R];
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) p[i] = rows[i];
+    for (int64_t k = 0; k < cin; ++k, b += NR) {
+      V bv[kNV];
+#pragma GCC unroll 4
+      for (int j = 0; j < kNV; ++j) bv[j] = loadv<V>(b + j * L);
+#pragma GCC unroll 16
+      for (int i = 0; i < R; ++i) {
+        V av = splat<V>(p[i][k]);
+#pragma GCC unroll 4
+        for (int j = 0; j < kNV; ++j) acc[i][j] = fmadd(av, bv[j], acc[i][j]);
+      }
+    }
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < kNV; ++j) storev(c + i * ldc + j * L, acc[i][j]);
+}
+
+template <class T, class V> void depthwise(int64_t taps, int64_t channels, const T* const* ptrs, const T* w, T* out) {
+  constexpr int L = sizeof(V) / sizeof(T);
+  int64_t c = 0;
+  for (; c + L <= channels; c += L) {
+    V acc{};
+    for (int64_t t = 0; t < taps; ++t) acc = fmadd(loadv<V>(ptrs[t] + c), loadv<V>(w + t * channels + c), acc);
+    storev(out + c, acc);
+  }
+  if (c < channels) {  // the last channels through the same vector chain, zero-padded
+    T xs[L], ws[L], r[L];
+    V acc{};
+    int64_t n = channels - c;
+    for (int64_t t = 0; t < taps; ++t) {
+      std::fill(xs, xs + L, T(0)), std::fill(ws, ws + L, T(0));
+      std::memcpy(xs, ptrs[t] + c, size_t(n) * sizeof(T));
+      std::memcpy(ws, w + t * channels + c, size_t(n) * sizeof(T));
+      acc = fmadd(loadv<V>(xs), loadv<V>(ws), acc);
+    }
+    storev(r, acc);
+    std::memcpy(out + c, r, size_t(n) * sizeof(T));
+  }
+}
+
+template <int... R> void fill_rows(ConvKernels& t, std::integer_sequence<int, 0, R...>) {
+  ((t.f32[R] = &micro<float, VecF, R>), ...);
+  ((t.f64[R] = &micro<double, VecD, R>), ...);
+}
+
+}  // namespace
+
+void fill_conv(ConvKernels& t) {
+  t.f32_shape = {kMR, kNV * kLanesF};
+  t.f64_shape = {kMR, kNV * (kVecBytes / 8)};
+  fill_rows(t, std::make_integer_sequence<int, kMR + 1>{});
+  t.depthwise_f32 = &depthwise<float, VecF>;
+  t.depthwise_f64 = &depthwise<double, VecD>;
+}
+
+}  // namespace nuvec::cpu::NUVEC_ISA
