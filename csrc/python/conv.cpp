@@ -17,7 +17,7 @@ bool is_sequence(nb::handle h) { return PyList_Check(h.ptr()) || PyTuple_Check(h
 Shape sizes(nb::handle h, int dims, const char* name) {
   if (!is_sequence(h)) {
     if (auto v = as_index(h)) return {*v};
-  } else if (dims == 0 || int(nb::len(h)) == dims) {
+  } else if (dims != 1 && (dims == 0 || int(nb::len(h)) == dims)) {
     Shape out;
     for (nb::handle x : nb::borrow<nb::sequence>(h)) {
       auto v = as_index(x);

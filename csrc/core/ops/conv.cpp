@@ -65,13 +65,10 @@ Array convolution(const Array& x, const Array& w, ConvParams p, Stream s) {
 Array conv_general(const Array& x, const Array& w, Shape stride, Shape pad_lo, Shape pad_hi, Shape kernel_dilation,
                    Shape input_dilation, int64_t groups, bool flip, Stream s) {
   check_dtype(x, "input");
-  check_dtype(w, "weight");
   int dims = x.ndim() - 2;
   if (dims < 1 || dims > 3)
     throw OpError(kOp,
                   "Only works for inputs with 1-3 spatial dimensions. The inputs must be in the format [N, ..., C_in]");
-  check_dtype(x, "input");
-  check_dtype(w, "weight");
   check_weight_rank(w, dims);
   stride = per_axis(std::move(stride), dims, "strides");
   Shape lo = per_axis(pad_lo, dims, "padding"), hi = per_axis(pad_hi, dims, "padding");
@@ -100,7 +97,11 @@ Array conv_general(const Array& x, const Array& w, Shape stride, Shape pad_lo, S
                         std::to_string(i + 1) + " for input with shape " + tuple_str(x.shape()) + ", padding low " +
                         tuple_str(lo) + ", padding high " + tuple_str(hi) + ", and weight of shape " +
                         tuple_str(w.shape()) + ".");
+  // The weight takes the input's floating type (MLX's promotion: an integer weight follows it).
   Dtype d = promote(x.dtype(), w.dtype());
+  if (!is_floating(d))
+    throw OpError(kOp, std::string("Invalid weight array with type ") + name_of(w.dtype()) +
+                           ". Convolution currently only supports floating point types");
   Array xc = x.dtype() == d ? x : astype(x, d, s), wc = w.dtype() == d ? w : astype(w, d, s);
   return convolution(xc, wc, {stride, lo, hi, kernel_dilation, input_dilation, groups, flip}, s);
 }
@@ -108,8 +109,6 @@ Array conv_general(const Array& x, const Array& w, Shape stride, Shape pad_lo, S
 Array conv_nd(int dims, const Array& x, const Array& w, Shape stride, Shape padding, Shape dilation, int64_t groups,
               Stream s) {
   check_dtype(x, "input");
-  check_dtype(w, "weight");
-  check_weight_rank(w, dims);
   Shape one(size_t(dims), 1);
   return conv_general(x, w, std::move(stride), padding, padding, std::move(dilation), one, groups, false, s);
 }
@@ -119,7 +118,6 @@ Array conv_transpose_nd(int dims, const Array& x, const Array& w, Shape stride, 
   // The forward convolution's input gradient: the input dilated by the stride, padded so that
   // every kernel tap that touched it is seen, correlated with the flipped kernel.
   check_dtype(x, "input");
-  check_dtype(w, "weight");
   check_weight_rank(w, dims);
   stride = per_axis(std::move(stride), dims, "strides");
   padding = per_axis(std::move(padding), dims, "padding");
