@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import conv_reference as ref
-from _impl import mx
+from _impl import IS_MLX, mx
 
 RNG = np.random.default_rng(5)
 
@@ -32,6 +32,14 @@ CASES = [
 ]
 
 
+def mlx_quirk(xs, kw):
+    """Where MLX itself fails: grouped 3-D convolutions are refused, and under input dilation with
+    cropping its output size departs from its own formula."""
+    return (len(xs) == 5 and kw.get("groups", 1) > 1) or (
+        kw.get("input_dilation", 1) != 1 and kw.get("padding") == -1
+    )
+
+
 def rand(*shape):
     return RNG.standard_normal(shape)
 
@@ -46,6 +54,8 @@ def grads(x, w, r, kw, dtype=mx.float64):
 
 @pytest.mark.parametrize("xs,ws,kw", CASES)
 def test_gradients_match_finite_differences(xs, ws, kw):
+    if IS_MLX and mlx_quirk(xs, kw):
+        pytest.skip("MLX departs here")
     x, w = rand(*xs), rand(*ws)
     r = rand(*ref.conv_general(x, w, **kw).shape)
     gx, gw = grads(x, w, r, kw, mx.float32)
@@ -82,6 +92,8 @@ def test_gradients_match_mlx(xs, ws, kw):
 @pytest.mark.parametrize("dims", [1, 2, 3])
 def test_gradients_match_torch(dims):
     torch = pytest.importorskip("torch")
+    if IS_MLX and dims == 3:
+        pytest.skip("MLX has no grouped 3-D convolutions")
     xs = (2,) + (6, 5, 4)[:dims] + (4,)
     ws = (6,) + (3, 2, 2)[:dims] + (2,)
     kw = {"stride": 2, "padding": 1, "dilation": 1, "groups": 2}
@@ -112,6 +124,7 @@ def test_transposed_convolution_gradient_matches_mlx():
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.skipif(IS_MLX, reason="MLX has no jvp for convolutions")
 @pytest.mark.parametrize("xs,ws,kw", CASES[:6])
 def test_jvp_is_the_sum_of_the_convolved_tangents(xs, ws, kw):
     x, w, tx, tw = (mx.array(rand(*s), mx.float32) for s in (xs, ws, xs, ws))
@@ -125,8 +138,10 @@ def test_jvp_is_the_sum_of_the_convolved_tangents(xs, ws, kw):
 @pytest.mark.parametrize("xs,ws,kw", CASES)
 @pytest.mark.parametrize("batched", ["input", "weight", "both"])
 def test_vmap_is_the_stack_of_examples(xs, ws, kw, batched):
-    if len(xs) == 5 and kw.get("groups", 1) > 1:
-        pytest.skip("MLX has no grouped 3-D convolutions")
+    if IS_MLX and (
+        mlx_quirk(xs, kw) or (batched != "input" and (kw.get("groups", 1) > 1 or len(xs) == 5))
+    ):
+        pytest.skip("MLX's vmap over the weight gives wrong values with groups and in 3-D")
     b = 3
     xb, wb = rand(b, *xs).astype(np.float32), rand(b, *ws).astype(np.float32)
     in_axes = {"input": (0, None), "weight": (None, 0), "both": (0, 0)}[batched]
