@@ -5,7 +5,6 @@ brings it, or why nuvec leaves it out). tests/test_mlx_names.py fails when nuvec
 _COMPILE = "compile: issue 14"
 _FAST = "fast kernels, quantization and gathered products: issue 15"
 _LINALG = "linear algebra and FFT: issue 17"
-_NN = "convolutions in the core: issue 12"
 
 MISSING = {
     # Modules of later issues.
@@ -17,19 +16,6 @@ MISSING = {
     "compile": _COMPILE,
     "enable_compile": _COMPILE,
     "disable_compile": _COMPILE,
-    # Convolutions.
-    **{
-        n: _NN
-        for n in (
-            "conv1d",
-            "conv2d",
-            "conv3d",
-            "conv_general",
-            "conv_transpose1d",
-            "conv_transpose2d",
-            "conv_transpose3d",
-        )
-    },
     # Quantization and gathered / segmented products.
     **{
         n: _FAST

@@ -136,6 +136,7 @@ def _prod_with_zeros(rng):
 _mm = uniform(-1, 1)
 _MLX_NO_CUM_JVP = "MLX: JVP is not implemented for cumulative prod/min/max"
 _MLX_NO_SCATTER_JVP = "MLX: [scatter] JVP not yet implemented"
+_MLX_NO_F64_CONV = "MLX: [Convolution::eval] got unsupported data type (float64); and no jvp"
 
 REGISTRY = {
     # --- element-wise unary
@@ -396,6 +397,44 @@ REGISTRY = {
         lambda a, v: [mx.convolve(a, v), mx.convolve(v, a, "same"), mx.convolve(a, v, "valid")],
         shapes=((6,), (3,)),
         mlx_skip="MLX's convolve (conv1d) takes no float64 on the CPU",
+    ),
+    # --- convolutions (linear in each argument)
+    "conv1d": Case(
+        lambda x, w: mx.conv1d(x, w, stride=2, padding=1, groups=2),
+        shapes=((2, 7, 4), (4, 3, 2)),
+        mlx_skip=_MLX_NO_F64_CONV,
+    ),
+    "conv2d": Case(
+        lambda x, w: mx.conv2d(x, w, padding=1, dilation=(1, 2)),
+        shapes=((1, 5, 6, 2), (3, 3, 2, 2)),
+        mlx_skip=_MLX_NO_F64_CONV,
+    ),
+    "conv3d": Case(
+        lambda x, w: mx.conv3d(x, w, stride=(1, 2, 1), padding=1),
+        shapes=((1, 3, 4, 3, 2), (2, 2, 2, 2, 2)),
+        mlx_skip=_MLX_NO_F64_CONV,
+    ),
+    "conv_general": Case(
+        lambda x, w: mx.conv_general(
+            x, w, stride=2, padding=([1, 0], [0, 2]), input_dilation=(2, 1), flip=True
+        ),
+        shapes=((1, 4, 5, 2), (3, 2, 3, 2)),
+        mlx_skip=_MLX_NO_F64_CONV,
+    ),
+    "conv_transpose1d": Case(
+        lambda x, w: mx.conv_transpose1d(x, w, stride=2, padding=1, output_padding=1),
+        shapes=((2, 5, 3), (2, 3, 3)),
+        mlx_skip=_MLX_NO_F64_CONV,
+    ),
+    "conv_transpose2d": Case(
+        lambda x, w: mx.conv_transpose2d(x, w, stride=(2, 1), dilation=(1, 2), groups=2),
+        shapes=((1, 3, 4, 4), (4, 2, 2, 2)),
+        mlx_skip=_MLX_NO_F64_CONV,
+    ),
+    "conv_transpose3d": Case(
+        lambda x, w: mx.conv_transpose3d(x, w, stride=2, padding=(0, 1, 0)),
+        shapes=((1, 2, 3, 2, 2), (2, 2, 3, 2, 2)),
+        mlx_skip=_MLX_NO_F64_CONV,
     ),
     "sort": Case(lambda x: mx.sort(x, axis=1), domain=distinct()),
     "sort_flat": Case(lambda x: mx.sort(x, axis=None), domain=distinct(), covers=("sort",)),

@@ -53,11 +53,18 @@ PARAMS = {
     "memo": "dict[int, Any]",
     "val": "_ArrayLike | Sequence[Any]",
     "sorted_sequence": "_ArrayLike",
+    "input": "_ArrayLike",
+    "weight": "_ArrayLike",
+    **dict.fromkeys(
+        ("stride", "padding", "dilation", "output_padding", "kernel_dilation", "input_dilation"),
+        "int | Sequence[int]",
+    ),
 }
 
 # (function, parameter) -> type, where the name alone would mislead.
 PARAMS_OF = {
     ("tensordot", "axes"): "int | Sequence[Sequence[int]]",
+    ("conv_general", "padding"): "int | Sequence[int] | tuple[Sequence[int], Sequence[int]]",
     ("from_dlpack", "x"): "Any",
     ("synchronize", "stream"): "Stream",
     ("__dlpack__", "max_version"): "tuple[int, int]",

@@ -54,6 +54,7 @@ FAMILIES = (
     "indexing",
     "reduce",
     "matmul",
+    "conv",
     "sort",
     "scan",
     "random",
@@ -481,6 +482,21 @@ _MATMUL = _ops(
     ],
 )
 
+_CONV = _ops(
+    "conv",
+    "conv",
+    "same",
+    [
+        ("conv1d", 2, "mlx.core.conv1d"),
+        ("conv2d", 2, "mlx.core.conv2d"),
+        ("conv3d", 2, "mlx.core.conv3d"),
+        ("conv_general", 2, "mlx.core.conv_general"),
+        ("conv_transpose1d", 2, "mlx.core.conv_transpose1d"),
+        ("conv_transpose2d", 2, "mlx.core.conv_transpose2d"),
+        ("conv_transpose3d", 2, "mlx.core.conv_transpose3d"),
+    ],
+)
+
 _UNIQUE = dict(differentiable="selects by comparisons", batchable="flattens its input")
 _SORT = _ops(
     "sort",
@@ -584,6 +600,7 @@ OPS = (
     + _INDEXING
     + _REDUCE
     + _MATMUL
+    + _CONV
     + _SORT
     + _SCAN
     + _FILES

@@ -35,6 +35,13 @@ GROUPS = {
         "bfloat16 (computed in float32) and complex64; rows are independent up to "
         "`ROW_INDEPENDENT_ROWS` rows (docs/matmul.md).",
     ),
+    "conv": (
+        "Convolutions",
+        "MLX's channels-last layout: input (N, *spatial, C_in), weight (C_out, *kernel, "
+        "C_in / groups), output (N, *spatial_out, C_out), 1 to 3 spatial axes; float32, float64, "
+        "float16 and bfloat16 (accumulated in float32). nuvec's own implicit-GEMM kernel; results "
+        "are bitwise the same whatever the thread count.",
+    ),
     "sort": (
         "Sorting",
         "Along `axis` (default -1; None sorts the flattened array). sort and argsort "
