@@ -2,4 +2,4 @@
 
 # ruff: noqa: F401, F403
 from .layers import *
-from .utils import checkpoint, value_and_grad
+from .utils import average_gradients, checkpoint, value_and_grad

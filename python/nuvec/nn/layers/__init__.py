@@ -4,5 +4,6 @@
 
 from .base import Module
 from .containers import Sequential
+from .distributed import AllToShardedLinear, FullyShardedModule, ShardedToAllLinear, fully_shard
 from .embedding import Embedding
 from .linear import Bilinear, Identity, Linear
