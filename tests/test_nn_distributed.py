@@ -13,7 +13,7 @@ import nuvec.nn as nnx
 from _impl import IS_MLX
 from nuvec.nn.layers import distributed as dx
 from nuvec.nn.utils import _buckets, _reduce_in_buckets
-from nuvec.utils import tree_flatten
+from nuvec.utils import tree_flatten, tree_unflatten
 
 if IS_MLX:
     pytest.skip("nuvec's nn against MLX's", allow_module_level=True)
@@ -53,6 +53,11 @@ def _copy_into_mlx(module, mlx_module):
 
     mlx_module.update(mlx_unflatten([(k, mx.array(v)) for k, v in _flat(module).items()]))
     return mlx_module
+
+
+def model_params(flat):
+    """A nuvec parameter tree from ``{path: numpy array}``."""
+    return tree_unflatten([(k, nx.array(v)) for k, v in flat.items()])
 
 
 def _same_flat(a, b):
@@ -381,3 +386,69 @@ def test_clip_grad_norm_sharded(max_norm):
     np.testing.assert_allclose(float(norm), float(mnorm), rtol=1e-6)
     for k, v in mlx_flatten(mclipped):
         np.testing.assert_allclose(_np_tree(clipped)[k], np.array(v), rtol=1e-6)
+
+
+# -- the code paths of groups larger than one process, simulated -----------------------------
+
+
+@pytest.fixture
+def two_twins(monkeypatch):
+    """Collectives of a group of two processes that hold the same arrays (twins): all_gather
+    stacks two copies, all_sum doubles, sum_scatter doubles and keeps this rank's half. Enough to
+    run the size-2 code paths in one process with known answers."""
+    dist = dx.distributed
+    rank = 1
+
+    def sum_scatter(x, group=None, stream=None):
+        half = x.shape[0] // 2
+        return 2 * x[rank * half : (rank + 1) * half]
+
+    monkeypatch.setattr(
+        dist, "all_gather", lambda x, group=None, stream=None: nx.concatenate([x, x])
+    )
+    monkeypatch.setattr(dist, "all_sum", lambda x, group=None, stream=None: 2 * x)
+    monkeypatch.setattr(dist, "sum_scatter", sum_scatter)
+    return StandIn(2, rank)
+
+
+def test_fully_sharded_module_of_two_processes(two_twins):
+    # Whole parameters made of two equal halves along axis 0, so both processes' shards agree.
+    net = Net()
+    halves = {k: v[: v.shape[0] // 2] for k, v in _flat(net).items()}
+    net.update(model_params({k: np.concatenate([v, v]) for k, v in halves.items()}))
+    ids = nx.array([[0, 5, 2], [3, 3, 1]])
+    loss = lambda m: lambda ids: (m(ids) ** 2).sum()  # noqa: E731
+    want = np.array(net(ids))
+    _, g = nnx.value_and_grad(net, loss(net))(ids)
+    wrapped = dx.FullyShardedModule(net, group=two_twins)
+    _same_flat(_flat(wrapped), {f"module.{k}": v for k, v in halves.items()})
+    np.testing.assert_array_equal(np.array(wrapped(ids)), want)
+    _, got = nnx.value_and_grad(wrapped, loss(wrapped))(ids)
+    # Each shard's gradient: the mean over the two processes of the whole gradient's part of
+    # this rank (rank 1: the second half along axis 0).
+    want_g = {f"module.{k}": np.array(v)[v.shape[0] // 2 :] for k, v in tree_flatten(g)}
+    got_g = {k: np.array(v) for k, v in tree_flatten(got)}
+    assert got_g.keys() == want_g.keys()
+    for k in want_g:
+        np.testing.assert_allclose(got_g[k], want_g[k], rtol=1e-6, atol=1e-6, err_msg=k)
+
+
+def test_sharded_linears_of_two_processes(two_twins):
+    x = nx.random.normal((3, 8))
+    lin = dx.AllToShardedLinear(8, 6, group=two_twins)
+    gx = nx.grad(lambda x: lin(x).sum())(x)
+    alone = nx.grad(lambda x: nx.addmm(lin.bias, x, lin.weight.T).sum())(x)
+    np.testing.assert_allclose(np.array(gx), 2 * np.array(alone), rtol=1e-6)  # summed over 2
+    lin = dx.ShardedToAllLinear(16, 6, group=two_twins)
+    want = 2 * (np.array(x) @ np.array(lin.weight).T) + np.array(lin.bias)  # bias added once
+    np.testing.assert_allclose(np.array(lin(x)), want, rtol=1e-5, atol=1e-6)
+
+
+def test_average_gradients_of_two_processes(two_twins):
+    g = _grads()
+    for limit in (0, 24, 1 << 20):
+        out = nnx.average_gradients(g, group=two_twins, all_reduce_size=limit)
+        _same_flat(_np_tree(out), _np_tree(g))  # the mean of two equal trees
+    norm = nnx.utils.clip_grad_norm_sharded(g, 1e9, group=two_twins)[1]
+    want = np.sqrt(2 * sum((v.astype(np.float64) ** 2).sum() for v in _np_tree(g).values()))
+    np.testing.assert_allclose(float(norm), want, rtol=1e-6)
