@@ -347,3 +347,10 @@ def test_prelu_weight_is_trained():
     # d/dw sum(max(0, x) + w min(0, x)) = column sums of min(0, x)
     np.testing.assert_allclose(np.array(grads["weight"]), np.minimum(x, 0).sum(0), rtol=1e-6)
     assert abs(value.item() - (np.maximum(x, 0) + 0.5 * np.minimum(x, 0)).sum()) < 1e-4
+
+
+@pytest.mark.nuvec_only
+def test_gelu_error_names_the_callers_line():
+    with pytest.raises(mx.OpError) as info:
+        activations.GELU(approx="exact")
+    assert info.value.op_name == "GELU" and info.value.filename == __file__

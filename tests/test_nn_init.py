@@ -224,3 +224,10 @@ ERRORS = [
 def test_bad_arrays_raise_value_error(call, words):
     with pytest.raises(ValueError, match=words):
         call()
+
+
+@pytest.mark.nuvec_only
+def test_errors_name_the_initializer_and_the_callers_line():
+    with pytest.raises(mx.OpError) as info:
+        init.he_uniform()(mx.zeros((4,)))
+    assert info.value.op_name == "he_uniform" and info.value.filename == __file__

@@ -450,3 +450,13 @@ SHAPE_ERRORS = [
 def test_mismatched_arguments_raise_value_error(name, args, kwargs):
     with pytest.raises(ValueError):
         getattr(losses, name)(*args(), **kwargs)
+
+
+@pytest.mark.nuvec_only
+def test_errors_name_the_loss_and_the_callers_line():
+    with pytest.raises(mx.OpError) as info:
+        losses.mse_loss(mx.zeros(2), mx.zeros(3))
+    assert info.value.op_name == "mse_loss" and info.value.filename == __file__
+    with pytest.raises(mx.OpError) as info:
+        losses.cross_entropy(mx.zeros((2, 3)), mx.zeros(2, mx.int32), reduction="max")
+    assert info.value.op_name == "cross_entropy" and info.value.filename == __file__

@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable
 
 import nuvec as mx
+from nuvec._errors import op_error
 from nuvec.nn.layers.base import Module
 
 _SQRT_2 = math.sqrt(2)
@@ -356,7 +357,7 @@ class GELU(Module):
     def __init__(self, approx: str = "none"):
         super().__init__()
         if approx not in _GELU_FORMS:
-            raise ValueError(f"GELU: approx must be one of {list(_GELU_FORMS)}, got {approx!r}")
+            raise op_error("GELU", f"approx must be one of {list(_GELU_FORMS)}, got {approx!r}")
         self._approx = approx
 
     def __call__(self, x: mx.array) -> mx.array:
