@@ -58,6 +58,8 @@ from .activations import (
 )
 from .base import Module
 from .containers import Sequential
+from .convolution import Conv1d, Conv2d, Conv3d
+from .convolution_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .distributed import AllToShardedLinear, FullyShardedModule, ShardedToAllLinear, fully_shard
 from .embedding import Embedding
 from .linear import Bilinear, Identity, Linear
