@@ -35,10 +35,32 @@ inline VecD fmadd(VecD a, VecD b, VecD c) {
 #endif
 }
 
-template <class V, class T> inline V splat(T x) {
-  V v;
-  for (size_t i = 0; i < sizeof(V) / sizeof(T); ++i) v[i] = x;
+// Every lane x, through the broadcast instruction (a lane-by-lane fill compiles to inserts).
+inline VecF splat(float x) {
+#if defined(__AVX512F__)
+  return _mm512_set1_ps(x);
+#elif defined(__AVX2__)
+  return _mm256_set1_ps(x);
+#elif defined(__SSE2__)
+  return _mm_set1_ps(x);
+#else
+  VecF v;
+  for (int i = 0; i < kLanesF; ++i) v[i] = x;
   return v;
+#endif
+}
+inline VecD splat(double x) {
+#if defined(__AVX512F__)
+  return _mm512_set1_pd(x);
+#elif defined(__AVX2__)
+  return _mm256_set1_pd(x);
+#elif defined(__SSE2__)
+  return _mm_set1_pd(x);
+#else
+  VecD v;
+  for (int i = 0; i < kVecBytes / 8; ++i) v[i] = x;
+  return v;
+#endif
 }
 template <class V, class T> inline V loadv(const T* p) {
   V v;
@@ -74,7 +96,7 @@ void micro(int64_t taps, int64_t cin, const T* const* rows, const T* b, T* c, in
       for (int j = 0; j < kNV; ++j) bv[j] = loadv<V>(b + j * L);
 #pragma GCC unroll 16
       for (int i = 0; i < R; ++i) {
-        V av = splat<V>(p[i][k]);
+        V av = splat(p[i][k]);
 #pragma GCC unroll 4
         for (int j = 0; j < kNV; ++j) acc[i][j] = fmadd(av, bv[j], acc[i][j]);
       }
