@@ -50,21 +50,26 @@ void for_items(int64_t n, int64_t work, const std::function<void(int64_t)>& fn) 
 struct Geometry {
   int64_t n = 0, cin = 0, cout = 0, groups = 1, cig = 0, cog = 0, taps = 1, positions = 1;
   std::array<int64_t, 3> in{1, 1, 1}, k{1, 1, 1}, o{1, 1, 1};
-  std::array<int64_t, 3> x_stride{};  // elements between input positions along each axis
+  // The input's strides in elements (its channels are contiguous): between positions along each
+  // axis, and between examples. Strided views (the weight gradient's transposed input) run as is.
+  std::array<int64_t, 3> x_stride{};
   int64_t x_batch_stride = 0;
+  std::vector<int64_t> w_tap;  // each tap's offset in the weight, and its strides
+  int64_t w_out_stride = 0, w_in_stride = 0;
   // off[d][o * k[d] + t]: the element offset of output position o's tap t along axis d, or -1
   // where it falls in the padding or between dilated input positions.
   std::array<std::vector<int64_t>, 3> off;
   std::vector<std::array<int64_t, 3>> tap;  // each tap's index along each axis
 
+  // x and w as the kernel reads them (x may differ from the node's input only by a copy).
   Geometry(const ConvParams& p, const Array& x, const Array& w, const Array& y) {
     int dims = x.ndim() - 2;
     n = x.shape(0), cin = x.shape(-1), cout = w.shape(0), groups = p.groups;
     cig = cin / groups, cog = cout / groups;
     for (int d = 0; d < dims; ++d) in[d] = x.shape(d + 1), k[d] = w.shape(d + 1), o[d] = y.shape(d + 1);
-    int64_t s = cin;
-    for (int d = 2; d >= 0; --d) x_stride[d] = s, s *= in[d];
-    x_batch_stride = s;
+    for (int d = 0; d < dims; ++d) x_stride[d] = x.strides()[d + 1];
+    x_batch_stride = x.strides()[0];
+    w_out_stride = w.strides()[0], w_in_stride = w.strides()[dims + 1];
     for (int d = 0; d < 3; ++d) {
       bool real = d < dims;
       off[d].assign(size_t(o[d] * k[d]), 0);
@@ -76,9 +81,14 @@ struct Geometry {
         }
       taps *= k[d], positions *= o[d];
     }
+    std::array<int64_t, 3> ws{};
+    for (int d = 0; d < dims; ++d) ws[d] = w.strides()[d + 1];
     for (int64_t a = 0; a < k[0]; ++a)
       for (int64_t b = 0; b < k[1]; ++b)
-        for (int64_t c = 0; c < k[2]; ++c) tap.push_back({a, b, c});
+        for (int64_t c = 0; c < k[2]; ++c) {
+          tap.push_back({a, b, c});
+          w_tap.push_back(a * ws[0] + b * ws[1] + c * ws[2]);
+        }
   }
 
   // Row m's batch index and output position along each axis.
@@ -99,7 +109,7 @@ struct Geometry {
   }
 };
 
-// The weights as column panels per group: panel (g, j) holds, for each tap (flipped when asked)
+// The weights (any strides) as column panels per group: panel (g, j) holds, for each tap (flipped when asked)
 // and input channel, NR output channels (zero past the group's last).
 template <class T> std::vector<T> pack_weights(const Geometry& g, const T* w, bool flip, int nr) {
   int64_t panels = ceil_div(g.cog, nr), panel = g.taps * g.cig * nr;
@@ -107,11 +117,17 @@ template <class T> std::vector<T> pack_weights(const Geometry& g, const T* w, bo
   for_items(g.groups * panels, g.cout * g.taps * g.cig, [&](int64_t item) {
     int64_t grp = item / panels, j0 = (item % panels) * nr, cols = std::min<int64_t>(nr, g.cog - j0);
     T* dst = packed.data() + item * panel;
+    // Walk the source along its smaller stride (a transposed view has its output channels close).
+    bool columns_inner = std::abs(g.w_out_stride) < std::abs(g.w_in_stride);
     for (int64_t t = 0; t < g.taps; ++t) {
-      int64_t src_tap = flip ? g.taps - 1 - t : t;
-      for (int64_t j = 0; j < cols; ++j) {
-        const T* src = w + ((grp * g.cog + j0 + j) * g.taps + src_tap) * g.cig;
-        for (int64_t ci = 0; ci < g.cig; ++ci) dst[(t * g.cig + ci) * nr + j] = src[ci];
+      const T* src = w + (grp * g.cog + j0) * g.w_out_stride + g.w_tap[size_t(flip ? g.taps - 1 - t : t)];
+      T* d = dst + t * g.cig * nr;
+      if (columns_inner) {
+        for (int64_t ci = 0; ci < g.cig; ++ci)
+          for (int64_t j = 0; j < cols; ++j) d[ci * nr + j] = src[ci * g.w_in_stride + j * g.w_out_stride];
+      } else {
+        for (int64_t j = 0; j < cols; ++j)
+          for (int64_t ci = 0; ci < g.cig; ++ci) d[ci * nr + j] = src[ci * g.w_in_stride + j * g.w_out_stride];
       }
     }
   });
@@ -125,23 +141,26 @@ struct Tiling {
   int64_t items(const Geometry& g) const { return g.groups * row_tiles * col_blocks; }
 };
 
-constexpr int64_t kMinItems = 32;
+// As the matrix product's blocking: a tap block's weight panel (k x NR) stays in L1, a tile's
+// rows over that block (the input they read) in L2; then tiles shrink and column blocks narrow
+// until there are enough work items to share.
+constexpr int64_t kPanelBytes = 24 << 10, kTileBytes = 256 << 10, kMinItems = 8;
 
 Tiling plan(const Geometry& g, int mr, int nr, size_t esz) {
   Tiling t{};
-  int64_t m = g.n * g.positions;
+  int64_t m = g.n * g.positions, per_tap = std::max<int64_t>(1, g.cig * nr * int64_t(esz));
+  int64_t blocks = ceil_div(g.taps * per_tap, kPanelBytes);
+  t.taps_per_block = ceil_div(g.taps, blocks);
+  int64_t k_bytes = std::max<int64_t>(1, t.taps_per_block * g.cig * int64_t(esz));
+  int64_t tile_chunks = std::clamp<int64_t>(kTileBytes / k_bytes / mr, 1, ceil_div(m, mr));
   t.panels = ceil_div(g.cog, nr);
-  int64_t tile_panels = 16;
-  while (tile_panels > 1 && g.groups * ceil_div(m, tile_panels * mr) < kMinItems) tile_panels /= 2;
-  t.rows_per_tile = tile_panels * mr;
-  t.row_tiles = ceil_div(m, t.rows_per_tile);
   t.panels_per_block = t.panels;
-  while (t.panels_per_block > 1 && g.groups * t.row_tiles * ceil_div(t.panels, t.panels_per_block) < kMinItems)
-    t.panels_per_block = ceil_div(t.panels_per_block, 2);
+  auto items = [&] { return g.groups * ceil_div(m, tile_chunks * mr) * ceil_div(t.panels, t.panels_per_block); };
+  while (items() < kMinItems && t.panels_per_block > 1) t.panels_per_block = ceil_div(t.panels_per_block, 2);
+  while (items() < kMinItems && tile_chunks > 1) tile_chunks = ceil_div(tile_chunks, 2);
+  t.rows_per_tile = tile_chunks * mr;
+  t.row_tiles = ceil_div(m, t.rows_per_tile);
   t.col_blocks = ceil_div(t.panels, t.panels_per_block);
-  // A tap block's weights for the block's columns stay in L2 (256 KiB).
-  int64_t per_tap = std::max<int64_t>(1, g.cig * t.panels_per_block * nr * int64_t(esz));
-  t.taps_per_block = std::clamp<int64_t>(262144 / per_tap, 1, g.taps);
   return t;
 }
 
@@ -155,41 +174,46 @@ template <> struct Micro<double> {
   static MicroShape shape() { return conv_kernels().f64_shape; }
 };
 
-// One work item: rows [row0, row0 + rows) of group grp, columns of panels [p0, p1).
+// One work item: rows [row0, row0 + rows) of group grp, columns of panels [p0, p1). Per tap block,
+// the tile's row pointers are found once; then each weight panel (in L1) meets every row chunk.
 template <class T> void compute_item(const Geometry& g, const Tiling& t, MicroShape s, const T* x, const T* packed,
                                      const T* zeros, T* y, int64_t item) {
   int64_t m = g.n * g.positions;
   int64_t grp = item / (t.row_tiles * t.col_blocks), rest = item % (t.row_tiles * t.col_blocks);
   int64_t row0 = (rest / t.col_blocks) * t.rows_per_tile, rows = std::min(t.rows_per_tile, m - row0);
   int64_t p0 = (rest % t.col_blocks) * t.panels_per_block, p1 = std::min(t.panels, p0 + t.panels_per_block);
-  int64_t panel = g.taps * g.cig * s.nr;
+  int64_t panel = g.taps * g.cig * s.nr, chunks = ceil_div(rows, s.mr);
   const T* xg = x + grp * g.cig;
-  std::vector<const T*> ptrs(size_t(t.taps_per_block * s.mr));
+  thread_local std::vector<const T*> ptrs;
+  ptrs.resize(size_t(chunks * t.taps_per_block * s.mr));
   alignas(64) T full[kMaxMR * 64];
   for (int64_t t0 = 0; t0 < g.taps; t0 += t.taps_per_block) {
-    int64_t nt = std::min(t.taps_per_block, g.taps - t0);
-    for (int64_t r0 = 0; r0 < rows; r0 += s.mr) {
-      int rr = int(std::min<int64_t>(s.mr, rows - r0));
-      for (int i = 0; i < rr; ++i) {
-        auto r = g.row(row0 + r0 + i);
-        for (int64_t tt = 0; tt < nt; ++tt) {
-          const T* p = g.at(xg, r, t0 + tt);
-          ptrs[size_t(tt * s.mr + i)] = p ? p : zeros;
-        }
+    int64_t nt = std::min(t.taps_per_block, g.taps - t0), per_chunk = nt * s.mr;
+    // Chunk c's pointers: ptrs[c * per_chunk + tap * mr + row].
+    for (int64_t r = 0; r < rows; ++r) {
+      auto pos = g.row(row0 + r);
+      const T** dst = ptrs.data() + (r / s.mr) * per_chunk + r % s.mr;
+      for (int64_t tt = 0; tt < nt; ++tt) {
+        const T* p = g.at(xg, pos, t0 + tt);
+        dst[tt * s.mr] = p ? p : zeros;
       }
-      ConvMicro<T> micro = Micro<T>::get(rr);
-      for (int64_t pj = p0; pj < p1; ++pj) {
-        const T* b = packed + (grp * t.panels + pj) * panel + t0 * g.cig * s.nr;
-        int64_t col = grp * g.cog + pj * s.nr, cols = std::min<int64_t>(s.nr, g.cog - pj * s.nr);
-        T* c = y + (row0 + r0) * g.cout + col;
+    }
+    for (int64_t pj = p0; pj < p1; ++pj) {
+      const T* b = packed + (grp * t.panels + pj) * panel + t0 * g.cig * s.nr;
+      int64_t col = grp * g.cog + pj * s.nr, cols = std::min<int64_t>(s.nr, g.cog - pj * s.nr);
+      for (int64_t c = 0; c < chunks; ++c) {
+        int rr = int(std::min<int64_t>(s.mr, rows - c * s.mr));
+        ConvMicro<T> micro = Micro<T>::get(rr);
+        const T* const* rp = ptrs.data() + c * per_chunk;
+        T* out = y + (row0 + c * s.mr) * g.cout + col;
         if (cols == s.nr) {
-          micro(nt, g.cig, ptrs.data(), b, c, g.cout, t0 > 0);
+          micro(nt, g.cig, rp, b, out, g.cout, t0 > 0);
           continue;
         }
         // The group's last, narrower panel: the same full-width kernel on a copy.
-        for (int i = 0; i < rr && t0 > 0; ++i) std::memcpy(full + i * s.nr, c + i * g.cout, size_t(cols) * sizeof(T));
-        micro(nt, g.cig, ptrs.data(), b, full, s.nr, t0 > 0);
-        for (int i = 0; i < rr; ++i) std::memcpy(c + i * g.cout, full + i * s.nr, size_t(cols) * sizeof(T));
+        for (int i = 0; i < rr && t0 > 0; ++i) std::memcpy(full + i * s.nr, out + i * g.cout, size_t(cols) * sizeof(T));
+        micro(nt, g.cig, rp, b, full, s.nr, t0 > 0);
+        for (int i = 0; i < rr; ++i) std::memcpy(out + i * g.cout, full + i * s.nr, size_t(cols) * sizeof(T));
       }
     }
   }
@@ -207,7 +231,8 @@ template <class T> DepthwiseKernel<T> depthwise_kernel() {
 template <class T> void depthwise(const Geometry& g, const T* x, const T* w, bool flip, T* y) {
   std::vector<T> wt(size_t(g.taps * g.cout)), zeros(size_t(g.cin), T(0));
   for (int64_t t = 0; t < g.taps; ++t)
-    for (int64_t c = 0; c < g.cout; ++c) wt[size_t(t * g.cout + c)] = w[c * g.taps + (flip ? g.taps - 1 - t : t)];
+    for (int64_t c = 0; c < g.cout; ++c)
+      wt[size_t(t * g.cout + c)] = w[c * g.w_out_stride + g.w_tap[size_t(flip ? g.taps - 1 - t : t)]];
   int64_t m = g.n * g.positions;
   constexpr int64_t kRows = 64;
   DepthwiseKernel<T> kern = depthwise_kernel<T>();
@@ -235,9 +260,10 @@ template <class T> void convolve(const ConvParams& p, const Geometry& g, const T
             [&](int64_t item) { compute_item(g, t, s, x, packed.data(), zeros.data(), y, item); });
 }
 
-// `a` contiguous in the compute dtype: itself, or a converted copy.
-Array compute_copy(const Array& a, Dtype d) {
-  if (a.dtype() == d && a.row_contiguous()) return a;
+// `a` in the compute dtype (with unit stride along its last axis when `unit_last`, any other
+// strides): itself, or a converted contiguous copy.
+Array compute_view(const Array& a, Dtype d, bool unit_last) {
+  if (a.dtype() == d && (!unit_last || a.shape(-1) == 1 || a.strides().back() == 1)) return a;
   Array c = Array::allocate(a.shape(), d);
   copy_into(a, c);
   return c;
@@ -248,13 +274,15 @@ void eval_conv(const Convolution& prim, const std::vector<Array>& in, std::vecto
   y.allocate_contiguous();
   if (y.size() == 0) return;
   const ConvParams& p = prim.params();
-  Geometry g(p, in[0], in[1], y);
-  if (g.taps * g.cig == 0) {
+  if (in[1].size() == 0) {
     std::memset(y.data_bytes(), 0, y.nbytes());  // an empty sum
     return;
   }
   Dtype d = y.dtype() == Dtype::float64 ? Dtype::float64 : Dtype::float32;
-  Array x = compute_copy(in[0], d), w = compute_copy(in[1], d);
+  // The weight is packed through its strides; the input is read through them along all but its
+  // channels, which the kernels walk with unit stride.
+  Array x = compute_view(in[0], d, true), w = compute_view(in[1], d, false);
+  Geometry g(p, x, w, y);
   if (d == Dtype::float64) return convolve(p, g, x.data<double>(), w.data<double>(), y.data<double>());
   if (y.dtype() == Dtype::float32) return convolve(p, g, x.data<float>(), w.data<float>(), y.data<float>());
   // Half types accumulate in float32 and round once.
