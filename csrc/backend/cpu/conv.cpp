@@ -117,18 +117,25 @@ template <class T> std::vector<T> pack_weights(const Geometry& g, const T* w, bo
   for_items(g.groups * panels, g.cout * g.taps * g.cig, [&](int64_t item) {
     int64_t grp = item / panels, j0 = (item % panels) * nr, cols = std::min<int64_t>(nr, g.cog - j0);
     T* dst = packed.data() + item * panel;
-    // Walk the source along its smaller stride (a transposed view has its output channels close).
-    bool columns_inner = std::abs(g.w_out_stride) < std::abs(g.w_in_stride);
-    for (int64_t t = 0; t < g.taps; ++t) {
-      const T* src = w + (grp * g.cog + j0) * g.w_out_stride + g.w_tap[size_t(flip ? g.taps - 1 - t : t)];
-      T* d = dst + t * g.cig * nr;
-      if (columns_inner) {
-        for (int64_t ci = 0; ci < g.cig; ++ci)
-          for (int64_t j = 0; j < cols; ++j) d[ci * nr + j] = src[ci * g.w_in_stride + j * g.w_out_stride];
-      } else {
-        for (int64_t j = 0; j < cols; ++j)
-          for (int64_t ci = 0; ci < g.cig; ++ci) d[ci * nr + j] = src[ci * g.w_in_stride + j * g.w_out_stride];
-      }
+    // Walk the source along its smaller stride: a transposed view (the weight gradient's
+    // cotangent) has its output channels close and its taps in one image per input channel.
+    auto src = [&](int64_t t) {
+      return w + (grp * g.cog + j0) * g.w_out_stride + g.w_tap[size_t(flip ? g.taps - 1 - t : t)];
+    };
+    if (std::abs(g.w_out_stride) < std::abs(g.w_in_stride)) {
+      for (int64_t ci = 0; ci < g.cig; ++ci)
+        for (int64_t t = 0; t < g.taps; ++t) {
+          const T* s = src(t) + ci * g.w_in_stride;
+          T* d = dst + (t * g.cig + ci) * nr;
+          for (int64_t j = 0; j < cols; ++j) d[j] = s[j * g.w_out_stride];
+        }
+    } else {
+      for (int64_t t = 0; t < g.taps; ++t)
+        for (int64_t j = 0; j < cols; ++j) {
+          const T* s = src(t) + j * g.w_out_stride;
+          T* d = dst + t * g.cig * nr + j;
+          for (int64_t ci = 0; ci < g.cig; ++ci) d[ci * nr] = s[ci * g.w_in_stride];
+        }
     }
   });
   return packed;
