@@ -29,6 +29,13 @@ CASES = [
     ),
     ((2, 7, 7, 6), (6, 3, 3, 1), {"groups": 6, "padding": 1, "stride": 2}),
     ((1, 4, 5, 4, 2), (3, 2, 2, 3, 2), {"padding": 1, "stride": (1, 2, 1)}),
+    # depthwise, whose weight gradient has its own path
+    (
+        (2, 8, 7, 4),
+        (4, 3, 2, 1),
+        {"groups": 4, "padding": ([2, -1], [0, 1]), "kernel_dilation": (1, 2), "flip": True},
+    ),
+    ((3, 9, 5), (5, 2, 1), {"groups": 5, "stride": 3, "padding": 2}),
 ]
 
 

@@ -1,6 +1,7 @@
 // Differentiation rules of the convolution: both gradients are convolutions again (docs/design.md,
 // "Convolutions", derives the paddings); it is linear in each argument, so the jvp convolves the
 // tangents.
+#include <algorithm>
 #include <numeric>
 
 #include "core/ops.h"
@@ -41,10 +42,49 @@ Array input_grad(const ConvParams& p, const Array& x, const Array& w, const Arra
   return convolution(g, group_swap(w, p.groups, s), std::move(q), s);
 }
 
+// The weight gradient of a depthwise convolution (one channel per group, no input dilation): per
+// tap, the cotangent times the input window it saw, summed over batch and positions. As a
+// grouped convolution it would fill one of each register tile's columns.
+Array depthwise_weight_grad(const ConvParams& p, const Array& x, const Array& w, const Array& g) {
+  Stream s = g.stream();
+  int dims = x.ndim() - 2;
+  std::vector<std::pair<int64_t, int64_t>> widths{{0, 0}};
+  for (int i = 0; i < dims; ++i)
+    widths.emplace_back(std::max<int64_t>(p.pad_lo[i], 0), std::max<int64_t>(p.pad_hi[i], 0));
+  widths.emplace_back(0, 0);
+  Array xp = pad(x, widths, "constant", scalar_array(int64_t(0), x.dtype()), s);
+  Shape crop(size_t(x.ndim()), 0);  // where the negative padding starts the padded input
+  for (int i = 0; i < dims; ++i) crop[i + 1] = std::max<int64_t>(-p.pad_lo[i], 0);
+  std::vector<int> reduce_axes(size_t(dims + 1));
+  std::iota(reduce_axes.begin(), reduce_axes.end(), 0);
+  std::vector<Array> taps;
+  Shape k(w.shape().begin() + 1, w.shape().end() - 1), t(size_t(dims), 0);
+  for (int64_t index = 0; index < shape_size(k); ++index) {
+    Shape start = crop, stop = xp.shape(), step(size_t(x.ndim()), 1);
+    for (int i = 0; i < dims; ++i) {
+      start[i + 1] += t[i] * p.kernel_dilation[i];
+      stop[i + 1] = start[i + 1] + (g.shape(i + 1) - 1) * p.stride[i] + 1;
+      step[i + 1] = p.stride[i];
+    }
+    taps.push_back(sum(mul(g, slice(xp, start, stop, step, s)), reduce_axes, false, s));
+    for (int i = dims - 1; i >= 0 && ++t[i] == k[i]; --i) t[i] = 0;  // the next tap, row-major
+  }
+  Shape out{w.shape(0)};
+  out.insert(out.end(), k.begin(), k.end());
+  out.push_back(1);
+  Array r = reshape(transpose(stack(taps, 0, s), {1, 0}, s), out, s);
+  if (!p.flip) return r;
+  std::vector<int> spatial(dims);
+  std::iota(spatial.begin(), spatial.end(), 1);
+  return flip(r, spatial, s);
+}
+
 // Gradient with respect to the weight: the input's channels become the batch and its batch the
 // channels, correlated with the cotangent as the kernel (dilated by the stride); the result's
 // taps are the kernel's, at steps of its dilation.
 Array weight_grad(const ConvParams& p, const Array& x, const Array& w, const Array& g) {
+  bool undilated = std::all_of(p.input_dilation.begin(), p.input_dilation.end(), [](int64_t d) { return d == 1; });
+  if (w.shape(-1) == 1 && w.shape(0) == p.groups && p.groups > 1 && undilated) return depthwise_weight_grad(p, x, w, g);
   Stream s = g.stream();
   int dims = x.ndim() - 2, nd = x.ndim();
   int64_t n = x.shape(0), cig = w.shape(-1);
