@@ -60,6 +60,11 @@ struct Geometry {
   // where it falls in the padding or between dilated input positions.
   std::array<std::vector<int64_t>, 3> off;
   std::vector<std::array<int64_t, 3>> tap;  // each tap's index along each axis
+  // last_inside[o]: every tap of output position o along the last spatial axis is an input
+  // position, one step (last_step elements) after position o - 1's (no input dilation there).
+  std::vector<bool> last_inside;
+  int64_t last_step = 0;
+  int last_axis = 0;
 
   // x and w as the kernel reads them (x may differ from the node's input only by a copy).
   Geometry(const ConvParams& p, const Array& x, const Array& w, const Array& y) {
@@ -81,6 +86,13 @@ struct Geometry {
         }
       taps *= k[d], positions *= o[d];
     }
+    int last = dims - 1;
+    last_axis = last;
+    last_inside.assign(size_t(o[last]), p.input_dilation[size_t(last)] == 1);
+    for (int64_t oo = 0; oo < o[last]; ++oo)
+      for (int64_t t = 0; t < k[last]; ++t)
+        last_inside[size_t(oo)] = last_inside[size_t(oo)] && off[last][size_t(oo * k[last] + t)] >= 0;
+    last_step = p.stride[size_t(last)] * x_stride[last];
     std::array<int64_t, 3> ws{};
     for (int d = 0; d < dims; ++d) ws[d] = w.strides()[d + 1];
     for (int64_t a = 0; a < k[0]; ++a)
@@ -245,12 +257,22 @@ template <class T> void depthwise(const Geometry& g, const T* x, const T* w, boo
   DepthwiseKernel<T> kern = depthwise_kernel<T>();
   for_items(ceil_div(m, kRows), m * g.taps * g.cout, [&](int64_t item) {
     std::vector<const T*> ptrs(size_t(g.taps));
+    int64_t prev = -2;  // the last axis position of the previous row, when its taps were all inside
     for (int64_t row = item * kRows; row < std::min(m, (item + 1) * kRows); ++row) {
       auto r = g.row(row);
-      for (int64_t t = 0; t < g.taps; ++t) {
-        const T* p = g.at(x, r, t);
-        ptrs[size_t(t)] = p ? p : zeros.data();
+      int64_t at_last = r[size_t(g.last_axis + 1)];
+      bool inside = g.last_inside[size_t(at_last)];
+      if (inside && at_last == prev + 1) {
+        // The next position along the last axis: every real tap moves one step.
+        for (auto& p : ptrs)
+          if (p != zeros.data()) p += g.last_step;
+      } else {
+        for (int64_t t = 0; t < g.taps; ++t) {
+          const T* p = g.at(x, r, t);
+          ptrs[size_t(t)] = p ? p : zeros.data();
+        }
       }
+      prev = inside ? at_last : -2;
       kern(g.taps, g.cout, ptrs.data(), wt.data(), y + row * g.cout);
     }
   });

@@ -108,14 +108,26 @@ void micro(int64_t taps, int64_t cin, const T* const* rows, const T* b, T* c, in
     for (int j = 0; j < kNV; ++j) storev(c + i * ldc + j * L, acc[i][j]);
 }
 
-template <class T, class V> void depthwise(int64_t taps, int64_t channels, const T* const* ptrs, const T* w, T* out) {
+// U vectors of channels from c, each the chain over taps from zero.
+template <class T, class V, int U>
+inline void depthwise_block(int64_t taps, int64_t channels, int64_t c, const T* const* ptrs, const T* w, T* out) {
   constexpr int L = sizeof(V) / sizeof(T);
-  int64_t c = 0;
-  for (; c + L <= channels; c += L) {
-    V acc{};
-    for (int64_t t = 0; t < taps; ++t) acc = fmadd(loadv<V>(ptrs[t] + c), loadv<V>(w + t * channels + c), acc);
-    storev(out + c, acc);
+  V acc[U] = {};
+  for (int64_t t = 0; t < taps; ++t) {
+    const T* p = ptrs[t] + c;
+    const T* wt = w + t * channels + c;
+#pragma GCC unroll 8
+    for (int u = 0; u < U; ++u) acc[u] = fmadd(loadv<V>(p + u * L), loadv<V>(wt + u * L), acc[u]);
   }
+#pragma GCC unroll 8
+  for (int u = 0; u < U; ++u) storev(out + c + u * L, acc[u]);
+}
+
+template <class T, class V> void depthwise(int64_t taps, int64_t channels, const T* const* ptrs, const T* w, T* out) {
+  constexpr int L = sizeof(V) / sizeof(T), U = 4;
+  int64_t c = 0;
+  for (; c + U * L <= channels; c += U * L) depthwise_block<T, V, U>(taps, channels, c, ptrs, w, out);
+  for (; c + L <= channels; c += L) depthwise_block<T, V, 1>(taps, channels, c, ptrs, w, out);
   if (c < channels) {  // the last channels through the same vector chain, zero-padded
     T xs[L], ws[L], r[L];
     V acc{};
