@@ -54,6 +54,8 @@ GENERAL = [
         {"groups": 2, "stride": 2, "padding": ([1, 0, 1], [0, 1, 1])},
     ),
     ((2, 7, 7, 33), (35, 3, 3, 33), {"padding": 1}),  # channels past one register panel
+    ((2, 7, 6, 6), (2, 3, 3, 3), {"groups": 2, "padding": 1}),  # one output channel per group
+    ((3, 9, 20), (1, 3, 20), {"stride": 2, "flip": True}),  # one output channel, 20 = 2 vectors + 4
 ]
 
 
@@ -299,6 +301,7 @@ def test_same_bits_whatever_the_thread_count():
         ((8, 17, 17, 24), (40, 3, 3, 24), {"stride": 2, "padding": 1}),
         ((8, 20, 20, 32), (32, 3, 3, 1), {"groups": 32, "padding": 1}),
         ((16, 64, 24), (48, 5, 24), {"padding": 2}),
+        ((8, 20, 20, 36), (1, 3, 3, 36), {"padding": 1}),
     ]
     before = mx.get_num_threads()
     try:

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstring>
 #include <functional>
+#include <type_traits>
 #include <vector>
 
 #include "backend/cpu/backend.h"
@@ -183,20 +184,25 @@ Tiling plan(const Geometry& g, int mr, int nr, size_t esz) {
   return t;
 }
 
-template <class T> struct Micro;
-template <> struct Micro<float> {
-  static ConvMicro<float> get(int rows) { return conv_kernels().f32[rows]; }
-  static MicroShape shape() { return conv_kernels().f32_shape; }
+// The register tiles of one compute type: MR x NR micro-kernels, or MR x 1 dot products for a
+// single output channel per group (NR would be wasted columns).
+template <class T> struct Tiles {
+  MicroShape shape;
+  const ConvMicro<T>* by_rows;  // indexed by the rows of the chunk, 1 .. mr
 };
-template <> struct Micro<double> {
-  static ConvMicro<double> get(int rows) { return conv_kernels().f64[rows]; }
-  static MicroShape shape() { return conv_kernels().f64_shape; }
-};
+template <class T> Tiles<T> tiles(bool one_column) {
+  const ConvKernels& k = conv_kernels();
+  if constexpr (std::is_same_v<T, float>)
+    return one_column ? Tiles<T>{{k.f32_shape.mr, 1}, k.dot_f32} : Tiles<T>{k.f32_shape, k.f32};
+  else
+    return one_column ? Tiles<T>{{k.f64_shape.mr, 1}, k.dot_f64} : Tiles<T>{k.f64_shape, k.f64};
+}
 
 // One work item: rows [row0, row0 + rows) of group grp, columns of panels [p0, p1). Per tap block,
 // the tile's row pointers are found once; then each weight panel (in L1) meets every row chunk.
-template <class T> void compute_item(const Geometry& g, const Tiling& t, MicroShape s, const T* x, const T* packed,
-                                     const T* zeros, T* y, int64_t item) {
+template <class T> void compute_item(const Geometry& g, const Tiling& t, const Tiles<T>& tl, const T* x,
+                                     const T* packed, const T* zeros, T* y, int64_t item) {
+  const MicroShape& s = tl.shape;
   int64_t m = g.n * g.positions;
   int64_t grp = item / (t.row_tiles * t.col_blocks), rest = item % (t.row_tiles * t.col_blocks);
   int64_t row0 = (rest / t.col_blocks) * t.rows_per_tile, rows = std::min(t.rows_per_tile, m - row0);
@@ -222,7 +228,7 @@ template <class T> void compute_item(const Geometry& g, const Tiling& t, MicroSh
       int64_t col = grp * g.cog + pj * s.nr, cols = std::min<int64_t>(s.nr, g.cog - pj * s.nr);
       for (int64_t c = 0; c < chunks; ++c) {
         int rr = int(std::min<int64_t>(s.mr, rows - c * s.mr));
-        ConvMicro<T> micro = Micro<T>::get(rr);
+        ConvMicro<T> micro = tl.by_rows[rr];
         const T* const* rp = ptrs.data() + c * per_chunk;
         T* out = y + (row0 + c * s.mr) * g.cout + col;
         if (cols == s.nr) {
@@ -281,12 +287,12 @@ template <class T> void depthwise(const Geometry& g, const T* x, const T* w, boo
 template <class T> void convolve(const ConvParams& p, const Geometry& g, const T* x, const T* w, T* y) {
   int64_t m = g.n * g.positions;
   if (g.cig == 1 && g.cog == 1) return depthwise(g, x, w, p.flip, y);
-  MicroShape s = Micro<T>::shape();
-  Tiling t = plan(g, s.mr, s.nr, sizeof(T));
-  std::vector<T> packed = pack_weights(g, w, p.flip, s.nr);
+  Tiles<T> tl = tiles<T>(g.cog == 1);
+  Tiling t = plan(g, tl.shape.mr, tl.shape.nr, sizeof(T));
+  std::vector<T> packed = pack_weights(g, w, p.flip, tl.shape.nr);
   std::vector<T> zeros(size_t(g.cig), T(0));
   for_items(t.items(g), m * g.cout * g.taps * g.cig,
-            [&](int64_t item) { compute_item(g, t, s, x, packed.data(), zeros.data(), y, item); });
+            [&](int64_t item) { compute_item(g, t, tl, x, packed.data(), zeros.data(), y, item); });
 }
 
 // `a` in the compute dtype (with unit stride along its last axis when `unit_last`, any other

@@ -25,6 +25,9 @@ struct ConvKernels {
   MicroShape f32_shape, f64_shape;
   ConvMicro<float> f32[kMaxMR + 1] = {};  // by the rows of the tile, 1 .. mr
   ConvMicro<double> f64[kMaxMR + 1] = {};
+  // The same for one output channel (NR = 1), vectorised along the input channels instead.
+  ConvMicro<float> dot_f32[kMaxMR + 1] = {};
+  ConvMicro<double> dot_f64[kMaxMR + 1] = {};
   DepthwiseKernel<float> depthwise_f32 = nullptr;
   DepthwiseKernel<double> depthwise_f64 = nullptr;
 };

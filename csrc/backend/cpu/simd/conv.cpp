@@ -143,9 +143,36 @@ template <class T, class V> void depthwise(int64_t taps, int64_t channels, const
   }
 }
 
+// One output channel (NR = 1): R dot products over (tap, channel), vectorised along the
+// channels; each row's lanes are summed in lane order at the end of the call, then added to c.
+// The order is fixed by the shapes, so the bits do not depend on the threads either.
+template <class T, class V, int R>
+void dot(int64_t taps, int64_t cin, const T* const* rows, const T* b, T* c, int64_t ldc, bool accumulate) {
+  constexpr int L = sizeof(V) / sizeof(T);
+  V acc[R] = {};
+  T tail[R] = {};
+  for (int64_t t = 0; t < taps; ++t, rows += kMR, b += cin) {
+    int64_t k = 0;
+    for (; k + L <= cin; k += L) {
+      V wv = loadv<V>(b + k);
+#pragma GCC unroll 16
+      for (int i = 0; i < R; ++i) acc[i] = fmadd(loadv<V>(rows[i] + k), wv, acc[i]);
+    }
+    for (; k < cin; ++k)
+      for (int i = 0; i < R; ++i) tail[i] = std::fma(rows[i][k], b[k], tail[i]);
+  }
+  for (int i = 0; i < R; ++i) {
+    T sum = accumulate ? c[i * ldc] : T(0);
+    for (int l = 0; l < L; ++l) sum += acc[i][l];
+    c[i * ldc] = sum + tail[i];
+  }
+}
+
 template <int... R> void fill_rows(ConvKernels& t, std::integer_sequence<int, 0, R...>) {
   ((t.f32[R] = &micro<float, VecF, R>), ...);
   ((t.f64[R] = &micro<double, VecD, R>), ...);
+  ((t.dot_f32[R] = &dot<float, VecF, R>), ...);
+  ((t.dot_f64[R] = &dot<double, VecD, R>), ...);
 }
 
 }  // namespace
