@@ -6,3 +6,4 @@ from .base import Module
 from .containers import Sequential
 from .embedding import Embedding
 from .linear import Bilinear, Identity, Linear
+from .recurrent import GRU, LSTM, RNN
