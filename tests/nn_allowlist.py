@@ -24,19 +24,6 @@ def _on(branch, names):
 # them. The lead empties this block after merging; test_nn_names.py fails on an entry nuvec has.
 PENDING_MERGE = {
     **_on(
-        "nnfuncs",
-        """activations CELU ELU GELU GLU HardShrink HardTanh Hardswish LeakyReLU LogSigmoid
-        LogSoftmax Mish PReLU ReLU ReLU2 ReLU6 SELU SiLU Sigmoid Softmax Softmin Softplus
-        Softshrink Softsign Step Tanh celu elu gelu gelu_approx gelu_fast_approx glu hard_shrink
-        hard_tanh hardswish leaky_relu log_sigmoid log_softmax mish prelu relu relu2 relu6 selu
-        sigmoid silu softmax softmin softplus softshrink softsign step tanh
-        losses binary_cross_entropy cosine_similarity_loss cross_entropy gaussian_nll_loss
-        hinge_loss huber_loss kl_div_loss l1_loss log_cosh_loss margin_ranking_loss mse_loss
-        nll_loss smooth_l1_loss triplet_loss
-        init constant glorot_normal glorot_uniform he_normal he_uniform identity normal orthogonal
-        sparse uniform""",
-    ),
-    **_on(
         "conv",
         """convolution Conv1d Conv2d Conv3d
         convolution_transpose ConvTranspose1d ConvTranspose2d ConvTranspose3d""",
