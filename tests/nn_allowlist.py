@@ -38,8 +38,7 @@ PENDING_MERGE = {
     ),
     **_on(
         "nnseq",
-        """recurrent GRU LSTM RNN
-        transformer MultiHeadAttention Transformer TransformerDecoder TransformerDecoderLayer
+        """transformer MultiHeadAttention Transformer TransformerDecoder TransformerDecoderLayer
         TransformerEncoder TransformerEncoderLayer""",
     ),
 }

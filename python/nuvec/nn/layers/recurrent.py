@@ -13,6 +13,7 @@ import nuvec as mx
 
 from ..._errors import op_error
 from ._checks import check_features
+from .activations import tanh
 from .base import Module
 
 
@@ -53,7 +54,7 @@ class RNN(Module):
         nonlinearity: Callable[[Any], Any] | None = None,
     ) -> None:
         super().__init__()
-        self.nonlinearity = nonlinearity or mx.tanh
+        self.nonlinearity = nonlinearity or tanh
         if not callable(self.nonlinearity):
             raise ValueError(f"Nonlinearity must be callable. Current value: {nonlinearity}.")
         scale = 1.0 / math.sqrt(hidden_size)
