@@ -3,9 +3,9 @@ to mlx.nn's under the same seed."""
 
 import numpy as np
 import pytest
-from nn_layer_helpers import assert_close, layers, mlx_layers, rand
 
 from _impl import mx
+from nn_layer_helpers import assert_close, layers, mlx_layers, rand
 
 drop = layers("dropout")
 

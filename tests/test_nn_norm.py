@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
-from nn_layer_helpers import assert_close, check_grad, copy_params, layers, mlx_layers, rand
 
 from _impl import mx
+from nn_layer_helpers import assert_close, check_grad, copy_params, layers, mlx_layers, rand
 
 norm = layers("normalization")
 EPS = 1e-5

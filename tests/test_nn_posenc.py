@@ -5,9 +5,9 @@ import math
 
 import numpy as np
 import pytest
-from nn_layer_helpers import assert_close, check_grad, layers, mlx_layers, rand
 
 from _impl import mx
+from nn_layer_helpers import assert_close, check_grad, layers, mlx_layers, rand
 
 pe = layers("positional_encoding")
 
