@@ -349,3 +349,18 @@ def test_wrong_rank_or_single_value_raises_value_error(make, shape):
 def test_bad_constructor_arguments(make):
     with pytest.raises(ValueError):
         make()
+
+
+@pytest.mark.parametrize("name", ["LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm", "BatchNorm"])
+@pytest.mark.parametrize("affine", [True, False])
+def test_float16_output_dtype_as_mlx(name, affine):
+    """float32 parameters promote a float16 input, as in MLX; no parameters keep float16."""
+    import mlx.core
+
+    theirs_mod = mlx_layers("normalization")
+    args = (2, 4) if name == "GroupNorm" else (4,)
+    kwargs = {} if name == "RMSNorm" else {"affine": affine}
+    x = np.ones((1, 2, 4), dtype=np.float16)
+    mine = getattr(norm, name)(*args, **kwargs)(mx.array(x))
+    theirs = getattr(theirs_mod, name)(*args, **kwargs)(mlx.core.array(x))
+    assert str(mine.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
