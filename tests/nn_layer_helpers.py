@@ -54,3 +54,9 @@ def check_grad(fn, ref, x: np.ndarray, rtol=2e-3, atol=2e-4, h=1e-6) -> None:
         down[i] -= h
         want[i] = (np.sum(ref(up) * r) - np.sum(ref(down) * r)) / (2 * h)
     assert_close(got, want, rtol=rtol, atol=atol)
+
+
+def assert_repr_as_mlx(file: str, name: str, args: tuple, kwargs: dict) -> None:
+    """The layer prints as mlx.nn's does."""
+    mine = getattr(layers(file), name)(*args, **kwargs)
+    assert repr(mine) == repr(getattr(mlx_layers(file), name)(*args, **kwargs))

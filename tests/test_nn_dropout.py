@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from _impl import mx
-from nn_layer_helpers import assert_close, layers, mlx_layers, rand
+from nn_layer_helpers import assert_close, assert_repr_as_mlx, layers, mlx_layers, rand
 
 drop = layers("dropout")
 
@@ -96,3 +96,10 @@ def test_wrong_rank(name, shape):
         layer.train(training)
         with pytest.raises(ValueError):
             layer(mx.zeros(shape))
+
+
+@pytest.mark.parametrize(
+    "name,args", [("Dropout", ()), ("Dropout2d", (0.3,)), ("Dropout3d", (0.1,))]
+)
+def test_repr_as_mlx(name, args):
+    assert_repr_as_mlx("dropout", name, args, {})

@@ -1,10 +1,22 @@
 """nn normalization layers against float64 NumPy references, mlx.nn and PyTorch."""
 
+import importlib
+
 import numpy as np
 import pytest
 
 from _impl import mx
-from nn_layer_helpers import assert_close, check_grad, copy_params, layers, mlx_layers, rand
+from nn_layer_helpers import (
+    PKG,
+    assert_close,
+    assert_repr_as_mlx,
+    check_grad,
+    copy_params,
+    layers,
+    mlx_array,
+    mlx_layers,
+    rand,
+)
 
 norm = layers("normalization")
 EPS = 1e-5
@@ -364,3 +376,49 @@ def test_float16_output_dtype_as_mlx(name, affine):
     mine = getattr(norm, name)(*args, **kwargs)(mx.array(x))
     theirs = getattr(theirs_mod, name)(*args, **kwargs)(mlx.core.array(x))
     assert str(mine.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+
+
+@pytest.mark.parametrize(
+    "name,args,kwargs",
+    [
+        ("LayerNorm", (8,), {"eps": 1e-3}),
+        ("RMSNorm", (8,), {}),
+        ("GroupNorm", (2, 8), {"pytorch_compatible": True}),
+        ("InstanceNorm", (8,), {"affine": True}),
+        ("BatchNorm", (8,), {"momentum": 0.2, "track_running_stats": False}),
+    ],
+)
+def test_repr_as_mlx(name, args, kwargs):
+    assert_repr_as_mlx("normalization", name, args, kwargs)
+
+
+def test_training_step_with_batch_norm_and_dropout_as_mlx():
+    """nn.value_and_grad over a model with BatchNorm (running statistics updated inside the
+    step) and Dropout (a draw inside the step) gives MLX's loss, statistics and gradients."""
+    mlx_layers("normalization")
+    import mlx.core
+    import mlx.nn
+    import mlx.utils
+
+    nn = importlib.import_module(f"{PKG}.nn")
+    flat = importlib.import_module(f"{PKG}.utils").tree_flatten
+
+    def build(nnlib):
+        return nnlib.Sequential(nnlib.Linear(4, 6), nnlib.BatchNorm(6), nnlib.Dropout(0.2))
+
+    mine, theirs = build(nn), build(mlx.nn)
+    theirs.update(mlx.utils.tree_unflatten([(k, mlx_array(v)) for k, v in flat(mine.parameters())]))
+    x = rand((8, 4))
+    results = []
+    for lib, nnlib, model in ((mx, nn, mine), (mlx.core, mlx.nn, theirs)):
+        lib.random.seed(3)
+        step = nnlib.value_and_grad(model, lambda m, a: (m(a) ** 2).mean())
+        for _ in range(3):
+            loss, grads = step(model, lib.array(x))
+        results.append((loss, flat(grads) + flat(model.parameters())))
+    (loss, mine_trees), (want, their_trees) = results
+    assert_close(loss, np.asarray(want), 1e-5, 1e-6)
+    assert [k for k, _ in mine_trees] == [k for k, _ in their_trees]
+    assert "layers.1.running_var" in dict(mine_trees)
+    for (_, a), (_, b) in zip(mine_trees, their_trees):
+        assert_close(a, np.asarray(b), 1e-4, 1e-5)

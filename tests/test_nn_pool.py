@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from _impl import mx
-from nn_layer_helpers import assert_close, check_grad, layers, mlx_layers, rand
+from nn_layer_helpers import assert_close, assert_repr_as_mlx, check_grad, layers, mlx_layers, rand
 
 pool = layers("pooling")
 
@@ -158,3 +158,15 @@ def test_wrong_rank(make_layer, shape):
 def test_bad_arguments(make_layer):
     with pytest.raises(ValueError):
         make_layer()
+
+
+@pytest.mark.parametrize(
+    "name,args",
+    [
+        ("MaxPool1d", (2,)),
+        ("AvgPool2d", (3, 2, 1)),
+        ("MaxPool3d", ((1, 2, 3), (1, 1, 2), (0, 1, 1))),
+    ],
+)
+def test_repr_as_mlx(name, args):
+    assert_repr_as_mlx("pooling", name, args, {})

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from _impl import mx
-from nn_layer_helpers import assert_close, check_grad, layers, mlx_layers, rand
+from nn_layer_helpers import assert_close, assert_repr_as_mlx, check_grad, layers, mlx_layers, rand
 
 pe = layers("positional_encoding")
 
@@ -211,3 +211,15 @@ def test_alibi_matrix_dtype_and_shape():
     assert m.shape == (1, 4, 4, 8) and m.dtype == mx.float16
     s = pe.ALiBi()(mx.zeros((1, 4, 4, 8), dtype=mx.bfloat16), offset=2)
     assert s.dtype == mx.bfloat16
+
+
+@pytest.mark.parametrize(
+    "name,args,kwargs",
+    [
+        ("RoPE", (8,), {"traditional": True}),
+        ("SinusoidalPositionalEncoding", (8,), {}),
+        ("ALiBi", (), {}),
+    ],
+)
+def test_repr_as_mlx(name, args, kwargs):
+    assert_repr_as_mlx("positional_encoding", name, args, kwargs)

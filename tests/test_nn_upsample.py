@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from _impl import mx
-from nn_layer_helpers import assert_close, check_grad, layers, mlx_layers, rand
+from nn_layer_helpers import assert_close, assert_repr_as_mlx, check_grad, layers, mlx_layers, rand
 
 up = layers("upsample")
 
@@ -228,3 +228,15 @@ def test_scale_stored_as_floats():
     assert up.Upsample(2).scale_factor == 2.0 and isinstance(up.Upsample(2).scale_factor, float)
     assert up.Upsample([2, 3]).scale_factor == (2.0, 3.0)
     assert math.isclose(up.Upsample(1.5, "cubic").scale_factor, 1.5)
+
+
+@pytest.mark.parametrize(
+    "args,kwargs",
+    [
+        ((2,), {}),
+        ((1.5,), {"mode": "cubic", "align_corners": True}),
+        (((2, 0.5),), {"mode": "linear", "antialias": True}),
+    ],
+)
+def test_repr_as_mlx(args, kwargs):
+    assert_repr_as_mlx("upsample", "Upsample", args, kwargs)

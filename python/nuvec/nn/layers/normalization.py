@@ -5,6 +5,7 @@ from __future__ import annotations
 import nuvec as mx
 
 from ..._errors import op_error
+from ._checks import check_features
 from .base import Module
 
 # Low-precision inputs accumulate their statistics in float32, as MLX's fused kernels do.
@@ -14,12 +15,6 @@ _LOW_PRECISION = (mx.float16, mx.bfloat16)
 def _check_eps(layer: str, eps: float) -> None:
     if eps <= 0.0:
         raise ValueError(f"[{layer}] 'eps' must be positive but got {eps}.")
-
-
-def _check_features(layer: str, x: mx.array, dims: int) -> None:
-    if x.ndim == 0 or x.shape[-1] != dims:
-        got = x.shape[-1] if x.ndim else "a scalar"
-        raise op_error(layer, f"expected {dims} features in the last axis, got {got}")
 
 
 def _standardize(x: mx.array, axes, eps: float) -> mx.array:
@@ -48,7 +43,7 @@ class LayerNorm(Module):
 
     def __call__(self, x: mx.array) -> mx.array:
         if "weight" in self:
-            _check_features("LayerNorm", x, self.dims)
+            check_features("LayerNorm", x, self.dims)
         y = _standardize(x, -1, self.eps)
         if "weight" in self:
             y = y * self.weight
@@ -70,7 +65,7 @@ class RMSNorm(Module):
         return f"{self.weight.shape[0]}, eps={self.eps}"
 
     def __call__(self, x: mx.array) -> mx.array:
-        _check_features("RMSNorm", x, self.weight.shape[0])
+        check_features("RMSNorm", x, self.weight.shape[0])
         xf = x.astype(mx.float32) if x.dtype in _LOW_PRECISION else x
         ms = mx.mean(mx.square(xf), axis=-1, keepdims=True)
         return (xf * mx.rsqrt(ms + self.eps)).astype(x.dtype) * self.weight
@@ -119,7 +114,7 @@ class GroupNorm(Module):
     def __call__(self, x: mx.array) -> mx.array:
         if x.ndim < 2:
             raise op_error("GroupNorm", f"expected an input (N, ..., C), got {x.ndim} dimensions")
-        _check_features("GroupNorm", x, self.dims)
+        check_features("GroupNorm", x, self.dims)
         g = self.num_groups
         if self.pytorch_compatible:
             grouped = x.reshape(x.shape[0], -1, g, self.dims // g)
@@ -152,7 +147,7 @@ class InstanceNorm(Module):
                 f" (N, ..., C) but the input has {x.ndim} dimensions."
             )
         if "weight" in self:
-            _check_features("InstanceNorm", x, self.dims)
+            check_features("InstanceNorm", x, self.dims)
         y = _standardize(x, tuple(range(1, x.ndim - 1)), self.eps)
         return (self.weight * y + self.bias) if "weight" in self else y
 
@@ -206,7 +201,7 @@ class BatchNorm(Module):
             raise ValueError(
                 f"Expected input tensor to have 2, 3 or 4 dimensions, but got {x.ndim}"
             )
-        _check_features("BatchNorm", x, self.num_features)
+        check_features("BatchNorm", x, self.num_features)
         count = 1
         for size in x.shape[:-1]:
             count *= size

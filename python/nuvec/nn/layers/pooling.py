@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import nuvec as mx
 
-from ..._errors import op_error
+from ._checks import check_ndim
 from .base import Module
 
 _IntOrTuple = int | tuple[int, ...]
@@ -88,11 +88,7 @@ class _Pool(Module):
 
     def __call__(self, x: mx.array) -> mx.array:
         dims = len(self._kernel_size)
-        if x.ndim != dims + 2:
-            raise op_error(
-                type(self).__name__,
-                f"expected input of {dims + 2} dimensions (N, {dims} spatial, C), got {x.ndim}",
-            )
+        check_ndim(type(self).__name__, x, (dims + 2,), "N" + "DHW"[3 - dims :] + "C")
         if any(self._padding):
             pads = [(0, 0), *((p, p) for p in self._padding), (0, 0)]
             x = mx.pad(x, pads, constant_values=self._fill)
