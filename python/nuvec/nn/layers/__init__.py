@@ -2,8 +2,63 @@
 
 # ruff: noqa: F401
 
+from .activations import (
+    CELU,
+    ELU,
+    GELU,
+    GLU,
+    SELU,
+    HardShrink,
+    Hardswish,
+    HardTanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    PReLU,
+    ReLU,
+    ReLU2,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softmin,
+    Softplus,
+    Softshrink,
+    Softsign,
+    Step,
+    Tanh,
+    celu,
+    elu,
+    gelu,
+    gelu_approx,
+    gelu_fast_approx,
+    glu,
+    hard_shrink,
+    hard_tanh,
+    hardswish,
+    leaky_relu,
+    log_sigmoid,
+    log_softmax,
+    mish,
+    prelu,
+    relu,
+    relu2,
+    relu6,
+    selu,
+    sigmoid,
+    silu,
+    softmax,
+    softmin,
+    softplus,
+    softshrink,
+    softsign,
+    step,
+    tanh,
+)
 from .base import Module
 from .containers import Sequential
+from .distributed import AllToShardedLinear, FullyShardedModule, ShardedToAllLinear, fully_shard
 from .dropout import Dropout, Dropout2d, Dropout3d
 from .embedding import Embedding
 from .linear import Bilinear, Identity, Linear
