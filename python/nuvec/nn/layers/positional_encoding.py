@@ -30,7 +30,7 @@ def _rope_positions(x: mx.array, offset: int | mx.array) -> mx.array:
     return positions.reshape(length, 1) + offset.reshape(batch_shape)
 
 
-def rope(
+def _rope(
     x: mx.array,
     dims: int,
     traditional: bool,
@@ -76,7 +76,7 @@ def rope(
 
 
 class RoPE(Module):
-    """Rotary positional encoding of the first ``dims`` features (see :func:`rope`)."""
+    """Rotary positional encoding of the first ``dims`` features (as mx.fast.rope computes it)."""
 
     def __init__(
         self, dims: int, traditional: bool = False, base: float = 10000, scale: float = 1.0
@@ -91,7 +91,7 @@ class RoPE(Module):
         return f"{self.dims}, traditional={self.traditional}"
 
     def __call__(self, x: mx.array, offset: int | mx.array = 0) -> mx.array:
-        return rope(x, self.dims, self.traditional, self.base, self.scale, offset)
+        return _rope(x, self.dims, self.traditional, self.base, self.scale, offset)
 
 
 class SinusoidalPositionalEncoding(Module):
