@@ -1,7 +1,10 @@
 """Shared pieces of the nn layer tests: the layer modules of the framework under test, the
-MLX oracle (skipped where mlx.nn is absent), weight copying and finite-difference gradients."""
+MLX oracle (skipped where mlx.nn is absent), weight copying, finite-difference gradients and
+the layers' errors."""
 
+import contextlib
 import importlib
+import os
 
 import numpy as np
 import pytest
@@ -60,3 +63,14 @@ def assert_repr_as_mlx(file: str, name: str, args: tuple, kwargs: dict) -> None:
     """The layer prints as mlx.nn's does."""
     mine = getattr(layers(file), name)(*args, **kwargs)
     assert repr(mine) == repr(getattr(mlx_layers(file), name)(*args, **kwargs))
+
+
+@contextlib.contextmanager
+def raises_layer_error(layer: str):
+    """A ValueError (MLX's type); in nuvec an OpError naming ``layer`` and the test's line."""
+    with pytest.raises(ValueError) as info:
+        yield
+    if not IS_MLX:
+        assert isinstance(info.value, mx.OpError), repr(info.value)
+        assert str(info.value).startswith(f"{layer}: "), str(info.value)
+        assert os.path.basename(info.value.filename).startswith("test_nn_"), info.value.filename

@@ -5,7 +5,14 @@ import numpy as np
 import pytest
 
 from _impl import mx
-from nn_layer_helpers import assert_close, assert_repr_as_mlx, layers, mlx_layers, rand
+from nn_layer_helpers import (
+    assert_close,
+    assert_repr_as_mlx,
+    layers,
+    mlx_layers,
+    raises_layer_error,
+    rand,
+)
 
 drop = layers("dropout")
 
@@ -94,7 +101,7 @@ def test_wrong_rank(name, shape):
     layer = getattr(drop, name)(0.5)
     for training in (True, False):
         layer.train(training)
-        with pytest.raises(ValueError):
+        with raises_layer_error(name):
             layer(mx.zeros(shape))
 
 

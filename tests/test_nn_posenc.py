@@ -7,7 +7,15 @@ import numpy as np
 import pytest
 
 from _impl import mx
-from nn_layer_helpers import assert_close, assert_repr_as_mlx, check_grad, layers, mlx_layers, rand
+from nn_layer_helpers import (
+    assert_close,
+    assert_repr_as_mlx,
+    check_grad,
+    layers,
+    mlx_layers,
+    raises_layer_error,
+    rand,
+)
 
 pe = layers("positional_encoding")
 
@@ -223,3 +231,9 @@ def test_alibi_matrix_dtype_and_shape():
 )
 def test_repr_as_mlx(name, args, kwargs):
     assert_repr_as_mlx("positional_encoding", name, args, kwargs)
+
+
+@pytest.mark.nuvec_only
+def test_alibi_needs_heads_queries_keys():
+    with raises_layer_error("ALiBi"):
+        pe.ALiBi()(mx.zeros((4, 4)))

@@ -7,7 +7,15 @@ import numpy as np
 import pytest
 
 from _impl import mx
-from nn_layer_helpers import assert_close, assert_repr_as_mlx, check_grad, layers, mlx_layers, rand
+from nn_layer_helpers import (
+    assert_close,
+    assert_repr_as_mlx,
+    check_grad,
+    layers,
+    mlx_layers,
+    raises_layer_error,
+    rand,
+)
 
 up = layers("upsample")
 
@@ -210,10 +218,16 @@ def test_bad_constructor_arguments(make):
 
 
 @pytest.mark.parametrize(
+    "layer,shape", [(up.Upsample(2), (2, 3)), (up.Upsample((2, 2)), (1, 4, 2))]
+)
+def test_wrong_rank(layer, shape):
+    with raises_layer_error("Upsample"):
+        layer(mx.zeros(shape))
+
+
+@pytest.mark.parametrize(
     "call",
     [
-        lambda: up.Upsample(2)(mx.zeros((2, 3))),
-        lambda: up.Upsample((2, 2))(mx.zeros((1, 4, 2))),
         lambda: up.upsample_nearest(mx.zeros((1, 4, 4, 2)), (2.0,)),
         lambda: up.upsample_linear(mx.zeros((1, 4, 2)), (2.0, 2.0)),
         lambda: up.upsample_cubic(mx.zeros((1, 4, 2)), (2.0,), True, True),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import nuvec as mx
 
+from ._checks import check_ndim
 from .base import Module
 
 
@@ -11,11 +12,12 @@ class _DropoutBase(Module):
     """Zeroes with probability ``p`` in training and scales the kept values by 1 / (1 - p).
 
     ``spatial`` is the number of axes before the channels that share one mask value (0 for
-    elementwise dropout), and ``ranks`` the input ranks accepted (None: any).
+    elementwise dropout), ``ranks`` the input ranks accepted (None: any) and ``layout`` their axes.
     """
 
     spatial = 0
     ranks: tuple[int, ...] | None = None
+    layout = ""
 
     def __init__(self, p: float = 0.5):
         super().__init__()
@@ -27,11 +29,8 @@ class _DropoutBase(Module):
         return f"p={1 - self._p_1}"
 
     def __call__(self, x: mx.array) -> mx.array:
-        if self.ranks is not None and x.ndim not in self.ranks:
-            expected = " or ".join(map(str, self.ranks))
-            raise ValueError(
-                f"Received input with {x.ndim} dimensions. Expected {expected} dimensions."
-            )
+        if self.ranks is not None:
+            check_ndim(type(self).__name__, x, self.ranks, self.layout)
         if self._p_1 == 1 or not self.training:
             return x
         shape = list(x.shape)
@@ -51,6 +50,7 @@ class Dropout2d(_DropoutBase):
 
     spatial = 2
     ranks = (3, 4)
+    layout = "HWC or NHWC"
 
 
 class Dropout3d(_DropoutBase):
@@ -58,3 +58,4 @@ class Dropout3d(_DropoutBase):
 
     spatial = 3
     ranks = (4, 5)
+    layout = "DHWC or NDHWC"

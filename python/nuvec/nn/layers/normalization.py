@@ -5,7 +5,7 @@ from __future__ import annotations
 import nuvec as mx
 
 from ..._errors import op_error
-from ._checks import check_features
+from ._checks import check_features, check_ndim
 from .base import Module
 
 # Low-precision inputs accumulate their statistics in float32, as MLX's fused kernels do.
@@ -123,7 +123,7 @@ class GroupNorm(Module):
 
     def __call__(self, x: mx.array) -> mx.array:
         if x.ndim < 2:
-            raise op_error("GroupNorm", f"expected an input (N, ..., C), got {x.ndim} dimensions")
+            raise op_error("GroupNorm", f"expected an input (N, ..., C), got shape {x.shape}")
         check_features("GroupNorm", x, self.dims)
         g = self.num_groups
         if self.pytorch_compatible:
@@ -152,9 +152,9 @@ class InstanceNorm(Module):
 
     def __call__(self, x: mx.array) -> mx.array:
         if x.ndim < 3:
-            raise ValueError(
-                f"InstanceNorm expects inputs with at least 3 dimensions"
-                f" (N, ..., C) but the input has {x.ndim} dimensions."
+            raise op_error(
+                "InstanceNorm",
+                f"expected an input (N, ..., C) of at least 3 dimensions, got shape {x.shape}",
             )
         if "weight" in self:
             check_features("InstanceNorm", x, self.dims)
@@ -207,10 +207,7 @@ class BatchNorm(Module):
         )
 
     def __call__(self, x: mx.array) -> mx.array:
-        if x.ndim < 2 or x.ndim > 4:
-            raise ValueError(
-                f"Expected input tensor to have 2, 3 or 4 dimensions, but got {x.ndim}"
-            )
+        check_ndim("BatchNorm", x, (2, 3, 4), "NC, NLC or NHWC")
         check_features("BatchNorm", x, self.num_features)
         count = 1
         for size in x.shape[:-1]:

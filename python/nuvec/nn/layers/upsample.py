@@ -10,6 +10,7 @@ import numpy as np
 
 import nuvec as mx
 
+from ..._errors import op_error
 from .base import Module
 
 # Each axis is resampled as a weighted sum of gathers: (source indices, float32 weights) taps.
@@ -202,16 +203,17 @@ class Upsample(Module):
     def __call__(self, x: mx.array) -> mx.array:
         dims = x.ndim - 2
         if dims <= 0:
-            raise ValueError(
-                f"[Upsample] The input should have at least 1 spatial dimension which means it "
-                f"should be at least 3D but {x.ndim}D was provided"
+            raise op_error(
+                "Upsample",
+                f"expected an input (N, ..., C) with at least 1 spatial axis, got shape {x.shape}",
             )
         scale = self.scale_factor
         if isinstance(scale, tuple):
             if len(scale) != dims:
-                raise ValueError(
-                    f"[Upsample] One scale per spatial dimension is required but "
-                    f"scale_factor={scale} and the number of spatial dimensions were {dims}"
+                raise op_error(
+                    "Upsample",
+                    f"one scale per spatial axis is required, got scale_factor={scale}"
+                    f" for an input of shape {x.shape}",
                 )
         else:
             scale = (scale,) * dims
