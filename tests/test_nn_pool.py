@@ -175,3 +175,34 @@ def test_bad_arguments(make_layer):
 )
 def test_repr_as_mlx(name, args):
     assert_repr_as_mlx("pooling", name, args, {})
+
+
+def ref_max_pool_grad_with_ties(x, kernel, stride, r):
+    """Each window's cotangent split equally among the elements equal to its maximum."""
+    k, s = kernel, stride
+    g = np.zeros(x.shape)
+    out = r.shape[1:3]
+    for i, j in np.ndindex(*out):
+        win = x[:, i * s : i * s + k, j * s : j * s + k]
+        hit = win == win.max(axis=(1, 2), keepdims=True)
+        g[:, i * s : i * s + k, j * s : j * s + k] += (
+            hit / hit.sum(axis=(1, 2), keepdims=True) * r[:, i : i + 1, j : j + 1]
+        )
+    return g
+
+
+@pytest.mark.parametrize("kernel,stride", [(2, 2), (3, 1), (2, 1)])
+def test_max_grad_splits_ties_as_mlx(kernel, stride):
+    """Ties are common (max pooling after relu): the gradient is shared among the tied maxima."""
+    x = np.random.default_rng(0).integers(0, 2, (2, 6, 6, 3)).astype(np.float32)
+    layer = pool.MaxPool2d(kernel, stride)
+    r = rand(layer(mx.array(x)).shape, seed=6)
+    g = mx.grad(lambda a: mx.sum(layer(a) * mx.array(r)))(mx.array(x))
+    assert_close(
+        g, ref_max_pool_grad_with_ties(x, kernel, stride, r.astype(np.float64)), 1e-5, 1e-6
+    )
+    theirs = mlx_layers("pooling").MaxPool2d(kernel, stride)
+    import mlx.core
+
+    want = mlx.core.grad(lambda a: mlx.core.sum(theirs(a) * mlx.core.array(r)))(mlx.core.array(x))
+    assert_close(g, np.asarray(want), 1e-6, 1e-6)

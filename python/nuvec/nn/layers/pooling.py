@@ -25,13 +25,13 @@ def _per_axis(value, n: int, layer: str, name: str) -> list[int]:
     return [value] * n
 
 
-def _windows(x: mx.array, kernel: list[int], stride: list[int]) -> tuple[mx.array, list[tuple]]:
-    """A view of x with window axes, and the axis groups to reduce, one group after the other.
+def _windows(x: mx.array, kernel: list[int], stride: list[int]) -> mx.array:
+    """The windows of x as a view (N, *out, *kernel, C).
 
-    Non-overlapping windows are a reshape (N, o1, k1, o2, k2, ..., C) (the tail that no window
-    covers is cut off), reduced one window axis at a time from the last: the core reduces
-    adjacent axes much faster than interleaved ones. Other windows are an as_strided view
-    (N, *out, *kernel, C) reduced over its adjacent window axes at once.
+    Non-overlapping windows are a reshape and a transpose (the tail that no window covers is
+    cut off); others an as_strided view. Either way the window axes are adjacent: the core
+    reduces those fastest, and one reduction over all of them splits the gradient of a max
+    among tied elements as MLX does.
     """
     spatial = x.shape[1:-1]
     out = [max(0, (size - k) // s + 1) for size, k, s in zip(spatial, kernel, stride)]
@@ -41,7 +41,8 @@ def _windows(x: mx.array, kernel: list[int], stride: list[int]) -> tuple[mx.arra
         shape = [x.shape[0]]
         for o, k in zip(out, kernel):
             shape += [o, k]
-        return x.reshape(*shape, x.shape[-1]), [(a,) for a in range(2 * n, 1, -2)]
+        order = [0, *range(1, 2 * n, 2), *range(2, 2 * n + 1, 2), 2 * n + 1]
+        return x.reshape(*shape, x.shape[-1]).transpose(order)
     # Row-major element strides of x, then the strided view's.
     strides = [1]
     for size in reversed(x.shape[1:]):
@@ -49,7 +50,7 @@ def _windows(x: mx.array, kernel: list[int], stride: list[int]) -> tuple[mx.arra
     inner = strides[1:-1]
     view_shape = [x.shape[0], *out, *kernel, x.shape[-1]]
     view_strides = [strides[0], *(e * s for e, s in zip(inner, stride)), *inner, 1]
-    return mx.as_strided(x, view_shape, view_strides), [tuple(range(n + 1, 2 * n + 1))]
+    return mx.as_strided(x, view_shape, view_strides)
 
 
 class _Pool(Module):
@@ -92,10 +93,8 @@ class _Pool(Module):
         if any(self._padding):
             pads = [(0, 0), *((p, p) for p in self._padding), (0, 0)]
             x = mx.pad(x, pads, constant_values=self._fill)
-        y, groups = _windows(x, self._kernel_size, self._stride)
-        for axes in groups:
-            y = self._reduce(y, axis=axes)
-        return y
+        windows = _windows(x, self._kernel_size, self._stride)
+        return self._reduce(windows, axis=tuple(range(dims + 1, 2 * dims + 1)))
 
 
 class _MaxPool(_Pool):
