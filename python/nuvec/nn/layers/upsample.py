@@ -117,9 +117,13 @@ def upsample_nearest(x: mx.array, scale_factor: tuple) -> mx.array:
             x.reshape(x.shape[0], *ones, x.shape[-1]), (x.shape[0], *spread, x.shape[-1])
         )
         return y.reshape(x.shape[0], *(size * r for size, r in zip(spatial, reps)), x.shape[-1])
-    for axis, (size, s) in enumerate(zip(x.shape[1:-1], scale_factor), start=1):
-        x = mx.take(x, mx.array(_nearest_taps(size, s)), axis=axis)
-    return x
+    # One gather with an index per spatial axis, each broadcast along its own axis.
+    n = len(scale_factor)
+    index = [
+        mx.array(_expand(_nearest_taps(size, s), axis, n))
+        for axis, (size, s) in enumerate(zip(x.shape[1:-1], scale_factor))
+    ]
+    return x[(slice(None), *index)]
 
 
 def _resample(x: mx.array, scale_factor: tuple, taps_of: Callable[[int, float], _Taps]) -> mx.array:
