@@ -75,6 +75,32 @@ def torch_step(params, grads, **flags):
     return opt.step
 
 
+def nuvec_passes(params, grads):
+    """The three passes the plain Adam rule makes, each alone over every parameter: the new m
+    (reads m, g; writes m), the new v (reads v, g; writes v) and the new parameter (reads p, m,
+    v; writes p). Their bytes add up to 40 per parameter, for the 28 a single pass would move."""
+    rng = np.random.default_rng(3)
+    p, g = leaves(_to(params, mx.array)), leaves(_to(grads, mx.array))
+    m = [mx.array(rng.standard_normal(x.shape, dtype=np.float32)) for x in p]
+    v = [mx.abs(x) for x in m]
+    mx.eval(m, v)
+    lr = mx.array(LR)
+    return {
+        "nuvec pass m = 0.9 m + 0.1 g": (
+            lambda: mx.eval([0.9 * a + 0.1 * b for a, b in zip(m, g)]),
+            12,
+        ),
+        "nuvec pass v = 0.999 v + 0.001 g²": (
+            lambda: mx.eval([0.999 * a + 0.001 * mx.square(b) for a, b in zip(v, g)]),
+            12,
+        ),
+        "nuvec pass p = p - lr m / (√v + ε)": (
+            lambda: mx.eval([w - lr * a / (mx.sqrt(b) + 1e-8) for w, a, b in zip(p, m, v)]),
+            16,
+        ),
+    }
+
+
 def numpy_copy():
     """A NumPy copy of 64 MiB on two threads, one half each (NumPy releases the GIL)."""
     src = np.random.default_rng(1).standard_normal(16 << 20, dtype=np.float32)
@@ -91,7 +117,7 @@ def numpy_copy():
         for t in threads:
             t.join()
 
-    return run, 8 * src.size
+    return run, 8 * src.size, "8 B/elem"
 
 
 def nuvec_add():
@@ -99,7 +125,7 @@ def nuvec_add():
     rng = np.random.default_rng(2)
     a, b = (mx.array(rng.standard_normal(16 << 20, dtype=np.float32)) for _ in range(2))
     mx.eval(a, b)
-    return (lambda: mx.eval(a + b)), 12 * a.size
+    return (lambda: mx.eval(a + b)), 12 * a.size, "12 B/elem"
 
 
 def main():
@@ -109,22 +135,25 @@ def main():
     rng = np.random.default_rng(0)
     params, grads = numpy_tree(shapes(), rng), numpy_tree(shapes(), rng)
     n = sum(p.size for p in leaves(params))
-    # row: (step, bytes it moves); the first two are the bandwidth the others are held to.
+    # row: (step, bytes it moves, per what); the first two give the bandwidth.
     rows = {"NumPy copy, 2 threads": numpy_copy(), "nuvec a + b": nuvec_add()}
-    rows["nuvec Adam"] = (nuvec_step(params, grads), BYTES_PER_PARAM * n)
+    rows["nuvec Adam"] = (nuvec_step(params, grads), BYTES_PER_PARAM * n, "28 B/param")
+    for k, (f, per) in nuvec_passes(params, grads).items():
+        rows[k] = (f, per * n, f"{per} B/param")
     try:
         for flag in ("foreach", "fused"):
             rows[f"torch Adam({flag}=True)"] = (
                 torch_step(params, grads, **{flag: True}),
                 BYTES_PER_PARAM * n,
+                "28 B/param",
             )
     except ImportError:
         print("PyTorch is not installed: nuvec alone")
     times = {k: [] for k in rows}
-    for f, _ in rows.values():
+    for f, _, _ in rows.values():
         f()
     for _ in range(args.rounds):  # interleaved, so a busy moment costs every row alike
-        for k, (f, _) in rows.items():
+        for k, (f, _, _) in rows.items():
             # A pause first: OpenMP's (and nuvec's) idle workers poll for a while after a call,
             # which would slow whichever row runs next on a 2-core machine.
             time.sleep(0.3)
@@ -142,9 +171,10 @@ def main():
     print("| step | bytes moved | ms (median) | GB/s | % of bw |")
     print("|---|---|---:|---:|---:|")
     for k, ts in times.items():
-        per = "28 B/param" if "Adam" in k else ("8 B/elem" if "copy" in k else "12 B/elem")
         t = statistics.median(ts)
-        print(f"| {k} | {per} | {t * 1e3:.1f} | {gbs[k]:.2f} | {100 * gbs[k] / bandwidth:.0f}% |")
+        print(
+            f"| {k} | {rows[k][2]} | {t * 1e3:.1f} | {gbs[k]:.2f} | {100 * gbs[k] / bandwidth:.0f}% |"
+        )
 
 
 if __name__ == "__main__":
