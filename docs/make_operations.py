@@ -12,6 +12,7 @@ the registry lacks.
 
 import ast
 import enum
+import importlib
 import inspect
 import os
 import re
@@ -275,7 +276,12 @@ def promotion_section():
 def group_section(title, intro, names):
     out = [f"## {title}", "", intro, "", "| name | what it does |", "|---|---|"]
     for name in names:
-        obj = getattr(nuvec, name)
+        # Subpackages such as nn load on first import, not with nuvec itself (as mlx.nn).
+        obj = (
+            getattr(nuvec, name)
+            if hasattr(nuvec, name)
+            else importlib.import_module(f"nuvec.{name}")
+        )
         if isinstance(obj, nuvec.Dtype):
             out.append(f"| `{name}` | a dtype of {obj.size} byte{'s' * (obj.size > 1)} |")
             continue

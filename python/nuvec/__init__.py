@@ -72,6 +72,7 @@ __all__ = [
     "signedinteger", "stream", "StreamContext", "to_fp8", "unique", "unsignedinteger", "utils",
     "value_and_grad", "vjp", "vmap",
 ]  # fmt: skip
+__all__ += ["nn"]  # noqa: F405 - a subpackage, loaded on first import (as mlx.nn)
 _core.__all__ = [n for n in dir(_core) if not n.startswith("_")]
 __all__ += _core.__all__
 

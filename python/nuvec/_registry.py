@@ -614,7 +614,10 @@ NON_OPS = {
     "ROW_INDEPENDENT_ROWS": ("matmul", "a constant"),
     **{n: ("constants", "a constant") for n in ("pi", "e", "euler_gamma", "inf", "nan", "newaxis")},
     "broadcast_shapes": ("shape", "shape arithmetic, no array"),
-    **{n: ("modules", "a module") for n in ("random", "utils", "io", "metal", "cuda", "optimizers")},
+    **{
+        n: ("modules", "a module")
+        for n in ("random", "utils", "io", "metal", "cuda", "nn", "optimizers")
+    },
     **{
         n: ("transforms", "transform")
         for n in ("grad", "value_and_grad", "vjp", "jvp", "vmap", "custom_function", "checkpoint")

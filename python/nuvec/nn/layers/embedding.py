@@ -1,0 +1,28 @@
+"""``Embedding``: a table of vectors indexed by integer ids."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ... import random
+from .base import Module
+
+
+class Embedding(Module):
+    """Maps ids in ``[0, num_embeddings)`` to rows of ``weight`` (``(num_embeddings, dims)``,
+    drawn from N(0, 1/dims))."""
+
+    def __init__(self, num_embeddings: int, dims: int) -> None:
+        super().__init__()
+        self.weight = random.normal(shape=(num_embeddings, dims), scale=math.sqrt(1 / dims))
+
+    def _extra_repr(self) -> str:
+        return f"{self.weight.shape[0]}, {self.weight.shape[1]}"
+
+    def __call__(self, x: Any) -> Any:
+        return self.weight[x]
+
+    def as_linear(self, x: Any) -> Any:
+        """``x @ weight.T``: the table as an output projection (tied input and output weights)."""
+        return x @ self.weight.T
