@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from _impl import IS_MLX, mx
 from optim_reference import REFERENCES, flatten, initial_state, random_tree
@@ -221,3 +223,48 @@ def test_learning_rate_as_a_float_an_array_or_set(form):
     want = reference_run("Adam", {}, params, grads)
     for k in want[-1][0]:
         np.testing.assert_allclose(got[-1][0][k], want[-1][0][k], rtol=2e-5, atol=2e-6)
+
+
+ELEMENTWISE = {  # name: hyperparameters drawn for it
+    "SGD": lambda d: {
+        "momentum": d(st.sampled_from([0.0, 0.5, 0.9])),
+        "weight_decay": d(st.sampled_from([0.0, 1e-2])),
+        "dampening": d(st.sampled_from([0.0, 0.1])),
+    },
+    "RMSprop": lambda d: {
+        "alpha": d(st.floats(0.0, 0.999)),
+        "eps": d(st.sampled_from([1e-8, 1e-3])),
+    },
+    "Adagrad": lambda d: {"eps": d(st.sampled_from([1e-8, 1e-2]))},
+    "AdaDelta": lambda d: {"rho": d(st.floats(0.0, 0.99)), "eps": d(st.sampled_from([1e-6, 1e-3]))},
+    "Adam": lambda d: {
+        "betas": (d(st.floats(0.0, 0.99)), d(st.floats(0.0, 0.9999))),
+        "bias_correction": d(st.booleans()),
+    },
+    "AdamW": lambda d: {
+        "weight_decay": d(st.floats(0.0, 0.5)),
+        "bias_correction": d(st.booleans()),
+    },
+    "Adamax": lambda d: {"betas": (d(st.floats(0.0, 0.99)), d(st.floats(0.0, 0.999)))},
+    "Lion": lambda d: {"weight_decay": d(st.sampled_from([0.0, 0.1]))},
+}
+
+
+@pytest.mark.nuvec_only
+@given(st.data())
+def test_random_trees_and_hyperparameters_match_mlx_bit_for_bit(data):
+    mlx = pytest.importorskip("mlx.core")
+    mlx_optim = pytest.importorskip("mlx.optimizers")
+    name = data.draw(st.sampled_from(sorted(ELEMENTWISE)))
+    kw = ELEMENTWISE[name](data.draw)
+    shapes = data.draw(st.lists(st.lists(st.integers(0, 4), max_size=3), min_size=1, max_size=3))
+    lr = data.draw(st.sampled_from([1e-3, 0.1, 1.0]))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    params = {f"p{i}": rng.standard_normal(s).astype(np.float32) for i, s in enumerate(shapes)}
+    grads = [{k: rng.standard_normal(v.shape).astype(np.float32) for k, v in params.items()}]
+    grads *= data.draw(st.integers(1, 3))
+    ours = framework_run(getattr(optim, name)(learning_rate=lr, **kw), params, grads)
+    theirs = framework_run(getattr(mlx_optim, name)(learning_rate=lr, **kw), params, grads, mlx)
+    for (p, s), (p_mlx, s_mlx) in zip(ours, theirs):
+        _assert_close_to_mlx(p, p_mlx, name)
+        _assert_close_to_mlx(s, s_mlx, name)
