@@ -227,3 +227,16 @@ def test_bad_hyperparameters_raise_value_error(bad):
 def test_bad_hyperparameters_raise_op_error_naming_the_optimizer():
     with pytest.raises(mx.OpError, match="Adam: beta1 should be in"):
         optim.Adam(learning_rate=0.1, betas=(1.0, 0.9))
+
+
+@pytest.mark.nuvec_only  # MLX calls apply_single(None, ...) and fails
+def test_none_in_a_gradient_tree_is_skipped():
+    opt = optim.SGD(learning_rate=0.5)
+    out = opt.apply_gradients({"a": mx.ones((2,)), "b": None}, {"a": mx.ones((2,)), "b": None})
+    assert out["b"] is None and out["a"].tolist() == [0.5, 0.5]
+
+
+@pytest.mark.nuvec_only  # MLX fails later, on a KeyError or a TypeError
+def test_parameters_must_be_a_dict_at_the_top():
+    with pytest.raises(mx.OpError, match="must be a dict"):
+        optim.Adam(learning_rate=0.1).apply_gradients([mx.ones((2,))], [mx.ones((2,))])
