@@ -170,7 +170,7 @@ class MultiOptimizer(Optimizer):
     def _split_dictionary(self, gradients: _t.Tree) -> list[_t.Tree]:
         if len(self.optimizers) == 1:
             return [gradients]
-        parts = [[] for _ in self.optimizers]
+        parts: list[list[tuple[str, Any]]] = [[] for _ in self.optimizers]
         for path, g in tree_flatten(gradients):
             i = next(i for i, accepts in enumerate(self.filters) if accepts(path, g))
             parts[i].append((path, g))
@@ -181,7 +181,7 @@ class MultiOptimizer(Optimizer):
             opt.init(part)
 
     def apply_gradients(self, gradients: _t.Tree, parameters: _t.Tree) -> _t.Tree:
-        tree = {}
+        tree: _t.Tree = {}
         for opt, part in zip(self.optimizers, self._split_dictionary(gradients)):
             tree = tree_merge(tree, opt.apply_gradients(part, parameters))
         return tree
