@@ -12,7 +12,6 @@ MISSING = {
     "fast": _FAST,
     "linalg": _LINALG,
     "fft": _LINALG,
-    "distributed": "distributed: issue 19",
     # compile.
     "compile": _COMPILE,
     "enable_compile": _COMPILE,

@@ -366,3 +366,14 @@ def test_checkpoint_matches_plain_gradient():
     g1 = nx.grad(lambda x: ck(x).sum())(x)
     g2 = nx.grad(lambda x: m(x).sum())(x)
     np.testing.assert_allclose(np.asarray(g1), np.asarray(g2), rtol=1e-6)
+
+
+def test_parameters_through_save_tree_and_load_into(tmp_path):
+    a, b = _model(nx, nnx), _model(nx, nnx)
+    f = str(tmp_path / "tree.safetensors")
+    nx.save_tree(f, a.parameters())
+    b.update(nx.load_into(b.parameters(), f))
+    for (ka, va), (kb, vb) in zip(tree_flatten(a.parameters()), tree_flatten(b.parameters())):
+        assert ka == kb
+        np.testing.assert_array_equal(np.asarray(va), np.asarray(vb))
+    assert set(nx.load(f)) == {k for k, _ in tree_flatten(a.parameters())}

@@ -561,3 +561,45 @@ def test_at_update_gradients_match_finite_differences(meth, vname):
             hi = float(loss(*[mx.array(a, dtype=mx.float32) for a in args_hi]))
             lo = float(loss(*[mx.array(a, dtype=mx.float32) for a in args_lo]))
             np.testing.assert_allclose(g[i], (hi - lo) / (2 * eps), rtol=1e-2, atol=1e-2)
+
+
+def _tree_vjp_cases():
+    """custom_function vjp rules of one tree argument return that argument's cotangent tree."""
+
+    @mx.custom_function
+    def listed(xs):
+        return xs[0] * xs[1]
+
+    @listed.vjp
+    def _(primals, cotangent, output):
+        return [cotangent * primals[1], cotangent * primals[0] * 10]
+
+    @mx.custom_function
+    def keyed(d):
+        return d["a"] * d["b"]
+
+    @keyed.vjp
+    def _(primals, cotangent, output):
+        return {"a": cotangent * primals["b"], "b": cotangent * primals["a"] * 10}
+
+    @mx.custom_function
+    def mixed(xs, y):
+        return xs[0] * y
+
+    @mixed.vjp
+    def _(primals, cotangent, output):
+        xs, y = primals
+        return ([cotangent * y * 10], cotangent * xs[0])
+
+    return [
+        (lambda a, b: listed([a, b]), (3.0, 20.0)),
+        (lambda a, b: keyed({"a": a, "b": b}), (3.0, 20.0)),
+        (lambda a, b: mixed([a], b), (30.0, 2.0)),
+    ]
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_custom_vjp_of_one_tree_argument_as_mlx(case):
+    f, expected = _tree_vjp_cases()[case]
+    ga, gb = mx.grad(f, argnums=(0, 1))(mx.array(2.0), mx.array(3.0))
+    assert (ga.item(), gb.item()) == expected

@@ -10,6 +10,7 @@ from . import (  # noqa: F401
     _array_methods,  # noqa: F401  (attaches __repr__, __array__ and friends)
     _core,
     cuda,
+    distributed,
     io,
     metal,
     optimizers,
@@ -62,6 +63,7 @@ __all__ = [
     "acos", "acosh", "asarray", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_left_shift",
     "bitwise_right_shift", "can_cast", "checkpoint", "complexfloating", "convolve", "cuda",
     "cumulative_prod", "cumulative_sum", "custom_function", "device_count", "device_info",
+    "distributed",
     "DtypeCategory", "e", "empty", "empty_like", "euler_gamma", "export_to_dot", "finfo",
     "floating", "from_fp8", "full_like", "generic", "get_printoptions", "grad", "iinfo",
     "export_function", "exporter", "FunctionExporter", "import_function",

@@ -316,7 +316,10 @@ class custom_function(Generic[_P, _R]):
             grads = self._vjp(
                 prims[0] if len(args) == 1 else tuple(prims), unflat(cots), unflat(outputs)
             )
-            grads = (grads,) if isinstance(grads, _core.array) else grads
+            # A one-argument rule returns that argument's cotangent tree (an array, or a list or
+            # dict for a tree argument); a tuple is the per-argument form. Both as MLX.
+            if isinstance(grads, _core.array) or (len(args) == 1 and not isinstance(grads, tuple)):
+                grads = (grads,)
             return _arrays(list(grads)[: len(args)])  # extra entries are ignored, as MLX
 
         def jvp_rule(ps, tans, outputs):

@@ -1,5 +1,6 @@
 """Neural-network layers, losses and initializers: MLX's ``mlx.nn``, name for name."""
 
 # ruff: noqa: F401, F403
+from . import init, losses
 from .layers import *
-from .utils import checkpoint, value_and_grad
+from .utils import average_gradients, checkpoint, value_and_grad
