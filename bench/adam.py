@@ -10,11 +10,18 @@ practical bandwidth, taken as the best of a NumPy copy of 64 MiB on two threads 
 `a + b` on 64 MiB operands (12 bytes per element) into a new buffer and in place, all timed in
 the same interleaved rounds.
 
+Then it compiles and runs bench/adam_ceiling.c (where gcc is found): the same rule as C loops,
+in three passes or one, into new buffers or in place, to show what a fused kernel could reach.
+
     PYTHONPATH=$PWD/python python bench/adam.py [--rounds 7]
 """
 
 import argparse
+import os
+import shutil
 import statistics
+import subprocess
+import tempfile
 import threading
 import time
 
@@ -139,6 +146,18 @@ def nuvec_add(in_place):
     return step, 12 * b.size, "12 B/elem"
 
 
+def hand_written_loops():
+    """bench/adam_ceiling.c's table (the same rule as C loops: 3 passes or 1, into new buffers
+    or in place), or why it did not run."""
+    if shutil.which("gcc") is None:
+        return "(no gcc: bench/adam_ceiling.c not run)"
+    exe = os.path.join(tempfile.gettempdir(), "nuvec_adam_ceiling")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "adam_ceiling.c")
+    flags = ["-O3", "-mavx2", "-mfma", "-fno-math-errno", "-pthread"]
+    subprocess.run(["gcc", *flags, src, "-o", exe, "-lm"], check=True)
+    return subprocess.run([exe], capture_output=True, text=True, check=True).stdout
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=7)
@@ -191,6 +210,8 @@ def main():
         print(
             f"| {k} | {rows[k][2]} | {t * 1e3:.1f} | {gbs[k]:.2f} | {100 * gbs[k] / bandwidth:.0f}% |"
         )
+    print("\nThe same rule as hand-written C loops, right after (bench/adam_ceiling.c):\n")
+    print(hand_written_loops())
 
 
 if __name__ == "__main__":
