@@ -29,14 +29,6 @@ PENDING_MERGE = {
         convolution_transpose ConvTranspose1d ConvTranspose2d ConvTranspose3d""",
     ),
     **_on(
-        "nnlayers",
-        """normalization BatchNorm GroupNorm InstanceNorm LayerNorm RMSNorm
-        pooling AvgPool1d AvgPool2d AvgPool3d MaxPool1d MaxPool2d MaxPool3d
-        upsample Upsample upsample_cubic upsample_linear upsample_nearest
-        positional_encoding ALiBi RoPE SinusoidalPositionalEncoding
-        dropout Dropout Dropout2d Dropout3d""",
-    ),
-    **_on(
         "nnseq",
         """transformer MultiHeadAttention Transformer TransformerDecoder TransformerDecoderLayer
         TransformerEncoder TransformerEncoderLayer""",

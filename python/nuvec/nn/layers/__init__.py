@@ -59,6 +59,11 @@ from .activations import (
 from .base import Module
 from .containers import Sequential
 from .distributed import AllToShardedLinear, FullyShardedModule, ShardedToAllLinear, fully_shard
+from .dropout import Dropout, Dropout2d, Dropout3d
 from .embedding import Embedding
 from .linear import Bilinear, Identity, Linear
+from .normalization import BatchNorm, GroupNorm, InstanceNorm, LayerNorm, RMSNorm
+from .pooling import AvgPool1d, AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d
+from .positional_encoding import ALiBi, RoPE, SinusoidalPositionalEncoding
 from .recurrent import GRU, LSTM, RNN
+from .upsample import Upsample
