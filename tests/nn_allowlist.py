@@ -28,9 +28,4 @@ PENDING_MERGE = {
         """convolution Conv1d Conv2d Conv3d
         convolution_transpose ConvTranspose1d ConvTranspose2d ConvTranspose3d""",
     ),
-    **_on(
-        "nnseq",
-        """transformer MultiHeadAttention Transformer TransformerDecoder TransformerDecoderLayer
-        TransformerEncoder TransformerEncoderLayer""",
-    ),
 }

@@ -66,4 +66,12 @@ from .normalization import BatchNorm, GroupNorm, InstanceNorm, LayerNorm, RMSNor
 from .pooling import AvgPool1d, AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d
 from .positional_encoding import ALiBi, RoPE, SinusoidalPositionalEncoding
 from .recurrent import GRU, LSTM, RNN
+from .transformer import (
+    MultiHeadAttention,
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from .upsample import Upsample
