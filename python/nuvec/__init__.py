@@ -13,6 +13,7 @@ from . import (  # noqa: F401
     distributed,
     io,
     metal,
+    optimizers,
     random,
     utils,
 )
@@ -67,7 +68,7 @@ __all__ = [
     "floating", "from_fp8", "full_like", "generic", "get_printoptions", "grad", "iinfo",
     "export_function", "exporter", "FunctionExporter", "import_function",
     "inexact", "inf", "integer", "io", "isdtype", "issubdtype", "jvp", "load", "load_into",
-    "metal", "nan", "newaxis", "number", "permute_dims", "pi", "pow", "PrintOptions",
+    "metal", "nan", "newaxis", "number", "optimizers", "permute_dims", "pi", "pow", "PrintOptions",
     "printoptions", "random", "result_type", "save", "save_gguf", "save_safetensors",
     "save_tree", "savez", "savez_compressed", "set_printoptions", "set_wired_limit",
     "signedinteger", "stream", "StreamContext", "to_fp8", "unique", "unsignedinteger", "utils",

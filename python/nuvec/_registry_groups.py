@@ -64,7 +64,8 @@ GROUPS = {
         "Modules",
         "`nuvec.random` (random numbers bit for bit MLX's, docs/random.md), "
         "`nuvec.utils` (trees: tree_flatten, tree_unflatten, tree_map, ...), `nuvec.io` (the file "
-        "functions above), and MLX's `metal` and `cuda` (neither is available; `metal` keeps "
+        "functions above), `nuvec.optimizers` (MLX's optimizers and schedules, "
+        "docs/optimizers.md), and MLX's `metal` and `cuda` (neither is available; `metal` keeps "
         "MLX's deprecated memory aliases).",
     ),
     "constants": ("Constants", "MLX's constants: Python floats, and `newaxis` (None)."),

@@ -95,16 +95,23 @@ std::optional<Layout> split(const Shape& shape, const std::vector<int>& axes) {
   return l;
 }
 
-// A contiguous copy of x with the kept axes first and the reduced ones last.
-Array kept_first(const Array& x, const std::vector<int>& axes) {
+// A contiguous copy of x as (kept, reduced, trailing kept) blocks: the kept axes that precede
+// the last reduced one first, then the reduced axes, then the kept axes after the last reduced
+// one, which stay innermost so the copy moves runs of them and the reduction runs on columns.
+Array interleaved_to_blocks(const Array& x, const std::vector<int>& axes, Layout& l) {
+  const int last = axes.back();
+  auto reduced = [&](int i) { return std::binary_search(axes.begin(), axes.end(), i); };
   Shape shape;
   Strides strides;
-  for (int pass = 0; pass < 2; ++pass)
-    for (int i = 0; i < x.ndim(); ++i)
-      if (std::binary_search(axes.begin(), axes.end(), i) == (pass == 1)) {
-        shape.push_back(x.shape(i));
-        strides.push_back(x.strides()[i]);
-      }
+  l = Layout{};
+  for (int pass = 0; pass < 3; ++pass)
+    for (int i = 0; i < x.ndim(); ++i) {
+      const int group = reduced(i) ? 1 : (i < last ? 0 : 2);
+      if (group != pass) continue;
+      shape.push_back(x.shape(i));
+      strides.push_back(x.strides()[i]);
+      (group == 0 ? l.outer : group == 1 ? l.reduced : l.inner) *= x.shape(i);
+    }
   Array view = Array::from_buffer(shape, x.dtype(), x.buffer(), strides, x.offset());
   Array c = Array::allocate(shape, x.dtype());
   copy_into(view, c);
@@ -167,8 +174,7 @@ void eval_reduce(const Reduce& prim, const std::vector<Array>& in, std::vector<A
   Dtype acc_t = accumulator(prim.op(), x.dtype());
   const ReduceKernel& k = reduce_kernels().reduce[int(prim.op())][int(x.dtype())];
   std::optional<Layout> l = split(x.shape(), prim.axes());
-  Array src = l ? contiguous(x) : kept_first(x, prim.axes());
-  if (!l) l = Layout{y.size(), x.size() / y.size(), 1};
+  Array src = l ? contiguous(x) : interleaved_to_blocks(x, prim.axes(), l.emplace());
   size_t asz = size_of(acc_t);
   std::vector<char> scratch(acc_t == y.dtype() ? 0 : size_t(y.size()) * asz);
   char* acc = acc_t == y.dtype() ? y.data_bytes() : scratch.data();
