@@ -29,6 +29,10 @@ CASES = [
     ),
     ((2, 7, 7, 6), (6, 3, 3, 1), {"groups": 6, "padding": 1, "stride": 2}),
     ((1, 4, 5, 4, 2), (3, 2, 2, 3, 2), {"padding": 1, "stride": (1, 2, 1)}),
+    # 1x1 kernels: keeping every position (a plain product), and shifted by the padding
+    ((2, 5, 4, 6), (3, 1, 1, 6), {}),
+    ((2, 7, 4), (5, 1, 4), {"kernel_dilation": 3}),
+    ((2, 7, 3), (4, 1, 3), {"padding": ([1], [-1])}),
     # depthwise, whose weight gradient has its own path
     (
         (2, 8, 7, 4),

@@ -28,6 +28,12 @@ Array group_swap(const Array& a, int64_t groups, Stream s) {
   return reshape(transpose(reshape(a, split, s), perm, s), out, s);
 }
 
+// `shape` with its last axis (the channels) set to c.
+Shape with_channels(Shape shape, int64_t c) {
+  shape.back() = c;
+  return shape;
+}
+
 // Gradient with respect to the input: the cotangent, dilated by the stride, correlated with the
 // group-transposed, flipped kernel at steps of the input dilation.
 Array input_grad(const ConvParams& p, const Array& x, const Array& w, const Array& g) {
@@ -83,9 +89,20 @@ Array depthwise_weight_grad(const ConvParams& p, const Array& x, const Array& w,
 // channels, correlated with the cotangent as the kernel (dilated by the stride); the result's
 // taps are the kernel's, at steps of its dilation.
 Array weight_grad(const ConvParams& p, const Array& x, const Array& w, const Array& g) {
-  bool undilated = std::all_of(p.input_dilation.begin(), p.input_dilation.end(), [](int64_t d) { return d == 1; });
-  if (w.shape(-1) == 1 && w.shape(0) == p.groups && p.groups > 1 && undilated) return depthwise_weight_grad(p, x, w, g);
+  auto all = [](const Shape& v, int64_t value) {
+    return std::all_of(v.begin(), v.end(), [&](int64_t a) { return a == value; });
+  };
+  if (w.shape(-1) == 1 && w.shape(0) == p.groups && p.groups > 1 && all(p.input_dilation, 1))
+    return depthwise_weight_grad(p, x, w, g);
   Stream s = g.stream();
+  bool one_to_one = w.size() == w.shape(0) * w.shape(-1) && all(p.stride, 1) && all(p.pad_lo, 0) &&
+                    all(p.input_dilation, 1) && g.shape() == with_channels(x.shape(), w.shape(0));
+  if (one_to_one && p.groups == 1) {
+    // A 1x1 convolution that keeps every position: the cotangent's rows against the input's, one
+    // product with no copy of the input.
+    Array gm = reshape(g, {-1, w.shape(0)}, s), xm = reshape(x, {-1, x.shape(-1)}, s);
+    return reshape(matmul(swapaxes(gm, 0, 1, s), xm, s), w.shape(), s);
+  }
   int dims = x.ndim() - 2, nd = x.ndim();
   int64_t n = x.shape(0), cig = w.shape(-1);
   // x (N, *S, G * Cig) -> (Cig, *S, G * N), copied: measured faster than a view the kernel
