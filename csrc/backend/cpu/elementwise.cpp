@@ -121,10 +121,11 @@ void run(EwKernel kernel, const OpParams& params, std::vector<Operand> ops, char
   // row-major by the register-transposing kernel: a strided gather over large power-of-two
   // strides thrashes the cache. A plain copy of one such operand is that transpose alone.
   // The first such operand of the output's dtype is transposed into the output itself, which the
-  // kernel then updates in place (each element reads and writes one position).
+  // kernel then updates in place (each element reads and writes one position), unless the output
+  // is another operand's donated buffer, which must keep its values until the kernel reads them.
   std::vector<std::shared_ptr<Buffer>> keep;
   bool out_row_major = nd >= 2 && out_strides[nd - 1] == 1 && out_strides[nd - 2] == inner;
-  bool out_used = false;
+  bool out_used = std::any_of(ops.begin(), ops.end(), [&](const Operand& op) { return op.data == out; });
   for (auto& op : ops) {
     if (nd < 2 || op.strides[nd - 2] != 1 || op.strides[nd - 1] <= 1 || shape_size(shape) < kTransposeMin) continue;
     bool into_out = out_row_major && !out_used && op.dtype == out_dtype;
