@@ -191,17 +191,6 @@ void run(EwKernel kernel, const OpParams& params, std::vector<Operand> ops, char
   });
 }
 
-// An input whose buffer nothing else uses can become the output's.
-bool donate(const Array& in, Array& out) {
-  // A traced node keeps its value for the transform walking the graph: never overwrite it.
-  if (in.traced() || in.use_count() != 1 || !in.buffer() || in.buffer().use_count() != 1 || !in.buffer()->owned())
-    return false;
-  if (in.itemsize() != out.itemsize() || in.shape() != out.shape() || !in.row_contiguous() || in.offset() != 0)
-    return false;
-  out.set_contiguous_data(in.buffer());
-  return true;
-}
-
 void prepare_output(const std::vector<Array>& in, Array& out) {
   for (const Array& a : in)
     if (donate(a, out)) return;
@@ -242,6 +231,16 @@ void missing_kernel(const char* op, Dtype d) {
 }
 
 }  // namespace
+
+bool donate(const Array& in, Array& out) {
+  // A traced node keeps its value for the transform walking the graph: never overwrite it.
+  if (in.traced() || in.use_count() != 1 || !in.buffer() || in.buffer().use_count() != 1 || !in.buffer()->owned())
+    return false;
+  if (in.itemsize() != out.itemsize() || in.shape() != out.shape() || !in.row_contiguous() || in.offset() != 0)
+    return false;
+  out.set_contiguous_data(in.buffer());
+  return true;
+}
 
 void copy_into(const Array& in, Array& out) {
   if (out.size() == 0) return;
