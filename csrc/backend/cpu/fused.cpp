@@ -128,23 +128,35 @@ bool build(const Array& node, bool store, const std::unordered_set<Node*>& fused
 // Gives each stored step its array: an input's buffer when donate() allows it (nothing else uses
 // it) and the group reads that input at or before the step (its single handle is one operand), so
 // chunk by chunk every element is read before it is overwritten; else fresh memory. A donated
-// buffer is then shared, so donate() refuses it to later steps.
+// buffer is then shared, so donate() refuses it to later steps. Each other step gets a scratch
+// slot, free again once its one reader has run: a chain cycles through a few slots that stay in
+// the L1 cache.
 void place_results(std::vector<Step>& steps) {
-  size_t slot = 0;
+  std::vector<size_t> free_slots;
+  size_t next_slot = 0;
   for (size_t i = 0; i < steps.size(); ++i) {
     Step& st = steps[i];
     if (!st.stored) {
-      st.slot = slot;
-      slot += size_t(kChunk) * st.item;
-      continue;
+      if (free_slots.empty()) {
+        st.slot = next_slot;
+        next_slot += size_t(kChunk) * 8;
+      } else {
+        st.slot = free_slots.back();
+        free_slots.pop_back();
+      }
+    } else {
+      Array out(std::shared_ptr<Node>(std::shared_ptr<Node>{}, st.stored));  // non-owning alias
+      bool donated = false;
+      for (size_t j = 0; j <= i && !donated; ++j)
+        for (int k = 0; k < steps[j].num_operands && !donated; ++k)
+          if (const Array* in = steps[j].operands[k].array) donated = donate(*in, out);
+      if (!donated) out.allocate_contiguous();
+      st.out = out.data_bytes();
     }
-    Array out(std::shared_ptr<Node>(std::shared_ptr<Node>{}, st.stored));  // non-owning alias
-    bool donated = false;
-    for (size_t j = 0; j <= i && !donated; ++j)
-      for (int k = 0; k < steps[j].num_operands && !donated; ++k)
-        if (const Array* in = steps[j].operands[k].array) donated = donate(*in, out);
-    if (!donated) out.allocate_contiguous();
-    st.out = out.data_bytes();
+    // This step is its operands' one reader: their slots are free for the steps after it.
+    for (int k = 0; k < st.num_operands; ++k)
+      if (int from = st.operands[k].step; from >= 0 && !steps[size_t(from)].stored)
+        free_slots.push_back(steps[size_t(from)].slot);
   }
 }
 
@@ -160,6 +172,14 @@ void evaluate_producers(const std::vector<Array>& inputs, const std::unordered_s
   }
 }
 
+// Asks for the next chunk of every input while this one computes: the hardware prefetchers
+// restart at each 4 KiB page, which a chunk spans.
+void prefetch(const std::vector<std::pair<const char*, size_t>>& streams, int64_t start, int64_t len) {
+  for (auto [data, item] : streams)
+    for (int64_t at = start * int64_t(item), end = (start + len) * int64_t(item); at < end; at += 64)
+      __builtin_prefetch(data + at);
+}
+
 // Evaluates an element-wise node with the producers in `fused` computed inline.
 void eval_fused(const Primitive& p, const std::vector<Array>& in, std::vector<Array>& out,
                 const std::unordered_set<Node*>& fused) {
@@ -171,16 +191,28 @@ void eval_fused(const Primitive& p, const std::vector<Array>& in, std::vector<Ar
     return;
   }
   place_results(steps);
+  std::vector<std::pair<const char*, size_t>> streams;  // the arrays read element by element
+  for (const Step& st : steps)
+    for (int k = 0; k < st.num_operands; ++k)
+      if (const Source& src = st.operands[k]; src.array && !src.scalar) streams.emplace_back(src.data, src.item);
   int64_t n = root.size();
   int64_t pieces = (n + kChunk - 1) / kChunk;
   parallel_for(pieces, 16, [&](int64_t b, int64_t e) {
-    thread_local std::vector<char> scratch(kMaxSteps * kChunk * 8);
+    thread_local std::vector<char> buffer(kMaxSteps * kChunk * 8 + 64);
+    char* scratch = buffer.data() + (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64) % 64;
     auto at = [&](const Step& st, int64_t start) {
-      return st.stored ? st.out + start * int64_t(st.item) : scratch.data() + st.slot;
+      return st.stored ? st.out + start * int64_t(st.item) : scratch + st.slot;
     };
     for (int64_t piece = b; piece < e; ++piece) {
       int64_t start = piece * kChunk, len = std::min(kChunk, n - start);
-      for (const Step& st : steps) {
+      int64_t next = std::min(kChunk, n - start - kChunk);
+      for (size_t i = 0; i < steps.size(); ++i) {
+        const Step& st = steps[i];
+        // A share of the next chunk's input lines per step, so the loads spread over the compute.
+        if (next > 0) {
+          int64_t lo = next * int64_t(i) / int64_t(steps.size()), hi = next * int64_t(i + 1) / int64_t(steps.size());
+          prefetch(streams, start + kChunk + lo, hi - lo);
+        }
         const void* ptrs[kMaxOperands];
         bool scalar[kMaxOperands];
         for (int k = 0; k < st.num_operands; ++k) {
