@@ -18,6 +18,7 @@ void init_reduce(nb::module_& m);
 void init_transforms(nb::module_& m);
 void init_vmap(nb::module_& m);
 void init_sort(nb::module_& m);
+void init_optimizer(nb::module_& m);
 void init_scan(nb::module_& m);
 void init_matmul(nb::module_& m);
 void init_conv(nb::module_& m);
@@ -41,6 +42,7 @@ NB_MODULE(_core, m) {
   nuvec::python::init_transforms(m);
   nuvec::python::init_vmap(m);
   nuvec::python::init_sort(m);
+  nuvec::python::init_optimizer(m);
   nuvec::python::init_scan(m);
   nuvec::python::init_matmul(m);
   nuvec::python::init_conv(m);

@@ -13,6 +13,7 @@ void register_creation_kernels(Backend& b);
 void register_elementwise_kernels(Backend& b);
 void register_indexing_kernels(Backend& b);
 void register_matmul_kernels(Backend& b);
+void register_optimizer_kernels(Backend& b);
 void register_conv_kernels(Backend& b);
 void register_random_kernels(Backend& b);
 void register_reduce_kernels(Backend& b);

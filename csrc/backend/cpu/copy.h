@@ -7,5 +7,7 @@ namespace nuvec::cpu {
 void copy_into(const Array& in, Array& out);
 // Gives `out` (unevaluated) the buffer of `in` when nothing else uses that buffer and it has out's
 // shape, item size and a plain contiguous layout: the element-wise kernels then write in place.
-bool donate(const Array& in, Array& out);
+// `holders`: the handles to `in` that the evaluating nodes themselves hold (a multi-output
+// primitive's siblings each hold its inputs).
+bool donate(const Array& in, Array& out, long holders = 1);
 }  // namespace nuvec::cpu

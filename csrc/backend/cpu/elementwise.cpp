@@ -232,9 +232,9 @@ void missing_kernel(const char* op, Dtype d) {
 
 }  // namespace
 
-bool donate(const Array& in, Array& out) {
+bool donate(const Array& in, Array& out, long holders) {
   // A traced node keeps its value for the transform walking the graph: never overwrite it.
-  if (in.traced() || in.use_count() != 1 || !in.buffer() || in.buffer().use_count() != 1 || !in.buffer()->owned())
+  if (in.traced() || in.use_count() != holders || !in.buffer() || in.buffer().use_count() != 1 || !in.buffer()->owned())
     return false;
   if (in.itemsize() != out.itemsize() || in.shape() != out.shape() || !in.row_contiguous() || in.offset() != 0)
     return false;

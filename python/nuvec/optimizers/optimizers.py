@@ -319,6 +319,36 @@ class AdaDelta(Optimizer):
         return parameter - lr * d
 
 
+# Tests turn it off to compare the one-pass kernel with the op path.
+_ADAM_KERNEL = True
+
+
+def _adam_kernel(opt, gradient, parameter, state, lr, decay):
+    """Adam's step as one kernel (``_core._adam_update``) where every operand is float32 on the
+    CPU and the constants Python numbers; the same float32 operations as the op path in
+    ``Adam.apply_single``, so the same bits. The new parameter, or None for the op path."""
+    m, v = state["m"], state["v"]
+    b1, b2 = opt.betas
+    operands = (gradient, parameter, m, v)
+    if not (
+        _ADAM_KERNEL
+        and all(isinstance(x, mx.array) and x.dtype == mx.float32 for x in operands)
+        and gradient.shape == parameter.shape == m.shape == v.shape
+        and all(isinstance(c, (int, float)) for c in (b1, b2, opt.eps))
+        and lr.ndim == 0
+        and mx.default_device() == mx.cpu
+    ):
+        return None
+    correction = None
+    if opt.bias_correction:
+        lr = (lr / (1 - b1**opt.step)).astype(gradient.dtype)
+        correction = mx.rsqrt(1 - b2**opt.step).astype(gradient.dtype)
+    p, state["m"], state["v"] = mx._adam_update(
+        parameter, gradient, m, v, lr, correction, decay, b1, 1 - b1, b2, 1 - b2, opt.eps
+    )
+    return p
+
+
 class Adam(Optimizer):
     """Adam: ``m = b1 * m + (1 - b1) * g``, ``v = b2 * v + (1 - b2) * g^2``,
     ``w = w - lr * m / (sqrt(v) + eps)``; with ``bias_correction``,
@@ -347,6 +377,9 @@ class Adam(Optimizer):
         self, gradient: mx.array, parameter: mx.array, state: dict[str, Any]
     ) -> mx.array:
         lr = _lr(self, gradient)
+        fused = _adam_kernel(self, gradient, parameter, state, lr, None)
+        if fused is not None:
+            return fused
         b1, b2 = self.betas
         m = b1 * state["m"] + (1 - b1) * gradient
         v = b2 * state["v"] + (1 - b2) * mx.square(gradient)
@@ -377,8 +410,12 @@ class AdamW(Adam):
     def apply_single(
         self, gradient: mx.array, parameter: mx.array, state: dict[str, Any]
     ) -> mx.array:
-        decayed = parameter * (1 - _lr(self, gradient) * self.weight_decay)
-        return super().apply_single(gradient, decayed, state)
+        lr = _lr(self, gradient)
+        decay = 1 - lr * self.weight_decay
+        fused = _adam_kernel(self, gradient, parameter, state, lr, decay)
+        if fused is not None:
+            return fused
+        return super().apply_single(gradient, parameter * decay, state)
 
 
 class Adamax(Adam):
