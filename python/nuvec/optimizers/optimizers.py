@@ -325,7 +325,7 @@ _ADAM_KERNEL = True
 
 def _adam_kernel(opt, gradient, parameter, state, lr, decay):
     """Adam's step as one kernel (``_core._adam_update``) where every operand is float32 on the
-    CPU and the constants Python numbers; the same float32 operations as the op path in
+    CPU, none traced, and the constants Python numbers; the same float32 operations as the op path in
     ``Adam.apply_single``, so the same bits. The new parameter, or None for the op path."""
     m, v = state["m"], state["v"]
     b1, b2 = opt.betas
@@ -343,9 +343,12 @@ def _adam_kernel(opt, gradient, parameter, state, lr, decay):
     if opt.bias_correction:
         lr = (lr / (1 - b1**opt.step)).astype(gradient.dtype)
         correction = mx.rsqrt(1 - b2**opt.step).astype(gradient.dtype)
-    p, state["m"], state["v"] = mx._adam_update(
+    out = mx._adam_update(
         parameter, gradient, m, v, lr, correction, decay, b1, 1 - b1, b2, 1 - b2, opt.eps
     )
+    if out is None:  # traced by a transform: its ops are differentiated or exported
+        return None
+    p, state["m"], state["v"] = out
     return p
 
 
