@@ -23,8 +23,8 @@ CASES = [
     ("AdamW", {"weight_decay": 0.1, "bias_correction": True}),
     ("AdamW", {"weight_decay": 0.0}),
 ]
-# Tiny, around the vector widths (4, 8, 16 lanes), and over a million (several threads' pieces).
-SIZES = [(), (1,), (7,), (16,), (33,), (5, 13), (1024, 1025)]
+# Empty, tiny, around the vector widths (4, 8, 16 lanes), and over a million (several threads' pieces).
+SIZES = [(), (0, 3), (1,), (7,), (16,), (33,), (5, 13), (1024, 1025)]
 STEPS = 3
 
 
