@@ -684,3 +684,17 @@ def test_ops_accept_python_scalars_and_lists():
     )
     assert_array_equal_np(mx.sqrt(4.0), np.array(2.0, np.float32))
     assert_array_equal_np(mx.exp(0), np.array(1.0, np.float32))
+
+
+@pytest.mark.parametrize("shape", [(200, 300), (256, 512)])  # below and above the fusion size
+def test_dead_operand_beside_a_transposed_one(shape):
+    # The result may take the dead operand's buffer; the transposed operand must then not be
+    # laid out there before the kernel reads the dead operand's values.
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape).astype(np.float32)
+    y = rng.standard_normal(shape[::-1]).astype(np.float32)
+    t = mx.array(y).T
+    mx.eval(t)
+    out = mx.array(x) * 0.5 - t
+    mx.eval(out)
+    np.testing.assert_array_equal(np.asarray(out), x * np.float32(0.5) - y.T)

@@ -69,23 +69,23 @@ void run(Node* n, const std::unordered_set<Node*>& fused) {
     throw EvalError(e.is_index ? EvalErrorKind::index : EvalErrorKind::other, n->primitive->name(), e.what(),
                     describe_call_site(n->site));
   }
-  // Detach: the outputs hold their data now, so the inputs can be freed.
-  auto finish = [](Node* m) {
-    m->evaluated.store(true, std::memory_order_release);
-    if (m->traced) return;  // a transform still walks through this node
-    std::vector<Array> inputs;
-    inputs.swap(m->inputs);
-    m->primitive.reset();
-    m->siblings.clear();
-  };
   if (keep.empty()) {
-    finish(n);
+    finish_node(n);
   } else {
-    for (auto& k : keep) finish(k.get());
+    for (auto& k : keep) finish_node(k.get());
   }
 }
 
 }  // namespace
+
+void finish_node(Node* n) {
+  n->evaluated.store(true, std::memory_order_release);
+  if (n->traced) return;  // a transform still walks through this node
+  std::vector<Array> inputs;
+  inputs.swap(n->inputs);
+  n->primitive.reset();
+  n->siblings.clear();
+}
 
 void eval(const std::vector<Array>& outputs) {
   bool pending = false;

@@ -11,5 +11,8 @@ namespace nuvec {
 void eval(const std::vector<Array>& outputs);
 // Queues the evaluation on the arrays' stream worker and returns at once.
 void async_eval(const std::vector<Array>& outputs);
+// Marks a node evaluated (its outputs hold their data) and, unless a transform still walks
+// through it, drops its inputs and primitive so they can be freed.
+void finish_node(Node* n);
 
 }  // namespace nuvec

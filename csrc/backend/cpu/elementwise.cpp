@@ -121,10 +121,11 @@ void run(EwKernel kernel, const OpParams& params, std::vector<Operand> ops, char
   // row-major by the register-transposing kernel: a strided gather over large power-of-two
   // strides thrashes the cache. A plain copy of one such operand is that transpose alone.
   // The first such operand of the output's dtype is transposed into the output itself, which the
-  // kernel then updates in place (each element reads and writes one position).
+  // kernel then updates in place (each element reads and writes one position), unless the output
+  // is another operand's donated buffer, which must keep its values until the kernel reads them.
   std::vector<std::shared_ptr<Buffer>> keep;
   bool out_row_major = nd >= 2 && out_strides[nd - 1] == 1 && out_strides[nd - 2] == inner;
-  bool out_used = false;
+  bool out_used = std::any_of(ops.begin(), ops.end(), [&](const Operand& op) { return op.data == out; });
   for (auto& op : ops) {
     if (nd < 2 || op.strides[nd - 2] != 1 || op.strides[nd - 1] <= 1 || shape_size(shape) < kTransposeMin) continue;
     bool into_out = out_row_major && !out_used && op.dtype == out_dtype;
@@ -190,17 +191,6 @@ void run(EwKernel kernel, const OpParams& params, std::vector<Operand> ops, char
   });
 }
 
-// An input whose buffer nothing else uses can become the output's.
-bool donate(const Array& in, Array& out) {
-  // A traced node keeps its value for the transform walking the graph: never overwrite it.
-  if (in.traced() || in.use_count() != 1 || !in.buffer() || in.buffer().use_count() != 1 || !in.buffer()->owned())
-    return false;
-  if (in.itemsize() != out.itemsize() || in.shape() != out.shape() || !in.row_contiguous() || in.offset() != 0)
-    return false;
-  out.set_contiguous_data(in.buffer());
-  return true;
-}
-
 void prepare_output(const std::vector<Array>& in, Array& out) {
   for (const Array& a : in)
     if (donate(a, out)) return;
@@ -241,6 +231,16 @@ void missing_kernel(const char* op, Dtype d) {
 }
 
 }  // namespace
+
+bool donate(const Array& in, Array& out) {
+  // A traced node keeps its value for the transform walking the graph: never overwrite it.
+  if (in.traced() || in.use_count() != 1 || !in.buffer() || in.buffer().use_count() != 1 || !in.buffer()->owned())
+    return false;
+  if (in.itemsize() != out.itemsize() || in.shape() != out.shape() || !in.row_contiguous() || in.offset() != 0)
+    return false;
+  out.set_contiguous_data(in.buffer());
+  return true;
+}
 
 void copy_into(const Array& in, Array& out) {
   if (out.size() == 0) return;

@@ -1,6 +1,8 @@
-// The CPU backend's fusion: element-wise chains run as one pass. Producers fused into their only
-// user (chosen by plan_fusion) are computed chunk by chunk into small per-thread buffers that the
-// next kernel reads, so the intermediates never travel through memory.
+// The CPU backend's fusion: element-wise chains run as one pass. Producers fused into a user
+// (chosen by plan) are computed with it chunk by chunk; each step writes a small per-thread buffer
+// that later steps read, or, when its result is also wanted (asked for, or held from Python), that
+// result's own array. Stored results take over dead inputs' buffers, so a chain such as an Adam
+// update reads and writes each array once, in place.
 #include <algorithm>
 #include <memory>
 #include <unordered_map>
@@ -8,7 +10,9 @@
 #include <vector>
 
 #include "backend/cpu/backend.h"
+#include "backend/cpu/copy.h"
 #include "backend/cpu/kernels.h"
+#include "core/eval.h"
 #include "core/primitives/elementwise.h"
 #include "core/threads.h"
 
@@ -16,8 +20,8 @@ namespace nuvec {
 namespace cpu {
 namespace {
 
-constexpr int64_t kChunk = 2048;
-constexpr size_t kMaxSteps = 8;  // kernels fused into one pass, at most
+constexpr int64_t kChunk = 1024;  // elements per step and chunk: a group's buffers stay in L1/L2
+constexpr size_t kMaxSteps = 16;  // kernels fused into one pass, at most
 constexpr int kMaxOperands = 3;
 // Smaller arrays stay in cache between ops anyway: fusing them saves nothing.
 constexpr int64_t kFuseMinElements = int64_t(1) << 16;
@@ -28,19 +32,19 @@ bool fusible(const Primitive& p) {
   return dynamic_cast<const Elementwise*>(&p) != nullptr;
 }
 
-// Element-wise CPU nodes used once, by another element-wise CPU node of the same shape, in this
-// evaluation and by nothing else: they run inside that user and are never stored.
-void plan(const std::vector<Node*>& order, const std::vector<Array>& outputs, std::unordered_set<Node*>& fused) {
+// Element-wise CPU nodes used once in this evaluation, by another element-wise CPU node of the
+// same shape, run inside that user. Those also asked for or held elsewhere are stored as they are
+// computed (eval_fused tells them by their handle count); the others are never stored.
+void plan(const std::vector<Node*>& order, const std::vector<Array>&, std::unordered_set<Node*>& fused) {
   auto large = [](Node* n) { return n->size >= kFuseMinElements && n->stream.device.type == DeviceType::cpu; };
   if (std::none_of(order.begin(), order.end(), large)) return;  // nothing worth a pass
-  std::unordered_set<Node*> pending, requested;
+  std::unordered_set<Node*> pending;
   for (Node* n : order)
     if (large(n)) pending.insert(n);
   std::unordered_map<Node*, int> uses;
   for (Node* n : order)
     for (const Array& in : n->inputs)
       if (pending.count(in.node())) ++uses[in.node()];
-  for (const Array& a : outputs) requested.insert(a.node());
   auto candidate = [&](Node* n) {
     return large(n) && n->primitive && fusible(*n->primitive) && !n->traced && n->siblings.empty();
   };
@@ -52,8 +56,8 @@ void plan(const std::vector<Node*>& order, const std::vector<Array>& outputs, st
     int total = 1;
     for (const Array& in : user->inputs) {
       Node* a = in.node();
-      if (pending.count(a) && !requested.count(a) && uses[a] == 1 && in.use_count() == 1 && candidate(a) &&
-          a->shape == user->shape && total + steps[a] <= int(kMaxSteps)) {
+      if (pending.count(a) && uses[a] == 1 && candidate(a) && a->shape == user->shape &&
+          total + steps[a] <= int(kMaxSteps)) {
         fused.insert(a);
         total += steps[a];
       }
@@ -63,8 +67,9 @@ void plan(const std::vector<Node*>& order, const std::vector<Array>& outputs, st
 }
 
 struct Source {
-  int step = -1;               // an earlier step's result, or
-  const char* data = nullptr;  // an evaluated array (contiguous, or one element)
+  int step = -1;                 // an earlier step's result, or
+  const Array* array = nullptr;  // an evaluated array (contiguous, or one element)
+  const char* data = nullptr;
   bool scalar = false;
   size_t item = 0;
 };
@@ -72,8 +77,12 @@ struct Source {
 struct Step {
   EwKernel kernel;
   const OpParams* params;
-  std::vector<Source> operands;
-  size_t out_item;
+  Source operands[kMaxOperands];
+  int num_operands;
+  size_t item;          // of the result
+  Node* stored;         // the node whose array receives the result, or null: it stays in scratch
+  char* out = nullptr;  // that array's data
+  size_t slot = 0;      // else: its place in the scratch (bytes)
 };
 
 EwKernel kernel_of(const Elementwise& p) {
@@ -85,34 +94,70 @@ EwKernel kernel_of(const Elementwise& p) {
 
 // Appends the steps computing `node` (its fused producers first); false when some operand does
 // not fit the plain contiguous form, and the chain must run op by op instead.
-bool build(const Array& node, const std::unordered_set<Node*>& fused, std::vector<Step>& steps) {
+bool build(const Array& node, bool store, const std::unordered_set<Node*>& fused, std::vector<Step>& steps) {
   auto* p = dynamic_cast<const Elementwise*>(node.primitive().get());
   if (!p || node.dtype() != p->out_compute() || steps.size() >= kMaxSteps) return false;
   EwKernel kernel = kernel_of(*p);
-  if (!kernel) return false;
-  int64_t n = node.size();
   const std::vector<Array>& inputs = node.inputs();
-  Step step{kernel, &p->params(), {}, node.itemsize()};
+  if (!kernel || inputs.size() > size_t(kMaxOperands)) return false;
+  int64_t n = node.size();
+  Step step{kernel, &p->params(), {}, int(inputs.size()), node.itemsize(), store ? node.node() : nullptr};
   for (size_t k = 0; k < inputs.size(); ++k) {
     const Array& in = inputs[k];
-    Source src;
+    Source& src = step.operands[k];
     if (fused.count(in.node())) {
       // The producer's result is read as this op's operand: it must already be in its dtype.
-      if (in.dtype() != p->compute()[k] || !build(in, fused, steps)) return false;
+      // Held by more than this handle (asked for, or referenced from Python), it is also stored.
+      if (in.dtype() != p->compute()[k] || !build(in, in.use_count() > 1, fused, steps)) return false;
       src.step = int(steps.size()) - 1;
     } else {
       bool one = in.size() == 1;
       if (!in.evaluated() || in.dtype() != p->compute()[k] || !(one || (in.size() == n && in.row_contiguous())))
         return false;
       if (one && n > 1 && inputs.size() == 1) return false;  // unary kernels read n elements
+      src.array = &in;
       src.data = in.data_bytes();
       src.scalar = one && n > 1;
       src.item = in.itemsize();
     }
-    step.operands.push_back(src);
   }
-  steps.push_back(std::move(step));
+  steps.push_back(step);
   return true;
+}
+
+// Gives each stored step its array: an input's buffer when donate() allows it (nothing else uses
+// it) and the group reads that input at or before the step (its single handle is one operand), so
+// chunk by chunk every element is read before it is overwritten; else fresh memory. A donated
+// buffer is then shared, so donate() refuses it to later steps. Each other step gets a scratch
+// slot, free again once its one reader has run: a chain cycles through a few slots that stay in
+// the L1 cache.
+void place_results(std::vector<Step>& steps) {
+  std::vector<size_t> free_slots;
+  size_t next_slot = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    Step& st = steps[i];
+    if (!st.stored) {
+      if (free_slots.empty()) {
+        st.slot = next_slot;
+        next_slot += size_t(kChunk) * 8;
+      } else {
+        st.slot = free_slots.back();
+        free_slots.pop_back();
+      }
+    } else {
+      Array out(std::shared_ptr<Node>(std::shared_ptr<Node>{}, st.stored));  // non-owning alias
+      bool donated = false;
+      for (size_t j = 0; j <= i && !donated; ++j)
+        for (int k = 0; k < steps[j].num_operands && !donated; ++k)
+          if (const Array* in = steps[j].operands[k].array) donated = donate(*in, out);
+      if (!donated) out.allocate_contiguous();
+      st.out = out.data_bytes();
+    }
+    // This step is its operands' one reader: their slots are free for the steps after it.
+    for (int k = 0; k < st.num_operands; ++k)
+      if (int from = st.operands[k].step; from >= 0 && !steps[size_t(from)].stored)
+        free_slots.push_back(steps[size_t(from)].slot);
+  }
 }
 
 // The fallback: the fused producers evaluated op by op, inputs first.
@@ -123,8 +168,16 @@ void evaluate_producers(const std::vector<Array>& inputs, const std::unordered_s
     std::vector<Array> outs{in};
     const Primitive& p = *in.primitive();
     find_kernel(p, DeviceType::cpu)(p, in.inputs(), outs);
-    in.node()->evaluated.store(true, std::memory_order_release);
+    finish_node(in.node());
   }
+}
+
+// Asks for the next chunk of every input while this one computes: the hardware prefetchers
+// restart at each 4 KiB page, which a chunk spans.
+void prefetch(const std::vector<std::pair<const char*, size_t>>& streams, int64_t start, int64_t len) {
+  for (auto [data, item] : streams)
+    for (int64_t at = start * int64_t(item), end = (start + len) * int64_t(item); at < end; at += 64)
+      __builtin_prefetch(data + at);
 }
 
 // Evaluates an element-wise node with the producers in `fused` computed inline.
@@ -132,37 +185,49 @@ void eval_fused(const Primitive& p, const std::vector<Array>& in, std::vector<Ar
                 const std::unordered_set<Node*>& fused) {
   Array& root = out[0];
   std::vector<Step> steps;
-  // The root's own step is built from the same node: a handle sharing it, with its inputs.
-  Array self(std::shared_ptr<Node>(std::shared_ptr<Node>{}, root.node()));
-  if (!build(self, fused, steps)) {
+  if (!build(root, true, fused, steps)) {
     evaluate_producers(in, fused);
     find_kernel(p, DeviceType::cpu)(p, in, out);
     return;
   }
-  root.allocate_contiguous();
+  place_results(steps);
+  std::vector<std::pair<const char*, size_t>> streams;  // the arrays read element by element
+  for (const Step& st : steps)
+    for (int k = 0; k < st.num_operands; ++k)
+      if (const Source& src = st.operands[k]; src.array && !src.scalar) streams.emplace_back(src.data, src.item);
   int64_t n = root.size();
-  if (n == 0) return;
-  char* dst = root.data_bytes();
   int64_t pieces = (n + kChunk - 1) / kChunk;
   parallel_for(pieces, 16, [&](int64_t b, int64_t e) {
-    thread_local std::vector<char> scratch(kMaxSteps * kChunk * 8);
+    thread_local std::vector<char> buffer(kMaxSteps * kChunk * 8 + 64);
+    char* scratch = buffer.data() + (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64) % 64;
+    auto at = [&](const Step& st, int64_t start) {
+      return st.stored ? st.out + start * int64_t(st.item) : scratch + st.slot;
+    };
     for (int64_t piece = b; piece < e; ++piece) {
       int64_t start = piece * kChunk, len = std::min(kChunk, n - start);
+      int64_t next = std::min(kChunk, n - start - kChunk);
       for (size_t i = 0; i < steps.size(); ++i) {
         const Step& st = steps[i];
+        // A share of the next chunk's input lines per step, so the loads spread over the compute.
+        if (next > 0) {
+          int64_t lo = next * int64_t(i) / int64_t(steps.size()), hi = next * int64_t(i + 1) / int64_t(steps.size());
+          prefetch(streams, start + kChunk + lo, hi - lo);
+        }
         const void* ptrs[kMaxOperands];
         bool scalar[kMaxOperands];
-        for (size_t k = 0; k < st.operands.size(); ++k) {
+        for (int k = 0; k < st.num_operands; ++k) {
           const Source& src = st.operands[k];
           scalar[k] = src.scalar;
-          ptrs[k] = src.step >= 0 ? scratch.data() + size_t(src.step) * kChunk * 8
+          ptrs[k] = src.step >= 0 ? at(steps[size_t(src.step)], start)
                                   : src.data + (src.scalar ? 0 : start * int64_t(src.item));
         }
-        void* to = i + 1 == steps.size() ? dst + start * int64_t(st.out_item) : scratch.data() + i * kChunk * 8;
-        st.kernel(ptrs, scalar, to, len, *st.params);
+        st.kernel(ptrs, scalar, at(st, start), len, *st.params);
       }
     }
   });
+  // The stored producers are done (the root is finished by the caller).
+  for (size_t i = 0; i + 1 < steps.size(); ++i)
+    if (steps[i].stored) finish_node(steps[i].stored);
 }
 
 }  // namespace
