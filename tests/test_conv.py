@@ -101,6 +101,14 @@ def test_conv_nd(dims, xs, ws, kw):
     close(f(mx.array(x), mx.array(w), **kw), ref.conv_general(x, w, **general))
 
 
+def test_strided_views_as_input_and_weight():
+    x, w = rand(2, 7, 6, 4), rand(5, 3, 2, 4)
+    xv = mx.array(x)[:, ::-1, ::2]  # negative and doubled strides, contiguous channels
+    wv = mx.swapaxes(mx.array(w.transpose(3, 1, 2, 0).copy()), 0, 3)  # a transposed weight
+    want = ref.conv_general(x[:, ::-1, ::2], w, padding=1)
+    close(mx.conv2d(xv, wv, padding=1), want)
+
+
 def test_conv2d_positional_arguments():
     x, w = rand(2, 6, 6, 4), rand(4, 3, 3, 2)
     close(mx.conv2d(mx.array(x), mx.array(w), 2, 1, 1, 2), ref.conv_general(x, w, 2, 1, 1, 1, 2))

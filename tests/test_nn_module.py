@@ -377,3 +377,16 @@ def test_parameters_through_save_tree_and_load_into(tmp_path):
         assert ka == kb
         np.testing.assert_array_equal(np.asarray(va), np.asarray(vb))
     assert set(nx.load(f)) == {k for k, _ in tree_flatten(a.parameters())}
+
+
+def test_linear_weight_gradient_is_row_major_and_exact():
+    """The gradient of x @ w.T with respect to w (computed as (g^T x)^T so that it comes back in
+    w's own row-major layout): the same bits as through a contiguous copy of w.T."""
+    rng = np.random.default_rng(4)
+    x = nx.array(rng.standard_normal((6, 3)).astype(np.float32))
+    w = nx.array(rng.standard_normal((4, 3)).astype(np.float32))
+    g = nx.grad(lambda w: nx.sin(x @ w.T).sum())(w)
+    ref = nx.grad(lambda w: nx.sin(x @ nx.contiguous(w.T)).sum())(w)
+    np.testing.assert_array_equal(np.asarray(g), np.asarray(ref))
+    xn, wn = np.asarray(x, np.float64), np.asarray(w, np.float64)
+    np.testing.assert_allclose(np.asarray(g), (np.cos(xn @ wn.T)).T @ xn, rtol=1e-5, atol=1e-6)

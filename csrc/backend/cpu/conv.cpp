@@ -5,6 +5,7 @@
 // channel per group) have their own loop over channels. docs/design.md, "Convolutions".
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <cstring>
 #include <functional>
 #include <type_traits>
@@ -47,18 +48,21 @@ void for_items(int64_t n, int64_t work, const std::function<void(int64_t)>& fn) 
     parallel_for(n, 1, items);
 }
 
+// An offset that marks a tap outside the input (offsets may be negative: strides can be).
+constexpr int64_t kOutside = INT64_MIN;
+
 // The shapes of one convolution, with missing spatial axes as size 1 (always three).
 struct Geometry {
   int64_t n = 0, cin = 0, cout = 0, groups = 1, cig = 0, cog = 0, taps = 1, positions = 1;
   std::array<int64_t, 3> in{1, 1, 1}, k{1, 1, 1}, o{1, 1, 1};
   // The input's strides in elements (its channels are contiguous): between positions along each
-  // axis, and between examples. Strided views (the weight gradient's transposed input) run as is.
+  // axis, and between examples. Strided views (negative strides too) run as they are.
   std::array<int64_t, 3> x_stride{};
   int64_t x_batch_stride = 0;
   std::vector<int64_t> w_tap;  // each tap's offset in the weight, and its strides
   int64_t w_out_stride = 0, w_in_stride = 0;
-  // off[d][o * k[d] + t]: the element offset of output position o's tap t along axis d, or -1
-  // where it falls in the padding or between dilated input positions.
+  // off[d][o * k[d] + t]: the element offset of output position o's tap t along axis d, or
+  // kOutside where it falls in the padding or between dilated input positions.
   std::array<std::vector<int64_t>, 3> off;
   std::vector<std::array<int64_t, 3>> tap;  // each tap's index along each axis
   // last_inside[o]: every tap of output position o along the last spatial axis is an input
@@ -83,7 +87,7 @@ struct Geometry {
         for (int64_t t = 0; t < k[d]; ++t) {
           int64_t u = oo * p.stride[d] + t * p.kernel_dilation[d] - p.pad_lo[d], di = p.input_dilation[d];
           bool valid = u >= 0 && u % di == 0 && u / di < in[d];
-          off[d][size_t(oo * k[d] + t)] = valid ? u / di * x_stride[d] : -1;
+          off[d][size_t(oo * k[d] + t)] = valid ? u / di * x_stride[d] : kOutside;
         }
       taps *= k[d], positions *= o[d];
     }
@@ -92,7 +96,7 @@ struct Geometry {
     last_inside.assign(size_t(o[last]), p.input_dilation[size_t(last)] == 1);
     for (int64_t oo = 0; oo < o[last]; ++oo)
       for (int64_t t = 0; t < k[last]; ++t)
-        last_inside[size_t(oo)] = last_inside[size_t(oo)] && off[last][size_t(oo * k[last] + t)] >= 0;
+        last_inside[size_t(oo)] = last_inside[size_t(oo)] && off[last][size_t(oo * k[last] + t)] != kOutside;
     last_step = p.stride[size_t(last)] * x_stride[last];
     std::array<int64_t, 3> ws{};
     for (int d = 0; d < dims; ++d) ws[d] = w.strides()[d + 1];
@@ -117,7 +121,7 @@ struct Geometry {
     const auto& tp = tap[size_t(t)];
     int64_t a = off[0][size_t(r[1] * k[0] + tp[0])], b = off[1][size_t(r[2] * k[1] + tp[1])],
             c = off[2][size_t(r[3] * k[2] + tp[2])];
-    if (a < 0 || b < 0 || c < 0) return nullptr;
+    if (a == kOutside || b == kOutside || c == kOutside) return nullptr;
     return x + r[0] * x_batch_stride + a + b + c;
   }
 };
