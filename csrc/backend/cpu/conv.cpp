@@ -7,46 +7,24 @@
 #include <array>
 #include <climits>
 #include <cstring>
-#include <functional>
 #include <type_traits>
 #include <vector>
 
 #include "backend/cpu/backend.h"
 #include "backend/cpu/conv.h"
 #include "backend/cpu/copy.h"
+#include "backend/cpu/items.h"
 #include "backend/cpu/kernels.h"
 #include "core/primitives/conv.h"
-#include "core/threads.h"
 
 namespace nuvec {
 namespace cpu {
 
 const ConvKernels& conv_kernels() {
-  static const ConvKernels* t = [] {
-    auto* k = new ConvKernels();
-    NUVEC_FOR_ISA(fill_conv)(*k);
-    return k;
-  }();
-  return *t;
+  return kernel_table<ConvKernels>([] { return NUVEC_FOR_ISA(fill_conv); });
 }
 
 namespace {
-
-int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
-
-// Jobs of fewer multiply-adds than this run on the caller alone (as the matrix product's).
-constexpr int64_t kInlineBelow = int64_t(1) << 18;
-
-// fn(i) for i < n on the pool; which thread runs an item never changes what it computes.
-void for_items(int64_t n, int64_t work, const std::function<void(int64_t)>& fn) {
-  auto items = [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) fn(i);
-  };
-  if (work < kInlineBelow)
-    items(0, n);
-  else
-    parallel_for(n, 1, items);
-}
 
 // An offset that marks a tap outside the input (offsets may be negative: strides can be).
 constexpr int64_t kOutside = INT64_MIN;
@@ -131,7 +109,7 @@ struct Geometry {
 template <class T> std::vector<T> pack_weights(const Geometry& g, const T* w, bool flip, int nr) {
   int64_t panels = ceil_div(g.cog, nr), panel = g.taps * g.cig * nr;
   std::vector<T> packed(size_t(g.groups * panels * panel), T(0));
-  for_items(g.groups * panels, g.cout * g.taps * g.cig, [&](int64_t item) {
+  for_each_item(g.groups * panels, g.cout * g.taps * g.cig, [&](int64_t item) {
     int64_t grp = item / panels, j0 = (item % panels) * nr, cols = std::min<int64_t>(nr, g.cog - j0);
     T* dst = packed.data() + item * panel;
     // Walk the source along its smaller stride: a transposed view (the weight gradient's
@@ -265,7 +243,7 @@ template <class T> void depthwise(const Geometry& g, const T* x, const T* w, boo
   int64_t m = g.n * g.positions;
   constexpr int64_t kRows = 64;
   DepthwiseKernel<T> kern = depthwise_kernel<T>();
-  for_items(ceil_div(m, kRows), m * g.taps * g.cout, [&](int64_t item) {
+  for_each_item(ceil_div(m, kRows), m * g.taps * g.cout, [&](int64_t item) {
     std::vector<const T*> ptrs(size_t(g.taps));
     int64_t prev = -2;  // the last axis position of the previous row, when its taps were all inside
     for (int64_t row = item * kRows; row < std::min(m, (item + 1) * kRows); ++row) {
@@ -295,8 +273,8 @@ template <class T> void convolve(const ConvParams& p, const Geometry& g, const T
   Tiling t = plan(g, tl.shape.mr, tl.shape.nr, sizeof(T));
   std::vector<T> packed = pack_weights(g, w, p.flip, tl.shape.nr);
   std::vector<T> zeros(size_t(g.cig), T(0));
-  for_items(t.items(g), m * g.cout * g.taps * g.cig,
-            [&](int64_t item) { compute_item(g, t, tl, x, packed.data(), zeros.data(), y, item); });
+  for_each_item(t.items(g), m * g.cout * g.taps * g.cig,
+                [&](int64_t item) { compute_item(g, t, tl, x, packed.data(), zeros.data(), y, item); });
 }
 
 // `a` in the compute dtype (with unit stride along its last axis when `unit_last`, any other
