@@ -94,6 +94,16 @@ struct Geometry {
     return {rest / o[0], rest % o[0], o1, o2};
   }
 
+  // The row after r (its output position one step on, in the same order as row()).
+  void next(std::array<int64_t, 4>& r) const {
+    if (++r[3] < o[2]) return;
+    r[3] = 0;
+    if (++r[2] < o[1]) return;
+    r[2] = 0;
+    if (++r[1] < o[0]) return;
+    r[1] = 0, ++r[0];
+  }
+
   // Where row m's tap t starts in x (channel 0 of the input), or null in the padding.
   template <class T> const T* at(const T* x, const std::array<int64_t, 4>& r, int64_t t) const {
     const auto& tp = tap[size_t(t)];
@@ -101,6 +111,27 @@ struct Geometry {
             c = off[2][size_t(r[3] * k[2] + tp[2])];
     if (a == kOutside || b == kOutside || c == kOutside) return nullptr;
     return x + r[0] * x_batch_stride + a + b + c;
+  }
+
+  // Row r's pointers for taps t0 .. t0 + nt into dst[tt * step] (`zeros` in the padding). `run` is
+  // the last-axis position of the row before, set when all its taps there were inside (else -2),
+  // and `prev` that row's pointers: a row one step on from it moves each real tap one step.
+  template <class T> void pointers(const T* x, const std::array<int64_t, 4>& r, int64_t t0, int64_t nt, const T* zeros,
+                                   const T* const* prev, const T** dst, int64_t step, int64_t& run) const {
+    int64_t pos = r[size_t(last_axis + 1)];
+    bool inside = last_inside[size_t(pos)];
+    if (inside && pos == run + 1) {
+      for (int64_t tt = 0; tt < nt; ++tt) {
+        const T* p = prev[tt * step];
+        dst[tt * step] = p == zeros ? zeros : p + last_step;
+      }
+    } else {
+      for (int64_t tt = 0; tt < nt; ++tt) {
+        const T* p = at(x, r, t0 + tt);
+        dst[tt * step] = p ? p : zeros;
+      }
+    }
+    run = inside ? pos : -2;
   }
 };
 
@@ -197,14 +228,15 @@ template <class T> void compute_item(const Geometry& g, const Tiling& t, const T
   for (int64_t t0 = 0; t0 < g.taps; t0 += t.taps_per_block) {
     int64_t nt = std::min(t.taps_per_block, g.taps - t0), per_chunk = nt * s.mr;
     // Chunk c's pointers: ptrs[c * per_chunk + tap * mr + row].
-    for (int64_t r = 0; r < rows; ++r) {
-      auto pos = g.row(row0 + r);
-      const T** dst = ptrs.data() + (r / s.mr) * per_chunk + r % s.mr;
-      for (int64_t tt = 0; tt < nt; ++tt) {
-        const T* p = g.at(xg, pos, t0 + tt);
-        dst[tt * s.mr] = p ? p : zeros;
+    const T** prev = nullptr;
+    int64_t run = -2;
+    auto pos = g.row(row0);
+    for (int64_t c = 0; c < chunks; ++c)
+      for (int64_t i = 0; i < s.mr && c * s.mr + i < rows; ++i, g.next(pos)) {
+        const T** dst = ptrs.data() + c * per_chunk + i;
+        g.pointers(xg, pos, t0, nt, zeros, prev, dst, s.mr, run);
+        prev = dst;
       }
-    }
     for (int64_t pj = p0; pj < p1; ++pj) {
       const T* b = packed + (grp * t.panels + pj) * panel + t0 * g.cig * s.nr;
       int64_t col = grp * g.cog + pj * s.nr, cols = std::min<int64_t>(s.nr, g.cog - pj * s.nr);
@@ -245,22 +277,10 @@ template <class T> void depthwise(const Geometry& g, const T* x, const T* w, boo
   DepthwiseKernel<T> kern = depthwise_kernel<T>();
   for_each_item(ceil_div(m, kRows), m * g.taps * g.cout, [&](int64_t item) {
     std::vector<const T*> ptrs(size_t(g.taps));
-    int64_t prev = -2;  // the last axis position of the previous row, when its taps were all inside
-    for (int64_t row = item * kRows; row < std::min(m, (item + 1) * kRows); ++row) {
-      auto r = g.row(row);
-      int64_t at_last = r[size_t(g.last_axis + 1)];
-      bool inside = g.last_inside[size_t(at_last)];
-      if (inside && at_last == prev + 1) {
-        // The next position along the last axis: every real tap moves one step.
-        for (auto& p : ptrs)
-          if (p != zeros.data()) p += g.last_step;
-      } else {
-        for (int64_t t = 0; t < g.taps; ++t) {
-          const T* p = g.at(x, r, t);
-          ptrs[size_t(t)] = p ? p : zeros.data();
-        }
-      }
-      prev = inside ? at_last : -2;
+    int64_t run = -2;
+    auto pos = g.row(item * kRows);
+    for (int64_t row = item * kRows; row < std::min(m, (item + 1) * kRows); ++row, g.next(pos)) {
+      g.pointers(x, pos, 0, g.taps, zeros.data(), ptrs.data(), ptrs.data(), 1, run);
       kern(g.taps, g.cout, ptrs.data(), wt.data(), y + row * g.cout);
     }
   });
