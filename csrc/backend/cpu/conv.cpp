@@ -171,6 +171,7 @@ template <class T> std::vector<T> pack_weights(const Geometry& g, const T* w, bo
 // depends on the shapes alone.
 struct Tiling {
   int64_t rows_per_tile, row_tiles, panels, panels_per_block, col_blocks, taps_per_block;
+  bool stream;  // the output's final values go around the caches (kStreamAbove)
   int64_t items(const Geometry& g) const { return g.groups * row_tiles * col_blocks; }
 };
 
@@ -194,6 +195,7 @@ Tiling plan(const Geometry& g, int mr, int nr, size_t esz) {
   t.rows_per_tile = tile_chunks * mr;
   t.row_tiles = ceil_div(m, t.rows_per_tile);
   t.col_blocks = ceil_div(t.panels, t.panels_per_block);
+  t.stream = size_t(m * g.cout) * esz > kStreamAbove;
   return t;
 }
 
@@ -225,6 +227,7 @@ template <class T> void compute_item(const Geometry& g, const Tiling& t, const T
   thread_local std::vector<const T*> ptrs;
   ptrs.resize(size_t(chunks * t.taps_per_block * s.mr));
   alignas(64) T full[kMaxMR * 64];
+  bool streamed = false;
   for (int64_t t0 = 0; t0 < g.taps; t0 += t.taps_per_block) {
     int64_t nt = std::min(t.taps_per_block, g.taps - t0), per_chunk = nt * s.mr;
     // Chunk c's pointers: ptrs[c * per_chunk + tap * mr + row].
@@ -246,16 +249,22 @@ template <class T> void compute_item(const Geometry& g, const Tiling& t, const T
         const T* const* rp = ptrs.data() + c * per_chunk;
         T* out = y + (row0 + c * s.mr) * g.cout + col;
         if (cols == s.nr) {
-          micro(nt, g.cig, rp, b, out, g.cout, t0 > 0);
+          bool st = t.stream && t0 + nt == g.taps && reinterpret_cast<uintptr_t>(out) % 64 == 0 &&
+                    g.cout * int64_t(sizeof(T)) % 64 == 0;
+          micro(nt, g.cig, rp, b, out, g.cout, t0 > 0, st);
+          streamed = streamed || st;
           continue;
         }
         // The group's last, narrower panel: the same full-width kernel on a copy.
         for (int i = 0; i < rr && t0 > 0; ++i) std::memcpy(full + i * s.nr, out + i * g.cout, size_t(cols) * sizeof(T));
-        micro(nt, g.cig, rp, b, full, s.nr, t0 > 0);
+        micro(nt, g.cig, rp, b, full, s.nr, t0 > 0, false);
         for (int i = 0; i < rr; ++i) std::memcpy(out + i * g.cout, full + i * s.nr, size_t(cols) * sizeof(T));
       }
     }
   }
+#if defined(__x86_64__)
+  if (streamed) __builtin_ia32_sfence();  // the streamed lines reach memory before the item counts done
+#endif
 }
 
 template <class T> DepthwiseKernel<T> depthwise_kernel() {

@@ -33,7 +33,6 @@ constexpr int64_t kTargetTasks = 16;                 // pieces a column reductio
 constexpr int64_t kMinChunkRows = 256;               // rows of one piece when rows are cut
 constexpr int64_t kTaskElements = int64_t(1) << 14;  // elements grouped into one row task
 constexpr int64_t kSerialBelow = int64_t(1) << 15;   // total elements computed on the caller alone
-constexpr size_t kStreamAbove = size_t(8) << 20;     // output bytes written around the caches
 
 // x itself when row-major, else a contiguous copy.
 Array contiguous(const Array& x) {

@@ -10,8 +10,8 @@
 namespace nuvec::cpu::NUVEC_ISA {
 namespace {
 
-template <class T, class V, int R>
-void micro(int64_t taps, int64_t cin, const T* const* rows, const T* b, T* c, int64_t ldc, bool accumulate) {
+template <class T, class V, int R> void micro(int64_t taps, int64_t cin, const T* const* rows, const T* b, T* c,
+                                              int64_t ldc, bool accumulate, bool stream) {
   constexpr int L = sizeof(V) / sizeof(T), NR = kNV * L;
   V acc[R][kNV];
 #pragma GCC unroll 16
@@ -37,7 +37,12 @@ void micro(int64_t taps, int64_t cin, const T* const* rows, const T* b, T* c, in
 #pragma GCC unroll 16
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 4
-    for (int j = 0; j < kNV; ++j) storev(c + i * ldc + j * L, acc[i][j]);
+    for (int j = 0; j < kNV; ++j) {
+      if (stream)
+        streamv(c + i * ldc + j * L, acc[i][j]);
+      else
+        storev(c + i * ldc + j * L, acc[i][j]);
+    }
 }
 
 // U vectors of channels from c, each the chain over taps from zero.
@@ -77,9 +82,10 @@ template <class T, class V> void depthwise(int64_t taps, int64_t channels, const
 
 // One output channel (NR = 1): R dot products over (tap, channel), vectorised along the
 // channels; each row's lanes are summed in lane order at the end of the call, then added to c.
-// The order is fixed by the shapes, so the bits do not depend on the threads either.
+// The order is fixed by the shapes, so the bits do not depend on the threads either. Its scalar
+// stores never stream.
 template <class T, class V, int R>
-void dot(int64_t taps, int64_t cin, const T* const* rows, const T* b, T* c, int64_t ldc, bool accumulate) {
+void dot(int64_t taps, int64_t cin, const T* const* rows, const T* b, T* c, int64_t ldc, bool accumulate, bool) {
   constexpr int L = sizeof(V) / sizeof(T);
   V acc[R] = {};
   T tail[R] = {};

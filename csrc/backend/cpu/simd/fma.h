@@ -69,6 +69,24 @@ template <class V, class T> inline V loadv(const T* p) {
 }
 template <class V, class T> inline void storev(T* p, V v) { std::memcpy(p, &v, sizeof(V)); }
 
+// An aligned store around the caches where the build has one (a plain store otherwise); the
+// caller fences (sfence) before another thread may read the lines.
+template <class V, class T> inline void streamv(T* p, V v) {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(T) == 4)
+    _mm512_stream_ps(p, (__m512)v);
+  else
+    _mm512_stream_pd(p, (__m512d)v);
+#elif defined(__AVX2__)
+  if constexpr (sizeof(T) == 4)
+    _mm256_stream_ps(p, (__m256)v);
+  else
+    _mm256_stream_pd(p, (__m256d)v);
+#else
+  storev(p, v);
+#endif
+}
+
 // The micro-kernels' register tile: MR rows by NV vectors of accumulators.
 #if defined(__AVX512F__)
 constexpr int kMR = 14, kNV = 2;
