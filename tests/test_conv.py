@@ -320,6 +320,22 @@ def test_same_bits_whatever_the_thread_count():
         mx.set_num_threads(before)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_large_output_same_bits_as_its_parts(dtype):
+    # nuvec writes outputs over 8 MB around the caches, and batch slices of one through the cache.
+    if IS_MLX and dtype == "float64":
+        pytest.skip("MLX has no float64 convolution")
+    r = np.random.default_rng(5)
+    x = r.standard_normal((48, 28, 28, 32)).astype(dtype)
+    w = r.standard_normal((64, 3, 3, 32)).astype(dtype)
+    X, W = mx.array(x, dtype=getattr(mx, dtype)), mx.array(w, dtype=getattr(mx, dtype))
+    whole = np.asarray(mx.conv2d(X, W, padding=1))
+    parts = [np.asarray(mx.conv2d(X[i : i + 12], W, padding=1)) for i in range(0, 48, 12)]
+    assert whole.nbytes > 8 << 20 > parts[0].nbytes
+    assert whole.tobytes() == np.concatenate(parts).tobytes()
+    close(whole[:2], ref.conv_general(x[:2].astype(np.float64), w.astype(np.float64), padding=1))
+
+
 @st.composite
 def configs(draw):
     dims = draw(st.integers(1, 3))

@@ -7,46 +7,24 @@
 #include <array>
 #include <climits>
 #include <cstring>
-#include <functional>
 #include <type_traits>
 #include <vector>
 
 #include "backend/cpu/backend.h"
 #include "backend/cpu/conv.h"
 #include "backend/cpu/copy.h"
+#include "backend/cpu/items.h"
 #include "backend/cpu/kernels.h"
 #include "core/primitives/conv.h"
-#include "core/threads.h"
 
 namespace nuvec {
 namespace cpu {
 
 const ConvKernels& conv_kernels() {
-  static const ConvKernels* t = [] {
-    auto* k = new ConvKernels();
-    NUVEC_FOR_ISA(fill_conv)(*k);
-    return k;
-  }();
-  return *t;
+  return kernel_table<ConvKernels>([] { return NUVEC_FOR_ISA(fill_conv); });
 }
 
 namespace {
-
-int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
-
-// Jobs of fewer multiply-adds than this run on the caller alone (as the matrix product's).
-constexpr int64_t kInlineBelow = int64_t(1) << 18;
-
-// fn(i) for i < n on the pool; which thread runs an item never changes what it computes.
-void for_items(int64_t n, int64_t work, const std::function<void(int64_t)>& fn) {
-  auto items = [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) fn(i);
-  };
-  if (work < kInlineBelow)
-    items(0, n);
-  else
-    parallel_for(n, 1, items);
-}
 
 // An offset that marks a tap outside the input (offsets may be negative: strides can be).
 constexpr int64_t kOutside = INT64_MIN;
@@ -116,6 +94,16 @@ struct Geometry {
     return {rest / o[0], rest % o[0], o1, o2};
   }
 
+  // The row after r (its output position one step on, in the same order as row()).
+  void next(std::array<int64_t, 4>& r) const {
+    if (++r[3] < o[2]) return;
+    r[3] = 0;
+    if (++r[2] < o[1]) return;
+    r[2] = 0;
+    if (++r[1] < o[0]) return;
+    r[1] = 0, ++r[0];
+  }
+
   // Where row m's tap t starts in x (channel 0 of the input), or null in the padding.
   template <class T> const T* at(const T* x, const std::array<int64_t, 4>& r, int64_t t) const {
     const auto& tp = tap[size_t(t)];
@@ -124,6 +112,27 @@ struct Geometry {
     if (a == kOutside || b == kOutside || c == kOutside) return nullptr;
     return x + r[0] * x_batch_stride + a + b + c;
   }
+
+  // Row r's pointers for taps t0 .. t0 + nt into dst[tt * step] (`zeros` in the padding). `run` is
+  // the last-axis position of the row before, set when all its taps there were inside (else -2),
+  // and `prev` that row's pointers: a row one step on from it moves each real tap one step.
+  template <class T> void pointers(const T* x, const std::array<int64_t, 4>& r, int64_t t0, int64_t nt, const T* zeros,
+                                   const T* const* prev, const T** dst, int64_t step, int64_t& run) const {
+    int64_t pos = r[size_t(last_axis + 1)];
+    bool inside = last_inside[size_t(pos)];
+    if (inside && pos == run + 1) {
+      for (int64_t tt = 0; tt < nt; ++tt) {
+        const T* p = prev[tt * step];
+        dst[tt * step] = p == zeros ? zeros : p + last_step;
+      }
+    } else {
+      for (int64_t tt = 0; tt < nt; ++tt) {
+        const T* p = at(x, r, t0 + tt);
+        dst[tt * step] = p ? p : zeros;
+      }
+    }
+    run = inside ? pos : -2;
+  }
 };
 
 // The weights (any strides) as column panels per group: panel (g, j) holds, for each tap (flipped when asked)
@@ -131,7 +140,7 @@ struct Geometry {
 template <class T> std::vector<T> pack_weights(const Geometry& g, const T* w, bool flip, int nr) {
   int64_t panels = ceil_div(g.cog, nr), panel = g.taps * g.cig * nr;
   std::vector<T> packed(size_t(g.groups * panels * panel), T(0));
-  for_items(g.groups * panels, g.cout * g.taps * g.cig, [&](int64_t item) {
+  for_each_item(g.groups * panels, g.cout * g.taps * g.cig, [&](int64_t item) {
     int64_t grp = item / panels, j0 = (item % panels) * nr, cols = std::min<int64_t>(nr, g.cog - j0);
     T* dst = packed.data() + item * panel;
     // Walk the source along its smaller stride: a transposed view (the weight gradient's
@@ -162,6 +171,7 @@ template <class T> std::vector<T> pack_weights(const Geometry& g, const T* w, bo
 // depends on the shapes alone.
 struct Tiling {
   int64_t rows_per_tile, row_tiles, panels, panels_per_block, col_blocks, taps_per_block;
+  bool stream;  // the output's final values go around the caches (kStreamAbove)
   int64_t items(const Geometry& g) const { return g.groups * row_tiles * col_blocks; }
 };
 
@@ -185,6 +195,7 @@ Tiling plan(const Geometry& g, int mr, int nr, size_t esz) {
   t.rows_per_tile = tile_chunks * mr;
   t.row_tiles = ceil_div(m, t.rows_per_tile);
   t.col_blocks = ceil_div(t.panels, t.panels_per_block);
+  t.stream = size_t(m * g.cout) * esz > kStreamAbove;
   return t;
 }
 
@@ -216,17 +227,19 @@ template <class T> void compute_item(const Geometry& g, const Tiling& t, const T
   thread_local std::vector<const T*> ptrs;
   ptrs.resize(size_t(chunks * t.taps_per_block * s.mr));
   alignas(64) T full[kMaxMR * 64];
+  bool streamed = false;
   for (int64_t t0 = 0; t0 < g.taps; t0 += t.taps_per_block) {
     int64_t nt = std::min(t.taps_per_block, g.taps - t0), per_chunk = nt * s.mr;
     // Chunk c's pointers: ptrs[c * per_chunk + tap * mr + row].
-    for (int64_t r = 0; r < rows; ++r) {
-      auto pos = g.row(row0 + r);
-      const T** dst = ptrs.data() + (r / s.mr) * per_chunk + r % s.mr;
-      for (int64_t tt = 0; tt < nt; ++tt) {
-        const T* p = g.at(xg, pos, t0 + tt);
-        dst[tt * s.mr] = p ? p : zeros;
+    const T** prev = nullptr;
+    int64_t run = -2;
+    auto pos = g.row(row0);
+    for (int64_t c = 0; c < chunks; ++c)
+      for (int64_t i = 0; i < s.mr && c * s.mr + i < rows; ++i, g.next(pos)) {
+        const T** dst = ptrs.data() + c * per_chunk + i;
+        g.pointers(xg, pos, t0, nt, zeros, prev, dst, s.mr, run);
+        prev = dst;
       }
-    }
     for (int64_t pj = p0; pj < p1; ++pj) {
       const T* b = packed + (grp * t.panels + pj) * panel + t0 * g.cig * s.nr;
       int64_t col = grp * g.cog + pj * s.nr, cols = std::min<int64_t>(s.nr, g.cog - pj * s.nr);
@@ -236,16 +249,22 @@ template <class T> void compute_item(const Geometry& g, const Tiling& t, const T
         const T* const* rp = ptrs.data() + c * per_chunk;
         T* out = y + (row0 + c * s.mr) * g.cout + col;
         if (cols == s.nr) {
-          micro(nt, g.cig, rp, b, out, g.cout, t0 > 0);
+          bool st = t.stream && t0 + nt == g.taps && reinterpret_cast<uintptr_t>(out) % 64 == 0 &&
+                    g.cout * int64_t(sizeof(T)) % 64 == 0;
+          micro(nt, g.cig, rp, b, out, g.cout, t0 > 0, st);
+          streamed = streamed || st;
           continue;
         }
         // The group's last, narrower panel: the same full-width kernel on a copy.
         for (int i = 0; i < rr && t0 > 0; ++i) std::memcpy(full + i * s.nr, out + i * g.cout, size_t(cols) * sizeof(T));
-        micro(nt, g.cig, rp, b, full, s.nr, t0 > 0);
+        micro(nt, g.cig, rp, b, full, s.nr, t0 > 0, false);
         for (int i = 0; i < rr; ++i) std::memcpy(out + i * g.cout, full + i * s.nr, size_t(cols) * sizeof(T));
       }
     }
   }
+#if defined(__x86_64__)
+  if (streamed) __builtin_ia32_sfence();  // the streamed lines reach memory before the item counts done
+#endif
 }
 
 template <class T> DepthwiseKernel<T> depthwise_kernel() {
@@ -265,24 +284,12 @@ template <class T> void depthwise(const Geometry& g, const T* x, const T* w, boo
   int64_t m = g.n * g.positions;
   constexpr int64_t kRows = 64;
   DepthwiseKernel<T> kern = depthwise_kernel<T>();
-  for_items(ceil_div(m, kRows), m * g.taps * g.cout, [&](int64_t item) {
+  for_each_item(ceil_div(m, kRows), m * g.taps * g.cout, [&](int64_t item) {
     std::vector<const T*> ptrs(size_t(g.taps));
-    int64_t prev = -2;  // the last axis position of the previous row, when its taps were all inside
-    for (int64_t row = item * kRows; row < std::min(m, (item + 1) * kRows); ++row) {
-      auto r = g.row(row);
-      int64_t at_last = r[size_t(g.last_axis + 1)];
-      bool inside = g.last_inside[size_t(at_last)];
-      if (inside && at_last == prev + 1) {
-        // The next position along the last axis: every real tap moves one step.
-        for (auto& p : ptrs)
-          if (p != zeros.data()) p += g.last_step;
-      } else {
-        for (int64_t t = 0; t < g.taps; ++t) {
-          const T* p = g.at(x, r, t);
-          ptrs[size_t(t)] = p ? p : zeros.data();
-        }
-      }
-      prev = inside ? at_last : -2;
+    int64_t run = -2;
+    auto pos = g.row(item * kRows);
+    for (int64_t row = item * kRows; row < std::min(m, (item + 1) * kRows); ++row, g.next(pos)) {
+      g.pointers(x, pos, 0, g.taps, zeros.data(), ptrs.data(), ptrs.data(), 1, run);
       kern(g.taps, g.cout, ptrs.data(), wt.data(), y + row * g.cout);
     }
   });
@@ -295,8 +302,8 @@ template <class T> void convolve(const ConvParams& p, const Geometry& g, const T
   Tiling t = plan(g, tl.shape.mr, tl.shape.nr, sizeof(T));
   std::vector<T> packed = pack_weights(g, w, p.flip, tl.shape.nr);
   std::vector<T> zeros(size_t(g.cig), T(0));
-  for_items(t.items(g), m * g.cout * g.taps * g.cig,
-            [&](int64_t item) { compute_item(g, t, tl, x, packed.data(), zeros.data(), y, item); });
+  for_each_item(t.items(g), m * g.cout * g.taps * g.cig,
+                [&](int64_t item) { compute_item(g, t, tl, x, packed.data(), zeros.data(), y, item); });
 }
 
 // `a` in the compute dtype (with unit stride along its last axis when `unit_last`, any other

@@ -12,9 +12,10 @@ namespace nuvec::cpu {
 
 // Implicit GEMM: c[i * ldc + j] for i < R rows, j < NR columns; row i of tap t reads its `cin`
 // input channels at rows[t * MR + i] (a zero run for taps in the padding), the weights come packed
-// as (tap, channel) by NR columns. Starts from c when `accumulate`, else from zero.
+// as (tap, channel) by NR columns. Starts from c when `accumulate`, else from zero. `stream`: c is
+// 64-byte aligned, as is ldc in bytes, and the stores may go around the caches (sfence after).
 template <class T> using ConvMicro = void (*)(int64_t taps, int64_t cin, const T* const* rows, const T* b, T* c,
-                                              int64_t ldc, bool accumulate);
+                                              int64_t ldc, bool accumulate, bool stream);
 
 // Depthwise (one input and one output channel per group): out[c] = sum over taps t of
 // ptrs[t][c] * w[t * channels + c], for c < channels.

@@ -59,6 +59,17 @@ template <class F> F for_isa(F portable, F avx2, F avx512) {
 #define NUVEC_FOR_ISA(fn) (&::nuvec::cpu::portable::fn)
 #endif
 
+// A kernel family's table, filled once (on first use) by the build that pick() returns, e.g.
+// `[] { return NUVEC_FOR_ISA(fill_conv); }` (so later calls cost only the static's guard).
+template <class K, class Pick> const K& kernel_table(Pick pick) {
+  static const K* t = [&] {
+    auto* k = new K();
+    pick()(*k);
+    return k;
+  }();
+  return *t;
+}
+
 #define NUVEC_DECLARE_ISA(ns)          \
   namespace ns {                       \
   void fill_convert(KernelTable& t);   \

@@ -8,52 +8,25 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <type_traits>
 #include <vector>
 
 #include "backend/cpu/backend.h"
+#include "backend/cpu/items.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/matmul.h"
 #include "core/primitives/matmul.h"
-#include "core/threads.h"
 
 namespace nuvec {
 namespace cpu {
 
 const MatmulKernels& matmul_kernels() {
-  static const MatmulKernels* t = [] {
-    auto* k = new MatmulKernels();
-    NUVEC_FOR_ISA(fill_matmul)(*k);
-    return k;
-  }();
-  return *t;
+  return kernel_table<MatmulKernels>([] { return NUVEC_FOR_ISA(fill_matmul); });
 }
 
 namespace {
 
 enum class Mode { f32, f64, bf16, c64 };
-
-// Jobs of fewer multiply-adds (or elements packed) than this run on the caller alone: ~10 us of
-// arithmetic, less than what waking the pool can cost when another process holds a core.
-constexpr int64_t kInlineBelow = int64_t(1) << 18;
-
-// Runs fn(i) for i < n, `work` multiply-adds (or elements packed) in all, on the pool: each item
-// is a piece of its own (up to the pool's 64 pieces), claimed as threads come free, so a thread
-// slowed by other work on the machine takes fewer, and the caller can tell a worker that lags.
-// Each item's arithmetic is fixed by the shapes alone.
-void for_each_item(int64_t n, int64_t work, const std::function<void(int64_t)>& fn) {
-  auto items = [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) fn(i);
-  };
-  if (work < kInlineBelow)
-    items(0, n);
-  else
-    parallel_for(n, 1, items);
-}
-
-int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
-int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
 
 // Per-thread scratch that grows as needed (64-byte aligned).
 struct Scratch {

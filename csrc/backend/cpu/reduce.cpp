@@ -12,6 +12,7 @@
 #include "backend/cpu/backend.h"
 #include "backend/cpu/copy.h"
 #include "backend/cpu/ctypes.h"
+#include "backend/cpu/items.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/reduce.h"
 #include "core/primitives/reduce.h"
@@ -21,12 +22,7 @@ namespace nuvec {
 namespace cpu {
 
 const ReduceTable& reduce_kernels() {
-  static const ReduceTable* table = [] {
-    auto* t = new ReduceTable();
-    NUVEC_FOR_ISA(fill_reduce)(*t);
-    return t;
-  }();
-  return *table;
+  return kernel_table<ReduceTable>([] { return NUVEC_FOR_ISA(fill_reduce); });
 }
 
 namespace {
@@ -37,9 +33,6 @@ constexpr int64_t kTargetTasks = 16;                 // pieces a column reductio
 constexpr int64_t kMinChunkRows = 256;               // rows of one piece when rows are cut
 constexpr int64_t kTaskElements = int64_t(1) << 14;  // elements grouped into one row task
 constexpr int64_t kSerialBelow = int64_t(1) << 15;   // total elements computed on the caller alone
-constexpr size_t kStreamAbove = size_t(8) << 20;     // output bytes written around the caches
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // x itself when row-major, else a contiguous copy.
 Array contiguous(const Array& x) {

@@ -1,85 +1,17 @@
 // Convolution micro-kernels: the matrix product's register tile (MR rows by NV vectors), with
 // each row's values read straight from the input through a pointer per tap instead of a packed
 // panel, so the im2col matrix is never built (backend/cpu/conv.h states the chain over k).
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #include <algorithm>
 #include <utility>
 
 #include "backend/cpu/conv.h"
-#include "backend/cpu/simd/simd.h"
+#include "backend/cpu/simd/fma.h"
 
 namespace nuvec::cpu::NUVEC_ISA {
 namespace {
 
-typedef double VecD __attribute__((vector_size(kVecBytes)));
-
-inline VecF fmadd(VecF a, VecF b, VecF c) {
-#if defined(__AVX512F__)
-  return _mm512_fmadd_ps(a, b, c);
-#elif defined(__AVX2__)
-  return _mm256_fmadd_ps(a, b, c);
-#else
-  return a * b + c;
-#endif
-}
-inline VecD fmadd(VecD a, VecD b, VecD c) {
-#if defined(__AVX512F__)
-  return _mm512_fmadd_pd(a, b, c);
-#elif defined(__AVX2__)
-  return _mm256_fmadd_pd(a, b, c);
-#else
-  return a * b + c;
-#endif
-}
-
-// Every lane x, through the broadcast instruction (a lane-by-lane fill compiles to inserts).
-inline VecF splat(float x) {
-#if defined(__AVX512F__)
-  return _mm512_set1_ps(x);
-#elif defined(__AVX2__)
-  return _mm256_set1_ps(x);
-#elif defined(__SSE2__)
-  return _mm_set1_ps(x);
-#else
-  VecF v;
-  for (int i = 0; i < kLanesF; ++i) v[i] = x;
-  return v;
-#endif
-}
-inline VecD splat(double x) {
-#if defined(__AVX512F__)
-  return _mm512_set1_pd(x);
-#elif defined(__AVX2__)
-  return _mm256_set1_pd(x);
-#elif defined(__SSE2__)
-  return _mm_set1_pd(x);
-#else
-  VecD v;
-  for (int i = 0; i < kVecBytes / 8; ++i) v[i] = x;
-  return v;
-#endif
-}
-template <class V, class T> inline V loadv(const T* p) {
-  V v;
-  std::memcpy(&v, p, sizeof(V));
-  return v;
-}
-template <class V, class T> inline void storev(T* p, V v) { std::memcpy(p, &v, sizeof(V)); }
-
-// The matrix product's tile for this build (backend/cpu/simd/matmul.cpp).
-#if defined(__AVX512F__)
-constexpr int kMR = 14, kNV = 2;
-#elif defined(__AVX2__)
-constexpr int kMR = 6, kNV = 2;
-#else
-constexpr int kMR = 4, kNV = 2;
-#endif
-
-template <class T, class V, int R>
-void micro(int64_t taps, int64_t cin, const T* const* rows, const T* b, T* c, int64_t ldc, bool accumulate) {
+template <class T, class V, int R> void micro(int64_t taps, int64_t cin, const T* const* rows, const T* b, T* c,
+                                              int64_t ldc, bool accumulate, bool stream) {
   constexpr int L = sizeof(V) / sizeof(T), NR = kNV * L;
   V acc[R][kNV];
 #pragma GCC unroll 16
@@ -105,7 +37,12 @@ void micro(int64_t taps, int64_t cin, const T* const* rows, const T* b, T* c, in
 #pragma GCC unroll 16
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 4
-    for (int j = 0; j < kNV; ++j) storev(c + i * ldc + j * L, acc[i][j]);
+    for (int j = 0; j < kNV; ++j) {
+      if (stream)
+        streamv(c + i * ldc + j * L, acc[i][j]);
+      else
+        storev(c + i * ldc + j * L, acc[i][j]);
+    }
 }
 
 // U vectors of channels from c, each the chain over taps from zero.
@@ -145,9 +82,10 @@ template <class T, class V> void depthwise(int64_t taps, int64_t channels, const
 
 // One output channel (NR = 1): R dot products over (tap, channel), vectorised along the
 // channels; each row's lanes are summed in lane order at the end of the call, then added to c.
-// The order is fixed by the shapes, so the bits do not depend on the threads either.
+// The order is fixed by the shapes, so the bits do not depend on the threads either. Its scalar
+// stores never stream.
 template <class T, class V, int R>
-void dot(int64_t taps, int64_t cin, const T* const* rows, const T* b, T* c, int64_t ldc, bool accumulate) {
+void dot(int64_t taps, int64_t cin, const T* const* rows, const T* b, T* c, int64_t ldc, bool accumulate, bool) {
   constexpr int L = sizeof(V) / sizeof(T);
   V acc[R] = {};
   T tail[R] = {};

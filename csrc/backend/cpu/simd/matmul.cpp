@@ -10,80 +10,22 @@
 #include <utility>
 
 #include "backend/cpu/matmul.h"
-#include "backend/cpu/simd/simd.h"
+#include "backend/cpu/simd/fma.h"
 
 namespace nuvec::cpu::NUVEC_ISA {
 namespace {
 
-typedef double VecD __attribute__((vector_size(kVecBytes)));
 typedef uint16_t VecH __attribute__((vector_size(kVecBytes / 2)));  // kLanesF 16-bit values
 typedef _Float16 VecF16 __attribute__((vector_size(kVecBytes / 2)));
 typedef uint32_t VecU __attribute__((vector_size(kVecBytes)));
 
-// One fused multiply-add per lane; the portable x86-64 build has no FMA, so every path there
-// rounds the product and the sum separately, in the same order.
-inline VecF fmadd(VecF a, VecF b, VecF c) {
+// The skinny kernels keep up to kSkinnyR rows by kSkinnyNV vectors of accumulators.
 #if defined(__AVX512F__)
-  return _mm512_fmadd_ps(a, b, c);
+constexpr int kSkinnyR = 6, kSkinnyNV = 4;
 #elif defined(__AVX2__)
-  return _mm256_fmadd_ps(a, b, c);
+constexpr int kSkinnyR = 6, kSkinnyNV = 2;
 #else
-  return a * b + c;
-#endif
-}
-inline VecD fmadd(VecD a, VecD b, VecD c) {
-#if defined(__AVX512F__)
-  return _mm512_fmadd_pd(a, b, c);
-#elif defined(__AVX2__)
-  return _mm256_fmadd_pd(a, b, c);
-#else
-  return a * b + c;
-#endif
-}
-
-// Every lane x (not `V{} + x`, which costs an addition: x + 0 is not x for x = -0).
-inline VecF splat(float x) {
-#if defined(__AVX512F__)
-  return _mm512_set1_ps(x);
-#elif defined(__AVX2__)
-  return _mm256_set1_ps(x);
-#elif defined(__SSE2__)
-  return _mm_set1_ps(x);
-#else
-  VecF v;
-  for (int i = 0; i < kLanesF; ++i) v[i] = x;
-  return v;
-#endif
-}
-inline VecD splat(double x) {
-#if defined(__AVX512F__)
-  return _mm512_set1_pd(x);
-#elif defined(__AVX2__)
-  return _mm256_set1_pd(x);
-#elif defined(__SSE2__)
-  return _mm_set1_pd(x);
-#else
-  VecD v;
-  for (int i = 0; i < kVecBytes / 8; ++i) v[i] = x;
-  return v;
-#endif
-}
-
-template <class V, class T> inline V loadv(const T* p) {
-  V v;
-  std::memcpy(&v, p, sizeof(V));
-  return v;
-}
-template <class V, class T> inline void storev(T* p, V v) { std::memcpy(p, &v, sizeof(V)); }
-
-// Register sizes per build: MR rows by NV vectors in the micro-kernels; the skinny kernels keep
-// up to kSkinnyR rows by kSkinnyNV vectors of accumulators.
-#if defined(__AVX512F__)
-constexpr int kMR = 14, kNV = 2, kSkinnyR = 6, kSkinnyNV = 4;
-#elif defined(__AVX2__)
-constexpr int kMR = 6, kNV = 2, kSkinnyR = 6, kSkinnyNV = 2;
-#else
-constexpr int kMR = 4, kNV = 2, kSkinnyR = 4, kSkinnyNV = 2;
+constexpr int kSkinnyR = 4, kSkinnyNV = 2;
 #endif
 
 // R <= MR rows of an MR-row panel.
