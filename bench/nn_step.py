@@ -1,16 +1,20 @@
 """Training steps written with layers, in nuvec (nuvec.nn + nuvec.optimizers) and in PyTorch
-(torch.nn + torch.optim, CPU, 2 threads), timed in one run, interleaved:
+(torch.nn + torch.optim, CPU, 2 threads), timed in one run, each framework in processes of its
+own, alternating (medians of the rounds' medians):
 
 - mlp: the yardstick's `mlp_train_step_nn` (784-1024-1024-10 ReLU MLP, batch 256, cross-entropy,
   SGD);
 - cnn: the main job's network on 28x28 images (two 3x3 convolutions 1->32->64 with ReLU and 2x2
   max pooling, 3136->128->10, batch 64, cross-entropy, AdamW).
 
-    PYTHONPATH=$PWD/python python bench/nn_step.py [--reps 15]
+    PYTHONPATH=$PWD/python python bench/nn_step.py [--reps 15] [--rounds 3]
 """
 
 import argparse
+import json
 import statistics
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -102,34 +106,54 @@ def cnn_pair(rng):
     )
 
 
-def main():
+def _time_one(framework, reps):
+    """Medians of each step for one framework, in this process."""
     import torch
 
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=15)
-    args = ap.parse_args()
     torch.set_num_threads(2)
     rng = np.random.default_rng(0)
+    out = {}
+    for name, make in STEPS:
+        f = dict(zip(("nuvec", "torch"), make(rng)))[framework]
+        for _ in range(3):
+            f()
+        times = []
+        for _ in range(reps):
+            t = time.perf_counter()
+            f()
+            times.append(time.perf_counter() - t)
+        out[name] = statistics.median(times)
+    return out
+
+
+STEPS = (("mlp_train_step_nn", mlp_pair), ("cnn_train_step (28x28, batch 64)", cnn_pair))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=15, help="steps timed per round")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating processes per framework")
+    ap.add_argument("--one", choices=("nuvec", "torch"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(_time_one(args.one, args.reps)))
+        return
+    # Each framework runs in processes of its own, alternating: in one process, PyTorch's OpenMP
+    # workers keep spinning after its step and take the two cores from the next nuvec step.
+    runs = {"nuvec": [], "torch": []}
+    for _ in range(args.rounds):
+        for fw in runs:
+            cmd = [sys.executable, __file__, "--one", fw, "--reps", str(args.reps)]
+            runs[fw].append(
+                json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+            )
     print("| step | nuvec | torch | torch / nuvec time (>1: nuvec faster) |")
     print("|---|---|---|---|")
-    for name, make in (
-        ("mlp_train_step_nn", mlp_pair),
-        ("cnn_train_step (28x28, batch 64)", cnn_pair),
-    ):
-        runs = dict(zip(("nuvec", "torch"), make(rng)))
-        times = {k: [] for k in runs}
-        for f in runs.values():
-            f(), f()
-        for _ in range(args.reps):
-            for k, f in runs.items():
-                t = time.perf_counter()
-                f()
-                times[k].append(time.perf_counter() - t)
-        med = {k: statistics.median(v) for k, v in times.items()}
+    for name, _ in STEPS:
+        med = {fw: statistics.median(r[name] for r in rs) for fw, rs in runs.items()}
         print(
             f"| {name} | {med['nuvec'] * 1e3:.2f} ms | {med['torch'] * 1e3:.2f} ms | "
-            f"{med['torch'] / med['nuvec']:.2f} |",
-            flush=True,
+            f"{med['torch'] / med['nuvec']:.2f} |"
         )
 
 
