@@ -1,0 +1,534 @@
+"""`compile` against the same function run uncompiled: values (bit for bit on nuvec), trace counts
+(the Python function runs once per signature), shapeless traces, trees, transforms around and
+inside compiled functions, the off switches and the trace-time errors.
+
+Runs against MLX too (NUVEC_TEST_IMPL=mlx), which is how the retrace rules and error types here
+were checked; MLX compiles on the CPU through a C compiler and makes no bitwise promise, so on
+MLX the values are compared within a tolerance. State capture in a training loop, random numbers
+and the MLX differential tests are in test_compile_state.py and test_compile_mlx.py."""
+
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from _impl import IS_MLX, mx
+
+FILE = os.path.basename(__file__)
+
+
+def counted(fn):
+    """`fn` with a count of how many times its Python body ran (each run is one trace)."""
+
+    def wrapper(*args, **kwargs):
+        wrapper.calls += 1
+        return fn(*args, **kwargs)
+
+    wrapper.calls = 0
+    return wrapper
+
+
+def rand(shape, dtype=np.float32, seed=0, scale=1.0):
+    a = np.random.default_rng(seed).standard_normal(shape) * scale
+    return mx.array(a.astype(dtype))
+
+
+def to_np(x):
+    return np.array(x.astype(mx.float32) if x.dtype == mx.bfloat16 else x)
+
+
+def assert_same(got, want):
+    """Compiled equals uncompiled: same dtype and shape, and the same bits on nuvec."""
+    assert got.dtype == want.dtype
+    assert got.shape == want.shape
+    g, w = to_np(got), to_np(want)
+    if IS_MLX:
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6)
+    else:
+        assert np.array_equal(g, w, equal_nan=True), f"max diff {np.nanmax(np.abs(g - w))}"
+
+
+def check_compiled(fn, *args, **kwargs):
+    """`compile(fn)` twice (a trace, then a replay) equals `fn`, and traces once."""
+    f = counted(fn)
+    cf = mx.compile(f)
+    want = fn(*args, **kwargs)
+    for _ in range(2):
+        got = cf(*args, **kwargs)
+        for g, w in zip(*(x if isinstance(x, tuple) else (x,) for x in (got, want))):
+            assert_same(g, w)
+    assert f.calls == 1
+
+
+LARGE = (512, 300)  # 153600 elements: over 2^17, where work is fused and spread over threads
+
+# Element-wise chains: (id, function, input shapes, dtype)
+ELEMENTWISE = [
+    ("unary", lambda x: mx.tanh(mx.sin(mx.exp(-mx.abs(x)))) * 0.5 + 1, [(7, 13)], "float32"),
+    ("unary-large", lambda x: mx.sqrt(mx.abs(mx.cos(x) * 3 - 1)), [LARGE], "float32"),
+    ("unary-1d-large", lambda x: mx.log1p(mx.square(x)) - mx.sigmoid(x), [(1 << 18,)], "float32"),
+    (
+        "gelu-erf",
+        lambda x: x * 0.5 * (1 + mx.erf(x / math.sqrt(2))),
+        [LARGE],
+        "float32",
+    ),
+    ("silu", lambda x: x * mx.sigmoid(x), [(7, 13)], "float32"),
+    ("row-bias", lambda x, b: mx.maximum(x + b, 0) * b, [LARGE, (300,)], "float32"),
+    ("row-bias-small", lambda x, b: mx.maximum(x + b, 0) * b, [(7, 13), (13,)], "float32"),
+    ("col-scale", lambda x, s: mx.exp(x * s) - s, [LARGE, (512, 1)], "float32"),
+    ("scalar-array", lambda x, s: x * s + mx.square(s), [LARGE, ()], "float32"),
+    ("where", lambda x: mx.where(x > 0, x, 0.1 * x), [LARGE], "float32"),
+    ("outer", lambda a, b: a * b + a, [(512, 1), (1, 300)], "float32"),
+    ("f16-weak-scalar", lambda x: x * 2.0 + 1, [LARGE], "float16"),
+    ("bf16-chain", lambda x: mx.exp(x) * x - 3.0, [(7, 13)], "bfloat16"),
+    ("f64-chain", lambda x: mx.tanh(x) * mx.cos(x), [(7, 13)], "float64"),
+    ("int-chain", lambda a, b: (a * 3 + b) // 2 - mx.abs(b), [LARGE, (300,)], "int32"),
+    ("mixed-dtypes", lambda a, b: a.astype(mx.float16) * b + 1, [LARGE, LARGE], "float32"),
+    ("compare-cast", lambda a, b: (a > b).astype(mx.float32) + a, [LARGE, (300,)], "float32"),
+]
+
+
+def inputs(shapes, dtype, seed=0):
+    scale = 10 if dtype == "int32" else 1  # integers spread over more than -1..1
+    return [
+        rand(s, np.float64, seed + i, scale).astype(getattr(mx, dtype))
+        for i, s in enumerate(shapes)
+    ]
+
+
+@pytest.mark.parametrize("name,fn,shapes,dtype", ELEMENTWISE, ids=[c[0] for c in ELEMENTWISE])
+def test_elementwise_chains_equal_uncompiled(name, fn, shapes, dtype):
+    check_compiled(fn, *inputs(shapes, dtype))
+
+
+def test_weak_python_scalar_keeps_float16():
+    out = mx.compile(lambda x: x * 2.0 + 1)(mx.ones((4,), mx.float16))
+    assert out.dtype == mx.float16
+
+
+def softmax(x):
+    e = mx.exp(x - mx.max(x, axis=-1, keepdims=True))
+    return e / mx.sum(e, axis=-1, keepdims=True)
+
+
+def log_softmax(x):
+    s = x - mx.max(x, axis=-1, keepdims=True)
+    return s - mx.log(mx.sum(mx.exp(s), axis=-1, keepdims=True))
+
+
+def layer_norm(x):
+    w = mx.linspace(0.5, 1.5, x.shape[-1])
+    mu = mx.mean(x, axis=-1, keepdims=True)
+    return (x - mu) * mx.rsqrt(mx.var(x, axis=-1, keepdims=True) + 1e-5) * w + 0.25
+
+
+def rms_norm(x):
+    return x * mx.rsqrt(mx.mean(x * x, axis=-1, keepdims=True) + 1e-6) * 1.5
+
+
+def cross_entropy(x):
+    labels = mx.broadcast_to(mx.arange(x.shape[-2]) % x.shape[-1], x.shape[:-1])
+    m = mx.max(x, axis=-1, keepdims=True)
+    lse = mx.log(mx.sum(mx.exp(x - m), axis=-1)) + m.squeeze(-1)
+    picked = mx.take_along_axis(x, mx.expand_dims(labels, -1), axis=-1).squeeze(-1)
+    return mx.mean(lse - picked)
+
+
+def sum_axis0(x):
+    return mx.sum(mx.exp(x) * 2 - x, axis=0)
+
+
+REDUCTIONS = [softmax, log_softmax, layer_norm, rms_norm, cross_entropy, sum_axis0]
+
+
+@pytest.mark.parametrize("fn", REDUCTIONS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("shape", [(7, 13), (64, 4096), (3, 5, 17), (40, 4000)], ids=str)
+def test_reduction_patterns_equal_uncompiled(fn, shape):
+    check_compiled(fn, rand(shape, seed=3, scale=3))
+
+
+@pytest.mark.parametrize("shape", [((7, 13), (13, 5)), ((128, 512), (512, 300))], ids=str)
+def test_matmul_bias_relu(shape):
+    (a, b) = shape
+    check_compiled(lambda x, w, c: mx.maximum(x @ w + c, 0), rand(a), rand(b, seed=1), rand(b[1:]))
+
+
+A, B = rand((2, 3)), rand((2, 3), seed=1)
+
+
+def summed(tree):
+    """Every number or array leaf of `tree` added up (strings count by length)."""
+    if isinstance(tree, (list, tuple)):
+        return sum((summed(t) for t in tree), 0)
+    if isinstance(tree, dict):
+        return sum((summed(v) for v in tree.values()), 0)
+    if isinstance(tree, str):
+        return len(tree)
+    return 0 if tree is None else tree
+
+
+def tree_fn(x, *rest, **kwargs):
+    return x * 2 + summed(rest) + summed(kwargs)
+
+
+# (id, first call (args, kwargs), second call, whether the second call traces again)
+RETRACE = [
+    ("same-signature", ((A,), {}), ((B,), {}), False),
+    ("new-shape", ((A,), {}), ((rand((3, 3)),), {}), True),
+    ("new-rank", ((A,), {}), ((rand((6,)),), {}), True),
+    ("new-dtype", ((A,), {}), ((A.astype(mx.float16),), {}), True),
+    ("scalar-array-vs-float", ((A, mx.array(1.0)), {}), ((A, 1.0), {}), True),
+    ("transposed-same-shape", ((A,), {}), ((rand((3, 2)).T,), {}), False),
+    ("broadcast-same-shape", ((A,), {}), ((mx.broadcast_to(rand((1, 3)), (2, 3)),), {}), False),
+    ("tuple-leaves", ((A, (A, B)), {}), ((A, (B, A)), {}), False),
+    ("tree-length", ((A, (A, B)), {}), ((A, (A, B, B)), {}), True),
+    ("dict-values", ((A, {"a": A}), {}), ((A, {"a": B}), {}), False),
+    ("dict-keys", ((A, {"a": A}), {}), ((A, {"b": A}), {}), True),
+    ("nested", ((A, [{"a": (A,)}]), {}), ((A, [{"a": [B]}]), {}), False),
+    ("int-constant", ((A, 1), {}), ((A, 2), {}), True),
+    ("same-int-constant", ((A, 1), {}), ((A, 1), {}), False),
+    ("int-to-float-constant", ((A, 1), {}), ((A, 1.0), {}), True),
+    ("float-constant", ((A, 0.5), {}), ((A, 0.25), {}), True),
+    ("constant-in-tuple", ((A, (A, 1)), {}), ((A, (A, 2)), {}), True),
+    ("string-constant", ((A, "a"), {}), ((A, "bb"), {}), True),
+    ("none", ((A, None), {}), ((A, None), {}), False),
+    ("kwarg-same", ((A,), {"s": 1}), ((A,), {"s": 1}), False),
+    ("kwarg-constant", ((A,), {"s": 1}), ((A,), {"s": 2}), True),
+    ("kwarg-name", ((A,), {"s": 1}), ((A,), {"t": 1}), True),
+    ("kwarg-array", ((A,), {"s": A}), ((A,), {"s": B}), False),
+    ("kwarg-array-shape", ((A,), {"s": A}), ((A,), {"s": rand((3,))}), True),
+    ("kwarg-vs-positional", ((A, B), {}), ((A,), {"s": B}), True),
+]
+
+
+@pytest.mark.parametrize("name,first,second,retraces", RETRACE, ids=[c[0] for c in RETRACE])
+def test_retrace_rules(name, first, second, retraces):
+    f = counted(tree_fn)
+    cf = mx.compile(f)
+    for (args, kwargs), calls in ((first, 1), (second, 1 + retraces), (first, 1 + retraces)):
+        assert_same(cf(*args, **kwargs), tree_fn(*args, **kwargs))
+        assert f.calls == calls
+
+
+def test_many_calls_trace_once():
+    f = counted(lambda x, y: mx.exp(x) * y)
+    cf = mx.compile(f)
+    for seed in range(20):
+        x, y = rand((5, 6), seed=seed), rand((6,), seed=seed + 100)
+        assert_same(cf(x, y), mx.exp(x) * y)
+    assert f.calls == 1
+
+
+@pytest.mark.nuvec_only  # MLX keys lists and tuples alike and replays the wrong trace
+@pytest.mark.parametrize("first,second", [((A, B), [A, B]), ([A, B], (A, B))], ids=["t-l", "l-t"])
+def test_tuple_and_list_retrace(first, second):
+    def fn(x, t):
+        return x * (2 if isinstance(t, tuple) else 3) + t[0]
+
+    f = counted(fn)
+    cf = mx.compile(f)
+    for t, calls in ((first, 1), (second, 2)):
+        assert_same(cf(A, t), fn(A, t))
+        assert f.calls == calls
+
+
+def test_decorator_form():
+    calls = []
+
+    @mx.compile
+    def f(x):
+        calls.append(1)
+        return mx.exp(x) + 1
+
+    assert_same(f(A), mx.exp(A) + 1)
+    assert_same(f(B), mx.exp(B) + 1)
+    assert len(calls) == 1
+
+
+SHAPELESS = [
+    ("unary", lambda x: mx.tanh(mx.exp(x) * 2 - 1), [[(2, 3)], [(4, 5)], [(3, 7)], [(300, 500)]]),
+    ("row-bias", lambda x, b: x * b + b, [[(2, 3), (3,)], [(5, 7), (7,)], [(400, 400), (400,)]]),
+    ("softmax", softmax, [[(2, 3)], [(9, 4)], [(64, 4096)], [(3, 2)]]),
+    ("rms-norm", rms_norm, [[(2, 3)], [(40, 4000)], [(3, 5)]]),
+    ("sum-last", lambda x: mx.sum(x * x, axis=-1), [[(2, 3)], [(600, 300)], [(5, 2)]]),
+]
+
+
+def check_shapeless(fn, shape_sets):
+    f = counted(fn)
+    cf = mx.compile(f, shapeless=True)
+    for i, shapes in enumerate(shape_sets + shape_sets[:1]):
+        args = [rand(s, seed=i + j) for j, s in enumerate(shapes)]
+        assert_same(cf(*args), fn(*args))
+    assert f.calls == 1
+
+
+@pytest.mark.parametrize("name,fn,shape_sets", SHAPELESS, ids=[c[0] for c in SHAPELESS])
+def test_shapeless_one_trace_serves_all_shapes(name, fn, shape_sets):
+    check_shapeless(fn, shape_sets)
+
+
+def size_one_variants(shapes):
+    """The shape set with every axis 1, and with every axis but the last 1."""
+    return [[(1,) * len(s) for s in shapes], [(1,) * (len(s) - 1) + (6,) for s in shapes]]
+
+
+@pytest.mark.nuvec_only  # MLX 0.32 crashes (SIGSEGV) when a shapeless trace meets a size-1 axis
+@pytest.mark.parametrize("name,fn,shape_sets", SHAPELESS, ids=[c[0] for c in SHAPELESS])
+def test_shapeless_size_one_axes(name, fn, shape_sets):
+    check_shapeless(fn, shape_sets + size_one_variants(shape_sets[0]))
+
+
+@pytest.mark.parametrize(
+    "second",
+    [rand((2, 3, 4)), rand((6,)), A.astype(mx.float16), A.astype(mx.int32)],
+    ids=["rank-3", "rank-1", "float16", "int32"],
+)
+def test_shapeless_retraces_on_rank_or_dtype(second):
+    fn = lambda x: mx.exp(x) * 2  # noqa: E731
+    f = counted(fn)
+    cf = mx.compile(f, shapeless=True)
+    for x, calls in ((A, 1), (second, 2), (A, 2), (second, 2)):
+        assert_same(cf(x), fn(x))
+        assert f.calls == calls
+
+
+def test_tree_arguments_and_outputs():
+    def fn(t, d, *, scale):
+        a, (b, c) = t
+        return {"sum": a + b, "pair": (d["x"] * c, [d["y"] - scale]), "none": None}
+
+    f = counted(fn)
+    cf = mx.compile(f)
+    for seed in range(3):
+        t = (rand((4,), seed=seed), [rand((4,), seed=seed + 1), rand((4,), seed=seed + 2)])
+        d = {"x": rand((4,), seed=seed + 3), "y": rand((2, 4), seed=seed + 4)}
+        scale = rand((4,), seed=seed + 5)
+        got, want = cf(t, d, scale=scale), fn(t, d, scale=scale)
+        assert set(got) == {"sum", "pair", "none"} and got["none"] is None
+        assert isinstance(got["pair"], tuple) and isinstance(got["pair"][1], list)
+        for g, w in ((got["sum"], want["sum"]), (got["pair"][0], want["pair"][0])):
+            assert_same(g, w)
+        assert_same(got["pair"][1][0], want["pair"][1][0])
+    assert f.calls == 1
+
+
+def test_output_may_be_an_input_or_repeat_an_array():
+    cf = mx.compile(lambda x, y: (x, y * 2, y * 2, x))
+    out = cf(A, B)
+    for g, w in zip(out, (A, B * 2, B * 2, A)):
+        assert_same(g, w)
+
+
+def test_cache_keeps_working_over_many_shapes():
+    fn = lambda x: mx.exp(x) - x  # noqa: E731
+    f = counted(fn)
+    cf = mx.compile(f)
+    shapes = [(n % 17 + 1, n // 17 + 1) for n in range(300)]
+    for s in shapes + shapes[:5]:
+        x = rand(s, seed=len(s))
+        assert_same(cf(x), fn(x))
+    assert f.calls >= len(shapes)
+
+
+def test_calls_another_compiled_function():
+    inner = counted(lambda x: mx.exp(x) * 2)
+    cinner = mx.compile(inner)
+    fn = lambda x, y: cinner(x) + cinner(y) * x  # noqa: E731
+    cf = mx.compile(counted(fn))
+    assert_same(cf(A, B), mx.exp(A) * 2 + mx.exp(B) * 2 * A)
+    assert_same(cf(B, A), mx.exp(B) * 2 + mx.exp(A) * 2 * B)
+
+
+def f_loss(x, w):
+    return mx.sum(mx.tanh(x * w) * mx.exp(-x) + w * w)
+
+
+def vec_fn(x):
+    return mx.sin(x) * mx.sum(x * x)
+
+
+X, W = rand((4, 5), seed=5), rand((5,), seed=6)
+
+# (id, transformed compiled function, the same transform of the plain function)
+TRANSFORMS = [
+    ("grad-of-compile", lambda: mx.grad(mx.compile(f_loss), argnums=(0, 1))(X, W),
+     lambda: mx.grad(f_loss, argnums=(0, 1))(X, W)),
+    ("compile-of-grad", lambda: mx.compile(mx.grad(f_loss, argnums=(0, 1)))(X, W),
+     lambda: mx.grad(f_loss, argnums=(0, 1))(X, W)),
+    ("value-and-grad-of-compile", lambda: mx.value_and_grad(mx.compile(f_loss))(X, W),
+     lambda: mx.value_and_grad(f_loss)(X, W)),
+    ("compile-of-value-and-grad", lambda: mx.compile(mx.value_and_grad(f_loss, 1))(X, W),
+     lambda: mx.value_and_grad(f_loss, 1)(X, W)),
+    ("vmap-of-compile", lambda: mx.vmap(mx.compile(vec_fn))(X),
+     lambda: mx.vmap(vec_fn)(X)),
+    ("compile-of-vmap", lambda: mx.compile(mx.vmap(vec_fn, in_axes=1))(X),
+     lambda: mx.vmap(vec_fn, in_axes=1)(X)),
+    ("jvp-of-compile", lambda: mx.jvp(mx.compile(vec_fn), [X], [W * X])[1][0],
+     lambda: mx.jvp(vec_fn, [X], [W * X])[1][0]),
+    ("vjp-of-compile", lambda: mx.vjp(mx.compile(vec_fn), [X], [W * X])[1][0],
+     lambda: mx.vjp(vec_fn, [X], [W * X])[1][0]),
+    ("checkpoint-in-compile",
+     lambda: mx.compile(mx.grad(lambda x, w: f_loss(mx.checkpoint(vec_fn)(x), w)))(X, W),
+     lambda: mx.grad(lambda x, w: f_loss(vec_fn(x), w))(X, W)),
+    ("grad-of-compile-of-grad",
+     lambda: mx.grad(lambda x: mx.sum(mx.compile(mx.grad(f_loss))(x, W)))(X),
+     lambda: mx.grad(lambda x: mx.sum(mx.grad(f_loss)(x, W)))(X)),
+    ("grad-of-nested-compile",
+     lambda: mx.grad(mx.compile(lambda x: f_loss(mx.compile(vec_fn)(x), W)))(X),
+     lambda: mx.grad(lambda x: f_loss(vec_fn(x), W))(X)),
+]  # fmt: skip
+
+
+def leaves(tree):
+    if isinstance(tree, (list, tuple)):
+        return [leaf for t in tree for leaf in leaves(t)]
+    return [tree]
+
+
+@pytest.mark.parametrize("name,compiled,plain", TRANSFORMS, ids=[c[0] for c in TRANSFORMS])
+def test_transforms_compose(name, compiled, plain):
+    got, want = leaves(compiled()), leaves(plain())
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(to_np(g), to_np(w), rtol=1e-5, atol=1e-6)
+
+
+def test_disable_and_enable_compile():
+    f = counted(lambda x: mx.exp(x) + 1)
+    cf = mx.compile(f)
+    try:
+        mx.disable_compile()
+        for calls in (1, 2, 3):
+            assert_same(cf(A), mx.exp(A) + 1)
+            assert f.calls == calls
+    finally:
+        mx.enable_compile()
+    for _ in range(2):
+        assert_same(cf(A), mx.exp(A) + 1)
+    assert f.calls == 4
+
+
+SUBPROCESS = """
+import {module} as mx
+calls = []
+f = mx.compile(lambda x: calls.append(1) or mx.exp(x))
+for _ in range(3):
+    f(mx.ones((3,)))
+print(len(calls))
+"""
+
+
+@pytest.mark.parametrize("value,calls", [("1", 3), (None, 1)])
+def test_environment_switch(value, calls):
+    module, var = (
+        ("mlx.core", "MLX_DISABLE_COMPILE") if IS_MLX else ("nuvec", "NUVEC_DISABLE_COMPILE")
+    )
+    env = {k: v for k, v in os.environ.items() if k != var}
+    if value is not None:
+        env[var] = value
+    code = SUBPROCESS.format(module=module)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [str(calls)]
+
+
+# Functions that read an array's value while being traced: (id, function)
+READS_VALUE = [
+    ("item", lambda x: x[0, 0].item()),
+    ("tolist", lambda x: x.tolist()),
+    ("numpy", lambda x: np.array(x)),
+    ("print", lambda x: print(x) or x),
+    ("bool", lambda x: x * 2 if (x.sum() > 0) else x),
+    ("float", lambda x: x * float(x.sum())),
+    ("eval", lambda x: mx.eval(x) or x),
+    ("bool-mask", lambda x: x[x > 0]),
+]
+
+
+@pytest.mark.parametrize("name,fn", READS_VALUE, ids=[c[0] for c in READS_VALUE])
+def test_reading_a_value_raises_at_trace_time(name, fn):
+    with pytest.raises(ValueError) as info:
+        mx.compile(fn)(A)
+    if not IS_MLX:  # nuvec names the line that read the value
+        assert FILE in str(info.value), str(info.value)
+
+
+def test_compiled_function_works_after_a_failed_trace():
+    with pytest.raises(ValueError):
+        mx.compile(lambda x: x.item())(A)
+    assert_same(mx.compile(lambda x: x + 1)(A), A + 1)
+    assert_same(A * 2, A + A)
+
+
+NOT_CONSTANTS = [object(), {1, 2}, np.ones(3, np.float32), [A, {"k": object()}]]
+
+
+@pytest.mark.parametrize("arg", NOT_CONSTANTS, ids=lambda a: type(a).__name__)
+def test_arguments_that_are_not_trees_or_constants(arg):
+    f = counted(lambda x, c: x)
+    with pytest.raises(ValueError, match="object|set|ndarray"):
+        mx.compile(f)(A, arg)
+    assert f.calls == 0  # rejected before tracing
+
+
+UNARY = {"exp": mx.exp, "sin": mx.sin, "tanh": mx.tanh, "neg": mx.negative, "abs": mx.abs}
+BINARY = {"add": mx.add, "mul": mx.multiply, "sub": mx.subtract, "max": mx.maximum}
+
+
+def expressions(n_inputs):
+    """Element-wise expression trees over inputs 0..n_inputs-1 and Python scalars."""
+    leaf = st.one_of(
+        st.tuples(st.just("in"), st.integers(0, n_inputs - 1)),
+        st.tuples(st.just("const"), st.sampled_from([0.5, 2.0, -1.0])),
+    )
+    return st.recursive(
+        leaf,
+        lambda kids: st.one_of(
+            st.tuples(st.sampled_from(sorted(UNARY)), kids),
+            st.tuples(st.sampled_from(sorted(BINARY)), kids, kids),
+            st.tuples(st.just("where"), kids, kids, kids),
+        ),
+        max_leaves=10,
+    )
+
+
+def evaluate(e, xs):
+    op, *rest = e
+    if op == "in":
+        return xs[rest[0]]
+    if op == "const":
+        return rest[0]
+    args = [evaluate(a, xs) for a in rest]
+    if op == "where":
+        return mx.where(mx.greater(args[0], args[1]), args[1], args[2])
+    return (UNARY.get(op) or BINARY[op])(*args)
+
+
+@st.composite
+def expression_cases(draw):
+    n = draw(st.integers(1, 3))
+    rows, cols = draw(st.sampled_from([1, 5, 200])), draw(st.sampled_from([1, 3, 17, 1024]))
+    shapes = [(rows, cols)] + [
+        draw(st.sampled_from([(rows, cols), (cols,), (rows, 1), ()])) for _ in range(n - 1)
+    ]
+    dtype = draw(st.sampled_from(["float32", "float16"]))
+    return draw(expressions(n)), shapes, dtype, draw(st.integers(0, 2**16))
+
+
+@given(expression_cases())
+def test_random_elementwise_expressions(case):
+    e, shapes, dtype, seed = case
+    xs = [rand(s, seed=seed + i).astype(getattr(mx, dtype)) for i, s in enumerate(shapes)]
+
+    def fn(*xs):
+        return evaluate(e, xs) + xs[0]  # the first input fixes the result's shape and dtype
+
+    check_compiled(fn, *xs)
