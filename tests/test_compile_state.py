@@ -1,0 +1,185 @@
+"""State captured by `compile` through `inputs=`/`outputs=`: a training step that updates a model,
+its optimizer and the random key in place, run compiled and uncompiled from the same weights and
+seed; and random numbers drawn inside compiled functions with and without the key captured.
+
+Runs against MLX too (NUVEC_TEST_IMPL=mlx), which is where the expected behaviour comes from."""
+
+import functools
+
+import numpy as np
+import pytest
+
+from _impl import IS_MLX, mx
+
+if IS_MLX:
+    import mlx.nn as nn
+    import mlx.optimizers as optim
+    from mlx.utils import tree_flatten
+else:
+    import nuvec.nn as nn
+    import nuvec.optimizers as optim
+    from nuvec.utils import tree_flatten
+
+STEPS = 30
+OPTIMIZERS = {
+    "adam": lambda: optim.Adam(learning_rate=1e-2),
+    "sgd-momentum": lambda: optim.SGD(learning_rate=5e-2, momentum=0.9),
+    "adamw": lambda: optim.AdamW(learning_rate=1e-2, weight_decay=0.1),
+}
+
+
+def data():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((32, 6)).astype(np.float32)
+    y = np.sin(x.sum(axis=1, keepdims=True)).astype(np.float32)
+    return mx.array(x), mx.array(y)
+
+
+def train(opt_name, compiled, dropout=0.25):
+    """Losses, dropout masks, final parameters and final random key of STEPS training steps."""
+    mx.random.seed(3)  # identical initial weights and dropout draws in both runs
+    model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Dropout(dropout), nn.Linear(16, 1))
+    opt = OPTIMIZERS[opt_name]()
+    x, y = data()
+
+    def loss_fn(model, x, y):
+        return mx.mean(mx.square(model(x) - y))
+
+    value_and_grad = nn.value_and_grad(model, loss_fn)
+
+    def step(x, y):
+        loss, grads = value_and_grad(model, x, y)
+        opt.update(model, grads)
+        mask = model.layers[2](mx.ones((4, 16)))  # the layer's next mask, drawn like the model's
+        return loss, mask
+
+    if compiled:
+        state = [model.state, opt.state, mx.random.state]
+        step = functools.partial(mx.compile, inputs=state, outputs=state)(step)
+    losses, masks = [], []
+    for _ in range(STEPS):
+        loss, mask = step(x, y)
+        mx.eval(loss, mask, model.state, opt.state)
+        losses.append(loss.item())
+        masks.append(np.array(mask))
+    params = {k: np.array(v) for k, v in tree_flatten(model.parameters())}
+    return losses, masks, params, np.array(mx.random.state[0])
+
+
+@pytest.mark.parametrize("opt_name", sorted(OPTIMIZERS))
+def test_compiled_training_loop_equals_uncompiled(opt_name):
+    want_losses, want_masks, want_params, want_key = train(opt_name, compiled=False)
+    got_losses, got_masks, got_params, got_key = train(opt_name, compiled=True)
+    # The loss falls: the loop trains (so equal runs are not equal by doing nothing)
+    assert want_losses[-1] < 0.8 * want_losses[0]
+    np.testing.assert_allclose(got_losses, want_losses, rtol=1e-5)
+    assert got_params.keys() == want_params.keys()
+    for k in want_params:
+        np.testing.assert_allclose(got_params[k], want_params[k], rtol=1e-5, atol=1e-7, err_msg=k)
+    # The captured key advances exactly as uncompiled code advances it: same masks, same key
+    for got, want in zip(got_masks, want_masks):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got_key, want_key)
+
+
+@pytest.mark.parametrize("opt_name", sorted(OPTIMIZERS))
+def test_compiled_training_loop_is_bitwise(opt_name):
+    """Bitwise holds too (on MLX 0.32 as well): the same ops on the same inputs."""
+    want_losses, _, want_params, _ = train(opt_name, compiled=False)
+    got_losses, _, got_params, _ = train(opt_name, compiled=True)
+    assert got_losses == want_losses
+    for k in want_params:
+        np.testing.assert_array_equal(got_params[k], want_params[k], err_msg=k)
+
+
+def test_step_traces_once_per_state_structure():
+    mx.random.seed(0)
+    model = nn.Linear(3, 2)
+    opt = optim.Adam(learning_rate=1e-2)
+    calls = []
+    state = [model.state, opt.state]
+
+    @functools.partial(mx.compile, inputs=state, outputs=state)
+    def step(x):
+        calls.append(1)
+        loss, grads = nn.value_and_grad(model, lambda m, x: mx.sum(m(x) ** 2))(model, x)
+        opt.update(model, grads)
+        return loss
+
+    for _ in range(5):
+        step(mx.ones((4, 3)))
+    # the optimizer's state appears on the first update: one trace before, one after
+    assert len(calls) == 2
+
+
+def test_state_updated_in_place_through_outputs():
+    """A captured counter and buffer are written back after every call (outputs=), and read
+    afresh on the next (inputs=), as MLX's compile does with any tree of arrays."""
+    state = {"count": mx.array(0), "buf": mx.zeros((3,))}
+
+    @functools.partial(mx.compile, inputs=state, outputs=state)
+    def tick(x):
+        state["count"] = state["count"] + 1
+        state["buf"] = state["buf"] * 0.5 + x
+        return state["buf"].sum()
+
+    want_buf = np.zeros(3, np.float32)
+    for i in range(1, 6):
+        x = np.full(3, i, np.float32)
+        total = tick(mx.array(x))
+        want_buf = want_buf * 0.5 + x
+        assert state["count"].item() == i
+        np.testing.assert_array_equal(np.array(state["buf"]), want_buf)
+        assert total.item() == pytest.approx(want_buf.sum())
+    state["buf"] = mx.full((3,), 10.0)  # replaced from outside: the next call reads the new one
+    tick(mx.zeros((3,)))
+    np.testing.assert_array_equal(np.array(state["buf"]), np.full(3, 5.0, np.float32))
+
+
+def uniform_plus(x):
+    return x + mx.random.uniform(shape=x.shape)
+
+
+def test_random_with_captured_key_advances_as_uncompiled():
+    x = mx.zeros((5,))
+    mx.random.seed(0)
+    want = [np.array(uniform_plus(x)) for _ in range(4)]
+    want_key = np.array(mx.random.state[0])
+    state = [mx.random.state]
+    f = functools.partial(mx.compile, inputs=state, outputs=state)(uniform_plus)
+    mx.random.seed(0)  # reseeding replaces the key inside the captured list
+    got = [np.array(f(x)) for _ in range(4)]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(np.array(mx.random.state[0]), want_key)
+
+
+def test_random_without_captured_key_replays_the_traced_draw():
+    """Uncaptured, the key is read once at trace time: the trace draws as uncompiled code would
+    (advancing the global key once) and every replay repeats that draw, whatever the seed."""
+    x = mx.zeros((5,))
+    mx.random.seed(0)
+    first, second = np.array(uniform_plus(x)), np.array(uniform_plus(x))
+    f = mx.compile(uniform_plus)
+    mx.random.seed(0)
+    got = np.array(f(x))
+    key_after_one = np.array(mx.random.state[0])
+    np.testing.assert_array_equal(got, first)
+    for seed in (0, 7):
+        np.testing.assert_array_equal(np.array(f(x)), first)
+        mx.random.seed(seed)
+    mx.random.seed(0)
+    mx.random.uniform(shape=(5,))
+    np.testing.assert_array_equal(key_after_one, np.array(mx.random.state[0]))
+    assert not np.array_equal(first, second)
+
+
+def test_random_with_key_argument():
+    def fn(x, key):
+        return x + mx.random.normal(x.shape, key=key)
+
+    f = mx.compile(fn)
+    x = mx.zeros((4, 3))
+    for k in range(3):
+        key = mx.random.key(k)
+        np.testing.assert_array_equal(np.array(f(x, key)), np.array(fn(x, key)))
