@@ -47,7 +47,10 @@ def train(opt_name, compiled, dropout=0.25):
 
     value_and_grad = nn.value_and_grad(model, loss_fn)
 
+    traces = []
+
     def step(x, y):
+        traces.append(1)
         loss, grads = value_and_grad(model, x, y)
         opt.update(model, grads)
         mask = model.layers[2](mx.ones((4, 16)))  # the layer's next mask, drawn like the model's
@@ -63,6 +66,8 @@ def train(opt_name, compiled, dropout=0.25):
         losses.append(loss.item())
         masks.append(np.array(mask))
     params = {k: np.array(v) for k, v in tree_flatten(model.parameters())}
+    # compiled: one trace before the optimizer has state and one after, then replays
+    assert len(traces) == (2 if compiled else STEPS)
     return losses, masks, params, np.array(mx.random.state[0])
 
 
