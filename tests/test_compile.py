@@ -107,6 +107,71 @@ def test_elementwise_chains_equal_uncompiled(name, fn, shapes, dtype):
     check_compiled(fn, *inputs(shapes, dtype))
 
 
+# What the simplifier may touch (views, casts, repeated and constant subexpressions, dead
+# outputs) and may not drop (casts that round, integer wrap-around): (id, function, shapes)
+GRAPHS = [
+    ("transposed", lambda x: (x.T * 2 + 1).T - x, [LARGE]),
+    ("strided-slices", lambda x: mx.exp(x[::2, 1:]) + x[1::2, :-1], [LARGE]),
+    ("reshape", lambda x: mx.reshape(mx.sin(x), (-1,)) * 2, [LARGE]),
+    ("concatenate", lambda x: mx.concatenate([mx.exp(x), -x], axis=1).sum(axis=1), [LARGE]),
+    ("broadcast-to", lambda x, b: mx.broadcast_to(b, x.shape) * x + b, [LARGE, (1, 300)]),
+    ("no-op-cast-and-view", lambda x: x.astype(mx.float32).reshape(x.shape) * 1 + 0, [LARGE]),
+    ("rounding-cast", lambda x: x.astype(mx.float16).astype(mx.float32) * 3, [LARGE]),
+    ("bf16-round-trip", lambda x: (x * 1.001).astype(mx.bfloat16).astype(mx.float32), [(7, 13)]),
+    ("repeated", lambda x: mx.exp(x) + mx.exp(x) * mx.exp(x), [LARGE]),
+    ("constants", lambda x: x * (mx.array(2.0) + mx.array(3.0)) + mx.ones(x.shape), [LARGE]),
+    ("dead-output", lambda x: (mx.exp(x), x + 1)[1], [LARGE]),
+    ("shared-outputs", lambda x: (mx.exp(x) * 2, mx.exp(x).sum(-1), mx.exp(x)), [LARGE]),
+    ("uint8-wrap", lambda x: (mx.abs(x) * 50).astype(mx.uint8) * 200, [LARGE]),
+    ("int-times-float", lambda x: (x * 10).astype(mx.int32) * 2.5, [(7, 13)]),
+    ("bool-plus-int", lambda x: (x > 0) + 1, [LARGE]),
+    ("full-sum", lambda x: mx.sum(mx.exp(x)) + mx.mean(x * x), [LARGE]),
+    ("argmax", lambda x: mx.argmax(x * x - x, axis=-1), [LARGE]),
+    (
+        "logsumexp-op",
+        lambda x: mx.logsumexp(x * 2, axis=-1) + mx.softmax(x, axis=-1).sum(-1),
+        [LARGE],
+    ),
+]
+
+
+@pytest.mark.parametrize("name,fn,shapes", GRAPHS, ids=[c[0] for c in GRAPHS])
+def test_simplified_graphs_equal_uncompiled(name, fn, shapes):
+    check_compiled(fn, *inputs(shapes, "float32"))
+
+
+def test_overlapping_views_as_arguments():
+    x = rand(LARGE)
+    check_compiled(lambda a, b: a * 2 + b, x[:, :-1], x[:, 1:])
+
+
+def test_output_fed_back_as_input():
+    f = counted(lambda x, w: mx.tanh(x * w + 0.1))
+    cf = mx.compile(f)
+    x, y, w = rand(LARGE), rand(LARGE), rand((300,), seed=1)
+    for _ in range(10):
+        x, y = cf(x, w), mx.tanh(y * w + 0.1)
+    assert_same(x, y)
+    assert f.calls == 1
+
+
+def test_exception_in_the_function_propagates_and_is_not_cached():
+    def fn(x):
+        if x.shape[0] == 3:
+            raise KeyError("three")
+        return x + 1
+
+    f = counted(fn)
+    cf = mx.compile(f)
+    for shape, calls in (((3,), 1), ((2,), 2), ((3,), 3), ((2,), 3)):
+        if shape == (3,):
+            with pytest.raises(KeyError):
+                cf(mx.ones(shape))
+        else:
+            assert_same(cf(mx.ones(shape)), mx.ones(shape) + 1)
+        assert f.calls == calls
+
+
 def test_weak_python_scalar_keeps_float16():
     out = mx.compile(lambda x: x * 2.0 + 1)(mx.ones((4,), mx.float16))
     assert out.dtype == mx.float16
@@ -383,6 +448,21 @@ def vec_fn(x):
 
 X, W = rand((4, 5), seed=5), rand((5,), seed=6)
 
+
+@mx.custom_function
+def sin_with_vjp(x):
+    return mx.sin(x)
+
+
+@sin_with_vjp.vjp
+def _sin_vjp(primals, cotangent, output):
+    return (cotangent * 3.0,)  # not sin's derivative: shows the custom rule was used
+
+
+def custom_loss(x, w):
+    return mx.sum(sin_with_vjp(x) * w)
+
+
 # (id, transformed compiled function, the same transform of the plain function)
 TRANSFORMS = [
     ("grad-of-compile", lambda: mx.grad(mx.compile(f_loss), argnums=(0, 1))(X, W),
@@ -404,6 +484,10 @@ TRANSFORMS = [
     ("checkpoint-in-compile",
      lambda: mx.compile(mx.grad(lambda x, w: f_loss(mx.checkpoint(vec_fn)(x), w)))(X, W),
      lambda: mx.grad(lambda x, w: f_loss(vec_fn(x), w))(X, W)),
+    ("custom-vjp-in-compile", lambda: mx.compile(mx.grad(custom_loss))(X, W),
+     lambda: mx.grad(custom_loss)(X, W)),
+    ("grad-of-compiled-custom", lambda: mx.grad(mx.compile(custom_loss))(X, W),
+     lambda: mx.grad(custom_loss)(X, W)),
     ("grad-of-compile-of-grad",
      lambda: mx.grad(lambda x: mx.sum(mx.compile(mx.grad(f_loss))(x, W)))(X),
      lambda: mx.grad(lambda x: mx.sum(mx.grad(f_loss)(x, W)))(X)),
