@@ -79,5 +79,6 @@ _core.__all__ = [n for n in dir(_core) if not n.startswith("_")]
 __all__ += _core.__all__
 
 _core._add_internal_dir(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)
+from ._compile import compile, disable_compile, enable_compile  # noqa: E402,F401
 from ._transforms import checkpoint, custom_function, grad, jvp, value_and_grad, vjp  # noqa: E402,F401
 from ._vmap import vmap  # noqa: E402,F401
