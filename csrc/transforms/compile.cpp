@@ -178,7 +178,7 @@ std::vector<Array> Tape::replay(const std::vector<Array>& inputs) const {
     if (auto* c = dynamic_cast<const Compiled*>(prim.get()); c && shapeless && shapes != st.shapes) {
       Shape domain = ins[0].shape();
       for (const Array& in : ins) domain = broadcast_shapes(domain, in.shape(), "compile");
-      prim = std::make_shared<Compiled>(c->shared_program(), domain);
+      prim = std::make_shared<Compiled>(c->shared_program(), domain, false);
     }
     if (shapes.size() == 1) {
       values[size_t(st.outputs[0])] = Array::lazy(shapes[0], st.dtypes[0], prim, std::move(ins), st.stream);

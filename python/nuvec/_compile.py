@@ -13,6 +13,8 @@ from typing import Any
 from . import _core
 
 _array = _core.array
+_signature = _core._compile_signature
+_replay_one = _core._compile_replay_one
 # Arguments that are not arrays are constants of the trace: part of the signature.
 _CONSTANTS = (int, float, str, bool, complex, type(None))
 # Traces kept per compiled function: each holds its graph and constants.
@@ -134,29 +136,43 @@ class _Compiled:
     def __init__(self, fun, inputs, outputs, shapeless):
         self.fun, self.inputs, self.outputs, self.shapeless = fun, inputs, outputs, shapeless
         self.cache: collections.OrderedDict = collections.OrderedDict()
+        # Calls of arrays only with one array out, by signature: replayed without leaving C++.
+        self.fast: dict = {}
         functools.update_wrapper(self, fun)
 
     def __call__(self, *args, **kwargs):
         if not _enabled[0]:
             return self.fun(*args, **kwargs)
-        arrays: list = []
+        if not kwargs:
+            out = _replay_one(self.fast, args, self.shapeless)
+            if out is not None:
+                return out
+        return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
         shapeless = self.shapeless
-        key = (
-            _flatten(args, arrays, shapeless),
-            _flatten(kwargs, arrays, shapeless) if kwargs else None,
-        )
-        num_args = len(arrays)
-        slots_in = _state_slots(self.inputs, []) if self.inputs is not None else []
-        if slots_in:
-            arrays.extend(c[k] for c, k in slots_in)
-            key += (_state_signature(slots_in, shapeless),)
-        key += (_core.default_stream(_core.default_device()),)
+        slots_in = []
+        key = None if kwargs or self.inputs is not None else _signature(args, shapeless)
+        if key is not None:
+            arrays = list(args)
+        else:
+            arrays = []
+            key = (_flatten(args, arrays, shapeless), _flatten(kwargs, arrays, shapeless))
+            if self.inputs is not None:
+                slots_in = _state_slots(self.inputs, [])
+                key += (_state_signature(slots_in, shapeless),)
+                arrays.extend(c[k] for c, k in slots_in)
+            key += (_core.default_stream(_core.default_device()),)
+        num_args = len(arrays) - len(slots_in)
         trace = self.cache.get(key)
         if trace is None:
             trace = self._trace(args, kwargs, arrays, num_args, slots_in)
             self.cache[key] = trace
             if len(self.cache) > CACHE_SIZE:
                 self.cache.popitem(last=False)
+                self.fast.clear()
+            if type(key[0]) is int and self.outputs is None and trace.structure is _ARRAY:
+                self.fast[key] = (trace.tape, key)
         else:
             self.cache.move_to_end(key)
         results = trace.tape.replay(arrays)

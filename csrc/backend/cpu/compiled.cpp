@@ -148,7 +148,8 @@ void eval_compiled(const Compiled& c, const std::vector<Array>& in, std::vector<
   plan.ew.assign(prog.code.size(), nullptr);
   plan.reduce.assign(prog.code.size(), nullptr);
   bool fits = true;
-  for (size_t k = 0; k < ni; ++k) fits &= form_of(in[k].shape(), domain) == int(prog.input_forms[k]);
+  for (size_t k = 0; k < ni && !c.traced_domain(); ++k)
+    fits &= form_of(in[k].shape(), domain) == int(prog.input_forms[k]);
   for (size_t i = 0; i < prog.code.size() && fits; ++i) {
     const Instruction& ins = prog.code[i];
     if (auto* r = dynamic_cast<const Reduce*>(ins.primitive.get())) {

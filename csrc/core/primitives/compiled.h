@@ -38,8 +38,10 @@ struct Program {
 
 class Compiled : public Primitive {
  public:
-  Compiled(std::shared_ptr<const Program> program, Shape domain)
-      : program_(std::move(program)), domain_(std::move(domain)) {}
+  // `traced`: the domain is the trace's, whose input shapes have the program's forms (a shapeless
+  // replay's new domain does not promise it: the kernel checks).
+  Compiled(std::shared_ptr<const Program> program, Shape domain, bool traced = true)
+      : program_(std::move(program)), domain_(std::move(domain)), traced_(traced) {}
   const char* name() const override { return "compiled"; }
   NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
@@ -51,6 +53,7 @@ class Compiled : public Primitive {
   const Program& program() const { return *program_; }
   const std::shared_ptr<const Program>& shared_program() const { return program_; }
   const Shape& domain() const { return domain_; }
+  bool traced_domain() const { return traced_; }
   // The program's steps as ordinary nodes over `inputs`: every slot, inputs first (what the
   // transforms see).
   std::vector<Array> expand(const std::vector<Array>& inputs) const;
@@ -58,6 +61,7 @@ class Compiled : public Primitive {
  private:
   std::shared_ptr<const Program> program_;
   Shape domain_;
+  bool traced_;
 };
 
 }  // namespace nuvec
