@@ -3,6 +3,9 @@
 // those are the steps; whatever the function reached without one is a constant, evaluated once.
 #include "transforms/compile.h"
 
+#include <map>
+#include <string>
+#include <tuple>
 #include <typeindex>
 #include <unordered_map>
 #include <unordered_set>
@@ -55,6 +58,15 @@ void simplify(Tape& t) {
   const std::vector<Shape>& value_shapes = t.value_shapes;
   std::vector<int> replace(static_cast<size_t>(t.num_values));
   for (int v = 0; v < t.num_values; ++v) replace[size_t(v)] = v;
+  // Equal one-element constants are one value (ops make a scalar constant per use).
+  std::map<std::tuple<int, Shape, std::string>, int> scalars;
+  for (size_t i = 0; i < t.constants.size(); ++i) {
+    const Array& c = t.constants[i];
+    if (c.size() != 1 || !c.evaluated()) continue;
+    std::tuple key{int(c.dtype()), c.shape(), std::string(c.data_bytes(), c.itemsize())};
+    auto [it, fresh] = scalars.emplace(std::move(key), t.num_inputs + int(i));
+    if (!fresh) replace[size_t(t.num_inputs) + i] = it->second;
+  }
   std::unordered_map<size_t, std::vector<size_t>> seen;  // hash of (class, inputs) -> kept steps
   std::vector<TapeStep> kept;
   for (TapeStep& st : t.steps) {
