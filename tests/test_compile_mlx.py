@@ -247,7 +247,8 @@ ERRORS = [
 def test_errors_as_mlx(name, fn_of_m, arg):
     want = trace_error("mlx", fn_of_m, arg)
     assert want is not None
-    assert trace_error("nuvec", fn_of_m, arg) is want
+    got = trace_error("nuvec", fn_of_m, arg)
+    assert got is not None and issubclass(got, want), got  # nuvec's OpError is a ValueError
 
 
 def train(framework, weights, steps=8):
