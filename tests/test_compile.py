@@ -515,6 +515,43 @@ def test_cache_keeps_working_over_many_shapes():
     assert f.calls >= len(shapes)
 
 
+@pytest.mark.nuvec_only  # MLX keeps every trace; nuvec keeps the CACHE_SIZE most recent
+def test_cache_drops_the_least_recently_used_trace():
+    from nuvec._compile import CACHE_SIZE
+
+    f = counted(lambda x: x * 2)
+    cf = mx.compile(f)
+    shapes = [(n + 1,) for n in range(CACHE_SIZE + 1)]
+    for s in shapes[:CACHE_SIZE] * 2:  # all kept: the second round replays
+        assert_same(cf(mx.ones(s)), mx.ones(s) * 2)
+    assert f.calls == CACHE_SIZE
+    for s, calls in ((shapes[-1], 1), (shapes[1], 1), (shapes[0], 2), (shapes[2], 3)):
+        assert_same(cf(mx.ones(s)), mx.ones(s) * 2)
+        assert f.calls == CACHE_SIZE + calls
+
+
+@pytest.mark.nuvec_only  # nuvec's calls may come from several threads
+def test_calls_from_several_threads():
+    import threading
+
+    fn = lambda x, w: mx.tanh(x * w + 1) - mx.exp(-x) * w  # noqa: E731
+    cf = mx.compile(fn)
+    failures = []
+
+    def work(seed):
+        for i in range(20):
+            x, w = rand((1000 + 7 * (i % 3), 64), seed=seed + i), rand((64,), seed=seed)
+            if not np.array_equal(np.array(cf(x, w)), np.array(fn(x, w))):
+                failures.append((seed, i))
+
+    threads = [threading.Thread(target=work, args=(100 * t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures
+
+
 def test_calls_another_compiled_function():
     inner = counted(lambda x: mx.exp(x) * 2)
     cinner = mx.compile(inner)
