@@ -97,6 +97,47 @@ def test_compiled_training_loop_is_bitwise(opt_name):
         np.testing.assert_array_equal(got_params[k], want_params[k], err_msg=k)
 
 
+# (id, model, how it is called on x of shape (2, 10, 32))
+MODELS = [
+    ("attention", lambda: nn.MultiHeadAttention(32, 4), lambda m, x: m(x, x, x)),
+    ("transformer", lambda: nn.TransformerEncoderLayer(32, 4, 64), lambda m, x: m(x, None)),
+    (
+        "norms-gelu",
+        lambda: nn.Sequential(
+            nn.Linear(32, 64), nn.LayerNorm(64), nn.GELU(), nn.Linear(64, 32), nn.RMSNorm(32)
+        ),
+        lambda m, x: m(x),
+    ),
+    (
+        "conv-groupnorm",
+        lambda: nn.Sequential(nn.Conv2d(32, 8, 3, padding=1), nn.ReLU(), nn.GroupNorm(2, 8)),
+        lambda m, x: m(x.reshape(2, 2, 5, 32)),
+    ),
+]
+
+
+@pytest.mark.parametrize("name,make,call", MODELS, ids=[c[0] for c in MODELS])
+def test_compiled_loss_and_gradients_of_layers(name, make, call):
+    mx.random.seed(0)
+    model, x = make(), mx.random.normal((2, 10, 32))
+
+    def loss_fn(model, x):
+        y = call(model, x)
+        labels = mx.zeros((y.size // y.shape[-1],), mx.int32)
+        ce = nn.losses.cross_entropy(y.reshape(-1, y.shape[-1]), labels, reduction="mean")
+        return mx.mean(y * y) + ce
+
+    value_and_grad = nn.value_and_grad(model, loss_fn)
+    want_loss, want_grads = value_and_grad(model, x)
+    compiled = mx.compile(lambda x: value_and_grad(model, x))
+    for _ in range(2):  # the trace, then a replay
+        loss, grads = compiled(x)
+        close = np.testing.assert_allclose if IS_MLX else np.testing.assert_array_equal
+        close(loss.item(), want_loss.item())
+        for (k, g), (_, w) in zip(tree_flatten(grads), tree_flatten(want_grads)):
+            close(np.array(g), np.array(w), err_msg=k)
+
+
 def test_step_traces_once_per_state_structure():
     mx.random.seed(0)
     model = nn.Linear(3, 2)
