@@ -586,6 +586,15 @@ def custom_loss(x, w):
     return mx.sum(sin_with_vjp(x) * w)
 
 
+def shapeless_loss(x):
+    return mx.sum(mx.exp(x) * x) / 4
+
+
+def over_shapes(transform, fn):
+    """`transform(fn)` on inputs of three shapes of one rank."""
+    return [transform(fn)(rand(s, seed=9)) for s in ((4, 5), (2, 3), (50, 60))]
+
+
 # (id, transformed compiled function, the same transform of the plain function)
 TRANSFORMS = [
     ("grad-of-compile", lambda: mx.grad(mx.compile(f_loss), argnums=(0, 1))(X, W),
@@ -617,6 +626,12 @@ TRANSFORMS = [
     ("grad-of-nested-compile",
      lambda: mx.grad(mx.compile(lambda x: f_loss(mx.compile(vec_fn)(x), W)))(X),
      lambda: mx.grad(lambda x: f_loss(vec_fn(x), W))(X)),
+    ("grad-of-shapeless", lambda: over_shapes(mx.grad, mx.compile(shapeless_loss, shapeless=True)),
+     lambda: over_shapes(mx.grad, shapeless_loss)),
+    ("vmap-of-shapeless", lambda: over_shapes(mx.vmap, mx.compile(vec_fn, shapeless=True)),
+     lambda: over_shapes(mx.vmap, vec_fn)),
+    ("vmap-with-axes", lambda: mx.vmap(mx.compile(f_loss), in_axes=(1, None))(X.T, W),
+     lambda: mx.vmap(f_loss, in_axes=(1, None))(X.T, W)),
 ]  # fmt: skip
 
 
