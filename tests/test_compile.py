@@ -646,8 +646,7 @@ def test_transforms_compose(name, compiled, plain):
     got, want = leaves(compiled()), leaves(plain())
     assert len(got) == len(want)
     for g, w in zip(got, want):
-        assert g.dtype == w.dtype and g.shape == w.shape
-        np.testing.assert_allclose(to_np(g), to_np(w), rtol=1e-5, atol=1e-6)
+        assert_same(g, w)
 
 
 def test_disable_and_enable_compile():
