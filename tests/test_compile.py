@@ -387,6 +387,8 @@ SHAPELESS = [
     ("row-bias", lambda x, b: x * b + b, [[(2, 3), (3,)], [(5, 7), (7,)], [(400, 400), (400,)]]),
     ("softmax", softmax, [[(2, 3)], [(9, 4)], [(64, 4096)], [(3, 2)]]),
     ("rms-norm", rms_norm, [[(2, 3)], [(40, 4000)], [(3, 5)]]),
+    ("mean-var", lambda x: mx.mean(x, axis=-1) + mx.var(x, axis=0).sum(), [[(2, 3)], [(7, 9)]]),
+    ("mean-all", lambda x: x - mx.mean(x), [[(2, 3)], [(300, 500)], [(4, 2)]]),
     ("sum-last", lambda x: mx.sum(x * x, axis=-1), [[(2, 3)], [(600, 300)], [(5, 2)]]),
 ]
 

@@ -105,7 +105,16 @@ def assert_trees_close(got, want, rtol, atol):
 def check_same_as_mlx(make_fn, calls, rtol=2e-5, atol=1e-6, **compile_kwargs):
     want_outs, want_counts = run("mlx", make_fn, calls, **compile_kwargs)
     got_outs, got_counts = run("nuvec", make_fn, calls, **compile_kwargs)
-    assert got_counts == want_counts
+    if compile_kwargs.get("shapeless"):
+        # MLX 0.32 sometimes traces a shapeless function again on its second call (the first
+        # compiled function of a process): count a trace per new (ranks, dtypes, constants)
+        seen = set()
+        for i, (args, _) in enumerate(calls):
+            seen.add(tuple((a.values.ndim, a.dtype) if isinstance(a, Arr) else a for a in args))
+            assert got_counts[i] == len(seen)
+        assert want_counts[-1] >= got_counts[-1]
+    else:
+        assert got_counts == want_counts
     for got, want in zip(got_outs, want_outs):
         assert_trees_close(got, want, rtol, atol)
 
@@ -211,6 +220,8 @@ SHAPELESS = [
     ("f16", lambda m: lambda x: m.exp(x) * 2, each((2, 3), (4, 5), dtype="float16") + each((7, 7))),
     ("row-bias", lambda m: lambda x, b: x * b + b, each([(2, 3), (3,)], [(5, 7), (7,)], [(400, 400), (400,)])),
     ("softmax", softmax, each((2, 3), (9, 4), (64, 4096), (3, 2))),
+    ("layer-norm", layer_norm, each([(2, 3), (3,), (3,)], [(9, 40), (40,), (40,)])),
+    ("mean-var", lambda m: lambda x: m.mean(x, axis=0) * m.var(x), each((2, 3), (9, 4), (30, 2))),
     ("sum-last", lambda m: lambda x: m.sum(x * x, axis=-1), each((2, 3), (600, 300), (5, 2, 3))),
     ("constants", lambda m: lambda x, c: x * c, [one(Arr((2, 3)), 2.0), one(Arr((4, 5)), 2.0), one(Arr((4, 5)), 3.0)]),
 ]  # fmt: skip
