@@ -60,9 +60,12 @@ def check_compiled(fn, *args, **kwargs):
     f = counted(fn)
     cf = mx.compile(f)
     want = fn(*args, **kwargs)
+    want = want if isinstance(want, tuple) else (want,)
     for _ in range(2):
         got = cf(*args, **kwargs)
-        for g, w in zip(*(x if isinstance(x, tuple) else (x,) for x in (got, want))):
+        got = got if isinstance(got, tuple) else (got,)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
             assert_same(g, w)
     assert f.calls == 1
 
@@ -530,6 +533,22 @@ def test_cache_drops_the_least_recently_used_trace():
     for s, calls in ((shapes[-1], 1), (shapes[1], 1), (shapes[0], 2), (shapes[2], 3)):
         assert_same(cf(mx.ones(s)), mx.ones(s) * 2)
         assert f.calls == CACHE_SIZE + calls
+
+
+@pytest.mark.nuvec_only  # MLX keeps every trace
+@pytest.mark.parametrize("args", [(), (1.0,)], ids=["arrays-only", "with-constant"])
+def test_cache_keeps_a_recently_used_trace(args):
+    from nuvec._compile import CACHE_SIZE
+
+    f = counted(lambda x, *c: x * 2)
+    cf = mx.compile(f)
+    hot = mx.ones((1000,))
+    for n in range(CACHE_SIZE):  # the hot shape first, then enough to fill the cache
+        cf(hot if n == 0 else mx.ones((n,)), *args)
+    cf(hot, *args)  # now the most recently used
+    cf(mx.ones((5000,)), *args)  # evicts the least recently used: shape (1,)
+    assert_same(cf(hot, *args), hot * 2)
+    assert f.calls == CACHE_SIZE + 1
 
 
 @pytest.mark.nuvec_only  # nuvec's calls may come from several threads
