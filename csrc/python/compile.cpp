@@ -2,6 +2,7 @@
 // handled in Python (python/nuvec/_compile.py).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "core/device.h"
@@ -51,7 +52,21 @@ void init_compile(nb::module_& m) {
             d["constants"] = t.constants.size();
             return d;
           },
-          "Counts: steps after simplification, nodes per replay, fused groups and the steps inside them.");
+          "Counts: steps after simplification, nodes per replay, fused groups and the steps inside them.")
+      .def_prop_ro(
+          "nodes",
+          [](const Tape& t) {
+            // Each replayed node: (primitive, shape of its first output, the fused steps' names).
+            nb::list out;
+            for (const TapeStep& st : t.fused) {
+              nb::list members;
+              if (auto* c = dynamic_cast<const Compiled*>(st.primitive.get()))
+                for (const Instruction& ins : c->program().code) members.append(ins.primitive->name());
+              out.append(nb::make_tuple(st.primitive->name(), nb::cast(st.shapes[0]), members));
+            }
+            return out;
+          },
+          "What one replay records, node by node: (name, first output's shape, names of the fused steps).");
   m.def(
       "_compile_signature", [](nb::tuple args, bool shapeless) -> nb::object { return signature(args, shapeless); },
       nb::arg("args"), nb::arg("shapeless"), "The cache key of arguments that are all arrays, else None.");

@@ -12,6 +12,7 @@
 
 #include "core/backend.h"
 #include "core/eval.h"
+#include "core/graph_walk.h"
 #include "core/ops.h"
 #include "core/primitives/compiled.h"
 #include "core/primitives/elementwise.h"
@@ -20,7 +21,6 @@
 #include "core/primitives/scan.h"
 #include "core/primitives/shape.h"
 #include "core/primitives/sort.h"
-#include "core/graph_walk.h"
 #include "transforms/trace.h"
 
 namespace nuvec {
@@ -71,8 +71,20 @@ void simplify(Tape& t) {
   }
   std::unordered_map<size_t, std::vector<size_t>> seen;  // hash of (class, inputs) -> kept steps
   std::vector<TapeStep> kept;
+  std::unordered_map<int, size_t> producer;  // value -> the kept step that makes it
   for (TapeStep& st : t.steps) {
     for (int& in : st.inputs) in = replace[size_t(in)];
+    // A transpose of a transpose is one transpose of the first one's input (often none at all:
+    // the backward pass transposes a product's transposed operand back).
+    if (auto* outer = dynamic_cast<const Transpose*>(st.primitive.get()); outer && producer.count(st.inputs[0])) {
+      const TapeStep& in = kept[producer[st.inputs[0]]];
+      if (auto* inner = dynamic_cast<const Transpose*>(in.primitive.get())) {
+        std::vector<int> perm;
+        for (int a : outer->perm()) perm.push_back(inner->perm()[size_t(a)]);
+        st.primitive = std::make_shared<Transpose>(perm);
+        st.inputs = in.inputs;
+      }
+    }
     if (st.inputs.size() == 1 && st.shapes.size() == 1 &&
         is_identity(st, value_shapes[size_t(st.inputs[0])], t.shapeless)) {
       replace[size_t(st.outputs[0])] = st.inputs[0];
@@ -92,6 +104,7 @@ void simplify(Tape& t) {
     }
     if (merged) continue;
     seen[h].push_back(kept.size());
+    for (int o : st.outputs) producer[o] = kept.size();
     kept.push_back(std::move(st));
   }
   for (int& o : t.outputs) o = replace[size_t(o)];
@@ -124,9 +137,12 @@ void find_counts(Tape& t) {
     auto* r = dynamic_cast<const Reduce*>(producer[st.inputs[0]]->primitive.get());
     if (!r || r->op() != ReduceOp::sum || c.size() != 1 || !c.evaluated()) continue;
     double value;
-    if (c.dtype() == Dtype::float32) value = *c.data<float>();
-    else if (c.dtype() == Dtype::float64) value = *c.data<double>();
-    else continue;
+    if (c.dtype() == Dtype::float32)
+      value = *c.data<float>();
+    else if (c.dtype() == Dtype::float64)
+      value = *c.data<double>();
+    else
+      continue;
     int source = producer[st.inputs[0]]->inputs[0];
     int64_t n = 1;
     for (int a : r->axes()) n *= t.value_shapes[size_t(source)][size_t(a)];
@@ -149,6 +165,11 @@ std::shared_ptr<const Tape> trace_tape(const ArrayFn& fun, const std::vector<Arr
     ValuelessLevel valueless(level,
                              "the value of an array cannot be read while compile traces the function: pass "
                              "it in as an argument or compute it outside the compiled function");
+    struct ReplayOnly {  // the level only records: rule-less primitives (Adam's step) may be used
+      uint32_t bit;
+      explicit ReplayOnly(uint32_t b) : bit(b) { replay_only_trace_bits() |= bit; }
+      ~ReplayOnly() { replay_only_trace_bits() &= ~bit; }
+    } replay_only(level.bit());
     Stream s = default_stream(default_device());
     std::vector<Array> placeholders;
     std::unordered_map<Node*, int> value_of;
@@ -169,9 +190,7 @@ std::shared_ptr<const Tape> trace_tape(const ArrayFn& fun, const std::vector<Arr
     std::unordered_set<Node*> seen;
     post_order(
         outputs,
-        [&](Node* n) {
-          return seen.insert(n).second && !leaves.count(n) && n->primitive && !n->evaluated.load();
-        },
+        [&](Node* n) { return seen.insert(n).second && !leaves.count(n) && n->primitive && !n->evaluated.load(); },
         all);
     std::unordered_set<Node*> dependent(leaves);
     std::vector<Node*> order;
