@@ -72,7 +72,7 @@ void init_compile(nb::module_& m) {
       nb::arg("args"), nb::arg("shapeless"), "The cache key of arguments that are all arrays, else None.");
   m.def(
       "_compile_replay_one",
-      [](nb::dict cache, nb::tuple args, bool shapeless) -> nb::object {
+      [](nb::dict cache, nb::tuple args, bool shapeless, nb::object lru) -> nb::object {
         // The fast path of a call: all arguments arrays, a cached trace with one array output.
         nb::object key = signature(args, shapeless);
         if (key.is_none()) return key;
@@ -83,10 +83,12 @@ void init_compile(nb::module_& m) {
         std::vector<Array> inputs;
         for (nb::handle h : args) inputs.push_back(nb::cast<Array>(h));
         std::vector<Array> out = tape->replay(inputs);
+        lru.attr("move_to_end")(key);  // the trace is now the most recently used
         return nb::cast(out[0]);
       },
-      nb::arg("cache"), nb::arg("args"), nb::arg("shapeless"),
-      "replay(args)[0] for a cached trace of arrays with one array output (cache[key] = (tape, key)), else None.");
+      nb::arg("cache"), nb::arg("args"), nb::arg("shapeless"), nb::arg("lru"),
+      "replay(args)[0] for a cached trace of arrays with one array output (cache[key] = (tape, key)), else "
+      "None; a hit moves key to the end of the ordered dict lru.");
   m.def(
       "_compile_trace",
       [](nb::callable fun, const std::vector<Array>& inputs, bool shapeless) {

@@ -4,6 +4,7 @@
 #include "transforms/compile.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <typeindex>
@@ -16,6 +17,7 @@
 #include "core/ops.h"
 #include "core/primitives/compiled.h"
 #include "core/primitives/elementwise.h"
+#include "core/primitives/indexing.h"
 #include "core/primitives/matmul.h"
 #include "core/primitives/reduce.h"
 #include "core/primitives/scan.h"
@@ -149,6 +151,32 @@ void find_counts(Tape& t) {
     if (value == double(n) || value == double(n - 1))
       t.counts.push_back({v, source, r->axes(), n - int64_t(value), c.dtype()});
   }
+}
+
+// A reshape from `from` to `to` that only merges runs of axes and adds or drops axes of length 1
+// (flatten, reshape(-1), expand_dims, squeeze, None indices), applied to `now`; none for a
+// reshape that splits an axis (its new lengths are not the input's to work out).
+std::optional<Shape> regroup(const Shape& from, const Shape& to, const Shape& now) {
+  Shape out;
+  size_t i = 0;
+  auto skip_ones = [&] {
+    while (i < from.size() && from[i] == 1) ++i;
+  };
+  for (int64_t target : to) {
+    if (target == 1) {  // an axis of length 1: added, or one of the input's
+      out.push_back(1);
+      if (i < from.size() && from[i] == 1 && now[i] == 1) ++i;
+      continue;
+    }
+    skip_ones();
+    int64_t traced = 1, length = 1;
+    while (i < from.size() && traced < target) traced *= from[i], length *= now[i], ++i;
+    if (traced != target) return std::nullopt;
+    out.push_back(length);
+  }
+  skip_ones();
+  if (i != from.size() || shape_size(out) != shape_size(now)) return std::nullopt;
+  return out;
 }
 
 }  // namespace
@@ -339,6 +367,20 @@ std::vector<Shape> output_shapes(const TapeStep& st, const std::vector<Shape>& i
     s.push_back(inputs[1].back());
     return {s};
   }
+  if (auto* c = dynamic_cast<const Concatenate*>(&p)) {
+    Shape s = in;
+    bool agree = true;
+    s[size_t(c->axis())] = 0;
+    for (const Shape& x : inputs) {
+      Shape other = x;
+      other[size_t(c->axis())] = in[size_t(c->axis())];
+      agree &= other == in;
+      s[size_t(c->axis())] += x[size_t(c->axis())];
+    }
+    if (agree) return {s};
+  }
+  if (dynamic_cast<const Reshape*>(&p))
+    if (auto s = regroup(st.in_shapes[0], st.shapes[0], in)) return {*s};
   bool same = true;
   for (size_t i = 0; i < inputs.size(); ++i) same &= inputs[i] == st.in_shapes[i];
   if (same) return st.shapes;
