@@ -393,6 +393,10 @@ SHAPELESS = [
     ("mean-var", lambda x: mx.mean(x, axis=-1) + mx.var(x, axis=0).sum(), [[(2, 3)], [(7, 9)]]),
     ("mean-all", lambda x: x - mx.mean(x), [[(2, 3)], [(300, 500)], [(4, 2)]]),
     ("sum-last", lambda x: mx.sum(x * x, axis=-1), [[(2, 3)], [(600, 300)], [(5, 2)]]),
+    # the same output shape from rows of another length
+    ("sum-rows", lambda x: mx.sum(mx.abs(x), axis=-1), [[(2, 3)], [(2, 17)], [(2, 300)]]),
+    ("max-rows", lambda x: mx.max(mx.exp(x), axis=-1), [[(4, 300)], [(4, 2)], [(4, 5000)]]),
+    ("mean-rows", lambda x: mx.mean(mx.abs(x), -1, keepdims=True), [[(3, 2)], [(3, 30)]]),
 ]
 
 
@@ -752,10 +756,17 @@ def test_arguments_that_are_not_trees_or_constants(arg):
 
 UNARY = {"exp": mx.exp, "sin": mx.sin, "tanh": mx.tanh, "neg": mx.negative, "abs": mx.abs}
 BINARY = {"add": mx.add, "mul": mx.multiply, "sub": mx.subtract, "max": mx.maximum}
+# Reductions over the last axis, kept as a column so the result still broadcasts
+REDUCE = {
+    "sum": lambda a: mx.sum(a, axis=-1, keepdims=True),
+    "rmax": lambda a: mx.max(a, axis=-1, keepdims=True),
+    "mean": lambda a: mx.mean(a, axis=-1, keepdims=True),
+}
 
 
 def expressions(n_inputs):
-    """Element-wise expression trees over inputs 0..n_inputs-1 and Python scalars."""
+    """Element-wise expression trees over inputs 0..n_inputs-1 and Python scalars, with
+    last-axis reductions in them."""
     leaf = st.one_of(
         st.tuples(st.just("in"), st.integers(0, n_inputs - 1)),
         st.tuples(st.just("const"), st.sampled_from([0.5, 2.0, -1.0])),
@@ -763,7 +774,7 @@ def expressions(n_inputs):
     return st.recursive(
         leaf,
         lambda kids: st.one_of(
-            st.tuples(st.sampled_from(sorted(UNARY)), kids),
+            st.tuples(st.sampled_from(sorted(UNARY) + sorted(REDUCE)), kids),
             st.tuples(st.sampled_from(sorted(BINARY)), kids, kids),
             st.tuples(st.just("where"), kids, kids, kids),
         ),
@@ -780,6 +791,8 @@ def evaluate(e, xs):
     args = [evaluate(a, xs) for a in rest]
     if op == "where":
         return mx.where(mx.greater(args[0], args[1]), args[1], args[2])
+    if op in REDUCE:  # a reduction of a constant or a 0-d array is left out
+        return REDUCE[op](args[0]) if getattr(args[0], "ndim", 0) else args[0]
     return (UNARY.get(op) or BINARY[op])(*args)
 
 
@@ -803,3 +816,33 @@ def test_random_elementwise_expressions(case):
         return evaluate(e, xs) + xs[0]  # the first input fixes the result's shape and dtype
 
     check_compiled(fn, *xs)
+
+
+@st.composite
+def shapeless_cases(draw):
+    """An expression, and for each of three calls the inputs' shapes: each input keeps its rank
+    and form (full, row, column) while the sizes change, size 1 included."""
+    n = draw(st.integers(1, 3))
+    forms = ["full"] + [draw(st.sampled_from(["full", "row", "col"])) for _ in range(n - 1)]
+    sizes = st.sampled_from([1, 2, 3, 17, 300])
+    first_rows, calls = draw(sizes), []
+    for _ in range(3):  # the rows kept or changed, so that the rows' length alone may change
+        r, c = draw(st.sampled_from([first_rows, draw(sizes)])), draw(sizes)
+        calls.append([{"full": (r, c), "row": (c,), "col": (r, 1)}[f] for f in forms])
+    return draw(expressions(n)), calls, draw(st.integers(0, 2**16))
+
+
+@pytest.mark.nuvec_only  # MLX 0.32 crashes (SIGSEGV) when a shapeless trace meets a size-1 axis
+@given(shapeless_cases())
+def test_random_shapeless_expressions(case):
+    e, calls, seed = case
+
+    def fn(*xs):
+        return evaluate(e, xs) + xs[0]
+
+    f = counted(fn)
+    cf = mx.compile(f, shapeless=True)
+    for shapes in calls:
+        xs = [rand(s, seed=seed + i) for i, s in enumerate(shapes)]
+        assert_same(cf(*xs), fn(*xs))
+    assert f.calls == 1

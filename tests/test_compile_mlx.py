@@ -222,6 +222,7 @@ SHAPELESS = [
     ("softmax", softmax, each((2, 3), (9, 4), (64, 4096), (3, 2))),
     ("layer-norm", layer_norm, each([(2, 3), (3,), (3,)], [(9, 40), (40,), (40,)])),
     ("mean-var", lambda m: lambda x: m.mean(x, axis=0) * m.var(x), each((2, 3), (9, 4), (30, 2))),
+    ("sum-rows", lambda m: lambda x: m.sum(m.abs(x), axis=-1), each((2, 3), (2, 17), (2, 300))),
     ("sum-last", lambda m: lambda x: m.sum(x * x, axis=-1), each((2, 3), (600, 300), (5, 2, 3))),
     ("constants", lambda m: lambda x, c: x * c, [one(Arr((2, 3)), 2.0), one(Arr((4, 5)), 2.0), one(Arr((4, 5)), 3.0)]),
 ]  # fmt: skip
