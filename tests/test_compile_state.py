@@ -25,6 +25,18 @@ OPTIMIZERS = {
     "adam": lambda: optim.Adam(learning_rate=1e-2),
     "sgd-momentum": lambda: optim.SGD(learning_rate=5e-2, momentum=0.9),
     "adamw": lambda: optim.AdamW(learning_rate=1e-2, weight_decay=0.1),
+    # schedules keep their step in the optimizer's state
+    "adam-cosine": lambda: optim.Adam(learning_rate=optim.cosine_decay(2e-2, STEPS)),
+    "sgd-nesterov-warmup": lambda: optim.SGD(
+        learning_rate=optim.join_schedules(
+            [optim.linear_schedule(0, 5e-2, 5), optim.exponential_decay(5e-2, 0.95)], [5]
+        ),
+        momentum=0.9,
+        nesterov=True,
+    ),
+    "lion": lambda: optim.Lion(learning_rate=3e-3),
+    "adafactor": lambda: optim.Adafactor(learning_rate=1e-2),
+    "rmsprop": lambda: optim.RMSprop(learning_rate=3e-3),
 }
 
 
