@@ -4,8 +4,9 @@ inside compiled functions, the off switches and the trace-time errors.
 
 Runs against MLX too (NUVEC_TEST_IMPL=mlx), which is how the retrace rules and error types here
 were checked; MLX compiles on the CPU through a C compiler and makes no bitwise promise, so on
-MLX the values are compared within a tolerance. State capture in a training loop, random numbers
-and the MLX differential tests are in test_compile_state.py and test_compile_mlx.py."""
+MLX the values are compared within a tolerance. Every element-wise op and random expressions are
+in test_compile_ops.py; state capture in a training loop and random numbers in
+test_compile_state.py; the MLX differential tests in test_compile_mlx.py."""
 
 import math
 import os
@@ -14,61 +15,11 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from _impl import IS_MLX, mx
+from compile_helpers import assert_same, check_compiled, counted, rand
 
 FILE = os.path.basename(__file__)
-
-
-def counted(fn):
-    """`fn` with a count of how many times its Python body ran (each run is one trace)."""
-
-    def wrapper(*args, **kwargs):
-        wrapper.calls += 1
-        return fn(*args, **kwargs)
-
-    wrapper.calls = 0
-    return wrapper
-
-
-def rand(shape, dtype=np.float32, seed=0, scale=1.0):
-    a = np.random.default_rng(seed).standard_normal(shape) * scale
-    return mx.array(a.astype(dtype))
-
-
-def to_np(x):
-    return np.array(x.astype(mx.float32) if x.dtype == mx.bfloat16 else x)
-
-
-def assert_same(got, want):
-    """Compiled equals uncompiled: same dtype and shape, and the same bits on nuvec."""
-    assert got.dtype == want.dtype
-    assert got.shape == want.shape
-    g, w = to_np(got), to_np(want)
-    if IS_MLX:
-        np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6)
-    else:
-        assert np.array_equal(g, w, equal_nan=True), f"max diff {np.nanmax(np.abs(g - w))}"
-        numbers = ~np.isnan(g) if g.dtype.kind == "f" else slice(None)
-        assert np.array_equal(np.signbit(g[numbers]), np.signbit(w[numbers])), "signed zeros differ"
-
-
-def check_compiled(fn, *args, **kwargs):
-    """`compile(fn)` twice (a trace, then a replay) equals `fn`, and traces once."""
-    f = counted(fn)
-    cf = mx.compile(f)
-    want = fn(*args, **kwargs)
-    want = want if isinstance(want, tuple) else (want,)
-    for _ in range(2):
-        got = cf(*args, **kwargs)
-        got = got if isinstance(got, tuple) else (got,)
-        assert len(got) == len(want)
-        for g, w in zip(got, want):
-            assert_same(g, w)
-    assert f.calls == 1
-
 
 LARGE = (512, 300)  # 153600 elements: over 2^17, where work is fused and spread over threads
 
@@ -752,97 +703,3 @@ def test_arguments_that_are_not_trees_or_constants(arg):
     with pytest.raises(ValueError, match="object|set|ndarray"):
         mx.compile(f)(A, arg)
     assert f.calls == 0  # rejected before tracing
-
-
-UNARY = {"exp": mx.exp, "sin": mx.sin, "tanh": mx.tanh, "neg": mx.negative, "abs": mx.abs}
-BINARY = {"add": mx.add, "mul": mx.multiply, "sub": mx.subtract, "max": mx.maximum}
-# Reductions over the last axis, kept as a column so the result still broadcasts
-REDUCE = {
-    "sum": lambda a: mx.sum(a, axis=-1, keepdims=True),
-    "rmax": lambda a: mx.max(a, axis=-1, keepdims=True),
-    "mean": lambda a: mx.mean(a, axis=-1, keepdims=True),
-}
-
-
-def expressions(n_inputs):
-    """Element-wise expression trees over inputs 0..n_inputs-1 and Python scalars, with
-    last-axis reductions in them."""
-    leaf = st.one_of(
-        st.tuples(st.just("in"), st.integers(0, n_inputs - 1)),
-        st.tuples(st.just("const"), st.sampled_from([0.5, 2.0, -1.0])),
-    )
-    return st.recursive(
-        leaf,
-        lambda kids: st.one_of(
-            st.tuples(st.sampled_from(sorted(UNARY) + sorted(REDUCE)), kids),
-            st.tuples(st.sampled_from(sorted(BINARY)), kids, kids),
-            st.tuples(st.just("where"), kids, kids, kids),
-        ),
-        max_leaves=10,
-    )
-
-
-def evaluate(e, xs):
-    op, *rest = e
-    if op == "in":
-        return xs[rest[0]]
-    if op == "const":
-        return rest[0]
-    args = [evaluate(a, xs) for a in rest]
-    if op == "where":
-        return mx.where(mx.greater(args[0], args[1]), args[1], args[2])
-    if op in REDUCE:  # a reduction of a constant or a 0-d array is left out
-        return REDUCE[op](args[0]) if getattr(args[0], "ndim", 0) else args[0]
-    return (UNARY.get(op) or BINARY[op])(*args)
-
-
-@st.composite
-def expression_cases(draw):
-    n = draw(st.integers(1, 3))
-    rows, cols = draw(st.sampled_from([1, 5, 200])), draw(st.sampled_from([1, 3, 17, 1024]))
-    shapes = [(rows, cols)] + [
-        draw(st.sampled_from([(rows, cols), (cols,), (rows, 1), ()])) for _ in range(n - 1)
-    ]
-    dtype = draw(st.sampled_from(["float32", "float16"]))
-    return draw(expressions(n)), shapes, dtype, draw(st.integers(0, 2**16))
-
-
-@given(expression_cases())
-def test_random_elementwise_expressions(case):
-    e, shapes, dtype, seed = case
-    xs = [rand(s, seed=seed + i).astype(getattr(mx, dtype)) for i, s in enumerate(shapes)]
-
-    def fn(*xs):
-        return evaluate(e, xs) + xs[0]  # the first input fixes the result's shape and dtype
-
-    check_compiled(fn, *xs)
-
-
-@st.composite
-def shapeless_cases(draw):
-    """An expression, and for each of three calls the inputs' shapes: each input keeps its rank
-    and form (full, row, column) while the sizes change, size 1 included."""
-    n = draw(st.integers(1, 3))
-    forms = ["full"] + [draw(st.sampled_from(["full", "row", "col"])) for _ in range(n - 1)]
-    sizes = st.sampled_from([1, 2, 3, 17, 300])
-    first_rows, calls = draw(sizes), []
-    for _ in range(3):  # the rows kept or changed, so that the rows' length alone may change
-        r, c = draw(st.sampled_from([first_rows, draw(sizes)])), draw(sizes)
-        calls.append([{"full": (r, c), "row": (c,), "col": (r, 1)}[f] for f in forms])
-    return draw(expressions(n)), calls, draw(st.integers(0, 2**16))
-
-
-@pytest.mark.nuvec_only  # MLX 0.32 crashes (SIGSEGV) when a shapeless trace meets a size-1 axis
-@given(shapeless_cases())
-def test_random_shapeless_expressions(case):
-    e, calls, seed = case
-
-    def fn(*xs):
-        return evaluate(e, xs) + xs[0]
-
-    f = counted(fn)
-    cf = mx.compile(f, shapeless=True)
-    for shapes in calls:
-        xs = [rand(s, seed=seed + i) for i, s in enumerate(shapes)]
-        assert_same(cf(*xs), fn(*xs))
-    assert f.calls == 1
