@@ -35,7 +35,7 @@ def assert_same(got, want):
     if IS_MLX:
         np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6)
     else:
-        assert np.array_equal(g, w, equal_nan=True), f"max diff {np.nanmax(np.abs(g - w))}"
+        assert np.array_equal(g, w, equal_nan=True), f"{np.sum(g != w)} elements differ"
         assert np.array_equal(signs(g), signs(w)), "signed zeros differ"
 
 
@@ -46,16 +46,28 @@ def signs(a):
     return np.signbit(a[~np.isnan(a)]) if a.dtype.kind == "f" else np.zeros(0, bool)
 
 
+def assert_same_tree(got, want):
+    """assert_same on each array of two trees of the same structure; other leaves equal."""
+    if isinstance(want, mx.array):
+        assert isinstance(got, mx.array), type(got)
+        assert_same(got, want)
+    elif isinstance(want, (list, tuple)):
+        assert type(got) is type(want) and len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_same_tree(g, w)
+    elif isinstance(want, dict):
+        assert isinstance(got, dict) and list(got) == list(want)
+        for k in want:
+            assert_same_tree(got[k], want[k])
+    else:
+        assert got == want
+
+
 def check_compiled(fn, *args, **kwargs):
     """`compile(fn)` twice (a trace, then a replay) equals `fn`, and traces once."""
     f = counted(fn)
     cf = mx.compile(f)
     want = fn(*args, **kwargs)
-    want = want if isinstance(want, tuple) else (want,)
     for _ in range(2):
-        got = cf(*args, **kwargs)
-        got = got if isinstance(got, tuple) else (got,)
-        assert len(got) == len(want)
-        for g, w in zip(got, want):
-            assert_same(g, w)
+        assert_same_tree(cf(*args, **kwargs), want)
     assert f.calls == 1

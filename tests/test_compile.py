@@ -22,6 +22,7 @@ from compile_helpers import assert_same, check_compiled, counted, rand
 FILE = os.path.basename(__file__)
 
 LARGE = (512, 300)  # 153600 elements: over 2^17, where work is fused and spread over threads
+A, B = rand((2, 3)), rand((2, 3), seed=1)
 
 # Element-wise chains: (id, function, input shapes, dtype)
 ELEMENTWISE = [
@@ -128,6 +129,32 @@ def test_exception_in_the_function_propagates_and_is_not_cached():
         assert f.calls == calls
 
 
+# Calls at the edges: (id, function, arguments)
+EDGES = [
+    ("no-arguments", lambda: mx.ones((3,)) * 2, ()),
+    ("constant-only", lambda c: mx.ones((3,)) * c, (2.0,)),
+    ("empty", lambda x: mx.exp(x) * 2, (mx.ones((0, 5)),)),
+    ("empty-rows-sum", lambda x: mx.sum(mx.exp(x), axis=-1), (mx.ones((3, 0)),)),
+    ("zero-dim", lambda x, y: mx.exp(x) * y + 1, (mx.array(2.0), mx.array(3.0))),
+    (
+        "rank-5-broadcast",
+        lambda a, b: mx.exp(a) * b,
+        (rand((2, 1, 3, 1, 5)), rand((1, 4, 1, 6, 1))),
+    ),
+    ("constant-output", lambda x: (x, mx.array(5.0)), (A,)),
+    ("empty-tuple-output", lambda x: (), (A,)),
+    ("none-output", lambda x: None, (A,)),
+    ("int-output", lambda x: (x * 2, 3), (A,)),
+    ("repeated-output", lambda x: (x * 2,) * 3, (A,)),
+    ("dict-output-order", lambda x: {"z": x, "a": x + 1}, (A,)),
+]
+
+
+@pytest.mark.parametrize("name,fn,args", EDGES, ids=[c[0] for c in EDGES])
+def test_edge_calls(name, fn, args):
+    check_compiled(fn, *args)
+
+
 def test_weak_python_scalar_keeps_float16():
     out = mx.compile(lambda x: x * 2.0 + 1)(mx.ones((4,), mx.float16))
     assert out.dtype == mx.float16
@@ -178,9 +205,6 @@ def test_reduction_patterns_equal_uncompiled(fn, shape):
 def test_matmul_bias_relu(shape):
     (a, b) = shape
     check_compiled(lambda x, w, c: mx.maximum(x @ w + c, 0), rand(a), rand(b, seed=1), rand(b[1:]))
-
-
-A, B = rand((2, 3)), rand((2, 3), seed=1)
 
 
 def summed(tree):
