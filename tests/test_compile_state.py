@@ -241,3 +241,31 @@ def test_random_with_key_argument():
     for k in range(3):
         key = mx.random.key(k)
         np.testing.assert_array_equal(np.array(f(x, key)), np.array(fn(x, key)))
+
+
+def test_nested_compiled_functions_share_captured_state():
+    state = {"count": mx.array(0.0)}
+    capture = functools.partial(mx.compile, inputs=state, outputs=state)
+
+    @capture
+    def inner(x):
+        state["count"] = state["count"] + x.sum()
+        return x * 2
+
+    outer = capture(lambda x: inner(x) + inner(x * 0.5))
+    for i in range(1, 4):
+        np.testing.assert_array_equal(np.array(outer(mx.ones((3,)))), np.full(3, 3.0, np.float32))
+        assert state["count"].item() == 4.5 * i
+
+
+def test_nested_compiled_functions_advance_the_captured_key():
+    state = [mx.random.state]
+    capture = functools.partial(mx.compile, inputs=state, outputs=state)
+    draw = capture(uniform_plus)
+    twice = capture(lambda x: draw(x) + draw(x))
+    x = mx.zeros((4,))
+    mx.random.seed(0)
+    got = [np.array(twice(x)) for _ in range(2)]
+    mx.random.seed(0)
+    for g in got:
+        np.testing.assert_array_equal(g, np.array(uniform_plus(x) + uniform_plus(x)))
