@@ -590,6 +590,14 @@ def shapeless_loss(x):
     return mx.sum(mx.exp(x) * x) / 4
 
 
+def mean_loss(x):
+    return mx.mean(mx.exp(x) * x)
+
+
+def same(fn):
+    return fn
+
+
 def over_shapes(transform, fn):
     """`transform(fn)` on inputs of three shapes of one rank."""
     return [transform(fn)(rand(s, seed=9)) for s in ((4, 5), (2, 3), (50, 60))]
@@ -628,6 +636,15 @@ TRANSFORMS = [
      lambda: mx.grad(lambda x: f_loss(vec_fn(x), W))(X)),
     ("grad-of-shapeless", lambda: over_shapes(mx.grad, mx.compile(shapeless_loss, shapeless=True)),
      lambda: over_shapes(mx.grad, shapeless_loss)),
+    ("shapeless-compile-of-grad",
+     lambda: over_shapes(same, mx.compile(mx.grad(shapeless_loss), shapeless=True)),
+     lambda: over_shapes(mx.grad, shapeless_loss)),
+    ("shapeless-compile-of-grad-of-mean",
+     lambda: over_shapes(same, mx.compile(mx.grad(mean_loss), shapeless=True)),
+     lambda: over_shapes(mx.grad, mean_loss)),
+    ("shapeless-compile-of-vmap",
+     lambda: over_shapes(same, mx.compile(mx.vmap(vec_fn), shapeless=True)),
+     lambda: over_shapes(mx.vmap, vec_fn)),
     ("vmap-of-shapeless", lambda: over_shapes(mx.vmap, mx.compile(vec_fn, shapeless=True)),
      lambda: over_shapes(mx.vmap, vec_fn)),
     ("vmap-with-axes", lambda: mx.vmap(mx.compile(f_loss), in_axes=(1, None))(X.T, W),
@@ -641,7 +658,17 @@ def leaves(tree):
     return [tree]
 
 
-@pytest.mark.parametrize("name,compiled,plain", TRANSFORMS, ids=[c[0] for c in TRANSFORMS])
+# MLX 0.32 fails these ("broadcast_shapes" errors from the traced shapes)
+MLX_FAILS = {"shapeless-compile-of-vmap"}
+
+
+@pytest.mark.parametrize(
+    "name,compiled,plain",
+    [
+        pytest.param(*c, id=c[0], marks=[pytest.mark.nuvec_only] if c[0] in MLX_FAILS else [])
+        for c in TRANSFORMS
+    ],
+)
 def test_transforms_compose(name, compiled, plain):
     got, want = leaves(compiled()), leaves(plain())
     assert len(got) == len(want)
