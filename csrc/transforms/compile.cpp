@@ -181,6 +181,24 @@ std::optional<Shape> regroup(const Shape& from, const Shape& to, const Shape& no
 
 }  // namespace
 
+// A fused group's domain for new input shapes: their broadcast, when some input spans the
+// domain's last axis or its rows (a full, row or col input); else only the traced shapes serve.
+Shape group_domain(const Compiled& c, const std::vector<Shape>& inputs, const TapeStep& st) {
+  bool spans = false;
+  for (Form f : c.program().input_forms) spans |= f == Form::full || f == Form::row || f == Form::col;
+  if (!spans) {
+    if (inputs != st.in_shapes)
+      throw OpError("compile",
+                    "a fused group of a shapeless compiled function cannot work out its shape from these inputs "
+                    "(compile it with shapeless=False, which traces again for each shape)");
+    return c.domain();
+  }
+  Shape domain = inputs[0];
+  for (const Shape& in : inputs) domain = broadcast_shapes(domain, in, "compile");
+  if (domain.size() < c.domain().size()) domain.insert(domain.begin(), c.domain().size() - domain.size(), 1);
+  return domain;
+}
+
 std::shared_ptr<const Tape> trace_tape(const ArrayFn& fun, const std::vector<Array>& inputs, bool shapeless) {
   auto t = std::make_shared<Tape>();
   t->shapeless = shapeless;
@@ -303,10 +321,12 @@ std::vector<Array> Tape::replay(const std::vector<Array>& inputs) const {
       for (const Array& a : ins) in_shapes.push_back(a.shape());
       shapes = output_shapes(st, in_shapes);
     }
-    if (auto* c = dynamic_cast<const Compiled*>(prim.get()); c && shapeless && shapes != st.shapes) {
-      Shape domain = ins[0].shape();
-      for (const Array& in : ins) domain = broadcast_shapes(domain, in.shape(), "compile");
-      prim = std::make_shared<Compiled>(c->shared_program(), domain, false);
+    if (auto* c = dynamic_cast<const Compiled*>(prim.get()); c && shapeless) {
+      // The group's domain from these inputs (its outputs' shapes may not show it: a row sum).
+      std::vector<Shape> in_shapes;
+      for (const Array& a : ins) in_shapes.push_back(a.shape());
+      Shape domain = group_domain(*c, in_shapes, st);
+      if (domain != c->domain()) prim = std::make_shared<Compiled>(c->shared_program(), domain, false);
     }
     if (shapes.size() == 1) {
       values[size_t(st.outputs[0])] = Array::lazy(shapes[0], st.dtypes[0], prim, std::move(ins), st.stream);
@@ -329,7 +349,7 @@ std::vector<Shape> output_shapes(const TapeStep& st, const std::vector<Shape>& i
   };
   if (dynamic_cast<const Elementwise*>(&p)) return {broadcast_all()};
   if (auto* c = dynamic_cast<const Compiled*>(&p)) {
-    Shape domain = broadcast_all();
+    Shape domain = group_domain(*c, inputs, st);
     std::vector<Shape> out;
     for (size_t k = 0; k < st.shapes.size(); ++k) {
       const Instruction& ins = c->program().code[size_t(c->program().outputs[k]) - c->program().input_forms.size()];

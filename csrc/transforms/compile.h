@@ -54,6 +54,10 @@ std::shared_ptr<const Tape> trace_tape(const ArrayFn& fun, const std::vector<Arr
 // Groups the tape's element-wise steps into Compiled steps (compile_fuse.cpp).
 std::vector<TapeStep> fuse_steps(const Tape& tape);
 
+class Compiled;
+// A fused group's domain for new input shapes (shapeless replay).
+Shape group_domain(const Compiled& c, const std::vector<Shape>& inputs, const TapeStep& step);
+
 // The output shapes of `step` for new input shapes (shapeless replay).
 std::vector<Shape> output_shapes(const TapeStep& step, const std::vector<Shape>& inputs);
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "backend/cpu/backend.h"
@@ -39,14 +40,58 @@ struct Place {
   size_t item = 0;
 };
 
+// A program's kernels, found once (Program::backend_data keeps them).
+struct ProgramKernels {
+  std::vector<EwKernel> ew;  // per instruction (null for reductions and conversions)
+  std::vector<ConvertKernel> convert;
+  std::vector<const ReduceKernel*> reduce;
+  std::vector<int> last_read;  // per input: the last instruction that reads it
+  bool complete = true;        // every instruction has a kernel in this build
+  bool flat = true;            // nothing reduces rows, nothing is a row or col vector
+};
+
+const ProgramKernels& kernels_of(const Program& prog) {
+  std::lock_guard<std::mutex> lock(prog.backend_mutex);
+  if (!prog.backend_data) {
+    auto k = std::make_shared<ProgramKernels>();
+    size_t n = prog.code.size();
+    k->ew.assign(n, nullptr), k->convert.assign(n, nullptr), k->reduce.assign(n, nullptr);
+    k->last_read.assign(prog.input_forms.size(), -1);
+    for (size_t i = 0; i < n; ++i) {
+      const Instruction& ins = prog.code[i];
+      for (int a : ins.args)
+        if (size_t(a) < prog.input_forms.size()) k->last_read[size_t(a)] = int(i);
+      k->flat &= ins.form == Form::full || ins.form == Form::scalar;
+      if (auto* r = dynamic_cast<const Reduce*>(ins.primitive.get())) {
+        k->reduce[i] = &reduce_kernels().reduce[int(r->op())][int(ins.dtype)];
+        k->complete &= k->reduce[i]->row != nullptr;
+        k->flat = false;
+        continue;
+      }
+      auto& e = static_cast<const Elementwise&>(*ins.primitive);
+      auto* u = dynamic_cast<const Unary*>(&e);
+      if (u && u->op() == UnaryOp::copy) {
+        k->convert[i] = kernels().convert[int(e.compute()[0])][int(e.out_compute())];
+        k->complete &= k->convert[i] != nullptr;
+      } else {
+        k->ew[i] = elementwise_kernel(e);
+        k->complete &= k->ew[i] != nullptr;
+      }
+    }
+    for (Form f : prog.input_forms) k->flat &= f == Form::full || f == Form::scalar;
+    prog.backend_data = k;
+  }
+  return *static_cast<const ProgramKernels*>(prog.backend_data.get());
+}
+
 struct Plan {
   int64_t rows = 1, width = 1;  // the domain as rows x width (flat: one row of every element)
   int64_t tile = 1;             // rows (row mode) or elements (flat mode) per tile
   bool flat = false;
   std::vector<Place> places;  // per slot
-  std::vector<EwKernel> ew;   // per instruction (null for reductions and conversions)
-  std::vector<ConvertKernel> convert;
-  std::vector<const ReduceKernel*> reduce;
+  const std::vector<EwKernel>& ew;
+  const std::vector<ConvertKernel>& convert;
+  const std::vector<const ReduceKernel*>& reduce;
   size_t scratch_bytes = 0;
 };
 
@@ -152,42 +197,19 @@ void eval_compiled(const Compiled& c, const std::vector<Array>& in, std::vector<
   const Program& prog = c.program();
   const Shape& domain = c.domain();
   size_t ni = prog.input_forms.size();
-  Plan plan;
-  plan.width = domain.empty() ? 1 : domain.back();
-  plan.rows = plan.width == 0 ? 0 : shape_size(domain) / plan.width;
-  plan.ew.assign(prog.code.size(), nullptr);
-  plan.reduce.assign(prog.code.size(), nullptr);
-  plan.convert.assign(prog.code.size(), nullptr);
-  bool fits = true;
-  for (size_t k = 0; k < ni && !c.traced_domain(); ++k)
+  const ProgramKernels& pk = kernels_of(prog);
+  Plan plan{1, 1, 1, pk.flat, {}, pk.ew, pk.convert, pk.reduce, 0};
+  bool fits = pk.complete;
+  for (size_t k = 0; k < ni && fits && !c.traced_domain(); ++k)
     fits &= form_of(in[k].shape(), domain) == int(prog.input_forms[k]);
-  for (size_t i = 0; i < prog.code.size() && fits; ++i) {
-    const Instruction& ins = prog.code[i];
-    if (auto* r = dynamic_cast<const Reduce*>(ins.primitive.get())) {
-      plan.reduce[i] = &reduce_kernels().reduce[int(r->op())][int(ins.dtype)];
-      fits &= plan.reduce[i]->row != nullptr;
-    } else {
-      auto& e = static_cast<const Elementwise&>(*ins.primitive);
-      auto* u = dynamic_cast<const Unary*>(&e);
-      if (u && u->op() == UnaryOp::copy) {
-        plan.convert[i] = kernels().convert[int(e.compute()[0])][int(e.out_compute())];
-        fits &= plan.convert[i] != nullptr;
-      } else {
-        plan.ew[i] = elementwise_kernel(e);
-        fits &= plan.ew[i] != nullptr;
-      }
-    }
-  }
   if (!fits || shape_size(domain) == 0) {
     run_unfused(c, in, out);
     return;
   }
-  // Flat: nothing reduces rows and nothing is a row or col vector: tiles are chunks of elements.
-  plan.flat = !prog.reduces;
-  for (Form f : prog.input_forms) plan.flat &= f == Form::full || f == Form::scalar;
-  for (const Instruction& ins : prog.code) plan.flat &= ins.form == Form::full || ins.form == Form::scalar;
+  plan.width = domain.empty() ? 1 : domain.back();
+  plan.rows = shape_size(domain) / plan.width;
   if (plan.flat) plan.rows = shape_size(domain), plan.width = 1;
-  plan.tile = plan.flat ? kTileElements : std::max<int64_t>(1, kTileElements / plan.width);
+  plan.tile = std::min(plan.rows, plan.flat ? kTileElements : std::max<int64_t>(1, kTileElements / plan.width));
   // Inputs: row-major data (a contiguous copy of any other layout).
   std::vector<Array> held;
   plan.places.resize(ni + prog.code.size());
@@ -202,10 +224,7 @@ void eval_compiled(const Compiled& c, const std::vector<Array>& in, std::vector<
     plan.places[k] = {a->data_bytes(), 0, false, prog.input_forms[k], a->itemsize()};
   }
   // Outputs: each takes a full input's buffer when nothing reads that input after it is written.
-  std::vector<int> last_read(ni, -1);
-  for (size_t i = 0; i < prog.code.size(); ++i)
-    for (int a : prog.code[i].args)
-      if (size_t(a) < ni) last_read[size_t(a)] = int(i);
+  const std::vector<int>& last_read = pk.last_read;
   long holders = out.size() > 1 ? long(out.size()) : 1;
   for (size_t k = 0; k < out.size(); ++k) {
     size_t slot = size_t(prog.outputs[k]);

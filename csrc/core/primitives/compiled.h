@@ -6,6 +6,7 @@
 // its rows of full values, and a row of 4096 floats stays in cache between the steps.
 #pragma once
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "core/array.h"
@@ -34,6 +35,9 @@ struct Program {
   std::vector<Instruction> code;  // result of code[i] is slot input_forms.size() + i
   std::vector<int> outputs;       // slots stored as the node's outputs, in order
   bool reduces = false;           // some instruction reduces rows
+  // What a backend works out once per program (its kernels), kept here for later evaluations.
+  mutable std::mutex backend_mutex;
+  mutable std::shared_ptr<const void> backend_data;
 };
 
 class Compiled : public Primitive {
