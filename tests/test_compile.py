@@ -347,6 +347,23 @@ def test_closure_arrays_are_read_at_trace_time():
     assert_same(cf(x), first)
 
 
+class Tripler:
+    """A callable object whose attributes share names with a compiled function's own."""
+
+    def __init__(self):
+        self.fun, self.inputs, self.outputs, self.shapeless, self.cache = "x", 1, 2, True, {}
+
+    def __call__(self, x):
+        return x * 3
+
+
+def test_compile_a_callable_object():
+    f = Tripler()
+    cf = mx.compile(f)
+    for x in (A, B, rand((4,))):
+        assert_same(cf(x), x * 3)
+
+
 def test_decorator_form():
     calls = []
 
@@ -628,6 +645,9 @@ TRANSFORMS = [
      lambda: mx.grad(custom_loss)(X, W)),
     ("grad-of-compiled-custom", lambda: mx.grad(mx.compile(custom_loss))(X, W),
      lambda: mx.grad(custom_loss)(X, W)),
+    ("grad-of-compiled-custom-function",
+     lambda: mx.grad(lambda x: mx.sum(mx.compile(sin_with_vjp)(x) * W))(X),
+     lambda: mx.grad(lambda x: mx.sum(sin_with_vjp(x) * W))(X)),
     ("grad-of-compile-of-grad",
      lambda: mx.grad(lambda x: mx.sum(mx.compile(mx.grad(f_loss))(x, W)))(X),
      lambda: mx.grad(lambda x: mx.sum(mx.grad(f_loss)(x, W)))(X)),
