@@ -5,8 +5,8 @@ and shapeless compiles under transforms, each against the same transform of the 
 
 import pytest
 
-from _impl import mx
-from compile_helpers import assert_same, rand
+from _impl import IS_MLX, mx
+from compile_helpers import assert_same, counted, rand
 
 
 def f_loss(x, w):
@@ -125,3 +125,19 @@ def test_transforms_compose(name, compiled, plain):
     assert len(got) == len(want)
     for g, w in zip(got, want):
         assert_same(g, w)
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [lambda f: mx.grad(f), lambda f: mx.value_and_grad(f), lambda f: mx.vmap(f, in_axes=(0, None))],
+    ids=["grad", "value_and_grad", "vmap"],
+)
+def test_compile_of_a_transform_traces_once(transform):
+    f = counted(f_loss)
+    cf = mx.compile(transform(f))
+    for seed in range(3):
+        x = rand((4, 5), seed=seed)
+        for g, w in zip(leaves(cf(x, W)), leaves(transform(f_loss)(x, W))):
+            assert_same(g, w)
+    if not IS_MLX:  # MLX 0.32 sometimes traces a process's first compiled function twice
+        assert f.calls == 1
