@@ -404,12 +404,13 @@ def _group_table(group, res, bw):
         print(f"| {row} | {' | '.join(text)} | {' | '.join(speed)} |")
     if group == "dispatch" and len(rows) == 2:
         one, ten = rows["one op: x + y"], rows["10-op function"]
-        for fw, (plain, comp) in FRAMEWORKS.items():
-            if fw in one:
-                print(
-                    f"\n{fw}: {comp} 10-op / one op = {_ratio(ten[fw][1], one[fw][0])}, "
-                    f"{plain} 10-op / one op = {_ratio(ten[fw][0], one[fw][0])}"
-                )
+        ratios = [
+            f"{name} {_ratio(ten[fw][i], one[fw][0])}"
+            for fw in FRAMEWORKS
+            if fw in one
+            for i, name in reversed(list(enumerate(FRAMEWORKS[fw])))
+        ]
+        print(f"\n10-op function / one op of its framework: {', '.join(ratios)}.")
     if group == "mlp_step" and rows:
         (by_fw,) = rows.values()
         if "torch" in by_fw:
@@ -458,7 +459,7 @@ def main():
     print(f"Machine: {_machine()}; {_versions()}.")
     print(
         f"`python bench/compile.py{' --quick' if args.quick else ''} --only {','.join(groups)}`: "
-        f"{1 if args.quick else args.rounds} alternating processes per framework, medians."
+        f"{1 if args.quick else args.rounds} round(s) of one process per framework, medians."
     )
     bw = _bandwidth_table(res) if "bandwidth" in groups else None
     for g in groups:
