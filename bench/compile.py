@@ -194,7 +194,9 @@ def _fn_cells(L, fn, args, ref, tol, timer, check=None, variants=(False, True)):
     for compiled in variants:
 
         def measure(compiled=compiled):
-            f = functools.partial(fn, L)
+            def f(*a):  # a plain function, as a user compiles one
+                return fn(L, *a)
+
             if compiled:
                 f = L.compile(f)
             out = L.numpy(L.call(f, *args))
