@@ -2,7 +2,6 @@
 brings it, or why nuvec leaves it out). tests/test_mlx_names.py fails when nuvec lacks a name of
 `dir(mlx.core)` that is not here, and when a name here is one nuvec has (drop it then)."""
 
-_COMPILE = "compile: issue 14"
 _FAST = "fast kernels, quantization and gathered products: issue 15"
 _LINALG = "linear algebra and FFT: issue 17"
 
@@ -11,10 +10,6 @@ MISSING = {
     "fast": _FAST,
     "linalg": _LINALG,
     "fft": _LINALG,
-    # compile.
-    "compile": _COMPILE,
-    "enable_compile": _COMPILE,
-    "disable_compile": _COMPILE,
     # Quantization and gathered / segmented products.
     **{
         n: _FAST

@@ -89,6 +89,11 @@ uint32_t& valueless_trace_bits() {
   return bits;
 }
 
+const char*& valueless_trace_reason(int level) {
+  static thread_local const char* reasons[32] = {};
+  return reasons[level];
+}
+
 std::vector<std::weak_ptr<Node>> take_traced(int level) {
   std::vector<std::weak_ptr<Node>> out;
   out.swap(t_traced[level]);

@@ -105,5 +105,7 @@ std::vector<std::weak_ptr<Node>> take_traced(int level);
 // Transform bits (on this thread) whose traced arrays have no value to read: vmap's, whose arrays
 // stand for every example at once. Evaluating such an array raises at the call.
 uint32_t& valueless_trace_bits();
+// Why the arrays of such a level have no value (the transform's words), for the error.
+const char*& valueless_trace_reason(int level);
 
 }  // namespace nuvec

@@ -93,10 +93,10 @@ void eval(const std::vector<Array>& outputs) {
   if (!pending) return;
   if (uint32_t bits = valueless_trace_bits())  // as MLX: a ValueError at the call
     for (const Array& a : outputs)
-      if (a.traced() & bits)
-        throw OpError("eval",
-                      "the value of a batched array cannot be read inside the vmapped function (item, tolist, "
-                      "printing, eval, a boolean mask or an op whose shape depends on values)");
+      if (uint32_t hit = a.traced() & bits)
+        throw OpError("eval", std::string(valueless_trace_reason(__builtin_ctz(hit))) +
+                                  " (item, tolist, printing, eval, a boolean mask or an op whose shape depends on "
+                                  "values)");
   std::lock_guard<std::mutex> lock(eval_mutex());
   std::vector<Node*> order = schedule(outputs);
   std::unordered_set<Node*> fused = plan_fusion(order, outputs);

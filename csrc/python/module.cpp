@@ -16,6 +16,7 @@ void init_shape(nb::module_& m);
 void init_indexing(nb::module_& m);
 void init_reduce(nb::module_& m);
 void init_transforms(nb::module_& m);
+void init_compile(nb::module_& m);
 void init_vmap(nb::module_& m);
 void init_sort(nb::module_& m);
 void init_optimizer(nb::module_& m);
@@ -40,6 +41,7 @@ NB_MODULE(_core, m) {
   nuvec::python::init_indexing(m);
   nuvec::python::init_reduce(m);
   nuvec::python::init_transforms(m);
+  nuvec::python::init_compile(m);
   nuvec::python::init_vmap(m);
   nuvec::python::init_sort(m);
   nuvec::python::init_optimizer(m);

@@ -33,6 +33,13 @@ TraceLevel::~TraceLevel() {
   }
 }
 
+ValuelessLevel::ValuelessLevel(const TraceLevel& level, const char* reason) : bit_(level.bit()) {
+  valueless_trace_reason(level.level()) = reason;
+  valueless_trace_bits() |= bit_;
+}
+
+ValuelessLevel::~ValuelessLevel() { valueless_trace_bits() &= ~bit_; }
+
 std::vector<Array> make_tracers(const std::vector<Array>& primals, TraceLevel& level) {
   std::vector<Array> tracers;
   for (const Array& p : primals) {

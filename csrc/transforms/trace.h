@@ -18,9 +18,23 @@ class TraceLevel {
   TraceLevel(const TraceLevel&) = delete;
   TraceLevel& operator=(const TraceLevel&) = delete;
   uint32_t bit() const { return uint32_t(1) << level_; }
+  int level() const { return level_; }
 
  private:
   int level_;
+};
+
+// While it lives, the arrays of a level have no value to read (vmap's placeholders stand for every
+// example, compile's for every call): evaluating one raises at the call with `reason`.
+class ValuelessLevel {
+ public:
+  ValuelessLevel(const TraceLevel& level, const char* reason);
+  ~ValuelessLevel();
+  ValuelessLevel(const ValuelessLevel&) = delete;
+  ValuelessLevel& operator=(const ValuelessLevel&) = delete;
+
+ private:
+  uint32_t bit_;
 };
 
 // Identity nodes over `primals` carrying the level's bit: the leaves a transform's walk stops at.

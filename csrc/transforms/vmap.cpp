@@ -83,11 +83,7 @@ std::pair<std::vector<Array>, std::vector<int>> vmap(const ArrayFn& fun, const s
   if (n < 0) throw OpError("vmap", "at least one input must be mapped over (in_axes are all None)");
 
   TraceLevel level("vmap");
-  struct Valueless {  // this level's arrays have no value while the function runs
-    uint32_t bit;
-    explicit Valueless(uint32_t b) : bit(b) { valueless_trace_bits() |= bit; }
-    ~Valueless() { valueless_trace_bits() &= ~bit; }
-  } valueless(level.bit());
+  ValuelessLevel valueless(level, "the value of a batched array cannot be read inside the vmapped function");
   Stream s = default_stream(default_device());
   std::vector<Array> placeholders;
   std::unordered_map<Node*, Batched> batched;

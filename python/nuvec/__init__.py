@@ -61,9 +61,9 @@ __version__ = "0.1.0"
 # to dir(nuvec) and the registry): the names defined here, then the compiled module's.
 __all__ = [
     "acos", "acosh", "asarray", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_left_shift",
-    "bitwise_right_shift", "can_cast", "checkpoint", "complexfloating", "convolve", "cuda",
+    "bitwise_right_shift", "can_cast", "checkpoint", "compile", "complexfloating", "convolve", "cuda",
     "cumulative_prod", "cumulative_sum", "custom_function", "device_count", "device_info",
-    "distributed",
+    "disable_compile", "distributed", "enable_compile",
     "DtypeCategory", "e", "empty", "empty_like", "euler_gamma", "export_to_dot", "finfo",
     "floating", "from_fp8", "full_like", "generic", "get_printoptions", "grad", "iinfo",
     "export_function", "exporter", "FunctionExporter", "import_function",
@@ -79,5 +79,6 @@ _core.__all__ = [n for n in dir(_core) if not n.startswith("_")]
 __all__ += _core.__all__
 
 _core._add_internal_dir(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)
+from ._compile import compile, disable_compile, enable_compile  # noqa: E402,F401
 from ._transforms import checkpoint, custom_function, grad, jvp, value_and_grad, vjp  # noqa: E402,F401
 from ._vmap import vmap  # noqa: E402,F401

@@ -639,6 +639,7 @@ NON_OPS = {
         n: ("transforms", "transform")
         for n in ("grad", "value_and_grad", "vjp", "jvp", "vmap", "custom_function", "checkpoint")
     },
+    **{n: ("transforms", "compile") for n in ("compile", "disable_compile", "enable_compile")},
     **{n: ("evaluation", "evaluation") for n in ("eval", "async_eval", "depends", "export_to_dot")},
     **{
         n: ("printing", "print options")

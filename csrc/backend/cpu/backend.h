@@ -15,6 +15,7 @@ void register_indexing_kernels(Backend& b);
 void register_matmul_kernels(Backend& b);
 void register_optimizer_kernels(Backend& b);
 void register_conv_kernels(Backend& b);
+void register_compiled_kernels(Backend& b);
 void register_random_kernels(Backend& b);
 void register_reduce_kernels(Backend& b);
 void register_scan_kernels(Backend& b);

@@ -85,19 +85,12 @@ struct Step {
   size_t slot = 0;      // else: its place in the scratch (bytes)
 };
 
-EwKernel kernel_of(const Elementwise& p) {
-  const KernelTable& kt = kernels();
-  if (auto* u = dynamic_cast<const Unary*>(&p)) return kt.unary[int(u->op())][int(p.compute()[0])];
-  if (auto* b = dynamic_cast<const Binary*>(&p)) return kt.binary[int(b->op())][int(p.compute()[0])];
-  return kt.select[int(p.compute()[1])];
-}
-
 // Appends the steps computing `node` (its fused producers first); false when some operand does
 // not fit the plain contiguous form, and the chain must run op by op instead.
 bool build(const Array& node, bool store, const std::unordered_set<Node*>& fused, std::vector<Step>& steps) {
   auto* p = dynamic_cast<const Elementwise*>(node.primitive().get());
   if (!p || node.dtype() != p->out_compute() || steps.size() >= kMaxSteps) return false;
-  EwKernel kernel = kernel_of(*p);
+  EwKernel kernel = elementwise_kernel(*p);
   const std::vector<Array>& inputs = node.inputs();
   if (!kernel || inputs.size() > size_t(kMaxOperands)) return false;
   int64_t n = node.size();
@@ -231,6 +224,13 @@ void eval_fused(const Primitive& p, const std::vector<Array>& in, std::vector<Ar
 }
 
 }  // namespace
+
+EwKernel elementwise_kernel(const Elementwise& p) {
+  const KernelTable& kt = kernels();
+  if (auto* u = dynamic_cast<const Unary*>(&p)) return kt.unary[int(u->op())][int(p.compute()[0])];
+  if (auto* b = dynamic_cast<const Binary*>(&p)) return kt.binary[int(b->op())][int(p.compute()[0])];
+  return kt.select[int(p.compute()[1])];
+}
 
 Fusion fusion() { return {plan, eval_fused}; }
 

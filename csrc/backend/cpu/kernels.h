@@ -36,6 +36,8 @@ struct KernelTable {
 };
 
 const KernelTable& kernels();
+// The kernel of an element-wise primitive for its compute dtype, or null (fused.cpp).
+EwKernel elementwise_kernel(const Elementwise& p);
 
 // The instruction set chosen once for this processor (NUVEC_CPU_ISA may force a lower one).
 enum class Isa { portable, avx2, avx512 };

@@ -1,0 +1,243 @@
+// The CPU kernel of a compiled fused group: an interpreter whose instructions are the element-wise
+// and row-reduction kernels themselves, each run over a tile (a chunk of elements, or whole rows
+// when the program reduces rows or reads row and column vectors). A tile's intermediates live in
+// a small per-thread scratch that stays in cache, so the group reads its inputs and writes its
+// outputs once from memory. Row and scalar values do not depend on the tile: they are computed
+// once, before the tiles. Each instruction computes exactly what its own kernel computes alone
+// (rows of up to 2^16 elements reduce in one piece there too), so the bits are the uncompiled ones.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "backend/cpu/backend.h"
+#include "backend/cpu/copy.h"
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/reduce.h"
+#include "core/ops/common.h"
+#include "core/primitives/compiled.h"
+#include "core/primitives/elementwise.h"
+#include "core/primitives/reduce.h"
+#include "core/threads.h"
+
+namespace nuvec::cpu {
+namespace {
+
+constexpr int64_t kTileElements = 4096;  // elements of a full value per tile: a few stay in L1/L2
+constexpr int kMaxArgs = 3;
+
+bool tile_free(Form f) { return f == Form::row || f == Form::scalar; }
+bool per_row(Form f) { return f == Form::col || f == Form::col_flat; }
+
+// Where a slot's values are: memory that every tile indexes (an input, an output, a prologue
+// result), or a place in the tile's scratch.
+struct Place {
+  char* base = nullptr;  // memory indexed by the tile's first row / element
+  size_t scratch = 0;    // else: offset in the scratch
+  bool in_scratch = false;
+  Form form = Form::full;
+  size_t item = 0;
+};
+
+struct Plan {
+  int64_t rows = 1, width = 1;  // the domain as rows x width (flat: one row of every element)
+  int64_t tile = 1;             // rows (row mode) or elements (flat mode) per tile
+  bool flat = false;
+  std::vector<Place> places;  // per slot
+  std::vector<EwKernel> ew;   // per instruction (null for reductions)
+  std::vector<const ReduceKernel*> reduce;
+  size_t scratch_bytes = 0;
+};
+
+// The slot's values for rows [r0, r0 + n) (or elements, flat), at `scratch`.
+char* at(const Place& pl, const Plan& plan, char* scratch, int64_t r0) {
+  if (pl.in_scratch) return scratch + pl.scratch;
+  switch (pl.form) {
+    case Form::full: return pl.base + r0 * (plan.flat ? 1 : plan.width) * int64_t(pl.item);
+    case Form::col:
+    case Form::col_flat: return pl.base + r0 * int64_t(pl.item);
+    default: return pl.base;
+  }
+}
+
+// Runs instruction i of `prog` over rows [r0, r0 + n) (flat: elements).
+void step(const Program& prog, const Plan& plan, size_t i, char* scratch, int64_t r0, int64_t n) {
+  const Instruction& ins = prog.code[i];
+  size_t ni = prog.input_forms.size();
+  const Place& res = plan.places[ni + i];
+  char* out = at(res, plan, scratch, r0);
+  if (const ReduceKernel* k = plan.reduce[i]) {
+    const Place& src = plan.places[size_t(ins.args[0])];
+    const char* x = at(src, plan, scratch, r0);
+    for (int64_t r = 0; r < n; ++r)
+      k->row(x + r * plan.width * int64_t(src.item), plan.width, out + r * int64_t(res.item));
+    return;
+  }
+  auto* e = static_cast<const Elementwise*>(ins.primitive.get());
+  const void* ptrs[kMaxArgs];
+  bool scalar[kMaxArgs];
+  size_t nargs = ins.args.size();
+  bool whole = true;  // every operand spans the tile as the result does: one call
+  for (size_t k = 0; k < nargs; ++k) {
+    const Place& a = plan.places[size_t(ins.args[k])];
+    ptrs[k] = at(a, plan, scratch, r0);
+    scalar[k] = a.form == Form::scalar && res.form != Form::scalar;
+    whole &= a.form == res.form || a.form == Form::scalar || (per_row(a.form) && per_row(res.form));
+  }
+  if (res.form != Form::full || plan.flat || whole) {
+    int64_t len = tile_free(res.form)                    ? (res.form == Form::row ? plan.width : 1)
+                  : res.form == Form::full && !plan.flat ? n * plan.width
+                                                         : n;
+    plan.ew[i](ptrs, scalar, out, len, e->params());
+    return;
+  }
+  // A full result from row or col operands: one call per row (a col operand is that row's scalar).
+  for (int64_t r = 0; r < n; ++r) {
+    const void* row_ptrs[kMaxArgs];
+    bool row_scalar[kMaxArgs];
+    for (size_t k = 0; k < nargs; ++k) {
+      const Place& a = plan.places[size_t(ins.args[k])];
+      const char* p = static_cast<const char*>(ptrs[k]);
+      row_scalar[k] = scalar[k] || per_row(a.form);
+      row_ptrs[k] = a.form == Form::full ? p + r * plan.width * int64_t(a.item)
+                    : per_row(a.form)    ? p + r * int64_t(a.item)
+                                         : p;
+    }
+    plan.ew[i](row_ptrs, row_scalar, out + r * plan.width * int64_t(res.item), plan.width, e->params());
+  }
+}
+
+// The fallback: each instruction as its own kernel over whole arrays (inputs whose shapes do not
+// have the traced forms, or an instruction this build has no fused kernel for).
+void run_unfused(const Compiled& c, const std::vector<Array>& in, std::vector<Array>& out) {
+  const Program& prog = c.program();
+  std::vector<Array> slots(in);
+  for (size_t i = 0; i < prog.code.size(); ++i) {
+    const Instruction& ins = prog.code[i];
+    std::vector<Array> args;
+    for (int a : ins.args) args.push_back(slots[size_t(a)]);
+    auto it = std::find(prog.outputs.begin(), prog.outputs.end(), int(prog.input_forms.size() + i));
+    std::vector<Array> res;
+    if (it != prog.outputs.end()) {
+      res.push_back(out[size_t(it - prog.outputs.begin())]);
+    } else {
+      Shape s = args[0].shape();
+      if (dynamic_cast<const Reduce*>(ins.primitive.get())) {
+        s.pop_back();
+        if (int(s.size()) < ins.rank) s.push_back(1);
+      } else {
+        for (const Array& a : args) s = broadcast_shapes(s, a.shape(), ins.primitive->name());
+      }
+      auto node = std::make_shared<Node>(s, ins.dtype);
+      node->size = shape_size(s);
+      res.emplace_back(node);
+    }
+    find_kernel(*ins.primitive, DeviceType::cpu)(*ins.primitive, args, res);
+    res[0].node()->evaluated.store(true);
+    slots.push_back(res[0]);
+  }
+}
+
+void eval_compiled(const Compiled& c, const std::vector<Array>& in, std::vector<Array>& out) {
+  const Program& prog = c.program();
+  const Shape& domain = c.domain();
+  size_t ni = prog.input_forms.size();
+  Plan plan;
+  plan.width = domain.empty() ? 1 : domain.back();
+  plan.rows = plan.width == 0 ? 0 : shape_size(domain) / plan.width;
+  plan.ew.assign(prog.code.size(), nullptr);
+  plan.reduce.assign(prog.code.size(), nullptr);
+  bool fits = true;
+  for (size_t k = 0; k < ni && !c.traced_domain(); ++k)
+    fits &= form_of(in[k].shape(), domain) == int(prog.input_forms[k]);
+  for (size_t i = 0; i < prog.code.size() && fits; ++i) {
+    const Instruction& ins = prog.code[i];
+    if (auto* r = dynamic_cast<const Reduce*>(ins.primitive.get())) {
+      plan.reduce[i] = &reduce_kernels().reduce[int(r->op())][int(ins.dtype)];
+      fits &= plan.reduce[i]->row != nullptr;
+    } else {
+      plan.ew[i] = elementwise_kernel(static_cast<const Elementwise&>(*ins.primitive));
+      fits &= plan.ew[i] != nullptr;
+    }
+  }
+  if (!fits || shape_size(domain) == 0) {
+    run_unfused(c, in, out);
+    return;
+  }
+  // Flat: nothing reduces rows and nothing is a row or col vector: tiles are chunks of elements.
+  plan.flat = !prog.reduces;
+  for (Form f : prog.input_forms) plan.flat &= f == Form::full || f == Form::scalar;
+  for (const Instruction& ins : prog.code) plan.flat &= ins.form == Form::full || ins.form == Form::scalar;
+  if (plan.flat) plan.rows = shape_size(domain), plan.width = 1;
+  plan.tile = plan.flat ? kTileElements : std::max<int64_t>(1, kTileElements / plan.width);
+  // Inputs: row-major data (a contiguous copy of any other layout).
+  std::vector<Array> held;
+  plan.places.resize(ni + prog.code.size());
+  for (size_t k = 0; k < ni; ++k) {
+    const Array* a = &in[k];
+    if (!a->row_contiguous() && a->size() > 1) {
+      Array copy = Array::allocate(a->shape(), a->dtype());
+      copy_into(*a, copy);
+      held.push_back(copy);
+      a = &held.back();
+    }
+    plan.places[k] = {a->data_bytes(), 0, false, prog.input_forms[k], a->itemsize()};
+  }
+  // Outputs: each takes a full input's buffer when nothing reads that input after it is written.
+  std::vector<int> last_read(ni, -1);
+  for (size_t i = 0; i < prog.code.size(); ++i)
+    for (int a : prog.code[i].args)
+      if (size_t(a) < ni) last_read[size_t(a)] = int(i);
+  long holders = out.size() > 1 ? long(out.size()) : 1;
+  for (size_t k = 0; k < out.size(); ++k) {
+    size_t slot = size_t(prog.outputs[k]);
+    size_t i = slot - ni;
+    bool donated = false;
+    for (size_t j = 0; j < ni && !donated && prog.code[i].form == Form::full; ++j)
+      if (prog.input_forms[j] == Form::full && last_read[j] <= int(i) && last_read[j] >= 0 &&
+          in[j].dtype() == out[k].dtype())
+        donated = donate(in[j], out[k], holders);
+    if (!donated) out[k].allocate_contiguous();
+    plan.places[slot] = {out[k].data_bytes(), 0, false, prog.code[i].form, out[k].itemsize()};
+  }
+  // Row and scalar results not stored get memory of their own (computed once below); the others
+  // a scratch offset each (a simple arena: a tile's values are few).
+  std::vector<std::unique_ptr<char[]>> prologue_memory;
+  for (size_t i = 0; i < prog.code.size(); ++i) {
+    const Instruction& ins = prog.code[i];
+    Place& pl = plan.places[ni + i];
+    if (pl.base) continue;
+    pl.form = ins.form;
+    pl.item = size_of(ins.dtype);
+    if (tile_free(ins.form)) {
+      size_t n = ins.form == Form::row ? size_t(plan.width) : 1;
+      prologue_memory.emplace_back(new char[n * pl.item + 64]);
+      pl.base = prologue_memory.back().get();
+    } else {
+      int64_t n = ins.form == Form::full ? plan.tile * (plan.flat ? 1 : plan.width) : plan.tile;
+      pl.in_scratch = true;
+      pl.scratch = plan.scratch_bytes;
+      plan.scratch_bytes += (size_t(n) * pl.item + 63) / 64 * 64;
+    }
+  }
+  for (size_t i = 0; i < prog.code.size(); ++i)
+    if (tile_free(prog.code[i].form)) step(prog, plan, i, nullptr, 0, 1);
+  int64_t tiles = (plan.rows + plan.tile - 1) / plan.tile;
+  int64_t grain = std::max<int64_t>(1, (int64_t(1) << 15) / (plan.tile * (plan.flat ? 1 : plan.width)));
+  parallel_for(tiles, grain, [&](int64_t b, int64_t e) {
+    thread_local std::vector<char> buffer;
+    if (buffer.size() < plan.scratch_bytes + 64) buffer.resize(plan.scratch_bytes + 64);
+    char* scratch = buffer.data() + (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64) % 64;
+    for (int64_t t = b; t < e; ++t) {
+      int64_t r0 = t * plan.tile, n = std::min(plan.tile, plan.rows - r0);
+      for (size_t i = 0; i < prog.code.size(); ++i)
+        if (!tile_free(prog.code[i].form)) step(prog, plan, i, scratch, r0, n);
+    }
+  });
+}
+
+}  // namespace
+
+void register_compiled_kernels(Backend& b) { b.add<Compiled, eval_compiled>(); }
+
+}  // namespace nuvec::cpu

@@ -1,0 +1,250 @@
+// compile's trace, simplification and replay. The trace runs the function on placeholders at a
+// transform level of its own, so every node that depends on an input carries the level's bit:
+// those are the steps; whatever the function reached without one is a constant, evaluated once.
+#include "transforms/compile.h"
+
+#include <typeindex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/backend.h"
+#include "core/eval.h"
+#include "core/ops.h"
+#include "core/primitives/compiled.h"
+#include "core/primitives/elementwise.h"
+#include "core/primitives/matmul.h"
+#include "core/primitives/reduce.h"
+#include "core/primitives/scan.h"
+#include "core/primitives/shape.h"
+#include "core/primitives/sort.h"
+#include "transforms/trace.h"
+
+namespace nuvec {
+namespace {
+
+// Stands for an input while the function is traced: it has no value to read.
+class CompilePlaceholder : public Primitive {
+ public:
+  const char* name() const override { return "compile"; }
+  NUVEC_KERNEL_SLOT
+};
+
+void refuse_to_read(const CompilePlaceholder&, const std::vector<Array>&, std::vector<Array>&) {
+  throw KernelError(EvalErrorKind::other, "the value of an input cannot be read while compile traces the function");
+}
+const bool registered = add_device_free_kernel<CompilePlaceholder, refuse_to_read>();
+
+// Steps that return their input unchanged: a same-dtype copy, an identity transpose and (their
+// shapes fixed) a reshape or broadcast to the input's own shape.
+bool is_identity(const TapeStep& st, const Shape& in_shape, bool shapeless) {
+  const Primitive& p = *st.primitive;
+  if (auto* u = dynamic_cast<const Unary*>(&p))
+    return u->op() == UnaryOp::copy && u->compute()[0] == u->out_compute() && st.dtypes[0] == u->out_compute();
+  if (auto* t = dynamic_cast<const Transpose*>(&p)) {
+    for (size_t i = 0; i < t->perm().size(); ++i)
+      if (t->perm()[i] != int(i)) return false;
+    return true;
+  }
+  if (shapeless) return false;
+  return (dynamic_cast<const Reshape*>(&p) || dynamic_cast<const Broadcast*>(&p)) && st.shapes[0] == in_shape;
+}
+
+// Merges steps that repeat an earlier one (same primitive class and parameters, same inputs),
+// drops identities, then the steps no output needs.
+void simplify(Tape& t) {
+  const std::vector<Shape>& value_shapes = t.value_shapes;
+  std::vector<int> replace(static_cast<size_t>(t.num_values));
+  for (int v = 0; v < t.num_values; ++v) replace[size_t(v)] = v;
+  std::unordered_map<size_t, std::vector<size_t>> seen;  // hash of (class, inputs) -> kept steps
+  std::vector<TapeStep> kept;
+  for (TapeStep& st : t.steps) {
+    for (int& in : st.inputs) in = replace[size_t(in)];
+    if (st.inputs.size() == 1 && st.shapes.size() == 1 &&
+        is_identity(st, value_shapes[size_t(st.inputs[0])], t.shapeless)) {
+      replace[size_t(st.outputs[0])] = st.inputs[0];
+      continue;
+    }
+    size_t h = std::hash<std::type_index>()(typeid(*st.primitive));
+    for (int in : st.inputs) h = h * 1000003u ^ size_t(in);
+    bool merged = false;
+    for (size_t k : seen[h]) {
+      const TapeStep& o = kept[k];
+      if (typeid(*o.primitive) == typeid(*st.primitive) && o.inputs == st.inputs && o.shapes == st.shapes &&
+          o.dtypes == st.dtypes && st.primitive->is_equivalent(*o.primitive)) {
+        for (size_t j = 0; j < st.outputs.size(); ++j) replace[size_t(st.outputs[j])] = o.outputs[j];
+        merged = true;
+        break;
+      }
+    }
+    if (merged) continue;
+    seen[h].push_back(kept.size());
+    kept.push_back(std::move(st));
+  }
+  for (int& o : t.outputs) o = replace[size_t(o)];
+  std::vector<bool> needed(static_cast<size_t>(t.num_values), false);
+  for (int o : t.outputs) needed[size_t(o)] = true;
+  std::vector<TapeStep> live;
+  for (size_t i = kept.size(); i-- > 0;) {
+    const TapeStep& st = kept[i];
+    bool any = false;
+    for (int o : st.outputs) any |= needed[size_t(o)];
+    if (!any) continue;
+    for (int in : st.inputs) needed[size_t(in)] = true;
+    live.push_back(st);
+  }
+  t.steps.assign(live.rbegin(), live.rend());
+}
+
+}  // namespace
+
+std::shared_ptr<const Tape> trace_tape(const ArrayFn& fun, const std::vector<Array>& inputs, bool shapeless) {
+  auto t = std::make_shared<Tape>();
+  t->shapeless = shapeless;
+  t->num_inputs = int(inputs.size());
+  std::vector<Array> outputs;
+  std::vector<Shape>& value_shapes = t->value_shapes;
+  std::vector<Dtype>& value_dtypes = t->value_dtypes;
+  {
+    TraceLevel level("compile");
+    ValuelessLevel valueless(level,
+                             "the value of an array cannot be read while compile traces the function: pass "
+                             "it in as an argument or compute it outside the compiled function");
+    Stream s = default_stream(default_device());
+    std::vector<Array> placeholders;
+    std::unordered_map<Node*, int> value_of;
+    std::unordered_set<Node*> leaves;
+    for (const Array& in : inputs) {
+      Array p = Array::lazy(in.shape(), in.dtype(), std::make_shared<CompilePlaceholder>(), {}, s);
+      p.node()->traced |= level.bit();
+      note_traced(p.node_ptr());
+      value_of.emplace(p.node(), int(placeholders.size()));
+      value_shapes.push_back(in.shape()), value_dtypes.push_back(in.dtype());
+      leaves.insert(p.node());
+      placeholders.push_back(p);
+    }
+    outputs = fun(placeholders);
+    std::vector<Node*> order = traced_order(outputs, leaves, level.bit());
+    Handles handles;
+    for (const Array& o : outputs) handles.add(o);
+    for (Node* n : order) handles.add_inputs(n);
+    // Constants: what the steps and outputs read that does not depend on an input.
+    auto constant = [&](const Array& a) {
+      if (value_of.count(a.node()) || (a.traced() & level.bit())) return;
+      value_of.emplace(a.node(), t->num_inputs + int(t->constants.size()));
+      value_shapes.push_back(a.shape()), value_dtypes.push_back(a.dtype());
+      t->constants.push_back(a);
+    };
+    for (Node* n : order)
+      for (const Array& in : n->inputs) constant(in);
+    for (const Array& o : outputs) constant(o);
+    int next = t->num_inputs + int(t->constants.size());
+    for (Node* n : order) {
+      if (value_of.count(n)) continue;  // a sibling already recorded with its step
+      std::vector<Array> outs = outputs_of(n, handles.map.at(n).node_ptr());
+      TapeStep st{n->primitive, {}, {}, {}, {}, {}, n->stream};
+      for (const Array& in : n->inputs) st.inputs.push_back(value_of.at(in.node())), st.in_shapes.push_back(in.shape());
+      for (const Array& o : outs) {
+        st.shapes.push_back(o.shape()), st.dtypes.push_back(o.dtype()), st.outputs.push_back(next);
+        value_of.emplace(o.node(), next++);
+        value_shapes.push_back(o.shape()), value_dtypes.push_back(o.dtype());
+      }
+      t->steps.push_back(std::move(st));
+    }
+    for (const Array& o : outputs) t->outputs.push_back(value_of.at(o.node()));
+    t->num_values = next;
+  }
+  // Constant folding: the function's input-free work is done once, now (arrays another
+  // transform traces stay as they are: they belong to its graph).
+  std::vector<Array> fold;
+  for (const Array& c : t->constants)
+    if (!c.traced()) fold.push_back(c);
+  eval(fold);
+  simplify(*t);
+  t->fused = fuse_steps(*t);
+  return t;
+}
+
+std::vector<Array> Tape::replay(const std::vector<Array>& inputs) const {
+  bool traced = false;
+  for (const Array& in : inputs) traced |= in.traced() != 0;
+  std::vector<Array> values(static_cast<size_t>(num_values));
+  for (size_t i = 0; i < inputs.size(); ++i) values[i] = inputs[i];
+  for (size_t i = 0; i < constants.size(); ++i) values[size_t(num_inputs) + i] = constants[i];
+  for (const TapeStep& st : traced ? steps : fused) {
+    std::vector<Array> ins;
+    for (int v : st.inputs) ins.push_back(values[size_t(v)]);
+    std::shared_ptr<Primitive> prim = st.primitive;
+    std::vector<Shape> shapes = shapeless ? output_shapes(st, ins) : st.shapes;
+    if (auto* c = dynamic_cast<const Compiled*>(prim.get()); c && shapeless && shapes != st.shapes) {
+      Shape domain = ins[0].shape();
+      for (const Array& in : ins) domain = broadcast_shapes(domain, in.shape(), "compile");
+      prim = std::make_shared<Compiled>(c->shared_program(), domain, false);
+    }
+    if (shapes.size() == 1) {
+      values[size_t(st.outputs[0])] = Array::lazy(shapes[0], st.dtypes[0], prim, std::move(ins), st.stream);
+    } else {
+      std::vector<Array> outs = Array::lazy_multi(shapes, st.dtypes, prim, std::move(ins), st.stream);
+      for (size_t k = 0; k < outs.size(); ++k) values[size_t(st.outputs[k])] = outs[k];
+    }
+  }
+  std::vector<Array> outs;
+  for (int o : outputs) outs.push_back(values[size_t(o)]);
+  return outs;
+}
+
+std::vector<Shape> output_shapes(const TapeStep& st, const std::vector<Array>& inputs) {
+  const Primitive& p = *st.primitive;
+  auto broadcast_all = [&] {
+    Shape s = inputs[0].shape();
+    for (const Array& in : inputs) s = broadcast_shapes(s, in.shape(), p.name());
+    return s;
+  };
+  if (dynamic_cast<const Elementwise*>(&p)) return {broadcast_all()};
+  if (auto* c = dynamic_cast<const Compiled*>(&p)) {
+    Shape domain = broadcast_all();
+    std::vector<Shape> out;
+    for (size_t k = 0; k < st.shapes.size(); ++k) {
+      const Instruction& ins = c->program().code[size_t(c->program().outputs[k]) - c->program().input_forms.size()];
+      out.push_back(shape_of(ins.form, ins.rank, domain));
+    }
+    return out;
+  }
+  const Shape& in = inputs[0].shape();
+  // Reductions keep or drop their axes as they did at the trace.
+  auto reduced = [&](const std::vector<int>& axes) {
+    bool keep = st.shapes[0].size() == in.size();
+    Shape s;
+    for (int i = 0; i < int(in.size()); ++i) {
+      bool r = std::find(axes.begin(), axes.end(), i) != axes.end();
+      if (!r)
+        s.push_back(in[size_t(i)]);
+      else if (keep)
+        s.push_back(1);
+    }
+    return s;
+  };
+  if (auto* r = dynamic_cast<const Reduce*>(&p)) return {reduced(r->axes())};
+  if (auto* r = dynamic_cast<const ArgReduce*>(&p)) return {reduced({r->axis()})};
+  if (dynamic_cast<const LogSumExp*>(&p)) return {reduced({int(in.size()) - 1})};
+  if (dynamic_cast<const Softmax*>(&p) || dynamic_cast<const Scan*>(&p) || dynamic_cast<const Contiguous*>(&p) ||
+      dynamic_cast<const Sort*>(&p) || dynamic_cast<const Partition*>(&p))
+    return std::vector<Shape>(st.shapes.size(), in);
+  if (auto* t = dynamic_cast<const Transpose*>(&p)) {
+    Shape s;
+    for (int a : t->perm()) s.push_back(in[size_t(a)]);
+    return {s};
+  }
+  if (dynamic_cast<const Matmul*>(&p) && in.size() >= 2 && inputs[1].ndim() >= 2) {
+    Shape s(in.begin(), in.end() - 1);
+    s.push_back(inputs[1].shape().back());
+    return {s};
+  }
+  bool same = true;
+  for (size_t i = 0; i < inputs.size(); ++i) same &= inputs[i].shape() == st.in_shapes[i];
+  if (same) return st.shapes;
+  throw OpError(p.name(),
+                "cannot work out its output shape for new input shapes in a shapeless compiled function (compile it "
+                "with shapeless=False, which traces again for each shape)");
+}
+
+}  // namespace nuvec

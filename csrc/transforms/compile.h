@@ -1,0 +1,49 @@
+// compile: a function's graph recorded once on placeholders, simplified (constants folded,
+// common subexpressions merged, no-op views dropped) and fused (element-wise steps and the
+// last-axis reductions that read them become one Compiled node), then replayed on each call's
+// inputs as a graph of the same primitives. docs/compile.md describes it.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "core/array.h"
+#include "transforms/autodiff.h"
+
+namespace nuvec {
+
+struct TapeStep {
+  std::shared_ptr<Primitive> primitive;
+  std::vector<int> inputs;       // values
+  std::vector<Shape> in_shapes;  // their shapes at the trace
+  std::vector<Shape> shapes;     // its outputs' shapes at the trace
+  std::vector<Dtype> dtypes;
+  std::vector<int> outputs;  // values
+  Stream stream;
+};
+
+struct Tape {
+  int num_inputs = 0;
+  std::vector<Array> constants;  // values num_inputs, num_inputs + 1, ...
+  std::vector<TapeStep> steps;   // simplified, inputs before users
+  std::vector<TapeStep> fused;   // the same with fused groups as Compiled steps
+  std::vector<int> outputs;      // values
+  int num_values = 0;
+  std::vector<Shape> value_shapes;  // at the trace
+  std::vector<Dtype> value_dtypes;
+  bool shapeless = false;
+
+  // The outputs for new inputs (their dtypes and ranks as traced; their shapes too unless
+  // shapeless). Fused unless some input is traced by a transform (its rules then see the steps).
+  std::vector<Array> replay(const std::vector<Array>& inputs) const;
+};
+
+// Runs fun once on placeholders shaped as `inputs` (reading their values raises) and records it.
+std::shared_ptr<const Tape> trace_tape(const ArrayFn& fun, const std::vector<Array>& inputs, bool shapeless);
+
+// Groups the tape's element-wise steps into Compiled steps (compile_fuse.cpp).
+std::vector<TapeStep> fuse_steps(const Tape& tape);
+
+// The output shapes of `step` for new input shapes (shapeless replay).
+std::vector<Shape> output_shapes(const TapeStep& step, const std::vector<Array>& inputs);
+
+}  // namespace nuvec
