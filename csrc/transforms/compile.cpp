@@ -3,6 +3,9 @@
 // those are the steps; whatever the function reached without one is a constant, evaluated once.
 #include "transforms/compile.h"
 
+#include <map>
+#include <string>
+#include <tuple>
 #include <typeindex>
 #include <unordered_map>
 #include <unordered_set>
@@ -17,6 +20,7 @@
 #include "core/primitives/scan.h"
 #include "core/primitives/shape.h"
 #include "core/primitives/sort.h"
+#include "core/graph_walk.h"
 #include "transforms/trace.h"
 
 namespace nuvec {
@@ -55,6 +59,16 @@ void simplify(Tape& t) {
   const std::vector<Shape>& value_shapes = t.value_shapes;
   std::vector<int> replace(static_cast<size_t>(t.num_values));
   for (int v = 0; v < t.num_values; ++v) replace[size_t(v)] = v;
+  // Equal one-element constants are one value (ops make a scalar constant per use); not in
+  // shapeless tapes, whose count constants are recomputed one by one.
+  std::map<std::tuple<int, Shape, std::string>, int> scalars;
+  for (size_t i = 0; i < t.constants.size() && !t.shapeless; ++i) {
+    const Array& c = t.constants[i];
+    if (c.size() != 1 || !c.evaluated()) continue;
+    std::tuple key{int(c.dtype()), c.shape(), std::string(c.data_bytes(), c.itemsize())};
+    auto [it, fresh] = scalars.emplace(std::move(key), t.num_inputs + int(i));
+    if (!fresh) replace[size_t(t.num_inputs) + i] = it->second;
+  }
   std::unordered_map<size_t, std::vector<size_t>> seen;  // hash of (class, inputs) -> kept steps
   std::vector<TapeStep> kept;
   for (TapeStep& st : t.steps) {
@@ -95,6 +109,32 @@ void simplify(Tape& t) {
   t.steps.assign(live.rbegin(), live.rend());
 }
 
+// Finds the count constants of a shapeless tape: a sum over axes divided by a float constant equal
+// to those axes' length, or one less (var with ddof=1).
+void find_counts(Tape& t) {
+  std::unordered_map<int, const TapeStep*> producer;
+  for (const TapeStep& st : t.steps) producer[st.outputs[0]] = &st;
+  for (const TapeStep& st : t.steps) {
+    auto* b = dynamic_cast<const Binary*>(st.primitive.get());
+    if (!b || b->op() != BinaryOp::divide) continue;
+    int v = st.inputs[1];
+    size_t ci = size_t(v - t.num_inputs);
+    if (v < t.num_inputs || ci >= t.constants.size() || !producer.count(st.inputs[0])) continue;
+    const Array& c = t.constants[ci];
+    auto* r = dynamic_cast<const Reduce*>(producer[st.inputs[0]]->primitive.get());
+    if (!r || r->op() != ReduceOp::sum || c.size() != 1 || !c.evaluated()) continue;
+    double value;
+    if (c.dtype() == Dtype::float32) value = *c.data<float>();
+    else if (c.dtype() == Dtype::float64) value = *c.data<double>();
+    else continue;
+    int source = producer[st.inputs[0]]->inputs[0];
+    int64_t n = 1;
+    for (int a : r->axes()) n *= t.value_shapes[size_t(source)][size_t(a)];
+    if (value == double(n) || value == double(n - 1))
+      t.counts.push_back({v, source, r->axes(), n - int64_t(value), c.dtype()});
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<const Tape> trace_tape(const ArrayFn& fun, const std::vector<Array>& inputs, bool shapeless) {
@@ -123,13 +163,31 @@ std::shared_ptr<const Tape> trace_tape(const ArrayFn& fun, const std::vector<Arr
       placeholders.push_back(p);
     }
     outputs = fun(placeholders);
-    std::vector<Node*> order = traced_order(outputs, leaves, level.bit());
+    // The steps: the unevaluated nodes that depend on an input. The level's bit marks most of
+    // them, but not those behind an untraced alias (custom_function, checkpoint): walk them all.
+    std::vector<Node*> all;
+    std::unordered_set<Node*> seen;
+    post_order(
+        outputs,
+        [&](Node* n) {
+          return seen.insert(n).second && !leaves.count(n) && n->primitive && !n->evaluated.load();
+        },
+        all);
+    std::unordered_set<Node*> dependent(leaves);
+    std::vector<Node*> order;
+    for (Node* n : all)
+      for (const Array& in : n->inputs)
+        if (dependent.count(in.node())) {
+          dependent.insert(n);
+          order.push_back(n);
+          break;
+        }
     Handles handles;
     for (const Array& o : outputs) handles.add(o);
     for (Node* n : order) handles.add_inputs(n);
     // Constants: what the steps and outputs read that does not depend on an input.
     auto constant = [&](const Array& a) {
-      if (value_of.count(a.node()) || (a.traced() & level.bit())) return;
+      if (value_of.count(a.node()) || dependent.count(a.node())) return;
       value_of.emplace(a.node(), t->num_inputs + int(t->constants.size()));
       value_shapes.push_back(a.shape()), value_dtypes.push_back(a.dtype());
       t->constants.push_back(a);
@@ -160,6 +218,7 @@ std::shared_ptr<const Tape> trace_tape(const ArrayFn& fun, const std::vector<Arr
     if (!c.traced()) fold.push_back(c);
   eval(fold);
   simplify(*t);
+  if (shapeless) find_counts(*t);
   t->fused = fuse_steps(*t);
   return t;
 }
@@ -170,11 +229,33 @@ std::vector<Array> Tape::replay(const std::vector<Array>& inputs) const {
   std::vector<Array> values(static_cast<size_t>(num_values));
   for (size_t i = 0; i < inputs.size(); ++i) values[i] = inputs[i];
   for (size_t i = 0; i < constants.size(); ++i) values[size_t(num_inputs) + i] = constants[i];
+  if (!counts.empty()) {
+    // Every value's shape for these inputs (the fused steps do not make them all), then each
+    // count constant from its source's shape.
+    std::vector<Shape> shapes(static_cast<size_t>(num_values));
+    for (size_t i = 0; i < size_t(num_inputs) + constants.size(); ++i) shapes[i] = values[i].shape();
+    for (const TapeStep& st : steps) {
+      std::vector<Shape> ins;
+      for (int v : st.inputs) ins.push_back(shapes[size_t(v)]);
+      std::vector<Shape> outs = output_shapes(st, ins);
+      for (size_t k = 0; k < outs.size(); ++k) shapes[size_t(st.outputs[k])] = outs[k];
+    }
+    for (const CountRule& c : counts) {
+      int64_t n = 1;
+      for (int a : c.axes) n *= shapes[size_t(c.source)][size_t(a)];
+      values[size_t(c.value)] = scalar_array(double(std::max<int64_t>(n - c.offset, 0)), c.dtype);
+    }
+  }
   for (const TapeStep& st : traced ? steps : fused) {
     std::vector<Array> ins;
     for (int v : st.inputs) ins.push_back(values[size_t(v)]);
     std::shared_ptr<Primitive> prim = st.primitive;
-    std::vector<Shape> shapes = shapeless ? output_shapes(st, ins) : st.shapes;
+    std::vector<Shape> shapes = st.shapes;
+    if (shapeless) {
+      std::vector<Shape> in_shapes;
+      for (const Array& a : ins) in_shapes.push_back(a.shape());
+      shapes = output_shapes(st, in_shapes);
+    }
     if (auto* c = dynamic_cast<const Compiled*>(prim.get()); c && shapeless && shapes != st.shapes) {
       Shape domain = ins[0].shape();
       for (const Array& in : ins) domain = broadcast_shapes(domain, in.shape(), "compile");
@@ -192,11 +273,11 @@ std::vector<Array> Tape::replay(const std::vector<Array>& inputs) const {
   return outs;
 }
 
-std::vector<Shape> output_shapes(const TapeStep& st, const std::vector<Array>& inputs) {
+std::vector<Shape> output_shapes(const TapeStep& st, const std::vector<Shape>& inputs) {
   const Primitive& p = *st.primitive;
   auto broadcast_all = [&] {
-    Shape s = inputs[0].shape();
-    for (const Array& in : inputs) s = broadcast_shapes(s, in.shape(), p.name());
+    Shape s = inputs[0];
+    for (const Shape& in : inputs) s = broadcast_shapes(s, in, p.name());
     return s;
   };
   if (dynamic_cast<const Elementwise*>(&p)) return {broadcast_all()};
@@ -209,7 +290,7 @@ std::vector<Shape> output_shapes(const TapeStep& st, const std::vector<Array>& i
     }
     return out;
   }
-  const Shape& in = inputs[0].shape();
+  const Shape& in = inputs[0];
   // Reductions keep or drop their axes as they did at the trace.
   auto reduced = [&](const std::vector<int>& axes) {
     bool keep = st.shapes[0].size() == in.size();
@@ -234,13 +315,13 @@ std::vector<Shape> output_shapes(const TapeStep& st, const std::vector<Array>& i
     for (int a : t->perm()) s.push_back(in[size_t(a)]);
     return {s};
   }
-  if (dynamic_cast<const Matmul*>(&p) && in.size() >= 2 && inputs[1].ndim() >= 2) {
+  if (dynamic_cast<const Matmul*>(&p) && in.size() >= 2 && inputs[1].size() >= 2) {
     Shape s(in.begin(), in.end() - 1);
-    s.push_back(inputs[1].shape().back());
+    s.push_back(inputs[1].back());
     return {s};
   }
   bool same = true;
-  for (size_t i = 0; i < inputs.size(); ++i) same &= inputs[i].shape() == st.in_shapes[i];
+  for (size_t i = 0; i < inputs.size(); ++i) same &= inputs[i] == st.in_shapes[i];
   if (same) return st.shapes;
   throw OpError(p.name(),
                 "cannot work out its output shape for new input shapes in a shapeless compiled function (compile it "

@@ -21,6 +21,16 @@ struct TapeStep {
   Stream stream;
 };
 
+// A constant that is the length of reduced axes (mean's and var's divisor, less var's ddof): a
+// shapeless replay recomputes it from the reduced value's shape, as MLX's shape-aware count.
+struct CountRule {
+  int value;               // the constant
+  int source;              // the value whose axes were reduced
+  std::vector<int> axes;
+  int64_t offset;          // the constant is (product of the axes' lengths) - offset
+  Dtype dtype;
+};
+
 struct Tape {
   int num_inputs = 0;
   std::vector<Array> constants;  // values num_inputs, num_inputs + 1, ...
@@ -31,6 +41,7 @@ struct Tape {
   std::vector<Shape> value_shapes;  // at the trace
   std::vector<Dtype> value_dtypes;
   bool shapeless = false;
+  std::vector<CountRule> counts;  // shapeless tapes only
 
   // The outputs for new inputs (their dtypes and ranks as traced; their shapes too unless
   // shapeless). Fused unless some input is traced by a transform (its rules then see the steps).
@@ -44,6 +55,6 @@ std::shared_ptr<const Tape> trace_tape(const ArrayFn& fun, const std::vector<Arr
 std::vector<TapeStep> fuse_steps(const Tape& tape);
 
 // The output shapes of `step` for new input shapes (shapeless replay).
-std::vector<Shape> output_shapes(const TapeStep& step, const std::vector<Array>& inputs);
+std::vector<Shape> output_shapes(const TapeStep& step, const std::vector<Shape>& inputs);
 
 }  // namespace nuvec

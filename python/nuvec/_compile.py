@@ -38,7 +38,7 @@ def _flatten(tree, arrays, shapeless):
     if isinstance(tree, _array):
         arrays.append(tree)
         return (tree.dtype, tree.ndim if shapeless else tree.shape)
-    if isinstance(tree, (list, tuple)):
+    if isinstance(tree, (list, tuple)):  # a list and a tuple differ (MLX's key mixes them up)
         return (type(tree), tuple(_flatten(x, arrays, shapeless) for x in tree))
     if isinstance(tree, dict):
         return (dict, tuple(tree), tuple(_flatten(x, arrays, shapeless) for x in tree.values()))
