@@ -96,6 +96,8 @@ def _nuvec_lib():
     def compile_(f, **kw):
         if not hasattr(mx, "compile"):
             raise NotAvailable("no compile")
+        if os.environ.get("NUVEC_DISABLE_COMPILE", "") not in ("", "0", "false", "False"):
+            raise NotAvailable("NUVEC_DISABLE_COMPILE is set")  # compile would pass through
         return mx.compile(f, **kw)
 
     return SimpleNamespace(
