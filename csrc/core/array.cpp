@@ -89,6 +89,11 @@ uint32_t& valueless_trace_bits() {
   return bits;
 }
 
+uint32_t& replay_only_trace_bits() {
+  static thread_local uint32_t bits = 0;
+  return bits;
+}
+
 const char*& valueless_trace_reason(int level) {
   static thread_local const char* reasons[32] = {};
   return reasons[level];

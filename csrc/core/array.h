@@ -105,6 +105,9 @@ std::vector<std::weak_ptr<Node>> take_traced(int level);
 // Transform bits (on this thread) whose traced arrays have no value to read: vmap's, whose arrays
 // stand for every example at once. Evaluating such an array raises at the call.
 uint32_t& valueless_trace_bits();
+// Transform bits (on this thread) of levels that only record the graph and replay it (compile):
+// a primitive without differentiation or vmap rules may be recorded under them.
+uint32_t& replay_only_trace_bits();
 // Why the arrays of such a level have no value (the transform's words), for the error.
 const char*& valueless_trace_reason(int level);
 

@@ -2,6 +2,7 @@
 // handled in Python (python/nuvec/_compile.py).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "core/device.h"
@@ -51,13 +52,27 @@ void init_compile(nb::module_& m) {
             d["constants"] = t.constants.size();
             return d;
           },
-          "Counts: steps after simplification, nodes per replay, fused groups and the steps inside them.");
+          "Counts: steps after simplification, nodes per replay, fused groups and the steps inside them.")
+      .def_prop_ro(
+          "nodes",
+          [](const Tape& t) {
+            // Each replayed node: (primitive, shape of its first output, the fused steps' names).
+            nb::list out;
+            for (const TapeStep& st : t.fused) {
+              nb::list members;
+              if (auto* c = dynamic_cast<const Compiled*>(st.primitive.get()))
+                for (const Instruction& ins : c->program().code) members.append(ins.primitive->name());
+              out.append(nb::make_tuple(st.primitive->name(), nb::cast(st.shapes[0]), members));
+            }
+            return out;
+          },
+          "What one replay records, node by node: (name, first output's shape, names of the fused steps).");
   m.def(
       "_compile_signature", [](nb::tuple args, bool shapeless) -> nb::object { return signature(args, shapeless); },
       nb::arg("args"), nb::arg("shapeless"), "The cache key of arguments that are all arrays, else None.");
   m.def(
       "_compile_replay_one",
-      [](nb::dict cache, nb::tuple args, bool shapeless) -> nb::object {
+      [](nb::dict cache, nb::tuple args, bool shapeless, nb::object lru) -> nb::object {
         // The fast path of a call: all arguments arrays, a cached trace with one array output.
         nb::object key = signature(args, shapeless);
         if (key.is_none()) return key;
@@ -68,10 +83,12 @@ void init_compile(nb::module_& m) {
         std::vector<Array> inputs;
         for (nb::handle h : args) inputs.push_back(nb::cast<Array>(h));
         std::vector<Array> out = tape->replay(inputs);
+        lru.attr("move_to_end")(key);  // the trace is now the most recently used
         return nb::cast(out[0]);
       },
-      nb::arg("cache"), nb::arg("args"), nb::arg("shapeless"),
-      "replay(args)[0] for a cached trace of arrays with one array output (cache[key] = (tape, key)), else None.");
+      nb::arg("cache"), nb::arg("args"), nb::arg("shapeless"), nb::arg("lru"),
+      "replay(args)[0] for a cached trace of arrays with one array output (cache[key] = (tape, key)), else "
+      "None; a hit moves key to the end of the ordered dict lru.");
   m.def(
       "_compile_trace",
       [](nb::callable fun, const std::vector<Array>& inputs, bool shapeless) {

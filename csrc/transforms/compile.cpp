@@ -4,6 +4,7 @@
 #include "transforms/compile.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <typeindex>
@@ -12,15 +13,16 @@
 
 #include "core/backend.h"
 #include "core/eval.h"
+#include "core/graph_walk.h"
 #include "core/ops.h"
 #include "core/primitives/compiled.h"
 #include "core/primitives/elementwise.h"
+#include "core/primitives/indexing.h"
 #include "core/primitives/matmul.h"
 #include "core/primitives/reduce.h"
 #include "core/primitives/scan.h"
 #include "core/primitives/shape.h"
 #include "core/primitives/sort.h"
-#include "core/graph_walk.h"
 #include "transforms/trace.h"
 
 namespace nuvec {
@@ -71,8 +73,20 @@ void simplify(Tape& t) {
   }
   std::unordered_map<size_t, std::vector<size_t>> seen;  // hash of (class, inputs) -> kept steps
   std::vector<TapeStep> kept;
+  std::unordered_map<int, size_t> producer;  // value -> the kept step that makes it
   for (TapeStep& st : t.steps) {
     for (int& in : st.inputs) in = replace[size_t(in)];
+    // A transpose of a transpose is one transpose of the first one's input (often none at all:
+    // the backward pass transposes a product's transposed operand back).
+    if (auto* outer = dynamic_cast<const Transpose*>(st.primitive.get()); outer && producer.count(st.inputs[0])) {
+      const TapeStep& in = kept[producer[st.inputs[0]]];
+      if (auto* inner = dynamic_cast<const Transpose*>(in.primitive.get())) {
+        std::vector<int> perm;
+        for (int a : outer->perm()) perm.push_back(inner->perm()[size_t(a)]);
+        st.primitive = std::make_shared<Transpose>(perm);
+        st.inputs = in.inputs;
+      }
+    }
     if (st.inputs.size() == 1 && st.shapes.size() == 1 &&
         is_identity(st, value_shapes[size_t(st.inputs[0])], t.shapeless)) {
       replace[size_t(st.outputs[0])] = st.inputs[0];
@@ -92,6 +106,7 @@ void simplify(Tape& t) {
     }
     if (merged) continue;
     seen[h].push_back(kept.size());
+    for (int o : st.outputs) producer[o] = kept.size();
     kept.push_back(std::move(st));
   }
   for (int& o : t.outputs) o = replace[size_t(o)];
@@ -124,15 +139,44 @@ void find_counts(Tape& t) {
     auto* r = dynamic_cast<const Reduce*>(producer[st.inputs[0]]->primitive.get());
     if (!r || r->op() != ReduceOp::sum || c.size() != 1 || !c.evaluated()) continue;
     double value;
-    if (c.dtype() == Dtype::float32) value = *c.data<float>();
-    else if (c.dtype() == Dtype::float64) value = *c.data<double>();
-    else continue;
+    if (c.dtype() == Dtype::float32)
+      value = *c.data<float>();
+    else if (c.dtype() == Dtype::float64)
+      value = *c.data<double>();
+    else
+      continue;
     int source = producer[st.inputs[0]]->inputs[0];
     int64_t n = 1;
     for (int a : r->axes()) n *= t.value_shapes[size_t(source)][size_t(a)];
     if (value == double(n) || value == double(n - 1))
       t.counts.push_back({v, source, r->axes(), n - int64_t(value), c.dtype()});
   }
+}
+
+// A reshape from `from` to `to` that only merges runs of axes and adds or drops axes of length 1
+// (flatten, reshape(-1), expand_dims, squeeze, None indices), applied to `now`; none for a
+// reshape that splits an axis (its new lengths are not the input's to work out).
+std::optional<Shape> regroup(const Shape& from, const Shape& to, const Shape& now) {
+  Shape out;
+  size_t i = 0;
+  auto skip_ones = [&] {
+    while (i < from.size() && from[i] == 1) ++i;
+  };
+  for (int64_t target : to) {
+    if (target == 1) {  // an axis of length 1: added, or one of the input's
+      out.push_back(1);
+      if (i < from.size() && from[i] == 1 && now[i] == 1) ++i;
+      continue;
+    }
+    skip_ones();
+    int64_t traced = 1, length = 1;
+    while (i < from.size() && traced < target) traced *= from[i], length *= now[i], ++i;
+    if (traced != target) return std::nullopt;
+    out.push_back(length);
+  }
+  skip_ones();
+  if (i != from.size() || shape_size(out) != shape_size(now)) return std::nullopt;
+  return out;
 }
 
 }  // namespace
@@ -149,6 +193,11 @@ std::shared_ptr<const Tape> trace_tape(const ArrayFn& fun, const std::vector<Arr
     ValuelessLevel valueless(level,
                              "the value of an array cannot be read while compile traces the function: pass "
                              "it in as an argument or compute it outside the compiled function");
+    struct ReplayOnly {  // the level only records: rule-less primitives (Adam's step) may be used
+      uint32_t bit;
+      explicit ReplayOnly(uint32_t b) : bit(b) { replay_only_trace_bits() |= bit; }
+      ~ReplayOnly() { replay_only_trace_bits() &= ~bit; }
+    } replay_only(level.bit());
     Stream s = default_stream(default_device());
     std::vector<Array> placeholders;
     std::unordered_map<Node*, int> value_of;
@@ -169,9 +218,7 @@ std::shared_ptr<const Tape> trace_tape(const ArrayFn& fun, const std::vector<Arr
     std::unordered_set<Node*> seen;
     post_order(
         outputs,
-        [&](Node* n) {
-          return seen.insert(n).second && !leaves.count(n) && n->primitive && !n->evaluated.load();
-        },
+        [&](Node* n) { return seen.insert(n).second && !leaves.count(n) && n->primitive && !n->evaluated.load(); },
         all);
     std::unordered_set<Node*> dependent(leaves);
     std::vector<Node*> order;
@@ -320,6 +367,20 @@ std::vector<Shape> output_shapes(const TapeStep& st, const std::vector<Shape>& i
     s.push_back(inputs[1].back());
     return {s};
   }
+  if (auto* c = dynamic_cast<const Concatenate*>(&p)) {
+    Shape s = in;
+    bool agree = true;
+    s[size_t(c->axis())] = 0;
+    for (const Shape& x : inputs) {
+      Shape other = x;
+      other[size_t(c->axis())] = in[size_t(c->axis())];
+      agree &= other == in;
+      s[size_t(c->axis())] += x[size_t(c->axis())];
+    }
+    if (agree) return {s};
+  }
+  if (dynamic_cast<const Reshape*>(&p))
+    if (auto s = regroup(st.in_shapes[0], st.shapes[0], in)) return {*s};
   bool same = true;
   for (size_t i = 0; i < inputs.size(); ++i) same &= inputs[i] == st.in_shapes[i];
   if (same) return st.shapes;

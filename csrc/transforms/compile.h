@@ -24,10 +24,10 @@ struct TapeStep {
 // A constant that is the length of reduced axes (mean's and var's divisor, less var's ddof): a
 // shapeless replay recomputes it from the reduced value's shape, as MLX's shape-aware count.
 struct CountRule {
-  int value;               // the constant
-  int source;              // the value whose axes were reduced
+  int value;   // the constant
+  int source;  // the value whose axes were reduced
   std::vector<int> axes;
-  int64_t offset;          // the constant is (product of the axes' lengths) - offset
+  int64_t offset;  // the constant is (product of the axes' lengths) - offset
   Dtype dtype;
 };
 

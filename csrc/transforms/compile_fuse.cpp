@@ -1,7 +1,8 @@
 // compile's fusion: element-wise steps, and last-axis reductions of them, grouped into Compiled
 // steps. Groups grow from a root backwards (users before producers): a producer joins when every
-// step that reads it is already in the group, so no step outside waits on a value inside it (no
-// cycles) and nothing but the group's outputs is ever stored.
+// step that reads it is in the group or comes after the group's root, where the group is
+// computed (so no cycle: nothing a member reads can depend on a step after the root). Only the
+// root, values read outside and the trace's outputs are stored.
 #include <algorithm>
 #include <unordered_map>
 
@@ -70,9 +71,12 @@ class Grouper {
     if (st.outputs.size() != 1 || form(st.outputs[0], domain) < 0) return false;
     const Primitive& p = *st.primitive;
     if (auto* e = dynamic_cast<const Elementwise*>(&p)) {
-      if (auto* u = dynamic_cast<const Unary*>(e); u && (u->op() == UnaryOp::copy || u->op() == UnaryOp::stop_gradient))
-        return false;
-      if (st.dtypes[0] != e->out_compute() || is_half(st.dtypes[0])) return false;
+      auto* u = dynamic_cast<const Unary*>(e);
+      // A conversion (astype) runs as a convert kernel; a same-dtype copy or stop_gradient is
+      // no work to fuse.
+      bool convert = u && u->op() == UnaryOp::copy && e->compute()[0] != e->out_compute();
+      if (u && !convert && (u->op() == UnaryOp::copy || u->op() == UnaryOp::stop_gradient)) return false;
+      if (st.dtypes[0] != e->out_compute() || (is_half(st.dtypes[0]) && !convert)) return false;
       std::vector<int> forms;
       for (size_t k = 0; k < st.inputs.size(); ++k) {
         int v = st.inputs[k];
@@ -106,14 +110,18 @@ class Grouper {
   void place(size_t i) {
     const TapeStep& st = t_.steps[i];
     if (st.outputs.size() != 1) return;
+    // The group of its first user in one; its other users must come after that group's root
+    // (where the group is computed): the value is then stored for them.
+    const std::vector<size_t>& users = users_[size_t(st.outputs[0])];
     int g = -1;
-    bool one = !users_[size_t(st.outputs[0])].empty();
-    for (size_t u : users_[size_t(st.outputs[0])]) {
-      int gu = group_of_[u];
-      if (gu < 0 || (g >= 0 && gu != g)) one = false;
-      g = gu;
-    }
-    if (one && g >= 0) {
+    for (size_t u : users)
+      if (group_of_[u] >= 0) {
+        g = group_of_[u];
+        break;
+      }
+    bool ok = g >= 0;
+    for (size_t u : users) ok = ok && (group_of_[u] == g || u > groups_[size_t(g)].members.front());
+    if (ok) {
       Group& grp = groups_[size_t(g)];
       if (grp.members.size() < kMaxInstructions && fits(i, grp.domain) && inputs_after_join(grp, i) <= kMaxInputs) {
         join(g, i);
@@ -173,8 +181,10 @@ class Grouper {
       for (int a : st.inputs) ins.args.push_back(slot.at(a));
       slot[v] = int(ext.size() + program->code.size());
       program->code.push_back(std::move(ins));
-      // Stored: read after the group (the root) or asked for by the caller (a tape output).
+      // Stored: read after the group (the root, or a step another step outside reads) or asked
+      // for by the caller (a tape output).
       bool stored = m == order.back() || std::find(t_.outputs.begin(), t_.outputs.end(), v) != t_.outputs.end();
+      for (size_t u : users_[size_t(v)]) stored = stored || group_of_[u] != group_of_[m];
       if (stored) {
         program->outputs.push_back(slot[v]);
         out.outputs.push_back(v), out.shapes.push_back(st.shapes[0]), out.dtypes.push_back(st.dtypes[0]);

@@ -42,8 +42,10 @@ def _flatten(tree, arrays, shapeless):
         return (type(tree), tuple(_flatten(x, arrays, shapeless) for x in tree))
     if isinstance(tree, dict):
         return (dict, tuple(tree), tuple(_flatten(x, arrays, shapeless) for x in tree.values()))
+    if isinstance(tree, float):  # by its bits: -0.0 is not 0.0, and a NaN is itself
+        return (float, tree.hex())
     if isinstance(tree, _CONSTANTS):
-        return (type(tree), tree)
+        return (type(tree), repr(tree) if isinstance(tree, complex) else tree)
     raise ValueError(
         "[compile] Function arguments must be trees of arrays or constants (floats, ints, strings, "
         f"or None), but received type {type(tree).__qualname__}."
@@ -144,7 +146,7 @@ class _Compiled:
         if not _enabled[0]:
             return self.fun(*args, **kwargs)
         if not kwargs:
-            out = _replay_one(self.fast, args, self.shapeless)
+            out = _replay_one(self.fast, args, self.shapeless, self.cache)
             if out is not None:
                 return out
         return self._call(args, kwargs)

@@ -44,7 +44,8 @@ struct Plan {
   int64_t tile = 1;             // rows (row mode) or elements (flat mode) per tile
   bool flat = false;
   std::vector<Place> places;  // per slot
-  std::vector<EwKernel> ew;   // per instruction (null for reductions)
+  std::vector<EwKernel> ew;   // per instruction (null for reductions and conversions)
+  std::vector<ConvertKernel> convert;
   std::vector<const ReduceKernel*> reduce;
   size_t scratch_bytes = 0;
 };
@@ -60,6 +61,13 @@ char* at(const Place& pl, const Plan& plan, char* scratch, int64_t r0) {
   }
 }
 
+// The elements of a value of form f that one call covers for n rows of a tile (flat: elements).
+int64_t tile_length(Form f, const Plan& plan, int64_t n) {
+  if (f == Form::row) return plan.width;
+  if (f == Form::scalar) return 1;
+  return f == Form::full && !plan.flat ? n * plan.width : n;
+}
+
 // Runs instruction i of `prog` over rows [r0, r0 + n) (flat: elements).
 void step(const Program& prog, const Plan& plan, size_t i, char* scratch, int64_t r0, int64_t n) {
   const Instruction& ins = prog.code[i];
@@ -71,6 +79,11 @@ void step(const Program& prog, const Plan& plan, size_t i, char* scratch, int64_
     const char* x = at(src, plan, scratch, r0);
     for (int64_t r = 0; r < n; ++r)
       k->row(x + r * plan.width * int64_t(src.item), plan.width, out + r * int64_t(res.item));
+    return;
+  }
+  if (ConvertKernel k = plan.convert[i]) {  // unary: the operand has the result's form
+    const Place& src = plan.places[size_t(ins.args[0])];
+    k(at(src, plan, scratch, r0), 1, out, tile_length(res.form, plan, n));
     return;
   }
   auto* e = static_cast<const Elementwise*>(ins.primitive.get());
@@ -85,10 +98,7 @@ void step(const Program& prog, const Plan& plan, size_t i, char* scratch, int64_
     whole &= a.form == res.form || a.form == Form::scalar || (per_row(a.form) && per_row(res.form));
   }
   if (res.form != Form::full || plan.flat || whole) {
-    int64_t len = tile_free(res.form)                    ? (res.form == Form::row ? plan.width : 1)
-                  : res.form == Form::full && !plan.flat ? n * plan.width
-                                                         : n;
-    plan.ew[i](ptrs, scalar, out, len, e->params());
+    plan.ew[i](ptrs, scalar, out, tile_length(res.form, plan, n), e->params());
     return;
   }
   // A full result from row or col operands: one call per row (a col operand is that row's scalar).
@@ -147,6 +157,7 @@ void eval_compiled(const Compiled& c, const std::vector<Array>& in, std::vector<
   plan.rows = plan.width == 0 ? 0 : shape_size(domain) / plan.width;
   plan.ew.assign(prog.code.size(), nullptr);
   plan.reduce.assign(prog.code.size(), nullptr);
+  plan.convert.assign(prog.code.size(), nullptr);
   bool fits = true;
   for (size_t k = 0; k < ni && !c.traced_domain(); ++k)
     fits &= form_of(in[k].shape(), domain) == int(prog.input_forms[k]);
@@ -156,8 +167,15 @@ void eval_compiled(const Compiled& c, const std::vector<Array>& in, std::vector<
       plan.reduce[i] = &reduce_kernels().reduce[int(r->op())][int(ins.dtype)];
       fits &= plan.reduce[i]->row != nullptr;
     } else {
-      plan.ew[i] = elementwise_kernel(static_cast<const Elementwise&>(*ins.primitive));
-      fits &= plan.ew[i] != nullptr;
+      auto& e = static_cast<const Elementwise&>(*ins.primitive);
+      auto* u = dynamic_cast<const Unary*>(&e);
+      if (u && u->op() == UnaryOp::copy) {
+        plan.convert[i] = kernels().convert[int(e.compute()[0])][int(e.out_compute())];
+        fits &= plan.convert[i] != nullptr;
+      } else {
+        plan.ew[i] = elementwise_kernel(e);
+        fits &= plan.ew[i] != nullptr;
+      }
     }
   }
   if (!fits || shape_size(domain) == 0) {

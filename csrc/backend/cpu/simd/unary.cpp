@@ -4,6 +4,7 @@
 
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/simd/erfinv.h"
+#include "backend/cpu/simd/expsin.h"
 #include "backend/cpu/simd/logf.h"
 #include "backend/cpu/simd/mlx_math.h"
 #include "backend/cpu/simd/simd.h"
@@ -52,7 +53,14 @@ inline double erfinv_d(double x) {
     NUVEC_VEC_MATH(fn)                                        \
   };
 
-NUVEC_MATH_OP(Exp, exp, std::exp(x))
+// exp and sin in float32: nuvec's own vector code (expsin.h); other dtypes the C library.
+#define NUVEC_OWN_MATH_OP(Name, fn, vec_fn)                                   \
+  struct Name {                                                               \
+    template <class T> static constexpr bool ok = inexact<T>;                 \
+    template <class T> static auto f(T x, NoParams) { return T(std::fn(x)); } \
+    static VecF vec(VecF v) { return vec_fn(v); }                             \
+  };
+NUVEC_OWN_MATH_OP(Exp, exp, expf_v)
 NUVEC_MATH_OP(Expm1, expm1, std::exp(x) - T(1))
 // log and log1p give glibc's scalar bits (MLX's): log through the vectorised copy of glibc's
 // logf, log1p through glibc itself (libmvec's differ in the last bit).
@@ -74,7 +82,7 @@ struct Log1p {
 };
 NUVEC_MATH_OP(Log2, log2, std::log(x) / T(std::log(2.0f)))
 NUVEC_MATH_OP(Log10, log10, std::log10(x))
-NUVEC_MATH_OP(Sin, sin, std::sin(x))
+NUVEC_OWN_MATH_OP(Sin, sin, sinf_v)
 NUVEC_MATH_OP(Cos, cos, std::cos(x))
 NUVEC_MATH_OP(Tan, tan, std::tan(x))
 NUVEC_MATH_OP(Arcsin, asin, std::asin(x))
@@ -124,7 +132,7 @@ struct Sigmoid {
   template <class T> static constexpr bool ok = inexact<T>;
   template <class T> static T f(T x, NoParams) { return T(1) / (T(1) + std::exp(-x)); }
 #ifdef NUVEC_HAS_VECTOR_MATH
-  static VecF vec(VecF v) { return 1.0f / (1.0f + NUVEC_MVEC(exp)(-v)); }
+  static VecF vec(VecF v) { return 1.0f / (1.0f + expf_v(-v)); }
 #endif
 };
 
