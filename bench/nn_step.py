@@ -57,26 +57,37 @@ def torch_step(model, optimizer, x, y):
     return run
 
 
-def mlp_pair(rng):
-    import torch
-
-    x, y = _data(MLP_BATCH, (MLP[0],), rng)
-    layers = [
+def mlp_nuvec():
+    """The MLP in nuvec (784-1024-1024-10, ReLU)."""
+    return nn.Sequential(
         nn.Linear(MLP[0], MLP[1]),
         nn.ReLU(),
         nn.Linear(MLP[1], MLP[2]),
         nn.ReLU(),
         nn.Linear(MLP[2], MLP[3]),
-    ]
-    tl = torch.nn.Sequential(
+    )
+
+
+def mlp_torch():
+    """The same MLP in PyTorch."""
+    import torch
+
+    return torch.nn.Sequential(
         torch.nn.Linear(MLP[0], MLP[1]),
         torch.nn.ReLU(),
         torch.nn.Linear(MLP[1], MLP[2]),
         torch.nn.ReLU(),
         torch.nn.Linear(MLP[2], MLP[3]),
     )
+
+
+def mlp_pair(rng):
+    import torch
+
+    x, y = _data(MLP_BATCH, (MLP[0],), rng)
+    tl = mlp_torch()
     return (
-        nuvec_step(nn.Sequential(*layers), optim.SGD(learning_rate=0.01), x, y),
+        nuvec_step(mlp_nuvec(), optim.SGD(learning_rate=0.01), x, y),
         torch_step(tl, torch.optim.SGD(tl.parameters(), lr=0.01), x, y),
     )
 

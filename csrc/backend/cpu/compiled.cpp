@@ -11,6 +11,10 @@
 #include <mutex>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "backend/cpu/backend.h"
 #include "backend/cpu/copy.h"
 #include "backend/cpu/kernels.h"
@@ -26,6 +30,21 @@ namespace {
 
 constexpr int64_t kTileElements = 4096;  // elements of a full value per tile: a few stay in L1/L2
 constexpr int kMaxArgs = 3;
+// Full outputs this large are written around the caches: a normal store first reads each line
+// it fills (a third more traffic for a one-in, one-out chain), and they would not fit anyway.
+constexpr size_t kStreamBytes = size_t(16) << 20;
+
+// dst[0, bytes) = src[...], with non-temporal stores where dst is 16-byte aligned.
+void stream_copy(char* dst, const char* src, size_t bytes) {
+  size_t i = 0;
+#if defined(__x86_64__)
+  i = std::min(bytes, (16 - reinterpret_cast<uintptr_t>(dst) % 16) % 16);
+  std::memcpy(dst, src, i);
+  for (; i + 16 <= bytes; i += 16)
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+#endif
+  std::memcpy(dst + i, src + i, bytes - i);
+}
 
 bool tile_free(Form f) { return f == Form::row || f == Form::scalar; }
 bool per_row(Form f) { return f == Form::col || f == Form::col_flat; }
@@ -38,6 +57,7 @@ struct Place {
   bool in_scratch = false;
   Form form = Form::full;
   size_t item = 0;
+  char* streamed = nullptr;  // a large full output computed in scratch, then streamed here
 };
 
 // A program's kernels, found once (Program::backend_data keeps them).
@@ -236,6 +256,10 @@ void eval_compiled(const Compiled& c, const std::vector<Array>& in, std::vector<
         donated = donate(in[j], out[k], holders);
     if (!donated) out[k].allocate_contiguous();
     plan.places[slot] = {out[k].data_bytes(), 0, false, prog.code[i].form, out[k].itemsize()};
+    if (prog.code[i].form == Form::full && out[k].nbytes() >= kStreamBytes) {
+      plan.places[slot].streamed = plan.places[slot].base;  // given a scratch slot below
+      plan.places[slot].base = nullptr;
+    }
   }
   // Row and scalar results not stored get memory of their own (computed once below); the others
   // a scratch offset each (a simple arena: a tile's values are few).
@@ -246,6 +270,7 @@ void eval_compiled(const Compiled& c, const std::vector<Array>& in, std::vector<
     if (pl.base) continue;
     pl.form = ins.form;
     pl.item = size_of(ins.dtype);
+    // (a streamed output is full, never tile-free: it takes the scratch branch)
     if (tile_free(ins.form)) {
       size_t n = ins.form == Form::row ? size_t(plan.width) : 1;
       prologue_memory.emplace_back(new char[n * pl.item + 64]);
@@ -265,11 +290,23 @@ void eval_compiled(const Compiled& c, const std::vector<Array>& in, std::vector<
     thread_local std::vector<char> buffer;
     if (buffer.size() < plan.scratch_bytes + 64) buffer.resize(plan.scratch_bytes + 64);
     char* scratch = buffer.data() + (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64) % 64;
+    bool streamed = false;
     for (int64_t t = b; t < e; ++t) {
       int64_t r0 = t * plan.tile, n = std::min(plan.tile, plan.rows - r0);
-      for (size_t i = 0; i < prog.code.size(); ++i)
-        if (!tile_free(prog.code[i].form)) step(prog, plan, i, scratch, r0, n);
+      for (size_t i = 0; i < prog.code.size(); ++i) {
+        if (tile_free(prog.code[i].form)) continue;
+        step(prog, plan, i, scratch, r0, n);
+        if (const Place& pl = plan.places[ni + i]; pl.streamed) {
+          int64_t len = tile_length(pl.form, plan, n);
+          stream_copy(pl.streamed + r0 * (plan.flat ? 1 : plan.width) * int64_t(pl.item), scratch + pl.scratch,
+                      size_t(len) * pl.item);
+          streamed = true;
+        }
+      }
     }
+#if defined(__x86_64__)
+    if (streamed) __builtin_ia32_sfence();  // the lines reach memory before another thread reads them
+#endif
   });
 }
 
