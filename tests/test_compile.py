@@ -80,6 +80,9 @@ GRAPHS = [
     ("constants", lambda x: x * (mx.array(2.0) + mx.array(3.0)) + mx.ones(x.shape), [LARGE]),
     ("dead-output", lambda x: (mx.exp(x), x + 1)[1], [LARGE]),
     ("shared-outputs", lambda x: (mx.exp(x) * 2, mx.exp(x).sum(-1), mx.exp(x)), [LARGE]),
+    # outputs over 8 MB, written around the caches
+    ("large-outputs", lambda x: (mx.exp(x), mx.where(x > 0, x, x * 0.1)), [(2048, 2100)]),
+    ("large-softmax", lambda x: mx.softmax(x * 2, axis=-1) + 1, [(2048, 2100)]),
     ("uint8-wrap", lambda x: (mx.abs(x) * 50).astype(mx.uint8) * 200, [LARGE]),
     ("int-times-float", lambda x: (x * 10).astype(mx.int32) * 2.5, [(7, 13)]),
     ("bool-plus-int", lambda x: (x > 0) + 1, [LARGE]),
