@@ -269,3 +269,18 @@ def test_nested_compiled_functions_advance_the_captured_key():
     mx.random.seed(0)
     for g in got:
         np.testing.assert_array_equal(g, np.array(uniform_plus(x) + uniform_plus(x)))
+
+
+@pytest.mark.nuvec_only  # MLX 0.32 crashes (SIGSEGV)
+def test_outputs_state_changed_outside_raises():
+    state = {"a": mx.zeros((2,))}
+
+    def fn(x):
+        state["a"] = x * 2
+        return x
+
+    f = mx.compile(fn, outputs=state)
+    f(mx.ones((2,)))
+    state["b"] = mx.zeros((2,))  # not traced: the replay cannot fill it
+    with pytest.raises(ValueError, match="outputs"):
+        f(mx.ones((2,)))
