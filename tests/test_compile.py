@@ -151,6 +151,16 @@ EDGES = [
     ("int-output", lambda x: (x * 2, 3), (A,)),
     ("repeated-output", lambda x: (x * 2,) * 3, (A,)),
     ("dict-output-order", lambda x: {"z": x, "a": x + 1}, (A,)),
+    (
+        "constants-built-inside",
+        lambda x: (
+            x * mx.array(np.arange(3, dtype=np.float32))
+            + mx.arange(3)
+            + mx.eye(3)[0]
+            - mx.random.uniform(shape=(3,), key=mx.random.key(0))
+        ),
+        (A,),
+    ),
 ]
 
 
