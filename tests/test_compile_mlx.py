@@ -204,6 +204,7 @@ SEQUENCES = [
     ("layouts", [one(A), one(Arr((3, 2), transpose=True)), one(B)]),
     ("trees", [one(A, (A, B)), one(A, (B, A)), one(A, (A, B, B)), one(A, {"a": A}), one(A, {"b": A})]),
     ("constants", [one(A, 1), one(A, 1), one(A, 2), one(A, 1.0), one(A, "s"), one(A, "t"), one(A, None)]),
+    ("nan-constants", [one(A, float("nan")), one(A, float("nan")), one(A, 1.5)]),
     ("constants-in-trees", [one(A, (A, 1)), one(A, (A, 2)), one(A, {"a": 1}), one(A, {"a": B})]),
     ("kwargs", [one(A, s=1), one(A, s=1), one(A, s=2), one(A, t=1), one(A, s=A), one(A, s=B), one(A, B)]),
     ("scalars", [one(Arr(())), one(Arr((), seed=3)), one(Arr((1,))), one(A, Arr(()))]),
