@@ -583,6 +583,19 @@ def test_calls_from_several_threads():
     assert not failures
 
 
+@pytest.mark.nuvec_only  # DESIGN.md's determinism promise; MLX has no set_num_threads
+@pytest.mark.parametrize("fn", [layer_norm, softmax, sum_axis0, lambda x: mx.sum(mx.exp(x))])
+def test_fused_results_do_not_depend_on_the_thread_count(fn):
+    x, before = rand((600, 7000), seed=4), mx.get_num_threads()
+    want = fn(x)
+    try:
+        for n in (1, 2, 3):
+            mx.set_num_threads(n)
+            assert_same(mx.compile(fn)(x), want)
+    finally:
+        mx.set_num_threads(before)
+
+
 def test_calls_another_compiled_function():
     inner = counted(lambda x: mx.exp(x) * 2)
     cinner = mx.compile(inner)
