@@ -36,11 +36,13 @@ def chained(op, xs):
 
 UNARY = {"exp": mx.exp, "sin": mx.sin, "tanh": mx.tanh, "neg": mx.negative, "abs": mx.abs}
 BINARY = {"add": mx.add, "mul": mx.multiply, "sub": mx.subtract, "max": mx.maximum}
-# Reductions over the last axis, kept as a column so the result still broadcasts
+# Reductions (kept as a column or a row, so the result still broadcasts) and softmax
 REDUCE = {
     "sum": lambda a: mx.sum(a, axis=-1, keepdims=True),
     "rmax": lambda a: mx.max(a, axis=-1, keepdims=True),
     "mean": lambda a: mx.mean(a, axis=-1, keepdims=True),
+    "sum0": lambda a: mx.sum(a, axis=0, keepdims=True),
+    "softmax": lambda a: mx.softmax(a, axis=-1),
 }
 
 
