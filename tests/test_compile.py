@@ -403,6 +403,16 @@ SHAPELESS = [
     ("sum-rows", lambda x: mx.sum(mx.abs(x), axis=-1), [[(2, 3)], [(2, 17)], [(2, 300)]]),
     ("max-rows", lambda x: mx.max(mx.exp(x), axis=-1), [[(4, 300)], [(4, 2)], [(4, 5000)]]),
     ("mean-rows", lambda x: mx.mean(mx.abs(x), -1, keepdims=True), [[(3, 2)], [(3, 30)]]),
+    (
+        "logsumexp-last",
+        lambda x: mx.logsumexp(x, axis=-1, keepdims=True),
+        [[(5, 2, 4)], [(2, 3, 9)]],
+    ),
+    (
+        "logsumexp-axis-1",
+        lambda x: mx.logsumexp(x, axis=1, keepdims=True),
+        [[(2, 3, 300)], [(64, 7, 300)]],
+    ),
 ]
 
 
@@ -429,6 +439,16 @@ def size_one_variants(shapes):
 @pytest.mark.parametrize("name,fn,shape_sets", SHAPELESS, ids=[c[0] for c in SHAPELESS])
 def test_shapeless_size_one_axes(name, fn, shape_sets):
     check_shapeless(fn, shape_sets + size_one_variants(shape_sets[0]))
+
+
+@pytest.mark.nuvec_only  # MLX 0.32 crashes (SIGSEGV) when a shapeless trace meets a size-1 axis
+@pytest.mark.parametrize("name,fn,shape_sets", SHAPELESS, ids=[c[0] for c in SHAPELESS])
+@pytest.mark.parametrize("ones", ["leading", "all-but-last"])
+def test_shapeless_traced_on_size_one_axes(name, fn, shape_sets, ones):
+    def one(s):
+        return (1,) + s[1:] if ones == "leading" else (1,) * (len(s) - 1) + s[-1:]
+
+    check_shapeless(fn, [[one(s) for s in shape_sets[0]]] + shape_sets)
 
 
 # Shape-dependent steps whose output shape MLX's shapeless replay works out again
