@@ -469,6 +469,13 @@ def test_shapeless_recomputes_view_shapes(name, fn):
     check_shapeless(fn, [[(2, 3)], [(3, 4)], [(50, 40)]])
 
 
+@pytest.mark.nuvec_only  # MLX 0.32 crashes (SIGSEGV) on some of these size-1 axes
+@pytest.mark.parametrize("name,fn", SHAPELESS_VIEWS, ids=[c[0] for c in SHAPELESS_VIEWS])
+@pytest.mark.parametrize("first", [(2, 1), (1, 3)], ids=str)
+def test_shapeless_view_shapes_traced_on_size_one_axes(name, fn, first):
+    check_shapeless(fn, [[first], [(3, 4)], [(50, 40)], [(1, 5)]])
+
+
 # Steps fixed by the traced shape (a slice's bounds, a shape passed as numbers): a replay for
 # another shape must give the uncompiled result or raise, never a wrong array
 SHAPELESS_FIXED = [
