@@ -488,6 +488,7 @@ SHAPELESS_FIXED = [
     ("arange", lambda x: x + mx.arange(x.shape[-1])),
     ("take", lambda x: mx.take(x, mx.array([0, 1]), axis=0)),
     ("broadcast-to", lambda x: mx.broadcast_to(x, (2, *x.shape)) * 2),
+    ("random", lambda x: x + mx.random.uniform(shape=x.shape, key=mx.random.key(0))),
 ]
 
 
