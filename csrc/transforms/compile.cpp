@@ -1,6 +1,6 @@
-// compile's trace, simplification and replay. The trace runs the function on placeholders at a
-// transform level of its own, so every node that depends on an input carries the level's bit:
-// those are the steps; whatever the function reached without one is a constant, evaluated once.
+// compile's trace, simplification and replay. The trace runs the function on placeholders (at a
+// transform level of its own, whose arrays have no value to read); the nodes that depend on a
+// placeholder are the steps, and whatever else the function reached is a constant, evaluated once.
 #include "transforms/compile.h"
 
 #include <map>
@@ -84,6 +84,7 @@ void simplify(Tape& t) {
         for (int a : outer->perm()) perm.push_back(inner->perm()[size_t(a)]);
         st.primitive = std::make_shared<Transpose>(perm);
         st.inputs = in.inputs;
+        st.in_shapes = in.in_shapes;
       }
     }
     if (st.inputs.size() == 1 && st.shapes.size() == 1 &&
