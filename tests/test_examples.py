@@ -55,6 +55,24 @@ print(round(accuracy(model, x, y), 4), opt.step.item(), "fc1.weight.m" in names,
     assert restored.split() == [str(accuracy), str(12 * 23), "True", "True"]  # 23 steps an epoch
 
 
+def test_main_job_compiled_step_gives_the_uncompiled_bits(tmp_path):
+    """The main job compiles its step (model, optimizer and random state captured): its
+    checkpoint after two epochs is bit for bit the one --no-compile writes."""
+    pytest.importorskip("sklearn")
+    pytest.importorskip("tqdm")
+    for name, extra in (("compiled", ()), ("plain", ("--no-compile",))):
+        run("nuvec.examples.train", "--epochs", "2", "--out", str(tmp_path / name), *extra)
+    same = run_code(
+        f"""
+import numpy as np, nuvec as mx
+for f in ("model.safetensors", "optimizer.safetensors"):
+    a, b = mx.load({str(tmp_path / "compiled")!r} + "/" + f), mx.load({str(tmp_path / "plain")!r} + "/" + f)
+    print(sorted(a) == sorted(b) and all(np.array_equal(np.array(a[k]), np.array(b[k])) for k in a))
+"""
+    )
+    assert same.split() == ["True", "True"]
+
+
 def test_main_job_fails_below_its_floor(tmp_path):
     pytest.importorskip("sklearn")
     pytest.importorskip("tqdm")

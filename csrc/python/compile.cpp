@@ -54,6 +54,9 @@ void init_compile(nb::module_& m) {
           },
           "Counts: steps after simplification, nodes per replay, fused groups and the steps inside them.")
       .def_prop_ro(
+          "constants", [](const Tape& t) { return t.constants; },
+          "The arrays the trace folded into constants (what the function computed from no input).")
+      .def_prop_ro(
           "nodes",
           [](const Tape& t) {
             // Each replayed node: (primitive, shape of its first output, the fused steps' names).

@@ -156,16 +156,16 @@ void init_ops(nb::module_& m) {
   m.def(
       "zeros_like",
       [](const Array& a, nb::handle dtype, nb::handle s) {
-        return full(a.shape(), scalar_array(int64_t(0), dtype_or(dtype, a.dtype(), "zeros_like")), std::nullopt,
-                    to_stream(s), "zeros_like");
+        return filled_like(a, scalar_array(int64_t(0), dtype_or(dtype, a.dtype(), "zeros_like")), to_stream(s),
+                           "zeros_like");
       },
       nb::arg("a"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "Zeros with a's shape and dtype.");
   m.def(
       "ones_like",
       [](const Array& a, nb::handle dtype, nb::handle s) {
-        return full(a.shape(), scalar_array(int64_t(1), dtype_or(dtype, a.dtype(), "ones_like")), std::nullopt,
-                    to_stream(s), "ones_like");
+        return filled_like(a, scalar_array(int64_t(1), dtype_or(dtype, a.dtype(), "ones_like")), to_stream(s),
+                           "ones_like");
       },
       nb::arg("a"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "Ones with a's shape and dtype.");

@@ -32,7 +32,7 @@ std::pair<std::vector<Array>, std::vector<Array>> vjp(const ArrayFn& fun, const 
   std::vector<Array> cotangents = given;
   if (cotangents.empty())  // grad: ones for each (scalar) output
     for (const Array& o : outputs)
-      cotangents.push_back(full(o.shape(), scalar_array(int64_t(1), o.dtype()), std::nullopt, o.stream()));
+      cotangents.push_back(filled_like(o, scalar_array(int64_t(1), o.dtype()), o.stream()));
   if (outputs.size() > cotangents.size())  // extra cotangents are ignored, as MLX
     throw OpError("vjp", "got " + std::to_string(cotangents.size()) + " cotangents for " +
                              std::to_string(outputs.size()) + " outputs");
@@ -71,8 +71,7 @@ std::pair<std::vector<Array>, std::vector<Array>> vjp(const ArrayFn& fun, const 
     for (const Array& o : outs) {
       auto c = cot.find(o.node());
       any |= c != cot.end();
-      cots.push_back(c != cot.end() ? c->second
-                                    : full(o.shape(), scalar_array(int64_t(0), o.dtype()), std::nullopt, s));
+      cots.push_back(c != cot.end() ? c->second : filled_like(o, scalar_array(int64_t(0), o.dtype()), s));
     }
     if (!any) continue;
     std::vector<int> argnums;
@@ -86,9 +85,8 @@ std::pair<std::vector<Array>, std::vector<Array>> vjp(const ArrayFn& fun, const 
   std::vector<Array> result;
   for (size_t i = 0; i < tracers.size(); ++i) {
     auto c = cot.find(tracers[i].node());
-    result.push_back(c != cot.end()
-                         ? c->second
-                         : full(primals[i].shape(), scalar_array(int64_t(0), primals[i].dtype()), std::nullopt, s));
+    result.push_back(c != cot.end() ? c->second
+                                    : filled_like(primals[i], scalar_array(int64_t(0), primals[i].dtype()), s));
   }
   return {outputs, result};
 }
@@ -133,8 +131,7 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp(const ArrayFn& fun, const 
   std::vector<Array> result;
   for (const Array& o : outputs) {
     auto t = tan.find(o.node());
-    result.push_back(t != tan.end() ? t->second
-                                    : full(o.shape(), scalar_array(int64_t(0), o.dtype()), std::nullopt, s));
+    result.push_back(t != tan.end() ? t->second : filled_like(o, scalar_array(int64_t(0), o.dtype()), s));
   }
   return {outputs, result};
 }

@@ -1,6 +1,6 @@
-// compile's trace, simplification and replay. The trace runs the function on placeholders at a
-// transform level of its own, so every node that depends on an input carries the level's bit:
-// those are the steps; whatever the function reached without one is a constant, evaluated once.
+// compile's trace, simplification and replay. The trace runs the function on placeholders (at a
+// transform level of its own, whose arrays have no value to read); the nodes that depend on a
+// placeholder are the steps, and whatever else the function reached is a constant, evaluated once.
 #include "transforms/compile.h"
 
 #include <map>
@@ -61,10 +61,9 @@ void simplify(Tape& t) {
   const std::vector<Shape>& value_shapes = t.value_shapes;
   std::vector<int> replace(static_cast<size_t>(t.num_values));
   for (int v = 0; v < t.num_values; ++v) replace[size_t(v)] = v;
-  // Equal one-element constants are one value (ops make a scalar constant per use); not in
-  // shapeless tapes, whose count constants are recomputed one by one.
+  // Equal one-element constants are one value (ops make a scalar constant per use).
   std::map<std::tuple<int, Shape, std::string>, int> scalars;
-  for (size_t i = 0; i < t.constants.size() && !t.shapeless; ++i) {
+  for (size_t i = 0; i < t.constants.size(); ++i) {
     const Array& c = t.constants[i];
     if (c.size() != 1 || !c.evaluated()) continue;
     std::tuple key{int(c.dtype()), c.shape(), std::string(c.data_bytes(), c.itemsize())};
@@ -85,6 +84,7 @@ void simplify(Tape& t) {
         for (int a : outer->perm()) perm.push_back(inner->perm()[size_t(a)]);
         st.primitive = std::make_shared<Transpose>(perm);
         st.inputs = in.inputs;
+        st.in_shapes = in.in_shapes;
       }
     }
     if (st.inputs.size() == 1 && st.shapes.size() == 1 &&
@@ -122,35 +122,6 @@ void simplify(Tape& t) {
     live.push_back(st);
   }
   t.steps.assign(live.rbegin(), live.rend());
-}
-
-// Finds the count constants of a shapeless tape: a sum over axes divided by a float constant equal
-// to those axes' length, or one less (var with ddof=1).
-void find_counts(Tape& t) {
-  std::unordered_map<int, const TapeStep*> producer;
-  for (const TapeStep& st : t.steps) producer[st.outputs[0]] = &st;
-  for (const TapeStep& st : t.steps) {
-    auto* b = dynamic_cast<const Binary*>(st.primitive.get());
-    if (!b || b->op() != BinaryOp::divide) continue;
-    int v = st.inputs[1];
-    size_t ci = size_t(v - t.num_inputs);
-    if (v < t.num_inputs || ci >= t.constants.size() || !producer.count(st.inputs[0])) continue;
-    const Array& c = t.constants[ci];
-    auto* r = dynamic_cast<const Reduce*>(producer[st.inputs[0]]->primitive.get());
-    if (!r || r->op() != ReduceOp::sum || c.size() != 1 || !c.evaluated()) continue;
-    double value;
-    if (c.dtype() == Dtype::float32)
-      value = *c.data<float>();
-    else if (c.dtype() == Dtype::float64)
-      value = *c.data<double>();
-    else
-      continue;
-    int source = producer[st.inputs[0]]->inputs[0];
-    int64_t n = 1;
-    for (int a : r->axes()) n *= t.value_shapes[size_t(source)][size_t(a)];
-    if (value == double(n) || value == double(n - 1))
-      t.counts.push_back({v, source, r->axes(), n - int64_t(value), c.dtype()});
-  }
 }
 
 // A reshape from `from` to `to` that only merges runs of axes and adds or drops axes of length 1
@@ -283,7 +254,6 @@ std::shared_ptr<const Tape> trace_tape(const ArrayFn& fun, const std::vector<Arr
     if (!c.traced()) fold.push_back(c);
   eval(fold);
   simplify(*t);
-  if (shapeless) find_counts(*t);
   t->fused = fuse_steps(*t);
   return t;
 }
@@ -294,23 +264,6 @@ std::vector<Array> Tape::replay(const std::vector<Array>& inputs) const {
   std::vector<Array> values(static_cast<size_t>(num_values));
   for (size_t i = 0; i < inputs.size(); ++i) values[i] = inputs[i];
   for (size_t i = 0; i < constants.size(); ++i) values[size_t(num_inputs) + i] = constants[i];
-  if (!counts.empty()) {
-    // Every value's shape for these inputs (the fused steps do not make them all), then each
-    // count constant from its source's shape.
-    std::vector<Shape> shapes(static_cast<size_t>(num_values));
-    for (size_t i = 0; i < size_t(num_inputs) + constants.size(); ++i) shapes[i] = values[i].shape();
-    for (const TapeStep& st : steps) {
-      std::vector<Shape> ins;
-      for (int v : st.inputs) ins.push_back(shapes[size_t(v)]);
-      std::vector<Shape> outs = output_shapes(st, ins);
-      for (size_t k = 0; k < outs.size(); ++k) shapes[size_t(st.outputs[k])] = outs[k];
-    }
-    for (const CountRule& c : counts) {
-      int64_t n = 1;
-      for (int a : c.axes) n *= shapes[size_t(c.source)][size_t(a)];
-      values[size_t(c.value)] = scalar_array(double(std::max<int64_t>(n - c.offset, 0)), c.dtype);
-    }
-  }
   for (const TapeStep& st : traced ? steps : fused) {
     std::vector<Array> ins;
     for (int v : st.inputs) ins.push_back(values[size_t(v)]);
@@ -347,7 +300,7 @@ std::vector<Shape> output_shapes(const TapeStep& st, const std::vector<Shape>& i
     for (const Shape& in : inputs) s = broadcast_shapes(s, in, p.name());
     return s;
   };
-  if (dynamic_cast<const Elementwise*>(&p)) return {broadcast_all()};
+  if (dynamic_cast<const Elementwise*>(&p) || dynamic_cast<const BroadcastLike*>(&p)) return {broadcast_all()};
   if (auto* c = dynamic_cast<const Compiled*>(&p)) {
     Shape domain = group_domain(*c, inputs, st);
     std::vector<Shape> out;
@@ -374,6 +327,7 @@ std::vector<Shape> output_shapes(const TapeStep& st, const std::vector<Shape>& i
   if (auto* r = dynamic_cast<const Reduce*>(&p)) return {reduced(r->axes())};
   if (auto* r = dynamic_cast<const ArgReduce*>(&p)) return {reduced({r->axis()})};
   if (dynamic_cast<const LogSumExp*>(&p)) return {reduced({int(in.size()) - 1})};
+  if (dynamic_cast<const Count*>(&p)) return st.shapes;  // a scalar whatever the input
   if (dynamic_cast<const Softmax*>(&p) || dynamic_cast<const Scan*>(&p) || dynamic_cast<const Contiguous*>(&p) ||
       dynamic_cast<const Sort*>(&p) || dynamic_cast<const Partition*>(&p))
     return std::vector<Shape>(st.shapes.size(), in);

@@ -21,16 +21,6 @@ struct TapeStep {
   Stream stream;
 };
 
-// A constant that is the length of reduced axes (mean's and var's divisor, less var's ddof): a
-// shapeless replay recomputes it from the reduced value's shape, as MLX's shape-aware count.
-struct CountRule {
-  int value;   // the constant
-  int source;  // the value whose axes were reduced
-  std::vector<int> axes;
-  int64_t offset;  // the constant is (product of the axes' lengths) - offset
-  Dtype dtype;
-};
-
 struct Tape {
   int num_inputs = 0;
   std::vector<Array> constants;  // values num_inputs, num_inputs + 1, ...
@@ -41,7 +31,6 @@ struct Tape {
   std::vector<Shape> value_shapes;  // at the trace
   std::vector<Dtype> value_dtypes;
   bool shapeless = false;
-  std::vector<CountRule> counts;  // shapeless tapes only
 
   // The outputs for new inputs (their dtypes and ranks as traced; their shapes too unless
   // shapeless). Fused unless some input is traced by a transform (its rules then see the steps).

@@ -52,22 +52,21 @@ def _flatten(tree, arrays, shapeless):
     )
 
 
-def _sequence(like, items):
-    """A list or tuple (namedtuples too) of `like`'s type holding `items`."""
-    if isinstance(like, list):
-        return items
-    return type(like)(*items) if hasattr(like, "_fields") else type(like)(items)
+def _map_leaves(tree, fn):
+    """`tree` (lists, tuples, namedtuples and dicts) with each leaf replaced by fn(leaf)."""
+    if isinstance(tree, (list, tuple)):
+        items = [_map_leaves(x, fn) for x in tree]
+        if isinstance(tree, list):
+            return items
+        return type(tree)(*items) if hasattr(tree, "_fields") else type(tree)(items)
+    if isinstance(tree, dict):
+        return {k: _map_leaves(v, fn) for k, v in tree.items()}
+    return fn(tree)
 
 
 def _rebuild(tree, it):
     """`tree` with its arrays replaced, in order, from the iterator `it`."""
-    if isinstance(tree, _array):
-        return next(it)
-    if isinstance(tree, (list, tuple)):
-        return _sequence(tree, [_rebuild(x, it) for x in tree])
-    if isinstance(tree, dict):
-        return {k: _rebuild(v, it) for k, v in tree.items()}
-    return tree
+    return _map_leaves(tree, lambda x: next(it) if isinstance(x, _array) else x)
 
 
 def _state_slots(tree, slots):
@@ -95,19 +94,6 @@ def _state_signature(slots, shapeless):
     return tuple((id(c), k, c[k].dtype, c[k].ndim if shapeless else c[k].shape) for c, k in slots)
 
 
-def _output_arrays(tree, arrays):
-    """The structure of fun's output tree; its arrays are appended to `arrays` (other leaves are
-    returned as they were at the trace, as MLX)."""
-    if isinstance(tree, _array):
-        arrays.append(tree)
-        return _ARRAY
-    if isinstance(tree, (list, tuple)):
-        return _sequence(tree, [_output_arrays(x, arrays) for x in tree])
-    if isinstance(tree, dict):
-        return {k: _output_arrays(v, arrays) for k, v in tree.items()}
-    return tree
-
-
 class _ArrayMark:
     """Where an array sits in a traced output structure."""
 
@@ -115,14 +101,22 @@ class _ArrayMark:
 _ARRAY = _ArrayMark()
 
 
+def _output_arrays(tree, arrays):
+    """The structure of fun's output tree; its arrays are appended to `arrays` (other leaves are
+    returned as they were at the trace, as MLX)."""
+
+    def mark(x):
+        if not isinstance(x, _array):
+            return x
+        arrays.append(x)
+        return _ARRAY
+
+    return _map_leaves(tree, mark)
+
+
 def _fill(structure, it):
-    if structure is _ARRAY:
-        return next(it)
-    if isinstance(structure, (list, tuple)):
-        return _sequence(structure, [_fill(x, it) for x in structure])
-    if isinstance(structure, dict):
-        return {k: _fill(v, it) for k, v in structure.items()}
-    return structure
+    """The output tree: each mark of `structure` replaced, in order, from the iterator `it`."""
+    return _map_leaves(structure, lambda x: next(it) if x is _ARRAY else x)
 
 
 class _Trace:

@@ -25,7 +25,7 @@ void eval_transpose(const Transpose& prim, const std::vector<Array>& in, std::ve
   out[0].set_data(x.buffer(), std::move(st), x.offset());
 }
 
-void eval_broadcast(const Broadcast&, const std::vector<Array>& in, std::vector<Array>& out) {
+template <class P> void eval_broadcast(const P&, const std::vector<Array>& in, std::vector<Array>& out) {
   const Array& x = in[0];
   const Shape& shape = out[0].shape();
   Strides st(shape.size(), 0);
@@ -122,7 +122,8 @@ void eval_contiguous(const Contiguous&, const std::vector<Array>& in, std::vecto
 void register_views_kernels(Backend& b) {
   b.add<Slice, eval_slice>();
   b.add<Transpose, eval_transpose>();
-  b.add<Broadcast, eval_broadcast>();
+  b.add<Broadcast, eval_broadcast<Broadcast>>();
+  b.add<BroadcastLike, eval_broadcast<BroadcastLike>>();
   b.add<Reshape, eval_reshape>();
   b.add<ViewDtype, eval_view_dtype>();
   b.add<AsStrided, eval_as_strided>();

@@ -59,7 +59,13 @@ Dtype stats_compute(Dtype d) { return is_inexact(d) && !is_half(d) ? d : Dtype::
 // What mean, var, logsumexp and softmax return: MLX keeps inexact dtypes and makes the rest float32.
 Dtype stats_result(Dtype d) { return is_inexact(d) ? d : Dtype::float32; }
 
-Array divide_by(const Array& x, int64_t n, Stream s) {
+// x / (the element count of `of` over `axes`, less ddof): a constant, or under compile a Count
+// node, so that a shapeless replay divides by the new count.
+Array divide_by_count(const Array& x, const Array& of, const std::vector<int>& axes, int64_t ddof, Stream s) {
+  if (of.traced() & replay_only_trace_bits())
+    return binary(BinaryOp::divide, x,
+                  Array::lazy({}, x.dtype(), std::make_shared<Count>(axes, ddof, x.dtype()), {of}, s), s);
+  int64_t n = reduced_count(of.shape(), axes) - ddof;
   return binary(BinaryOp::divide, x, scalar_array(double(std::max<int64_t>(n, 0)), x.dtype()), s);
 }
 
@@ -67,14 +73,14 @@ Array divide_by(const Array& x, int64_t n, Stream s) {
 Array mean_of(const Array& x, const std::vector<int>& axes, bool keepdims, Stream s) {
   Dtype c = stats_compute(x.dtype());
   Array src = is_integer(x.dtype()) || x.dtype() == Dtype::bool_ ? astype(x, c, s) : x;
-  return divide_by(reduce(ReduceOp::sum, src, axes, keepdims, c, s), reduced_count(x.shape(), axes), s);
+  return divide_by_count(reduce(ReduceOp::sum, src, axes, keepdims, c, s), x, axes, 0, s);
 }
 
 Array variance(const Array& x, const std::vector<int>& axes, bool keepdims, int ddof, Stream s) {
   Array xc = astype(x, stats_compute(x.dtype()), s);
   Array d = binary(BinaryOp::subtract, xc, mean_of(xc, axes, true, s), s);
   Array sq = unary(UnaryOp::square, is_complex(d.dtype()) ? unary(UnaryOp::abs, d, s) : d, s);
-  return divide_by(reduce(ReduceOp::sum, sq, axes, keepdims, sq.dtype(), s), reduced_count(x.shape(), axes) - ddof, s);
+  return divide_by_count(reduce(ReduceOp::sum, sq, axes, keepdims, sq.dtype(), s), x, axes, ddof, s);
 }
 
 // The fused kernels take reduced axes that are the trailing ones (merged into one last axis),

@@ -12,6 +12,12 @@ namespace nuvec {
 Array reshape(const Array& x, Shape shape, Stream s);
 Array transpose(const Array& x, std::vector<int> perm, Stream s);
 Array broadcast_to(const Array& x, const Shape& shape, Stream s);
+// x broadcast to like's shape: under compile, a node that depends on like (see BroadcastLike),
+// else broadcast_to.
+Array broadcast_like(const Array& x, const Array& like, Stream s);
+// `value` filled to a's shape: under compile a node that depends on a (a shapeless replay follows
+// a's shape), else full(a.shape(), value).
+Array filled_like(const Array& a, const Array& value, Stream s, const char* op = "full");
 // Basic slicing: start/stop/step per axis, already clamped NumPy-style (x itself when it is the
 // whole array).
 Array slice(const Array& x, const Shape& start, const Shape& stop, const Shape& step, Stream s);

@@ -66,6 +66,18 @@ Array broadcast_to(const Array& x, const Shape& shape, Stream s) {
   return Array::lazy(shape, x.dtype(), std::make_shared<Broadcast>(), {x}, s);
 }
 
+Array broadcast_like(const Array& x, const Array& like, Stream s) {
+  if (!(like.traced() & replay_only_trace_bits())) return broadcast_to(x, like.shape(), s);
+  Shape b = broadcast_shapes(x.shape(), like.shape(), "broadcast_to");
+  if (b != like.shape()) throw OpError("broadcast_to", "the array cannot be broadcast to the requested shape");
+  return Array::lazy(b, x.dtype(), std::make_shared<BroadcastLike>(), {x, like}, s);
+}
+
+Array filled_like(const Array& a, const Array& value, Stream s, const char* op) {
+  if (a.traced() & replay_only_trace_bits()) return broadcast_like(value, a, s);
+  return full(a.shape(), value, std::nullopt, s, op);
+}
+
 Array slice(const Array& x, const Shape& start, const Shape& stop, const Shape& step, Stream s) {
   int nd = x.ndim();
   if (int(start.size()) != nd || int(stop.size()) != nd || int(step.size()) != nd)

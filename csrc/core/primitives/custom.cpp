@@ -26,8 +26,7 @@ std::vector<Array> Custom::vjp(const std::vector<Array>& primals, const std::vec
   std::vector<Array> out;
   for (int k : argnums) {
     if (k >= num_primals_) {  // the hidden outputs are untraced: never asked for
-      out.push_back(
-          full(primals[k].shape(), scalar_array(int64_t(0), primals[k].dtype()), std::nullopt, primals[k].stream()));
+      out.push_back(filled_like(primals[k], scalar_array(int64_t(0), primals[k].dtype()), primals[k].stream()));
       continue;
     }
     if (grads[k].shape() != primals[k].shape())

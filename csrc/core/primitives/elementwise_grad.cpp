@@ -70,7 +70,7 @@ bool logical(BinaryOp op) { return op == BinaryOp::logical_and || op == BinaryOp
 template <class Op> Array zero_tangent(Op op, const Array& out, const Array& input, const Array& tangent) {
   bool like_tangent = compares(op) || (logical(op) && input.dtype() == Dtype::bool_);
   Dtype dt = like_tangent ? tangent.dtype() : out.dtype();
-  return full(out.shape(), scalar_array(int64_t(0), dt), std::nullopt, out.stream());
+  return filled_like(out, scalar_array(int64_t(0), dt), out.stream());
 }
 
 std::vector<Array> Unary::jvp(const std::vector<Array>& primals, const std::vector<Array>& tangents,

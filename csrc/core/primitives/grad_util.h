@@ -5,9 +5,7 @@
 
 namespace nuvec::grad {
 
-inline Array zeros_like(const Array& a) {
-  return full(a.shape(), scalar_array(int64_t(0), a.dtype()), std::nullopt, a.stream());
-}
+inline Array zeros_like(const Array& a) { return filled_like(a, scalar_array(int64_t(0), a.dtype()), a.stream()); }
 inline Array lit(double v, const Array& like) { return weak_scalar(v, like.dtype(), "grad"); }
 inline Array mul(const Array& a, const Array& b) { return binary(BinaryOp::multiply, a, b, a.stream()); }
 inline Array add(const Array& a, const Array& b) { return binary(BinaryOp::add, a, b, a.stream()); }

@@ -82,6 +82,29 @@ class Softmax : public Primitive {
 };
 
 // Fused for the same reason: log(sum(exp(x - max))) + max per row of the last axis.
+// The number of elements over `axes` of its input, less `ddof`, as a scalar of `dtype` (mean's and
+// var's divisor). Its input's values are not read: compile records it in place of a constant so
+// that a shapeless replay counts the new shape (MLX's NumberOfElements).
+class Count : public Primitive {
+ public:
+  Count(std::vector<int> axes, int64_t ddof, Dtype dtype) : axes_(std::move(axes)), ddof_(ddof), dtype_(dtype) {}
+  const char* name() const override { return "count"; }
+  NUVEC_KERNEL_SLOT
+  NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
+  bool is_equivalent(const Primitive& o) const override {
+    auto* c = dynamic_cast<const Count*>(&o);
+    return c && c->axes_ == axes_ && c->ddof_ == ddof_ && c->dtype_ == dtype_;
+  }
+  // The count for an input of this shape.
+  double value(const Shape& shape) const;
+
+ private:
+  std::vector<int> axes_;
+  int64_t ddof_;
+  Dtype dtype_;
+};
+
 class LogSumExp : public Primitive {
  public:
   const char* name() const override { return "logsumexp"; }

@@ -1,6 +1,7 @@
 // Differentiation rules of the reduction family.
 #include <algorithm>
 
+#include "core/backend.h"
 #include "core/ops.h"
 #include "core/primitives/grad_util.h"
 #include "core/primitives/reduce.h"
@@ -13,7 +14,7 @@ namespace {
 Array spread(const Array& a, const Array& x, const std::vector<int>& axes) {
   Shape keep = x.shape();
   for (int ax : axes) keep[ax] = 1;
-  return broadcast_to(reshape(a, keep, x.stream()), x.shape(), x.stream());
+  return broadcast_like(reshape(a, keep, x.stream()), x, x.stream());
 }
 
 // For each element, the product of the other elements it was reduced with: exclusive products
@@ -42,7 +43,7 @@ Array product_of_others(const Array& x, const std::vector<int>& axes) {
 std::optional<Array> reduce_partial(ReduceOp op, const Array& x, const Array& out, const std::vector<int>& axes) {
   Stream s = x.stream();
   switch (op) {
-    case ReduceOp::sum: return full(x.shape(), scalar_array(int64_t(1), out.dtype()), std::nullopt, s);
+    case ReduceOp::sum: return filled_like(x, scalar_array(int64_t(1), out.dtype()), s);
     case ReduceOp::prod: return product_of_others(astype(x, out.dtype(), s), axes);
     case ReduceOp::max:
     case ReduceOp::min: {
@@ -69,9 +70,33 @@ std::vector<Array> Reduce::jvp(const std::vector<Array>& primals, const std::vec
   const Array& out = outputs[0];
   auto d = reduce_partial(op_, x, out, axes_);
   // all / any: zeros in the tangent's dtype, as MLX (not the bool of the output)
-  if (!d) return {full(out.shape(), scalar_array(int64_t(0), tangents[0].dtype()), std::nullopt, out.stream())};
+  if (!d) return {filled_like(out, scalar_array(int64_t(0), tangents[0].dtype()), out.stream())};
   Array t = sum(mul(astype(tangents[0], out.dtype(), x.stream()), *d), axes_, true, x.stream());
   return {reshape(t, out.shape(), x.stream())};
+}
+
+double Count::value(const Shape& shape) const {
+  int64_t n = 1;
+  for (int a : axes_) n *= shape[size_t(a)];
+  return double(std::max<int64_t>(n - ddof_, 0));
+}
+
+namespace {
+// On every device: the count is a constant of the input's shape (its values are never read).
+void count_kernel(const Count& c, const std::vector<Array>& in, std::vector<Array>& out) {
+  Array v = scalar_array(c.value(in[0].shape()), out[0].dtype());
+  out[0].set_data(v.buffer(), v.strides(), v.offset());
+}
+const bool count_registered = add_device_free_kernel<Count, count_kernel>();
+}  // namespace
+
+std::vector<Array> Count::vjp(const std::vector<Array>& primals, const std::vector<Array>&, const std::vector<int>&,
+                              const std::vector<Array>&) {
+  return {zeros_like(primals[0])};
+}
+std::vector<Array> Count::jvp(const std::vector<Array>&, const std::vector<Array>&, const std::vector<int>&,
+                              const std::vector<Array>& outputs) {
+  return {zeros_like(outputs[0])};
 }
 
 std::vector<Array> ArgReduce::vjp(const std::vector<Array>& primals, const std::vector<Array>&, const std::vector<int>&,

@@ -40,6 +40,15 @@ Result ArgReduce::vmap(const std::vector<Array>& inputs, const std::vector<int>&
           {ob}};
 }
 
+Result Count::vmap(const std::vector<Array>& inputs, const std::vector<int>& axes, const std::vector<Array>& outputs) {
+  // Every example has the same count: over the shifted axes of the batched input, unbatched.
+  std::vector<int> moved;
+  for (int a : axes_) moved.push_back(shifted(a, axes[0]));
+  const Array& out = outputs[0];
+  return {{Array::lazy({}, out.dtype(), std::make_shared<Count>(moved, ddof_, dtype_), {inputs[0]}, out.stream())},
+          {-1}};
+}
+
 namespace {
 // x with its batch axis moved off the last axis (the row the fused ops work on), and where it is.
 std::pair<Array, int> off_last(const Array& x, int b) {

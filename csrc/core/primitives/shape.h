@@ -40,6 +40,17 @@ class Broadcast : public Primitive {
   NUVEC_VMAP_RULE
 };
 
+// x broadcast to its shape broadcast with like's (like's values are not read). compile records
+// it for broadcasts to an input's shape, so a shapeless replay works the shape out again.
+class BroadcastLike : public Primitive {
+ public:
+  const char* name() const override { return "broadcast_like"; }
+  NUVEC_KERNEL_SLOT
+  NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
+  bool is_equivalent(const Primitive& o) const override { return dynamic_cast<const BroadcastLike*>(&o); }
+};
+
 class Reshape : public Primitive {
  public:
   const char* name() const override { return "reshape"; }

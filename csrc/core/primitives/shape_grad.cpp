@@ -67,6 +67,20 @@ std::vector<Array> Broadcast::jvp(const std::vector<Array>&, const std::vector<A
   return same_view(*this, tangents[0], outputs[0]);
 }
 
+std::vector<Array> BroadcastLike::vjp(const std::vector<Array>& primals, const std::vector<Array>& cotangents,
+                                      const std::vector<int>& argnums, const std::vector<Array>&) {
+  std::vector<Array> out;
+  for (int k : argnums)
+    out.push_back(k == 0 ? unbroadcast(cotangents[0], primals[0].shape(), primals[0].dtype()) : zeros_like(primals[1]));
+  return out;
+}
+std::vector<Array> BroadcastLike::jvp(const std::vector<Array>& primals, const std::vector<Array>& tangents,
+                                      const std::vector<int>& argnums, const std::vector<Array>& outputs) {
+  for (size_t i = 0; i < argnums.size(); ++i)
+    if (argnums[i] == 0) return {broadcast_like(tangents[i], primals[1], outputs[0].stream())};
+  return {zeros_like(outputs[0])};  // like's values do not reach the output
+}
+
 std::vector<Array> Reshape::vjp(const std::vector<Array>& primals, const std::vector<Array>& cotangents,
                                 const std::vector<int>&, const std::vector<Array>&) {
   return {reshape(cotangents[0], primals[0].shape(), primals[0].stream())};

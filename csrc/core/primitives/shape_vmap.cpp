@@ -31,6 +31,14 @@ Result Broadcast::vmap(const std::vector<Array>& inputs, const std::vector<int>&
   return {{broadcast_to(x, with_batch(out.shape(), x.shape(0)), x.stream())}, {0}};
 }
 
+Result BroadcastLike::vmap(const std::vector<Array>& inputs, const std::vector<int>& axes,
+                           const std::vector<Array>& outputs) {
+  // Inside vmap shapes are fixed: a broadcast to the batched shape (like's batch only sets n).
+  const Array& out = outputs[0];
+  Array x = axes[0] >= 0 ? front_aligned(inputs[0], axes[0], out.ndim()) : expand_dims(inputs[0], {0}, out.stream());
+  return {{broadcast_to(x, with_batch(out.shape(), batch_size(inputs, axes)), x.stream())}, {0}};
+}
+
 Result Reshape::vmap(const std::vector<Array>& inputs, const std::vector<int>& axes,
                      const std::vector<Array>& outputs) {
   Array x = to_front(inputs[0], axes[0]);

@@ -15,6 +15,7 @@ import math
 import os
 import struct
 import time
+from functools import partial
 
 import numpy as np
 from tqdm import tqdm
@@ -142,6 +143,7 @@ def main(argv: list[str] | None = None) -> float:
     ap.add_argument(
         "--min-accuracy", type=float, default=None, help="fail below this (digits: 0.98)"
     )
+    ap.add_argument("--no-compile", action="store_true", help="run the step without mx.compile")
     args = ap.parse_args(argv)
 
     if args.data == "digits":
@@ -162,7 +164,18 @@ def main(argv: list[str] | None = None) -> float:
     def loss_fn(model, x, y):
         return nn.losses.cross_entropy(model(x), y, reduction="mean")
 
-    step = nn.value_and_grad(model, loss_fn)
+    loss_and_grad = nn.value_and_grad(model, loss_fn)
+    # The step as MLX's examples write it: compiled, with the state it reads and updates (the
+    # model's, the optimizer's and the random key) captured, so it is traced once and replayed.
+    state = [model.state, optimizer.state, mx.random.state]
+
+    def step(xb, yb):
+        loss, grads = loss_and_grad(model, xb, yb)
+        optimizer.update(model, grads)
+        return loss
+
+    if not args.no_compile:
+        step = partial(mx.compile, inputs=state, outputs=state)(step)
     rng = np.random.default_rng(args.seed)
     losses, accuracies = [], []
     start = time.perf_counter()
@@ -176,9 +189,8 @@ def main(argv: list[str] | None = None) -> float:
             leave=True,
         )
         for xb, yb in bar:
-            loss, grads = step(model, xb, yb)
-            optimizer.update(model, grads)
-            mx.eval(loss, model.parameters(), optimizer.state)
+            loss = step(xb, yb)
+            mx.eval(loss, state)
             total += loss.item() * xb.shape[0]
             seen += xb.shape[0]
             bar.set_postfix(

@@ -9,25 +9,12 @@
 #include <cmath>
 #include <cstdint>
 
+#include "backend/cpu/simd/fma.h"
 #include "backend/cpu/simd/simd.h"
-
-#if defined(__AVX2__)
-#include <immintrin.h>
-#endif
 
 namespace nuvec::cpu::NUVEC_ISA {
 
 typedef int32_t VecI32 __attribute__((vector_size(kVecBytes)));
-
-inline VecF fma_v(VecF a, VecF b, VecF c) {
-#if defined(__AVX512F__)
-  return (VecF)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
-#elif defined(__AVX2__) && defined(__FMA__)
-  return (VecF)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
-#else
-  return a * b + c;
-#endif
-}
 
 // Round to the nearest integer (ties to even), for |v| < 2^22: the magic-number trick (kept by
 // the compiler: the build does not allow reassociation).
@@ -80,15 +67,15 @@ inline VecF expf_v(VecF x) {
   // all the range handling there is; a NaN passes through the arithmetic.
   VecF xc = clamp_v(x, -104.0f, 89.0f);
   VecF n = round_v(xc * 1.44269504088896341f);
-  VecF r = fma_v(n, VecF{} - 0.693359375f, xc);
-  r = fma_v(n, VecF{} + 2.12194440e-4f, r);
+  VecF r = fmadd(n, VecF{} - 0.693359375f, xc);
+  r = fmadd(n, VecF{} + 2.12194440e-4f, r);
   VecF p = VecF{} + 1.9875691500e-4f;
-  p = fma_v(p, r, VecF{} + 1.3981999507e-3f);
-  p = fma_v(p, r, VecF{} + 8.3334519073e-3f);
-  p = fma_v(p, r, VecF{} + 4.1665795894e-2f);
-  p = fma_v(p, r, VecF{} + 1.6666665459e-1f);
-  p = fma_v(p, r, VecF{} + 5.0000001201e-1f);
-  p = fma_v(p, r * r, r + 1.0f);
+  p = fmadd(p, r, VecF{} + 1.3981999507e-3f);
+  p = fmadd(p, r, VecF{} + 8.3334519073e-3f);
+  p = fmadd(p, r, VecF{} + 4.1665795894e-2f);
+  p = fmadd(p, r, VecF{} + 1.6666665459e-1f);
+  p = fmadd(p, r, VecF{} + 5.0000001201e-1f);
+  p = fmadd(p, r * r, r + 1.0f);
   // p * 2^n as two powers of two, so n from -150 to 128 never wraps the exponent field and
   // results below 2^-126 round into the subnormals.
   VecI32 ni = __builtin_convertvector(n, VecI32);
@@ -103,19 +90,19 @@ inline VecF sinf_v(VecF x) {
   VecF y = __builtin_convertvector(j, VecF);
   // x - y * pi/4 with pi/4 as four floats (their sum is pi/4 to 5e-24): with fused products
   // each term is exact, so the reduced argument keeps its accuracy up to |x| = 8192.
-  VecF r = fma_v(y, VecF{} - 0.78515625f, ax);
-  r = fma_v(y, VecF{} - 2.4187564849853515625e-4f, r);
-  r = fma_v(y, VecF{} - 3.774895063202166e-8f, r);
-  r = fma_v(y, VecF{} + 8.575622550029409e-16f, r);
+  VecF r = fmadd(y, VecF{} - 0.78515625f, ax);
+  r = fmadd(y, VecF{} - 2.4187564849853515625e-4f, r);
+  r = fmadd(y, VecF{} - 3.774895063202166e-8f, r);
+  r = fmadd(y, VecF{} + 8.575622550029409e-16f, r);
   VecF z = r * r;
   VecF ps = VecF{} - 1.9515295891e-4f;  // sin(r) on [-pi/4, pi/4]
-  ps = fma_v(ps, z, VecF{} + 8.3321608736e-3f);
-  ps = fma_v(ps, z, VecF{} - 1.6666654611e-1f);
-  ps = fma_v(ps * z, r, r);
+  ps = fmadd(ps, z, VecF{} + 8.3321608736e-3f);
+  ps = fmadd(ps, z, VecF{} - 1.6666654611e-1f);
+  ps = fmadd(ps * z, r, r);
   VecF pc = VecF{} + 2.443315711809948e-5f;  // cos(r)
-  pc = fma_v(pc, z, VecF{} - 1.388731625493765e-3f);
-  pc = fma_v(pc, z, VecF{} + 4.166664568298827e-2f);
-  pc = fma_v(pc * z, z, fma_v(z, VecF{} - 0.5f, VecF{} + 1.0f));
+  pc = fmadd(pc, z, VecF{} - 1.388731625493765e-3f);
+  pc = fmadd(pc, z, VecF{} + 4.166664568298827e-2f);
+  pc = fmadd(pc * z, z, fmadd(z, VecF{} - 0.5f, VecF{} + 1.0f));
   VecF s = blend_v((VecF)(j << 30), pc, ps);                     // octants 2, 3, 6, 7: the cosine
   VecI32 sign = ((j << 29) ^ (VecI32)x) & int32_t(0x80000000u);  // octants 4-7, and odd symmetry
   s = (VecF)((VecI32)s ^ sign);
