@@ -150,6 +150,36 @@ def test_compiled_loss_and_gradients_of_layers(name, make, call):
             close(np.array(g), np.array(w), err_msg=k)
 
 
+# (id, layer, call): layers run shapeless over sequence lengths
+SEQUENCE_LAYERS = [
+    ("layer-norm", lambda: nn.LayerNorm(32), lambda m, x: m(x)),
+    ("rms-norm", lambda: nn.RMSNorm(32), lambda m, x: m(x)),
+    ("gelu", lambda: nn.GELU(), lambda m, x: m(x)),
+    ("attention", lambda: nn.MultiHeadAttention(32, 4), lambda m, x: m(x, x, x)),
+    ("linear", lambda: nn.Linear(32, 8), lambda m, x: m(x)),
+]
+MLX_FAILS = {"linear"}  # MLX 0.32: "[reshape] Cannot reshape array" for a new length
+
+
+@pytest.mark.parametrize(
+    "name,make,call",
+    [
+        pytest.param(*c, id=c[0], marks=[pytest.mark.nuvec_only] if c[0] in MLX_FAILS else [])
+        for c in SEQUENCE_LAYERS
+    ],
+)
+def test_shapeless_layers_over_sequence_lengths(name, make, call):
+    mx.random.seed(0)
+    model = make()
+    mx.eval(model.parameters())
+    traces = []
+    f = mx.compile(lambda x: traces.append(1) or call(model, x), shapeless=True)
+    for length in (5, 9, 2):
+        x = mx.random.normal((2, length, 32))
+        np.testing.assert_allclose(np.array(f(x)), np.array(call(model, x)), rtol=1e-5, atol=1e-6)
+    assert len(traces) == 1
+
+
 def test_step_traces_once_per_state_structure():
     mx.random.seed(0)
     model = nn.Linear(3, 2)
