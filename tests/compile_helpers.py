@@ -3,6 +3,7 @@ compiled-equals-uncompiled assertion (bit for bit on nuvec, within a tolerance o
 compile goes through a C compiler and makes no bitwise promise)."""
 
 import numpy as np
+import pytest
 
 from _impl import IS_MLX, mx
 
@@ -71,3 +72,20 @@ def check_compiled(fn, *args, **kwargs):
     for _ in range(2):
         assert_same_tree(cf(*args, **kwargs), want)
     assert f.calls == 1
+
+
+def nuvec_bug(reason):
+    """A known nuvec bug: a strict xfail on nuvec (it fails until fixed), none on MLX."""
+    return pytest.mark.xfail(not IS_MLX, strict=True, reason=reason)
+
+
+def table_params(table, mlx_fails=(), nuvec_bugs=None):
+    """pytest params of a table whose rows start with their id: rows MLX 0.32 fails are
+    nuvec_only, rows of a known nuvec bug (id -> reason) strict xfails on nuvec."""
+    params = []
+    for row in table:
+        marks = [pytest.mark.nuvec_only] if row[0] in mlx_fails else []
+        if row[0] in (nuvec_bugs or {}):
+            marks.append(nuvec_bug(nuvec_bugs[row[0]]))
+        params.append(pytest.param(*row, id=row[0], marks=marks))
+    return params

@@ -6,7 +6,7 @@ and shapeless compiles under transforms, each against the same transform of the 
 import pytest
 
 from _impl import IS_MLX, mx
-from compile_helpers import assert_same, counted, rand
+from compile_helpers import assert_same, counted, rand, table_params
 
 
 def f_loss(x, w):
@@ -109,16 +109,17 @@ def leaves(tree):
     return [tree]
 
 
-# MLX 0.32 fails these ("broadcast_shapes" errors from the traced shapes)
-MLX_FAILS = {"shapeless-compile-of-vmap"}
-
-
 @pytest.mark.parametrize(
     "name,compiled,plain",
-    [
-        pytest.param(*c, id=c[0], marks=[pytest.mark.nuvec_only] if c[0] in MLX_FAILS else [])
-        for c in TRANSFORMS
-    ],
+    table_params(
+        TRANSFORMS,
+        # MLX 0.32 fails it ("broadcast_shapes" errors from the traced shapes)
+        mlx_fails={"shapeless-compile-of-vmap"},
+        nuvec_bugs={
+            "grad-of-compiled-custom-function": "compile(custom_function) compiles its plain "
+            "function: update_wrapper copies the custom function's `fun` over the compiled one's"
+        },
+    ),
 )
 def test_transforms_compose(name, compiled, plain):
     got, want = leaves(compiled()), leaves(plain())
