@@ -211,8 +211,9 @@ REDUCTIONS = [softmax, log_softmax, layer_norm, rms_norm, cross_entropy, sum_axi
 
 @pytest.mark.parametrize("fn", REDUCTIONS, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("shape", [(7, 13), (64, 4096), (3, 5, 17), (40, 4000)], ids=str)
-def test_reduction_patterns_equal_uncompiled(fn, shape):
-    check_compiled(fn, rand(shape, seed=3, scale=3))
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+def test_reduction_patterns_equal_uncompiled(fn, shape, dtype):
+    check_compiled(fn, rand(shape, seed=3, scale=3).astype(getattr(mx, dtype)))
 
 
 @pytest.mark.parametrize("shape", [((7, 13), (13, 5)), ((128, 512), (512, 300))], ids=str)
