@@ -54,7 +54,12 @@ void init_compile(nb::module_& m) {
           },
           "Counts: steps after simplification, nodes per replay, fused groups and the steps inside them.")
       .def_prop_ro(
-          "constants", [](const Tape& t) { return t.constants; },
+          "constants",
+          [](const Tape& t) {
+            std::vector<Array> out;
+            for (const auto& c : t.constants) out.push_back(c.second);
+            return out;
+          },
           "The arrays the trace folded into constants (what the function computed from no input).")
       .def_prop_ro(
           "nodes",

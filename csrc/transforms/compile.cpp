@@ -63,13 +63,13 @@ void simplify(Tape& t) {
   for (int v = 0; v < t.num_values; ++v) replace[size_t(v)] = v;
   // Equal one-element constants are one value (ops make a scalar constant per use).
   std::map<std::tuple<int, Shape, std::string>, int> scalars;
-  for (size_t i = 0; i < t.constants.size(); ++i) {
-    const Array& c = t.constants[i];
-    if (c.size() != 1 || !c.evaluated()) continue;
+  auto merge_scalar = [&](int v, const Array& c) {
+    if (c.size() != 1 || !c.evaluated()) return;
     std::tuple key{int(c.dtype()), c.shape(), std::string(c.data_bytes(), c.itemsize())};
-    auto [it, fresh] = scalars.emplace(std::move(key), t.num_inputs + int(i));
-    if (!fresh) replace[size_t(t.num_inputs) + i] = it->second;
-  }
+    auto [it, fresh] = scalars.emplace(std::move(key), v);
+    if (!fresh) replace[size_t(v)] = it->second;
+  };
+  for (const auto& [v, c] : t.constants) merge_scalar(v, c);
   std::unordered_map<size_t, std::vector<size_t>> seen;  // hash of (class, inputs) -> kept steps
   std::vector<TapeStep> kept;
   std::unordered_map<int, size_t> producer;  // value -> the kept step that makes it
@@ -86,6 +86,12 @@ void simplify(Tape& t) {
         st.inputs = in.inputs;
         st.in_shapes = in.in_shapes;
       }
+    }
+    // With shapes fixed, a count (mean's divisor) is a number.
+    if (auto* c = dynamic_cast<const Count*>(st.primitive.get()); c && !t.shapeless) {
+      t.constants.emplace_back(st.outputs[0], scalar_array(c->value(st.in_shapes[0]), st.dtypes[0]));
+      merge_scalar(st.outputs[0], t.constants.back().second);
+      continue;
     }
     if (st.inputs.size() == 1 && st.shapes.size() == 1 &&
         is_identity(st, value_shapes[size_t(st.inputs[0])], t.shapeless)) {
@@ -122,6 +128,7 @@ void simplify(Tape& t) {
     live.push_back(st);
   }
   t.steps.assign(live.rbegin(), live.rend());
+  std::erase_if(t.constants, [&](const auto& c) { return !needed[size_t(c.first)]; });
 }
 
 // A reshape from `from` to `to` that only merges runs of axes and adds or drops axes of length 1
@@ -224,9 +231,10 @@ std::shared_ptr<const Tape> trace_tape(const ArrayFn& fun, const std::vector<Arr
     // Constants: what the steps and outputs read that does not depend on an input.
     auto constant = [&](const Array& a) {
       if (value_of.count(a.node()) || dependent.count(a.node())) return;
-      value_of.emplace(a.node(), t->num_inputs + int(t->constants.size()));
+      int v = t->num_inputs + int(t->constants.size());
+      value_of.emplace(a.node(), v);
       value_shapes.push_back(a.shape()), value_dtypes.push_back(a.dtype());
-      t->constants.push_back(a);
+      t->constants.emplace_back(v, a);
     };
     for (Node* n : order)
       for (const Array& in : n->inputs) constant(in);
@@ -250,7 +258,7 @@ std::shared_ptr<const Tape> trace_tape(const ArrayFn& fun, const std::vector<Arr
   // Constant folding: the function's input-free work is done once, now (arrays another
   // transform traces stay as they are: they belong to its graph).
   std::vector<Array> fold;
-  for (const Array& c : t->constants)
+  for (const auto& [v, c] : t->constants)
     if (!c.traced()) fold.push_back(c);
   eval(fold);
   simplify(*t);
@@ -263,7 +271,7 @@ std::vector<Array> Tape::replay(const std::vector<Array>& inputs) const {
   for (const Array& in : inputs) traced |= in.traced() != 0;
   std::vector<Array> values(static_cast<size_t>(num_values));
   for (size_t i = 0; i < inputs.size(); ++i) values[i] = inputs[i];
-  for (size_t i = 0; i < constants.size(); ++i) values[size_t(num_inputs) + i] = constants[i];
+  for (const auto& [v, c] : constants) values[size_t(v)] = c;
   for (const TapeStep& st : traced ? steps : fused) {
     std::vector<Array> ins;
     for (int v : st.inputs) ins.push_back(values[size_t(v)]);

@@ -23,10 +23,10 @@ struct TapeStep {
 
 struct Tape {
   int num_inputs = 0;
-  std::vector<Array> constants;  // values num_inputs, num_inputs + 1, ...
-  std::vector<TapeStep> steps;   // simplified, inputs before users
-  std::vector<TapeStep> fused;   // the same with fused groups as Compiled steps
-  std::vector<int> outputs;      // values
+  std::vector<std::pair<int, Array>> constants;  // (value, array): what depends on no input
+  std::vector<TapeStep> steps;                   // simplified, inputs before users
+  std::vector<TapeStep> fused;                   // the same with fused groups as Compiled steps
+  std::vector<int> outputs;                      // values
   int num_values = 0;
   std::vector<Shape> value_shapes;  // at the trace
   std::vector<Dtype> value_dtypes;

@@ -66,6 +66,7 @@ struct ProgramKernels {
   std::vector<ConvertKernel> convert;
   std::vector<const ReduceKernel*> reduce;
   std::vector<int> last_read;  // per input: the last instruction that reads it
+  std::vector<bool> ew_read;   // per input: read by element-wise kernels only (which take scalars)
   bool complete = true;        // every instruction has a kernel in this build
   bool flat = true;            // nothing reduces rows, nothing is a row or col vector
 };
@@ -77,11 +78,16 @@ const ProgramKernels& kernels_of(const Program& prog) {
     size_t n = prog.code.size();
     k->ew.assign(n, nullptr), k->convert.assign(n, nullptr), k->reduce.assign(n, nullptr);
     k->last_read.assign(prog.input_forms.size(), -1);
+    k->ew_read.assign(prog.input_forms.size(), true);
     for (size_t i = 0; i < n; ++i) {
       const Instruction& ins = prog.code[i];
       for (int a : ins.args)
         if (size_t(a) < prog.input_forms.size()) k->last_read[size_t(a)] = int(i);
       k->flat &= ins.form == Form::full || ins.form == Form::scalar;
+      auto* u = dynamic_cast<const Unary*>(ins.primitive.get());
+      if (dynamic_cast<const Reduce*>(ins.primitive.get()) || (u && u->op() == UnaryOp::copy))
+        for (int a : ins.args)
+          if (size_t(a) < prog.input_forms.size()) k->ew_read[size_t(a)] = false;
       if (auto* r = dynamic_cast<const Reduce*>(ins.primitive.get())) {
         k->reduce[i] = &reduce_kernels().reduce[int(r->op())][int(ins.dtype)];
         k->complete &= k->reduce[i]->row != nullptr;
@@ -89,7 +95,6 @@ const ProgramKernels& kernels_of(const Program& prog) {
         continue;
       }
       auto& e = static_cast<const Elementwise&>(*ins.primitive);
-      auto* u = dynamic_cast<const Unary*>(&e);
       if (u && u->op() == UnaryOp::copy) {
         k->convert[i] = kernels().convert[int(e.compute()[0])][int(e.out_compute())];
         k->complete &= k->convert[i] != nullptr;
@@ -230,11 +235,17 @@ void eval_compiled(const Compiled& c, const std::vector<Array>& in, std::vector<
   plan.rows = shape_size(domain) / plan.width;
   if (plan.flat) plan.rows = shape_size(domain), plan.width = 1;
   plan.tile = std::min(plan.rows, plan.flat ? kTileElements : std::max<int64_t>(1, kTileElements / plan.width));
-  // Inputs: row-major data (a contiguous copy of any other layout).
+  // Inputs: row-major data (a contiguous copy of any other layout), or one value broadcast
+  // everywhere (all strides 0: a gradient's seed, a fill), read as a scalar.
   std::vector<Array> held;
   plan.places.resize(ni + prog.code.size());
   for (size_t k = 0; k < ni; ++k) {
     const Array* a = &in[k];
+    bool one = std::all_of(a->strides().begin(), a->strides().end(), [](int64_t st) { return st == 0; });
+    if (one && a->size() > 1 && pk.ew_read[k]) {
+      plan.places[k] = {a->data_bytes(), 0, false, Form::scalar, a->itemsize()};
+      continue;
+    }
     if (!a->row_contiguous() && a->size() > 1) {
       Array copy = Array::allocate(a->shape(), a->dtype());
       copy_into(*a, copy);
