@@ -133,26 +133,41 @@ void simplify(Tape& t) {
 
 // A reshape from `from` to `to` that only merges runs of axes and adds or drops axes of length 1
 // (flatten, reshape(-1), expand_dims, squeeze, None indices), applied to `now`; none for a
-// reshape that splits an axis (its new lengths are not the input's to work out).
+// reshape that splits an axis (its new lengths are not the input's to work out), or where the
+// trace's length-1 axes leave it ambiguous which axes are which (rather than guess a wrong shape).
 std::optional<Shape> regroup(const Shape& from, const Shape& to, const Shape& now) {
   Shape out;
-  size_t i = 0;
-  auto skip_ones = [&] {
-    while (i < from.size() && from[i] == 1) ++i;
-  };
-  for (int64_t target : to) {
-    if (target == 1) {  // an axis of length 1: added, or one of the input's
-      out.push_back(1);
-      if (i < from.size() && from[i] == 1 && now[i] == 1) ++i;
+  size_t i = 0, j = 0;
+  while (j < to.size()) {
+    size_t ones_to = 0, ones_from = 0;
+    while (j + ones_to < to.size() && to[j + ones_to] == 1) ++ones_to;
+    while (i + ones_from < from.size() && from[i + ones_from] == 1) ++ones_from;
+    if (ones_to > 0) {
+      // A run of length-1 axes in the result, facing one in the input: matched one to one, all
+      // added, or (input axes that are 1 again now) kept as 1s; any other mix is ambiguous.
+      std::vector<int64_t> longer;  // the input's axes of that run that are no longer 1
+      for (size_t k = 0; k < ones_from; ++k)
+        if (now[i + k] != 1) longer.push_back(now[i + k]);
+      if (ones_from == ones_to || longer.empty() || (ones_from > ones_to && longer.size() == ones_to)) {
+        for (size_t k = 0; k < ones_to; ++k)
+          out.push_back(ones_from == ones_to ? now[i + k] : longer.empty() ? 1 : longer[k]);
+      } else {
+        return std::nullopt;
+      }
+      i += ones_from;
+      j += ones_to;
       continue;
     }
-    skip_ones();
-    int64_t traced = 1, length = 1;
+    int64_t target = to[j], traced = 1, length = 1;
     while (i < from.size() && traced < target) traced *= from[i], length *= now[i], ++i;
     if (traced != target) return std::nullopt;
+    // Length-1 input axes after a group merge into it, unless length-1 result axes follow.
+    if (j + 1 == to.size() || to[j + 1] != 1)
+      while (i < from.size() && from[i] == 1) length *= now[i], ++i;
     out.push_back(length);
+    ++j;
   }
-  skip_ones();
+  while (i < from.size() && from[i] == 1 && now[i] == 1) ++i;  // dropped
   if (i != from.size() || shape_size(out) != shape_size(now)) return std::nullopt;
   return out;
 }
