@@ -3,6 +3,7 @@
 // placeholder are the steps, and whatever else the function reached is a constant, evaluated once.
 #include "transforms/compile.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -52,7 +53,35 @@ bool is_identity(const TapeStep& st, const Shape& in_shape, bool shapeless) {
     return true;
   }
   if (shapeless) return false;
-  return (dynamic_cast<const Reshape*>(&p) || dynamic_cast<const Broadcast*>(&p)) && st.shapes[0] == in_shape;
+  return (dynamic_cast<const Reshape*>(&p) || dynamic_cast<const Broadcast*>(&p) ||
+          dynamic_cast<const BroadcastLike*>(&p)) &&
+         st.shapes[0] == in_shape;
+}
+
+// With shapes fixed, a broadcast read only by element-wise steps that broadcast to its shape anyway
+// (another operand has it) is left to them: a fused group then reads the small array as a row or
+// column vector instead of a copy of the broadcast view.
+void drop_broadcasts(const Tape& t, std::vector<TapeStep>& steps) {
+  if (t.shapeless) return;
+  std::vector<int> replace(static_cast<size_t>(t.num_values));
+  for (int v = 0; v < t.num_values; ++v) replace[size_t(v)] = v;
+  std::unordered_map<int, std::vector<const TapeStep*>> users;
+  for (const TapeStep& st : steps)
+    for (int in : st.inputs) users[in].push_back(&st);
+  for (const TapeStep& st : steps) {
+    if (!dynamic_cast<const Broadcast*>(st.primitive.get()) && !dynamic_cast<const BroadcastLike*>(st.primitive.get()))
+      continue;
+    int v = st.outputs[0];
+    bool implicit = std::find(t.outputs.begin(), t.outputs.end(), v) == t.outputs.end() && !users[v].empty();
+    for (const TapeStep* u : users[v]) {
+      bool covered = false;
+      for (int other : u->inputs) covered |= other != v && t.value_shapes[size_t(other)] == st.shapes[0];
+      implicit = implicit && dynamic_cast<const Elementwise*>(u->primitive.get()) && covered;
+    }
+    if (implicit) replace[size_t(v)] = st.inputs[0];
+  }
+  for (TapeStep& st : steps)
+    for (int& in : st.inputs) in = replace[size_t(in)];
 }
 
 // Merges steps that repeat an earlier one (same primitive class and parameters, same inputs),
@@ -70,6 +99,7 @@ void simplify(Tape& t) {
     if (!fresh) replace[size_t(v)] = it->second;
   };
   for (const auto& [v, c] : t.constants) merge_scalar(v, c);
+  std::unordered_map<int, Array> constant_of(t.constants.begin(), t.constants.end());
   std::unordered_map<size_t, std::vector<size_t>> seen;  // hash of (class, inputs) -> kept steps
   std::vector<TapeStep> kept;
   std::unordered_map<int, size_t> producer;  // value -> the kept step that makes it
@@ -87,13 +117,33 @@ void simplify(Tape& t) {
         st.in_shapes = in.in_shapes;
       }
     }
+    // A step of constants only (what simplifying left of an input's influence, such as a
+    // gradient's seed) is computed now.
+    bool constant_inputs = !st.inputs.empty();
+    for (int in : st.inputs) constant_inputs = constant_inputs && constant_of.count(in);
+    if (constant_inputs) {
+      std::vector<Array> ins;
+      for (int in : st.inputs) ins.push_back(constant_of.at(in));
+      std::vector<Array> outs =
+          st.outputs.size() == 1
+              ? std::vector<Array>{Array::lazy(st.shapes[0], st.dtypes[0], st.primitive, ins, st.stream)}
+              : Array::lazy_multi(st.shapes, st.dtypes, st.primitive, ins, st.stream);
+      eval(outs);
+      for (size_t k = 0; k < outs.size(); ++k) {
+        t.constants.emplace_back(st.outputs[k], outs[k]);
+        constant_of.emplace(st.outputs[k], outs[k]);
+        merge_scalar(st.outputs[k], outs[k]);
+      }
+      continue;
+    }
     // With shapes fixed, a count (mean's divisor) is a number.
     if (auto* c = dynamic_cast<const Count*>(st.primitive.get()); c && !t.shapeless) {
       t.constants.emplace_back(st.outputs[0], scalar_array(c->value(st.in_shapes[0]), st.dtypes[0]));
+      constant_of.emplace(st.outputs[0], t.constants.back().second);
       merge_scalar(st.outputs[0], t.constants.back().second);
       continue;
     }
-    if (st.inputs.size() == 1 && st.shapes.size() == 1 &&
+    if (!st.inputs.empty() && st.shapes.size() == 1 &&
         is_identity(st, value_shapes[size_t(st.inputs[0])], t.shapeless)) {
       replace[size_t(st.outputs[0])] = st.inputs[0];
       continue;
@@ -116,6 +166,7 @@ void simplify(Tape& t) {
     kept.push_back(std::move(st));
   }
   for (int& o : t.outputs) o = replace[size_t(o)];
+  drop_broadcasts(t, kept);
   std::vector<bool> needed(static_cast<size_t>(t.num_values), false);
   for (int o : t.outputs) needed[size_t(o)] = true;
   std::vector<TapeStep> live;
