@@ -139,3 +139,12 @@ def test_constants_are_folded_and_equal_scalars_merged():
     shapes = sorted(tuple(c.shape) for c in tape.constants)
     assert shapes.count(()) == 1  # the two 2.0s are one value
     assert all(c.shape in ((), (5,)) for c in tape.constants)
+
+
+def test_broadcasts_left_to_the_element_wise_steps_that_read_them():
+    # The backward of a row mean spreads a column over the rows: the fused group reads the column.
+    fn = mx.grad(lambda x: (layer_norm(x) * mx.arange(300, dtype=mx.float32)).sum())
+    cf = mx.compile(fn)
+    same_bits(cf, fn, rand((33, 300)))
+    names = [n[0] for n in trace_of(cf).nodes]
+    assert "broadcast_like" not in names and "broadcast_to" not in names

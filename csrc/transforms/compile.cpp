@@ -3,6 +3,7 @@
 // placeholder are the steps, and whatever else the function reached is a constant, evaluated once.
 #include "transforms/compile.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -52,7 +53,35 @@ bool is_identity(const TapeStep& st, const Shape& in_shape, bool shapeless) {
     return true;
   }
   if (shapeless) return false;
-  return (dynamic_cast<const Reshape*>(&p) || dynamic_cast<const Broadcast*>(&p)) && st.shapes[0] == in_shape;
+  return (dynamic_cast<const Reshape*>(&p) || dynamic_cast<const Broadcast*>(&p) ||
+          dynamic_cast<const BroadcastLike*>(&p)) &&
+         st.shapes[0] == in_shape;
+}
+
+// With shapes fixed, a broadcast read only by element-wise steps that broadcast to its shape anyway
+// (another operand has it) is left to them: a fused group then reads the small array as a row or
+// column vector instead of a copy of the broadcast view.
+void drop_broadcasts(const Tape& t, std::vector<TapeStep>& steps) {
+  if (t.shapeless) return;
+  std::vector<int> replace(static_cast<size_t>(t.num_values));
+  for (int v = 0; v < t.num_values; ++v) replace[size_t(v)] = v;
+  std::unordered_map<int, std::vector<const TapeStep*>> users;
+  for (const TapeStep& st : steps)
+    for (int in : st.inputs) users[in].push_back(&st);
+  for (const TapeStep& st : steps) {
+    if (!dynamic_cast<const Broadcast*>(st.primitive.get()) && !dynamic_cast<const BroadcastLike*>(st.primitive.get()))
+      continue;
+    int v = st.outputs[0];
+    bool implicit = std::find(t.outputs.begin(), t.outputs.end(), v) == t.outputs.end() && !users[v].empty();
+    for (const TapeStep* u : users[v]) {
+      bool covered = false;
+      for (int other : u->inputs) covered |= other != v && t.value_shapes[size_t(other)] == st.shapes[0];
+      implicit = implicit && dynamic_cast<const Elementwise*>(u->primitive.get()) && covered;
+    }
+    if (implicit) replace[size_t(v)] = st.inputs[0];
+  }
+  for (TapeStep& st : steps)
+    for (int& in : st.inputs) in = replace[size_t(in)];
 }
 
 // Merges steps that repeat an earlier one (same primitive class and parameters, same inputs),
@@ -70,6 +99,7 @@ void simplify(Tape& t) {
     if (!fresh) replace[size_t(v)] = it->second;
   };
   for (const auto& [v, c] : t.constants) merge_scalar(v, c);
+  std::unordered_map<int, Array> constant_of(t.constants.begin(), t.constants.end());
   std::unordered_map<size_t, std::vector<size_t>> seen;  // hash of (class, inputs) -> kept steps
   std::vector<TapeStep> kept;
   std::unordered_map<int, size_t> producer;  // value -> the kept step that makes it
@@ -87,13 +117,33 @@ void simplify(Tape& t) {
         st.in_shapes = in.in_shapes;
       }
     }
+    // A step of constants only (what simplifying left of an input's influence, such as a
+    // gradient's seed) is computed now.
+    bool constant_inputs = !st.inputs.empty();
+    for (int in : st.inputs) constant_inputs = constant_inputs && constant_of.count(in);
+    if (constant_inputs) {
+      std::vector<Array> ins;
+      for (int in : st.inputs) ins.push_back(constant_of.at(in));
+      std::vector<Array> outs =
+          st.outputs.size() == 1
+              ? std::vector<Array>{Array::lazy(st.shapes[0], st.dtypes[0], st.primitive, ins, st.stream)}
+              : Array::lazy_multi(st.shapes, st.dtypes, st.primitive, ins, st.stream);
+      eval(outs);
+      for (size_t k = 0; k < outs.size(); ++k) {
+        t.constants.emplace_back(st.outputs[k], outs[k]);
+        constant_of.emplace(st.outputs[k], outs[k]);
+        merge_scalar(st.outputs[k], outs[k]);
+      }
+      continue;
+    }
     // With shapes fixed, a count (mean's divisor) is a number.
     if (auto* c = dynamic_cast<const Count*>(st.primitive.get()); c && !t.shapeless) {
       t.constants.emplace_back(st.outputs[0], scalar_array(c->value(st.in_shapes[0]), st.dtypes[0]));
+      constant_of.emplace(st.outputs[0], t.constants.back().second);
       merge_scalar(st.outputs[0], t.constants.back().second);
       continue;
     }
-    if (st.inputs.size() == 1 && st.shapes.size() == 1 &&
+    if (!st.inputs.empty() && st.shapes.size() == 1 &&
         is_identity(st, value_shapes[size_t(st.inputs[0])], t.shapeless)) {
       replace[size_t(st.outputs[0])] = st.inputs[0];
       continue;
@@ -116,6 +166,7 @@ void simplify(Tape& t) {
     kept.push_back(std::move(st));
   }
   for (int& o : t.outputs) o = replace[size_t(o)];
+  drop_broadcasts(t, kept);
   std::vector<bool> needed(static_cast<size_t>(t.num_values), false);
   for (int o : t.outputs) needed[size_t(o)] = true;
   std::vector<TapeStep> live;
@@ -133,26 +184,41 @@ void simplify(Tape& t) {
 
 // A reshape from `from` to `to` that only merges runs of axes and adds or drops axes of length 1
 // (flatten, reshape(-1), expand_dims, squeeze, None indices), applied to `now`; none for a
-// reshape that splits an axis (its new lengths are not the input's to work out).
+// reshape that splits an axis (its new lengths are not the input's to work out), or where the
+// trace's length-1 axes leave it ambiguous which axes are which (rather than guess a wrong shape).
 std::optional<Shape> regroup(const Shape& from, const Shape& to, const Shape& now) {
   Shape out;
-  size_t i = 0;
-  auto skip_ones = [&] {
-    while (i < from.size() && from[i] == 1) ++i;
-  };
-  for (int64_t target : to) {
-    if (target == 1) {  // an axis of length 1: added, or one of the input's
-      out.push_back(1);
-      if (i < from.size() && from[i] == 1 && now[i] == 1) ++i;
+  size_t i = 0, j = 0;
+  while (j < to.size()) {
+    size_t ones_to = 0, ones_from = 0;
+    while (j + ones_to < to.size() && to[j + ones_to] == 1) ++ones_to;
+    while (i + ones_from < from.size() && from[i + ones_from] == 1) ++ones_from;
+    if (ones_to > 0) {
+      // A run of length-1 axes in the result, facing one in the input: matched one to one, all
+      // added, or (input axes that are 1 again now) kept as 1s; any other mix is ambiguous.
+      std::vector<int64_t> longer;  // the input's axes of that run that are no longer 1
+      for (size_t k = 0; k < ones_from; ++k)
+        if (now[i + k] != 1) longer.push_back(now[i + k]);
+      if (ones_from == ones_to || longer.empty() || (ones_from > ones_to && longer.size() == ones_to)) {
+        for (size_t k = 0; k < ones_to; ++k)
+          out.push_back(ones_from == ones_to ? now[i + k] : longer.empty() ? 1 : longer[k]);
+      } else {
+        return std::nullopt;
+      }
+      i += ones_from;
+      j += ones_to;
       continue;
     }
-    skip_ones();
-    int64_t traced = 1, length = 1;
+    int64_t target = to[j], traced = 1, length = 1;
     while (i < from.size() && traced < target) traced *= from[i], length *= now[i], ++i;
     if (traced != target) return std::nullopt;
+    // Length-1 input axes after a group merge into it, unless length-1 result axes follow.
+    if (j + 1 == to.size() || to[j + 1] != 1)
+      while (i < from.size() && from[i] == 1) length *= now[i], ++i;
     out.push_back(length);
+    ++j;
   }
-  skip_ones();
+  while (i < from.size() && from[i] == 1 && now[i] == 1) ++i;  // dropped
   if (i != from.size() || shape_size(out) != shape_size(now)) return std::nullopt;
   return out;
 }

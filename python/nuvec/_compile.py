@@ -130,11 +130,13 @@ class _Compiled:
     """The callable that compile returns."""
 
     def __init__(self, fun, inputs, outputs, shapeless):
+        # Name, docstring and attributes of fun first: ours must not be overwritten by fun's own
+        # (a custom_function carries a `fun`, for one).
+        functools.update_wrapper(self, fun)
         self.fun, self.inputs, self.outputs, self.shapeless = fun, inputs, outputs, shapeless
         self.cache: collections.OrderedDict = collections.OrderedDict()
         # Calls of arrays only with one array out, by signature: replayed without leaving C++.
         self.fast: dict = {}
-        functools.update_wrapper(self, fun)
 
     def __call__(self, *args, **kwargs):
         if not _enabled[0]:
