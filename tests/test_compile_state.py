@@ -167,8 +167,8 @@ SEQUENCE_LAYERS = [
         SEQUENCE_LAYERS,
         mlx_fails={"linear"},  # MLX 0.32: "[reshape] Cannot reshape array" for a new length
         nuvec_bugs={
-            "attention": "shapeless reshape splitting the last axis (B, L, 32) -> (B, L, 4, -1) "
-            "raises 'reshape: cannot work out its output shape' for a new L"
+            "attention": "a reshape splitting an axis by numbers, (B, L, 32) -> (B, L, 4, -1), "
+            "raises OpError for a new L (docs/compile.md); MLX 0.32 replays it"
         },
     ),
 )

@@ -115,10 +115,6 @@ def leaves(tree):
         TRANSFORMS,
         # MLX 0.32 fails it ("broadcast_shapes" errors from the traced shapes)
         mlx_fails={"shapeless-compile-of-vmap"},
-        nuvec_bugs={
-            "grad-of-compiled-custom-function": "compile(custom_function) compiles its plain "
-            "function: update_wrapper copies the custom function's `fun` over the compiled one's"
-        },
     ),
 )
 def test_transforms_compose(name, compiled, plain):
