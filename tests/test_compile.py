@@ -444,10 +444,7 @@ def test_shapeless_size_one_axes(name, fn, shape_sets):
 
 # Known nuvec bugs of logsumexp traced shapeless on length-1 axes: (ones, id) -> what happens
 LOGSUMEXP_BUGS = {
-    ("leading", "logsumexp-axis-1"): "traced on (1, 3, 300), (2, 3, 300) gives other bits",
     ("all-but-last", "logsumexp-last"): "traced on (1, 1, 4): OpError from its own reshape",
-    ("all-but-last", "logsumexp-axis-1"): "traced on (1, 1, 300), (2, 3, 300) gives shape "
-    "(2, 3, 300), not (2, 1, 300): the reduction over a length-1 axis stays dropped",
 }
 
 

@@ -99,12 +99,15 @@ class Grouper {
     return false;
   }
 
-  // The domain step i's group would have with i as its root.
+  // The domain step i's group would have with i as its root. A shapeless trace on a shape with a
+  // length-1 axis cannot tell a broadcast value from a full one along it: no group there.
   std::optional<Shape> root_domain(size_t i) const {
     const TapeStep& st = t_.steps[i];
-    if (dynamic_cast<const Reduce*>(st.primitive.get())) return t_.value_shapes[size_t(st.inputs[0])];
-    if (dynamic_cast<const Elementwise*>(st.primitive.get())) return st.shapes[0];
-    return std::nullopt;
+    std::optional<Shape> d;
+    if (dynamic_cast<const Reduce*>(st.primitive.get())) d = t_.value_shapes[size_t(st.inputs[0])];
+    if (dynamic_cast<const Elementwise*>(st.primitive.get())) d = st.shapes[0];
+    if (d && t_.shapeless && std::find(d->begin(), d->end(), 1) != d->end()) d.reset();
+    return d;
   }
 
   void place(size_t i) {

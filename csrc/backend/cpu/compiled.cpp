@@ -234,7 +234,8 @@ void eval_compiled(const Compiled& c, const std::vector<Array>& in, std::vector<
   plan.width = domain.empty() ? 1 : domain.back();
   plan.rows = shape_size(domain) / plan.width;
   if (plan.flat) plan.rows = shape_size(domain), plan.width = 1;
-  plan.tile = std::min(plan.rows, plan.flat ? kTileElements : std::max<int64_t>(1, kTileElements / plan.width));
+  static const int64_t flat_tile = getenv("NUVEC_TILE") ? atoll(getenv("NUVEC_TILE")) : kTileElements;
+  plan.tile = std::min(plan.rows, plan.flat ? flat_tile : std::max<int64_t>(1, kTileElements / plan.width));
   // Inputs: row-major data (a contiguous copy of any other layout), or one value broadcast
   // everywhere (all strides 0: a gradient's seed, a fill), read as a scalar.
   std::vector<Array> held;
