@@ -28,7 +28,10 @@
 namespace nuvec::cpu {
 namespace {
 
-constexpr int64_t kTileElements = 4096;  // elements of a full value per tile: a few stay in L1/L2
+constexpr int64_t kTileElements = 4096;  // elements of a row tile's full values (whole rows)
+// Elements per tile of a flat program: its few live values stay in the 32 KiB L1 (2048 measured
+// 5-10% faster than 1024 or 4096 on this Zen 3 for exp(sin(x)) * 2 + 1).
+constexpr int64_t kFlatTile = 2048;
 constexpr int kMaxArgs = 3;
 // Full outputs this large are written around the caches: a normal store first reads each line
 // it fills (a third more traffic for a one-in, one-out chain), and they would not fit anyway.
@@ -234,8 +237,7 @@ void eval_compiled(const Compiled& c, const std::vector<Array>& in, std::vector<
   plan.width = domain.empty() ? 1 : domain.back();
   plan.rows = shape_size(domain) / plan.width;
   if (plan.flat) plan.rows = shape_size(domain), plan.width = 1;
-  static const int64_t flat_tile = getenv("NUVEC_TILE") ? atoll(getenv("NUVEC_TILE")) : kTileElements;
-  plan.tile = std::min(plan.rows, plan.flat ? flat_tile : std::max<int64_t>(1, kTileElements / plan.width));
+  plan.tile = std::min(plan.rows, plan.flat ? kFlatTile : std::max<int64_t>(1, kTileElements / plan.width));
   // Inputs: row-major data (a contiguous copy of any other layout), or one value broadcast
   // everywhere (all strides 0: a gradient's seed, a fill), read as a scalar.
   std::vector<Array> held;
