@@ -24,17 +24,9 @@ import mlx.optimizers as mlx_optim  # noqa: E402
 
 import nuvec.nn as nv_nn  # noqa: E402
 import nuvec.optimizers as nv_optim  # noqa: E402
+from compile_helpers import counted  # noqa: E402
 
 FRAMEWORKS = {"mlx": (mlx, mlx_nn, mlx_optim), "nuvec": (nv, nv_nn, nv_optim)}
-
-
-def counted(fn):
-    def wrapper(*args, **kwargs):
-        wrapper.calls += 1
-        return fn(*args, **kwargs)
-
-    wrapper.calls = 0
-    return wrapper
 
 
 class Arr:
