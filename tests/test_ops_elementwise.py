@@ -698,3 +698,18 @@ def test_dead_operand_beside_a_transposed_one(shape):
     out = mx.array(x) * 0.5 - t
     mx.eval(out)
     np.testing.assert_array_equal(np.asarray(out), x * np.float32(0.5) - y.T)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
+@pytest.mark.parametrize("n", [1, 3, 17, 100])
+def test_a_negative_zero_operand_keeps_its_sign(dtype, n):
+    # A one-element operand is spread over the vector lanes; -0.0 must stay -0.0 there (as NumPy).
+    x = np.linspace(-2, 2, n).astype(dtype)
+    for got, want in (
+        (mx.array(x) * -0.0, x * np.array(-0.0, dtype)),
+        (
+            mx.array(np.full(n, -0.0, dtype)) + mx.array(np.array([-0.0], dtype)),
+            np.full(n, -0.0, dtype),
+        ),
+    ):
+        np.testing.assert_array_equal(np.signbit(np.array(got)), np.signbit(want))

@@ -32,6 +32,12 @@ inline VecF load(const float* p) {
   return v;
 }
 inline void store(float* p, VecF v) { std::memcpy(p, &v, sizeof(v)); }
+// x in every lane (not `VecF{} + x`: 0 + -0 is +0, so a -0.0 would lose its sign).
+inline VecF broadcast(float x) {
+  VecF v;
+  for (int l = 0; l < kLanesF; ++l) v[l] = x;
+  return v;
+}
 
 #if defined(__GLIBC__) && defined(__x86_64__)
 #define NUVEC_HAS_VECTOR_MATH 1
@@ -89,7 +95,7 @@ template <class VF> inline void map_vec(const float* a, float* o, int64_t n, VF 
 
 template <class VF>
 inline void map_vec2(const float* a, bool a_scalar, const float* b, bool b_scalar, float* o, int64_t n, VF vf) {
-  VecF sa = VecF{} + (a_scalar ? a[0] : 0.0f), sb = VecF{} + (b_scalar ? b[0] : 0.0f);
+  VecF sa = broadcast(a_scalar ? a[0] : 0.0f), sb = broadcast(b_scalar ? b[0] : 0.0f);
   int64_t i = 0;
   for (; i + kLanesF <= n; i += kLanesF) store(o + i, vf(a_scalar ? sa : load(a + i), b_scalar ? sb : load(b + i)));
   if (i < n) {
