@@ -33,21 +33,7 @@ inline VecD fmadd(VecD a, VecD b, VecD c) {
 #endif
 }
 
-// Every lane x, through the broadcast instruction (not `V{} + x`, which costs an addition: x + 0
-// is not x for x = -0; a lane-by-lane fill compiles to inserts).
-inline VecF splat(float x) {
-#if defined(__AVX512F__)
-  return _mm512_set1_ps(x);
-#elif defined(__AVX2__)
-  return _mm256_set1_ps(x);
-#elif defined(__SSE2__)
-  return _mm_set1_ps(x);
-#else
-  VecF v;
-  for (int i = 0; i < kLanesF; ++i) v[i] = x;
-  return v;
-#endif
-}
+// Every lane x, through the broadcast instruction (splat of a float: simd.h).
 inline VecD splat(double x) {
 #if defined(__AVX512F__)
   return _mm512_set1_pd(x);

@@ -36,7 +36,6 @@ template <bool kCorrected, bool kDecayed> inline void update(const Factors& f, V
 }
 
 template <bool kCorrected, bool kDecayed> void loop(const AdamOperands& a, int64_t i, int64_t end) {
-  auto splat = [](float x) { return broadcast(x); };
   const Factors f{splat(a.c.b1), splat(a.c.one_minus_b1), splat(a.c.b2), splat(a.c.one_minus_b2), splat(a.c.eps),
                   splat(a.lr),   splat(a.correction),     splat(a.decay)};
   for (; i + kLanesF <= end; i += kLanesF) {

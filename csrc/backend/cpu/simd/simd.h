@@ -8,6 +8,10 @@
 
 #include "backend/cpu/ctypes.h"
 
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
 #ifndef NUVEC_ISA
 #error "NUVEC_ISA must name the instruction set this file is built for"
 #endif
@@ -32,11 +36,20 @@ inline VecF load(const float* p) {
   return v;
 }
 inline void store(float* p, VecF v) { std::memcpy(p, &v, sizeof(v)); }
-// x in every lane (not `VecF{} + x`: 0 + -0 is +0, so a -0.0 would lose its sign).
-inline VecF broadcast(float x) {
+// Every lane x, through the broadcast instruction (not `VecF{} + x`, which costs an addition and
+// makes -0.0 +0.0; a lane-by-lane fill compiles to inserts).
+inline VecF splat(float x) {
+#if defined(__AVX512F__)
+  return _mm512_set1_ps(x);
+#elif defined(__AVX2__)
+  return _mm256_set1_ps(x);
+#elif defined(__SSE2__)
+  return _mm_set1_ps(x);
+#else
   VecF v;
-  for (int l = 0; l < kLanesF; ++l) v[l] = x;
+  for (int i = 0; i < kLanesF; ++i) v[i] = x;
   return v;
+#endif
 }
 
 #if defined(__GLIBC__) && defined(__x86_64__)
@@ -95,7 +108,7 @@ template <class VF> inline void map_vec(const float* a, float* o, int64_t n, VF 
 
 template <class VF>
 inline void map_vec2(const float* a, bool a_scalar, const float* b, bool b_scalar, float* o, int64_t n, VF vf) {
-  VecF sa = broadcast(a_scalar ? a[0] : 0.0f), sb = broadcast(b_scalar ? b[0] : 0.0f);
+  VecF sa = splat(a_scalar ? a[0] : 0.0f), sb = splat(b_scalar ? b[0] : 0.0f);
   int64_t i = 0;
   for (; i + kLanesF <= n; i += kLanesF) store(o + i, vf(a_scalar ? sa : load(a + i), b_scalar ? sb : load(b + i)));
   if (i < n) {
