@@ -57,8 +57,8 @@ batching::Result Rope::vmap(const std::vector<Array>& inputs, const std::vector<
     in.push_back(reshape(broadcast_to(o, {n, b}, s), {n * b}, s));
   }
   if (p_.has_freqs) in.push_back(inputs.back());
-  RopeParams q = p_;
-  Array y = Array::lazy(in[0].shape(), outputs[0].dtype(), std::make_shared<Rope>(q), std::move(in), s);
+  Shape shape = in[0].shape();  // before `in` moves into the node
+  Array y = Array::lazy(std::move(shape), outputs[0].dtype(), std::make_shared<Rope>(p_), std::move(in), s);
   return {{reshape(y, with_batch(outputs[0].shape(), n), s)}, {0}};
 }
 
