@@ -34,6 +34,4 @@ MISSING = {
 # Names of mlx.core.fast that nuvec.fast lacks, with why (tests/test_mlx_names.py).
 FAST_MISSING = {
     "scaled_dot_product_attention": "fast attention: issue 15, in progress",
-    "cross_entropy": "issue 15, in progress",
-    "gated_delta_update": "issue 15, in progress",
 }

@@ -6,6 +6,7 @@ determinism promise and its measured speed.
 The GPU-only names behave as MLX's CPU-only builds: metal_kernel makes a kernel whose call
 raises RuntimeError, cuda_kernel and precompiled_cuda_kernel raise RuntimeError."""
 
+from ._fast_composed import cross_entropy, gated_delta_update
 from ._fast_norms import add_rms_norm, layer_norm, norm_rope, rms_norm, rope
 
 __all__ = [
@@ -14,6 +15,8 @@ __all__ = [
     "add_rms_norm",
     "rope",
     "norm_rope",
+    "cross_entropy",
+    "gated_delta_update",
     "metal_kernel",
     "cuda_kernel",
     "precompiled_cuda_kernel",
