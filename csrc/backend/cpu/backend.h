@@ -22,6 +22,7 @@ void register_scan_kernels(Backend& b);
 void register_sort_kernels(Backend& b);
 void register_views_kernels(Backend& b);
 void register_quantized_kernels(Backend& b);
+void register_fast_norm_kernels(Backend& b);  // nuvec.fast: norms and RoPE
 Fusion fusion();
 
 }  // namespace nuvec::cpu
