@@ -21,6 +21,7 @@ void register_reduce_kernels(Backend& b);
 void register_scan_kernels(Backend& b);
 void register_sort_kernels(Backend& b);
 void register_views_kernels(Backend& b);
+void register_attention_kernels(Backend& b);
 Fusion fusion();
 
 }  // namespace nuvec::cpu
