@@ -51,3 +51,6 @@ def cuda_kernel(
 def precompiled_cuda_kernel(*args, **kwargs):
     """A precompiled CUDA kernel, as MLX without CUDA: raises RuntimeError."""
     raise RuntimeError("[cuda_kernel] No CUDA back-end.")
+"""nuvec.fast: MLX's mx.fast (docs/attention.md for attention)."""
+
+from ._fast_attention import plan_attention, scaled_dot_product_attention  # noqa: F401

@@ -23,6 +23,7 @@ void register_sort_kernels(Backend& b);
 void register_views_kernels(Backend& b);
 void register_quantized_kernels(Backend& b);
 void register_fast_norm_kernels(Backend& b);  // nuvec.fast: norms and RoPE
+void register_attention_kernels(Backend& b);
 Fusion fusion();
 
 }  // namespace nuvec::cpu
