@@ -17,7 +17,6 @@ MISSING = {
             "quantize",
             "dequantize",
             "quantized_matmul",
-            "gather_mm",
             "gather_qmm",
             "gather_qqmm",
             "qqmm",

@@ -381,6 +381,12 @@ REGISTRY = {
     "inner": Case(lambda a, b: mx.inner(a, b), shapes=((3, 4), (2, 4))),
     "outer": Case(lambda a, b: mx.outer(a, b), shapes=((3,), (4,))),
     "tensordot": Case(lambda a, b: mx.tensordot(a, b, axes=1), shapes=((3, 4), (4, 2))),
+    "gather_mm": Case(
+        lambda a, b: mx.gather_mm(a, b, _idx([0, 2, 2, 1]), _idx([1, 1, 0, 1])),
+        shapes=((3, 2, 4), (2, 4, 3)),
+        domain=_mm,
+        mlx_skip="MLX's CPU gather_mm takes float32 only",
+    ),
     "einsum": Case(lambda a, b: mx.einsum("ij,jk->ik", a, b), shapes=((3, 4), (4, 2))),
     "einsum_batched": Case(
         lambda a, b: mx.einsum("bij,jk->bki", a, b), shapes=((2, 3, 4), (4, 2)), covers=("einsum",)

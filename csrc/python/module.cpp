@@ -28,6 +28,7 @@ void init_io(nb::module_& m);
 void init_export(nb::module_& m);
 void init_testing(nb::module_& m);
 void init_dot(nb::module_& m);
+void init_gathered(nb::module_& m);
 }  // namespace nuvec::python
 
 NB_MODULE(_core, m) {
@@ -53,6 +54,7 @@ NB_MODULE(_core, m) {
   nuvec::python::init_export(m);
   nuvec::python::init_testing(m);
   nuvec::python::init_dot(m);
+  nuvec::python::init_gathered(m);
   m.def(
       "_cpu_isa", [] { return nuvec::backend_for(nuvec::DeviceType::cpu)->description; },
       "The kernel build chosen for this processor.");

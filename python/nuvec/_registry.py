@@ -482,6 +482,16 @@ _MATMUL = _ops(
     ],
 )
 
+# Gathered, segmented and masked products (docs/matmul.md), and the Hadamard transform.
+_GATHERED = _ops(
+    "matmul",
+    "matmul",
+    "same",
+    [
+        ("gather_mm", 2, "mlx.core.gather_mm"),
+    ],
+)
+
 _CONV = _ops(
     "conv",
     "conv",
@@ -600,6 +610,7 @@ OPS = (
     + _INDEXING
     + _REDUCE
     + _MATMUL
+    + _GATHERED
     + _CONV
     + _SORT
     + _SCAN

@@ -21,6 +21,8 @@ void register_reduce_kernels(Backend& b);
 void register_scan_kernels(Backend& b);
 void register_sort_kernels(Backend& b);
 void register_views_kernels(Backend& b);
+void register_gathered_kernels(Backend& b);
+void register_hadamard_kernels(Backend& b);
 Fusion fusion();
 
 }  // namespace nuvec::cpu
