@@ -20,8 +20,6 @@ MISSING = {
             "gather_qmm",
             "gather_qqmm",
             "qqmm",
-            "segmented_mm",
-            "block_masked_mm",
             "hadamard_transform",
         )
     },

@@ -387,6 +387,21 @@ REGISTRY = {
         domain=_mm,
         mlx_skip="MLX's CPU gather_mm takes float32 only",
     ),
+    "segmented_mm": Case(
+        lambda a, b: mx.segmented_mm(a, b, _idx([[[0, 2], [2, 6]], [[1, 5], [4, 3]]])),
+        shapes=((3, 6), (6, 4)),
+        domain=_mm,
+        mlx_skip="MLX has no gradient of segmented_mm",
+    ),
+    "block_masked_mm": Case(
+        lambda a, b: [
+            mx.block_masked_mm(a, b, 32, _cond((1, 2)), _cond((1, 2), 1), _cond((2, 2), 2)),
+            mx.block_masked_mm(a, b, 32, None, mx.array([[0.5, -2.0]], dtype=F64)),
+        ],
+        shapes=((3, 40), (40, 34)),
+        domain=_mm,
+        mlx_skip="MLX's CPU block_masked_mm takes float32 only",
+    ),
     "einsum": Case(lambda a, b: mx.einsum("ij,jk->ik", a, b), shapes=((3, 4), (4, 2))),
     "einsum_batched": Case(
         lambda a, b: mx.einsum("bij,jk->bki", a, b), shapes=((2, 3, 4), (4, 2)), covers=("einsum",)

@@ -489,6 +489,8 @@ _GATHERED = _ops(
     "same",
     [
         ("gather_mm", 2, "mlx.core.gather_mm"),
+        ("segmented_mm", 2, "mlx.core.segmented_mm"),
+        ("block_masked_mm", 2, "mlx.core.block_masked_mm"),
     ],
 )
 
