@@ -20,7 +20,6 @@ MISSING = {
             "gather_qmm",
             "gather_qqmm",
             "qqmm",
-            "hadamard_transform",
         )
     },
     "matrix_norm": _LINALG,

@@ -402,6 +402,11 @@ REGISTRY = {
         domain=_mm,
         mlx_skip="MLX's CPU block_masked_mm takes float32 only",
     ),
+    "hadamard_transform": Case(
+        lambda x, y: [mx.hadamard_transform(x), mx.hadamard_transform(y, scale=0.5)],
+        shapes=((3, 16), (2, 20)),
+        mlx_skip="MLX's CPU hadamard_transform takes no float64 (and its vjp for m = 20 is H v, not H^T v)",
+    ),
     "einsum": Case(lambda a, b: mx.einsum("ij,jk->ik", a, b), shapes=((3, 4), (4, 2))),
     "einsum_batched": Case(
         lambda a, b: mx.einsum("bij,jk->bki", a, b), shapes=((2, 3, 4), (4, 2)), covers=("einsum",)

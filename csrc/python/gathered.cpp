@@ -1,8 +1,9 @@
-// Gathered, segmented and block-masked products.
+// Gathered, segmented and block-masked products, and the Hadamard transform.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 
 #include "core/ops/gathered.h"
+#include "core/ops/hadamard.h"
 #include "python/convert.h"
 
 namespace nuvec::python {
@@ -40,6 +41,14 @@ void init_gathered(nb::module_& m) {
       nb::arg("mask_lhs").none() = nb::none(), nb::arg("mask_rhs").none() = nb::none(), nb::kw_only(),
       nb::arg("stream").none() = nb::none(),
       "a @ b with block_size x block_size blocks of the result, a and b masked (bool) or scaled.");
+  m.def(
+      "hadamard_transform",
+      [](nb::handle a, std::optional<double> scale, nb::handle s) {
+        return hadamard_transform(arg(a), scale, to_stream(s));
+      },
+      nb::arg("a"), nb::arg("scale").none() = nb::none(), nb::arg("stream").none() = nb::none(),
+      "The Walsh-Hadamard transform along the last axis (n = m * 2^k, m in 1, 12, 20, 28), scaled by `scale` "
+      "(default 1 / sqrt(n)).");
 }
 
 }  // namespace nuvec::python

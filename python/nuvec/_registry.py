@@ -491,6 +491,7 @@ _GATHERED = _ops(
         ("gather_mm", 2, "mlx.core.gather_mm"),
         ("segmented_mm", 2, "mlx.core.segmented_mm"),
         ("block_masked_mm", 2, "mlx.core.block_masked_mm"),
+        ("hadamard_transform", 1, "mlx.core.hadamard_transform"),
     ],
 )
 

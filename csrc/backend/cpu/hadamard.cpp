@@ -46,56 +46,53 @@ struct Plan {
   bool transposed;
 };
 
-// The m-point part over a row of m runs of n values, position by position; `round` brings each
-// result to the output's format (identity for float32 and float64).
-template <class T, class Round> void m_part(T* w, const Plan& p, std::vector<T>& acc, Round round) {
-  const char* h = h_matrix(p.m);
-  acc.resize(size_t(p.m));
-  for (int64_t i = 0; i < p.n; ++i) {
-    for (int64_t j = 0; j < p.m; ++j) {
-      T sum = 0;
-      for (int64_t k = 0; k < p.m; ++k) {
-        T x = w[i + k * p.n];
-        bool plus = (p.transposed ? h[j + k * p.m] : h[k + j * p.m]) == '+';
-        sum = plus ? sum + x : sum - x;
-      }
-      acc[size_t(j)] = sum;
-    }
-    for (int64_t j = 0; j < p.m; ++j) w[i + j * p.n] = round(acc[size_t(j)] * T(p.scale));
-  }
-}
-
 template <class T> using Stage = void (*)(T*, int64_t, int64_t, T, bool);
+template <class T> using MPoint = void (*)(T*, int64_t, int64_t, const char*, bool, T, T*);
 
-// One row in place (float32 or float64).
-template <class T> void row_exact(T* w, const Plan& p, Stage<T> stage, std::vector<T>& acc) {
-  for (int64_t h = 1; h < p.n; h <<= 1) stage(w, p.n * p.m, h, T(p.scale), p.m == 1 && 2 * h == p.n);
-  if (p.m > 1) m_part(w, p, acc, [](T v) { return v; });
-}
+template <class T> struct Loops {
+  Stage<T> stage;
+  MPoint<T> m_point;
+};
 
-// One row of a half type through float32, rounded to the half type after each stage as MLX's
-// kernel stores it.
-void row_half(float* w, char* tmp, Dtype d, const Plan& p, Stage<float> stage, std::vector<float>& acc) {
+// One row in place, in its own type (float32, float64, or float32 with `round` bringing every
+// stored value to a half type, as MLX's kernel stores them).
+template <class T, class Round> void row(T* w, const Plan& p, const Loops<T>& f, std::vector<T>& tmp, Round round) {
   int64_t len = p.n * p.m;
-  ConvertKernel to_half = kernels().convert[int(Dtype::float32)][int(d)];
-  ConvertKernel to_float = kernels().convert[int(d)][int(Dtype::float32)];
-  auto round_all = [&] {
-    to_half(w, 1, tmp, len);
-    to_float(tmp, 1, w, len);
-  };
   for (int64_t h = 1; h < p.n; h <<= 1) {
-    stage(w, len, h, 1.0f, false);
-    round_all();
-    if (p.m == 1 && 2 * h == p.n) {  // the last stage: the stored sums times the scale
+    bool last = p.m == 1 && 2 * h == p.n;
+    if (round.exact) {
+      f.stage(w, len, h, T(p.scale), last);
+      continue;
+    }
+    f.stage(w, len, h, T(1), false);
+    round(w, len);
+    if (last) {  // the stored sums times the scale
       for (int64_t j = 0; j < len; ++j) w[j] *= p.scale;
-      round_all();
+      round(w, len);
     }
   }
   if (p.m > 1) {
-    m_part(w, p, acc, [](float v) { return v; });
-    round_all();
+    tmp.resize(size_t(len));
+    f.m_point(w, p.n, p.m, h_matrix(p.m), p.transposed, T(p.scale), tmp.data());
+    round(w, len);
   }
 }
+
+struct Exact {
+  static constexpr bool exact = true;
+  template <class T> void operator()(T*, int64_t) const {}
+};
+
+// Rounds float32 values to a half type and back, through `tmp` (which then holds the half values).
+struct ToHalf {
+  static constexpr bool exact = false;
+  Dtype d;
+  char* tmp;
+  void operator()(float* w, int64_t len) const {
+    kernels().convert[int(Dtype::float32)][int(d)](w, 1, tmp, len);
+    kernels().convert[int(d)][int(Dtype::float32)](tmp, 1, w, len);
+  }
+};
 
 void eval_hadamard(const Hadamard& prim, const std::vector<Array>& in, std::vector<Array>& out) {
   Array& y = out[0];
@@ -104,29 +101,28 @@ void eval_hadamard(const Hadamard& prim, const std::vector<Array>& in, std::vect
   int64_t len = y.shape(-1), rows = y.size() / len;
   Plan p{len / hadamard_m(len), hadamard_m(len), prim.scale(), prim.transposed()};
   Dtype d = y.dtype();
-  Stage<float> s32 = NUVEC_FOR_ISA(hadamard_stage_f32);
-  Stage<double> s64 = NUVEC_FOR_ISA(hadamard_stage_f64);
+  Loops<float> f32{NUVEC_FOR_ISA(hadamard_stage_f32), NUVEC_FOR_ISA(hadamard_m_f32)};
+  Loops<double> f64{NUVEC_FOR_ISA(hadamard_stage_f64), NUVEC_FOR_ISA(hadamard_m_f64)};
   parallel_for(rows, std::max<int64_t>(1, 16384 / len), [&](int64_t begin, int64_t end) {
-    std::vector<float> acc32, buf;
-    std::vector<double> acc64;
-    std::vector<char> tmp;
+    std::vector<float> tmp32, buf;
+    std::vector<double> tmp64;
+    std::vector<char> half;
     for (int64_t r = begin; r < end; ++r) {
-      char* row = y.data_bytes() + r * len * int64_t(size_of(d));
+      char* data = y.data_bytes() + r * len * int64_t(size_of(d));
       if (d == Dtype::float32) {
-        row_exact(reinterpret_cast<float*>(row), p, s32, acc32);
+        row(reinterpret_cast<float*>(data), p, f32, tmp32, Exact{});
       } else if (d == Dtype::float64) {
-        row_exact(reinterpret_cast<double*>(row), p, s64, acc64);
+        row(reinterpret_cast<double*>(data), p, f64, tmp64, Exact{});
       } else {
         buf.resize(size_t(len));
-        tmp.resize(size_t(len) * 2);
-        kernels().convert[int(d)][int(Dtype::float32)](row, 1, buf.data(), len);
-        row_half(buf.data(), tmp.data(), d, p, s32, acc32);
-        std::memcpy(row, tmp.data(), size_t(len) * 2);
+        half.resize(size_t(len) * 2);
+        kernels().convert[int(d)][int(Dtype::float32)](data, 1, buf.data(), len);
+        row(buf.data(), p, f32, tmp32, ToHalf{d, half.data()});
+        std::memcpy(data, half.data(), size_t(len) * 2);  // the last rounding's half values
       }
     }
   });
 }
-
 }  // namespace
 
 void register_hadamard_kernels(Backend& b) { b.add<Hadamard, eval_hadamard>(); }
