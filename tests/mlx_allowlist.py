@@ -14,13 +14,9 @@ MISSING = {
         n: _FAST
         for n in (
             "quantized_matmul",
-            "gather_mm",
             "gather_qmm",
             "gather_qqmm",
             "qqmm",
-            "segmented_mm",
-            "block_masked_mm",
-            "hadamard_transform",
         )
     },
     "matrix_norm": _LINALG,

@@ -482,6 +482,19 @@ _MATMUL = _ops(
     ],
 )
 
+# Gathered, segmented and masked products (docs/matmul.md), and the Hadamard transform.
+_GATHERED = _ops(
+    "matmul",
+    "matmul",
+    "same",
+    [
+        ("gather_mm", 2, "mlx.core.gather_mm"),
+        ("segmented_mm", 2, "mlx.core.segmented_mm"),
+        ("block_masked_mm", 2, "mlx.core.block_masked_mm"),
+        ("hadamard_transform", 1, "mlx.core.hadamard_transform"),
+    ],
+)
+
 _CONV = _ops(
     "conv",
     "conv",
@@ -618,6 +631,7 @@ OPS = (
     + _INDEXING
     + _REDUCE
     + _MATMUL
+    + _GATHERED
     + _CONV
     + _SORT
     + _SCAN
