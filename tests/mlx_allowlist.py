@@ -14,7 +14,6 @@ MISSING = {
     **{
         n: _FAST
         for n in (
-            "quantized_matmul",
             "gather_mm",
             "gather_qmm",
             "gather_qqmm",

@@ -22,6 +22,7 @@ void register_scan_kernels(Backend& b);
 void register_sort_kernels(Backend& b);
 void register_views_kernels(Backend& b);
 void register_quantized_kernels(Backend& b);
+void register_quantized_matmul_kernels(Backend& b);
 Fusion fusion();
 
 }  // namespace nuvec::cpu
