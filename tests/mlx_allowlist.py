@@ -14,6 +14,7 @@ MISSING = {
         n: _FAST
         for n in (
             "quantized_matmul",
+            "gather_mm",
             "gather_qmm",
             "gather_qqmm",
             "qqmm",

@@ -582,6 +582,7 @@ _QUANTIZED = _ops(
                 "differentiable": "decodes integer codes (MLX's gradients w.r.t. scales and biases: not yet)"
             },
         ),
+        ("quantized_matmul", 4, "mlx.core.quantized_matmul", {"dtype": "same"}),
     ],
 )
 
