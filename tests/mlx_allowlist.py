@@ -14,8 +14,6 @@ MISSING = {
     **{
         n: _FAST
         for n in (
-            "quantize",
-            "dequantize",
             "quantized_matmul",
             "gather_qmm",
             "gather_qqmm",

@@ -29,6 +29,7 @@ void init_export(nb::module_& m);
 void init_testing(nb::module_& m);
 void init_dot(nb::module_& m);
 void init_gathered(nb::module_& m);
+void init_quantized(nb::module_& m);
 }  // namespace nuvec::python
 
 NB_MODULE(_core, m) {
@@ -55,6 +56,7 @@ NB_MODULE(_core, m) {
   nuvec::python::init_testing(m);
   nuvec::python::init_dot(m);
   nuvec::python::init_gathered(m);
+  nuvec::python::init_quantized(m);
   m.def(
       "_cpu_isa", [] { return nuvec::backend_for(nuvec::DeviceType::cpu)->description; },
       "The kernel build chosen for this processor.");

@@ -567,6 +567,24 @@ _FP8 = _ops(
     differentiable="rounds to or decodes integer codes",
 )
 
+# Quantization as MLX's (csrc/core/ops/quantized.cpp, docs/quantization.md).
+_QUANTIZED = _ops(
+    "matmul",
+    "quantized",
+    "given",
+    [
+        ("quantize", 1, "mlx.core.quantize", {"differentiable": "rounds to integer codes"}),
+        (
+            "dequantize",
+            3,
+            "mlx.core.dequantize",
+            {
+                "differentiable": "decodes integer codes (MLX's gradients w.r.t. scales and biases: not yet)"
+            },
+        ),
+    ],
+)
+
 _INTEROP = _ops(
     "interop",
     "interoperability",
@@ -620,6 +638,7 @@ OPS = (
     + _FILES
     + _INTEROP
     + _FP8
+    + _QUANTIZED
     + _RANDOM
 )
 OPS_BY_NAME = {op.name: op for op in OPS if op.family != "random"}

@@ -23,6 +23,7 @@ void register_sort_kernels(Backend& b);
 void register_views_kernels(Backend& b);
 void register_gathered_kernels(Backend& b);
 void register_hadamard_kernels(Backend& b);
+void register_quantized_kernels(Backend& b);
 Fusion fusion();
 
 }  // namespace nuvec::cpu

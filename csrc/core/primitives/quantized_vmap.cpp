@@ -1,0 +1,27 @@
+// vmap rules of the quantization family: every operand carries its batch axis in front, which is
+// one more leading (batch) axis of the packed weights, scales and biases.
+#include "core/primitives/quantized.h"
+#include "core/primitives/vmap_util.h"
+
+namespace nuvec {
+using namespace batching;
+
+Result Quantize::vmap(const std::vector<Array>& inputs, const std::vector<int>& axes,
+                      const std::vector<Array>& outputs) {
+  Array w = to_front(inputs[0], axes[0]);
+  std::vector<Shape> shapes;
+  std::vector<Dtype> dtypes;
+  for (const Array& o : outputs) shapes.push_back(with_batch(o.shape(), w.shape(0))), dtypes.push_back(o.dtype());
+  auto out = Array::lazy_multi(std::move(shapes), std::move(dtypes), shared_from_this(), {w}, outputs[0].stream());
+  return {out, std::vector<int>(out.size(), 0)};
+}
+
+Result Dequantize::vmap(const std::vector<Array>& inputs, const std::vector<int>& axes,
+                        const std::vector<Array>& outputs) {
+  int64_t n = batch_size(inputs, axes);
+  std::vector<Array> in;
+  for (size_t i = 0; i < inputs.size(); ++i) in.push_back(front_or_repeated(inputs[i], axes[i], n));
+  return {{remake(*this, with_batch(outputs[0].shape(), n), outputs[0], std::move(in))}, {0}};
+}
+
+}  // namespace nuvec
