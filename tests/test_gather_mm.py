@@ -353,6 +353,18 @@ def test_rows_of_multi_row_items_keep_their_bits():
                 assert as_bits(out[i, r]) == as_bits(mx.matmul(a[j, r : r + 1], b[e])[0])
 
 
+@nuvec_only
+@pytest.mark.parametrize("sorted_rows", [False, True])
+def test_groups_longer_than_the_row_independent_rows(sorted_rows):
+    # 600 rows on each of 2 experts: the kernel splits each group into products of at most
+    # ROW_INDEPENDENT_ROWS rows, and every row still has its one-row product's bits.
+    assert mx.ROW_INDEPENDENT_ROWS == 256
+    out, singles = moe_case(600, 2, 2, 40, "float32", sorted_rows)
+    got = np.array(out)
+    want = np.stack([np.array(one) for one in singles])
+    assert got.tobytes() == want.tobytes()
+
+
 _SCRIPT = r"""
 import hashlib, sys
 sys.path.insert(0, {tests!r})
@@ -367,13 +379,17 @@ for t, e, k in MOE:
 
 @nuvec_only
 @pytest.mark.skipif(IS_MLX, reason="nuvec only")
-def test_same_bits_for_any_thread_count():
+@pytest.mark.parametrize("isa", ["default", "portable"])
+def test_same_bits_for_any_thread_count(isa):
     script = _SCRIPT.format(tests=os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ)
+    if isa != "default":
+        env["NUVEC_CPU_ISA"] = isa
     outs = {}
     for n in ("1", "2", "3"):
         r = subprocess.run(
             [sys.executable, "-c", script],
-            env=dict(os.environ, NUVEC_NUM_THREADS=n),
+            env=dict(env, NUVEC_NUM_THREADS=n),
             capture_output=True,
             text=True,
             timeout=300,
