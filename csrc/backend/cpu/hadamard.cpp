@@ -51,13 +51,17 @@ template <class T> using MPoint = void (*)(T*, int64_t, int64_t, const char*, bo
 template <class T> struct Loops {
   Stage<T> stage;
   MPoint<T> m_point;
+  int (*first_stages)(T*, int64_t) = nullptr;  // stages 1, 2, 4 in one pass (float32, some builds)
 };
 
 // One row in place, in its own type (float32, float64, or float32 with `round` bringing every
 // stored value to a half type, as MLX's kernel stores them).
 template <class T, class Round> void row(T* w, const Plan& p, const Loops<T>& f, std::vector<T>& tmp, Round round) {
   int64_t len = p.n * p.m;
-  for (int64_t h = 1; h < p.n; h <<= 1) {
+  int64_t h0 = 1;
+  // The fused first stages are unscaled: they apply while the last stage (scaled for m = 1) is later.
+  if (round.exact && f.first_stages && (p.n >= 16 || (p.n == 8 && p.m > 1))) h0 <<= f.first_stages(w, len);
+  for (int64_t h = h0; h < p.n; h <<= 1) {
     bool last = p.m == 1 && 2 * h == p.n;
     if (round.exact) {
       f.stage(w, len, h, T(p.scale), last);
@@ -98,6 +102,7 @@ void eval_hadamard(const Hadamard& prim, const std::vector<Array>& in, std::vect
   Plan p{len / hadamard_m(len), hadamard_m(len), prim.scale(), prim.transposed()};
   Dtype d = y.dtype();
   Loops<float> f32{NUVEC_FOR_ISA(hadamard_stage_f32), NUVEC_FOR_ISA(hadamard_m_f32)};
+  Loops<float> f32_fused{f32.stage, f32.m_point, NUVEC_FOR_ISA(hadamard_first_stages_f32)};
   Loops<double> f64{NUVEC_FOR_ISA(hadamard_stage_f64), NUVEC_FOR_ISA(hadamard_m_f64)};
   auto round_half = NUVEC_FOR_ISA(hadamard_round);
   parallel_for(rows, std::max<int64_t>(1, 16384 / len), [&](int64_t begin, int64_t end) {
@@ -106,7 +111,7 @@ void eval_hadamard(const Hadamard& prim, const std::vector<Array>& in, std::vect
     for (int64_t r = begin; r < end; ++r) {
       char* data = y.data_bytes() + r * len * int64_t(size_of(d));
       if (d == Dtype::float32) {
-        row(reinterpret_cast<float*>(data), p, f32, tmp32, Exact{});
+        row(reinterpret_cast<float*>(data), p, f32_fused, tmp32, Exact{});
       } else if (d == Dtype::float64) {
         row(reinterpret_cast<double*>(data), p, f64, tmp64, Exact{});
       } else {

@@ -55,6 +55,27 @@ void hadamard_m_f64(double* w, int64_t n, int64_t m, const char* h, bool transpo
   m_point(w, n, m, h, transposed, scale, tmp);
 }
 
+int hadamard_first_stages_f32(float* w, int64_t len) {
+#if defined(__AVX2__)
+  // Stages h = 1, 2, 4 on each block of 8 in a register: the same adds and subtracts (a + b and
+  // b + a round alike), in one pass.
+  for (int64_t i = 0; i < len; i += 8) {
+    __m256 v = _mm256_loadu_ps(w + i);
+    __m256 t = _mm256_permute_ps(v, 0xB1);  // h = 1: lanes 2j + 1 take x - y
+    v = _mm256_blend_ps(_mm256_add_ps(v, t), _mm256_sub_ps(t, v), 0xAA);
+    t = _mm256_permute_ps(v, 0x4E);  // h = 2
+    v = _mm256_blend_ps(_mm256_add_ps(v, t), _mm256_sub_ps(t, v), 0xCC);
+    t = _mm256_permute2f128_ps(v, v, 0x01);  // h = 4
+    v = _mm256_blend_ps(_mm256_add_ps(v, t), _mm256_sub_ps(t, v), 0xF0);
+    _mm256_storeu_ps(w + i, v);
+  }
+  return 3;
+#else
+  (void)w, (void)len;
+  return 0;
+#endif
+}
+
 void hadamard_round(float* w, int64_t n, bool bfloat) {
   if (!bfloat) {  // float16: F16C's conversions where the build has them
     int64_t i = 0;
