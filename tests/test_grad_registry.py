@@ -508,7 +508,29 @@ REGISTRY = {
         mlx_no_jvp=_MLX_NO_CUM_JVP,
     ),
     "logcumsumexp": Case(lambda x: mx.logcumsumexp(x, axis=1), mlx_lowp=True),
+    # quantized products: float32, linear in x, the scales and the biases (the codes fixed)
+    "quantized_matmul": Case(
+        lambda x, y, s, b: [
+            mx.quantized_matmul(_f32(x), _QW, _f32(s), _f32(b), group_size=32),
+            mx.quantized_matmul(_f32(y), _QW, _f32(s), _f32(b), transpose=False, group_size=32),
+        ],
+        shapes=((2, 64), (2, 6), (6, 2), (6, 2)),
+        h=1e-2,
+        rtol=1e-4,
+        atol=1e-4,
+        mlx_no_jvp="MLX 0.32.4 has no jvp of quantized_matmul w.r.t. the scales and biases",
+    ),
 }
+
+
+def _f32(a):
+    return mx.astype(a, mx.float32)
+
+
+# 4-bit codes of a 6 x 64 weight (groups of 32) for the quantized_matmul entry.
+_QW = mx.quantize(
+    mx.array(np.random.default_rng(5).standard_normal((6, 64)).astype(np.float32)), 32, 4
+)[0]
 
 
 def _default_case(row):

@@ -44,6 +44,18 @@ void init_quantized(nb::module_& m) {
       nb::arg("bits").none() = nb::none(), nb::arg("mode") = "affine", nb::arg("global_scale").none() = nb::none(),
       nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "The values quantize's packed words stand for: scale * q + bias per group (affine), rounded as MLX's.");
+  m.def(
+      "quantized_matmul",
+      [](nb::handle x, nb::handle w, nb::handle scales, nb::handle biases, bool transpose,
+         std::optional<int> group_size, std::optional<int> bits, const std::string& mode, nb::handle s) {
+        QuantSpec q = quant_spec(mode, group_size, bits, "quantized_matmul");
+        return quantized_matmul(arg(x), arg(w), arg(scales), opt_array(biases), transpose, q, to_stream(s));
+      },
+      nb::arg("x"), nb::arg("w"), nb::arg("scales"), nb::arg("biases").none() = nb::none(),
+      nb::arg("transpose") = true, nb::arg("group_size").none() = nb::none(), nb::arg("bits").none() = nb::none(),
+      nb::arg("mode") = "affine", nb::kw_only(), nb::arg("stream").none() = nb::none(),
+      "x @ W.T (transpose) or x @ W with W the quantized weight, computed in float32 by nuvec's kernels; rows "
+      "up to ROW_INDEPENDENT_ROWS get the bits of their one-row product.");
 }
 
 }  // namespace nuvec::python

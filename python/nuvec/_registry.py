@@ -573,6 +573,7 @@ _QUANTIZED = _ops(
                 "differentiable": "decodes integer codes (MLX's gradients w.r.t. scales and biases: not yet)"
             },
         ),
+        ("quantized_matmul", 4, "mlx.core.quantized_matmul", {"dtype": "same"}),
     ],
 )
 
@@ -657,7 +658,7 @@ NON_OPS = {
     "broadcast_shapes": ("shape", "shape arithmetic, no array"),
     **{
         n: ("modules", "a module")
-        for n in ("random", "utils", "io", "metal", "cuda", "nn", "distributed", "optimizers")
+        for n in ("random", "utils", "io", "metal", "cuda", "nn", "distributed", "optimizers", "fast")
     },
     **{
         n: ("transforms", "transform")

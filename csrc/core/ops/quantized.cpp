@@ -111,4 +111,72 @@ Array dequantize(const Array& w, const Array& scales, const std::optional<Array>
   return Array::lazy(with_last(w.shape(), k), out, std::make_shared<Dequantize>(q), {w, sc, bi}, s);
 }
 
+namespace {
+
+// MLX's checks of the packed weight against its scales and biases; returns the dequantized
+// weight's last dimension.
+int64_t check_weight(const Array& w, const Array& scales, const std::optional<Array>& biases, QuantSpec q,
+                     const char* op) {
+  if (q.mode != QuantMode::affine) throw OpError(op, std::string(mode_name(q.mode)) + " is not supported yet");
+  if (!biases) throw OpError(op, "Biases must be provided for affine quantization.");
+  if (w.dtype() != Dtype::uint32)
+    throw OpError(op, std::string("The weight matrix should be uint32 but received ") + name_of(w.dtype()));
+  if (scales.shape() != biases->shape())
+    throw OpError(op, "Scales and biases should have the same shape. Received scales with shape " +
+                          shape_str(scales.shape()) + " and biases with " + shape_str(biases->shape()));
+  if (w.ndim() < 2) throw OpError(op, "The weight matrix must have at least 2 dimensions, not " + shape_str(w.shape()));
+  int64_t k = w.shape(-1) * 32 / q.bits;
+  if (w.shape(-1) * 32 % q.bits != 0 || scales.ndim() != w.ndim() || scales.shape(-1) * q.group_size != k ||
+      !std::equal(w.shape().begin(), w.shape().end() - 1, scales.shape().begin()))
+    throw OpError(op, "The shapes of the weight and scales are incompatible based on bits and group_size. w.shape() "
+                      "== " + shape_str(w.shape()) + " and scales.shape() == " + shape_str(scales.shape()) +
+                      " with group_size=" + std::to_string(q.group_size) + " and bits=" + std::to_string(q.bits));
+  return k;
+}
+
+Shape batch_of(const Array& a) { return Shape(a.shape().begin(), a.shape().end() - 2); }
+
+Shape cat(Shape a, std::initializer_list<int64_t> tail) {
+  a.insert(a.end(), tail);
+  return a;
+}
+
+}  // namespace
+
+Array quantized_matmul(const Array& x, const Array& w, const Array& scales, const std::optional<Array>& biases,
+                       bool transpose, QuantSpec q, Stream s) {
+  const char* op = "quantized_matmul";
+  int64_t wk = check_weight(w, scales, biases, q, op);
+  if (x.ndim() == 0) throw OpError(op, "x must have at least one dimension");
+  int64_t k = transpose ? wk : w.shape(-2), n = transpose ? w.shape(-2) : wk;
+  if (x.shape(-1) != k)
+    throw OpError(op, "Last dimension of first input with shape (..., " + std::to_string(x.shape(-1)) +
+                          ") does not match the expanded quantized matrix (" +
+                          std::to_string(transpose ? n : k) + ", " + std::to_string(transpose ? k : n) +
+                          ") computed from shape " + shape_str(w.shape()) + " with group_size=" +
+                          std::to_string(q.group_size) + ", bits=" + std::to_string(q.bits) +
+                          " and transpose=" + (transpose ? "true" : "false"));
+  Dtype out = promote(x.dtype(), scales.dtype());
+  if (!is_floating(out)) out = Dtype::float32;
+  if (out == Dtype::float64) throw OpError(op, "float64 is not supported");
+  Array xf = x.dtype() == Dtype::float32 ? x : astype(x, Dtype::float32, s);
+  Array sc = scales, bi = *biases;
+  for (Array* a : {&sc, &bi})
+    if (a->dtype() != Dtype::float32 && a->dtype() != Dtype::float16 && a->dtype() != Dtype::bfloat16)
+      *a = astype(*a, Dtype::float32, s);
+  bool vec = x.ndim() == 1;
+  if (vec) xf = reshape(xf, {1, k}, s);
+  auto prim = std::make_shared<QuantizedMatmul>(q, transpose);
+  int64_t m = xf.shape(-2);
+  if (w.ndim() == 2) {
+    Shape shape = cat(batch_of(xf), {m, n});
+    Array r = Array::lazy(shape, out, prim, {xf, w, sc, bi}, s);
+    return vec ? reshape(r, {n}, s) : r;
+  }
+  Shape batch = broadcast_shapes(batch_of(xf), batch_of(w), op);
+  auto full = [&](const Array& a) { return broadcast_to(a, cat(batch, {a.shape(-2), a.shape(-1)}), s); };
+  Array r = Array::lazy(cat(batch, {m, n}), out, prim, {full(xf), full(w), full(sc), full(bi)}, s);
+  return vec ? reshape(r, cat(batch, {n}), s) : r;
+}
+
 }  // namespace nuvec

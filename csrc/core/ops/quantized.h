@@ -15,5 +15,9 @@ std::vector<Array> quantize(const Array& w, QuantSpec q, const std::optional<Arr
 // affine mode, bfloat16 in the floating-point modes).
 Array dequantize(const Array& w, const Array& scales, const std::optional<Array>& biases, QuantSpec q,
                  const std::optional<Array>& global_scale, std::optional<Dtype> dtype, Stream s);
+// x @ W.T (transpose) or x @ W with W the dequantized weight, computed in float32; the result has
+// promote(x, scales)'s dtype; batch axes of x and w broadcast.
+Array quantized_matmul(const Array& x, const Array& w, const Array& scales, const std::optional<Array>& biases,
+                       bool transpose, QuantSpec q, Stream s);
 
 }  // namespace nuvec

@@ -64,4 +64,30 @@ class Dequantize : public Primitive {
   QuantSpec q_;
 };
 
+
+// Inputs: x (..., M, K) float32, the packed words w, scales and (affine) biases of the weight:
+// transposed, w (..., N, K * bits / 32) and scales (..., N, K / group_size) for x @ W.T; else
+// w (..., K, N * bits / 32) and scales (..., K, N / group_size) for x @ W. Either w is 2-D (every
+// row of x uses it) or every input has the output's batch shape (broadcast views). Output
+// (..., M, N) of the node's dtype, computed in float32 (backend/cpu/quantized.h gives the
+// sequence of operations, so each row has the bits of its one-row product).
+class QuantizedMatmul : public Primitive {
+ public:
+  QuantizedMatmul(QuantSpec q, bool transpose) : q_(q), transpose_(transpose) {}
+  const char* name() const override { return "quantized_matmul"; }
+  NUVEC_KERNEL_SLOT
+  NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
+  bool is_equivalent(const Primitive& o) const override {
+    auto* p = dynamic_cast<const QuantizedMatmul*>(&o);
+    return p && p->q_ == q_ && p->transpose_ == transpose_;
+  }
+  const QuantSpec& spec() const { return q_; }
+  bool transpose() const { return transpose_; }
+
+ private:
+  QuantSpec q_;
+  bool transpose_;
+};
+
 }  // namespace nuvec
