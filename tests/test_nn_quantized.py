@@ -16,12 +16,6 @@ else:
     import nuvec.nn as nn
     from nuvec.utils import tree_flatten
 
-# QuantizedLinear's forward pass and QuantizedEmbedding.as_linear need quantized_matmul, which
-# another branch of issue 15 brings: their checks run once it is there.
-needs_qmm = pytest.mark.skipif(
-    not hasattr(mx, "quantized_matmul"), reason="quantized_matmul not merged yet"
-)
-
 
 def keys(tree):
     return sorted(k for k, _ in tree_flatten(tree))
@@ -195,7 +189,6 @@ def test_same_quantized_weights_as_mlx(group_size, bits):
     np.testing.assert_array_equal(np.array(qe1(mx.array(ids))), np.array(qe2(mlx.array(ids))))
 
 
-@needs_qmm
 @pytest.mark.parametrize("group_size,bits", [(64, 4), (32, 8), (128, 2)])
 def test_outputs_against_mlx(group_size, bits):
     if IS_MLX:
@@ -221,7 +214,6 @@ def test_outputs_against_mlx(group_size, bits):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
 
 
-@needs_qmm
 def test_quantized_linear_against_dequantized_weights():
     # NumPy float64 reference: x @ dequantize(W)^T + b.
     rng = seeded_rng("qlinear ref")
