@@ -230,3 +230,29 @@ def test_quantized_linear_against_dequantized_weights():
     grads = mx.grad(loss)(q.trainable_parameters(), mx.array(x))
     assert keys(grads) == ["bias"]
     np.testing.assert_allclose(np.array(grads["bias"]), np.full(16, 7.0))
+
+
+def test_loads_a_quantized_mlx_checkpoint(tmp_path):
+    if IS_MLX:
+        pytest.skip("compares nuvec with MLX")
+    mlx = pytest.importorskip("mlx.core")
+    mnn = pytest.importorskip("mlx.nn")
+
+    def model(n):
+        return n.Sequential(
+            n.Embedding(20, 64), n.Linear(64, 128), n.ReLU(), n.Linear(128, 64, bias=False)
+        )
+
+    theirs = model(mnn)
+    mnn.quantize(theirs, group_size=32, bits=4)
+    path = str(tmp_path / "q.safetensors")
+    theirs.save_weights(path)
+    ours = model(nn)
+    nn.quantize(ours, group_size=32, bits=4)
+    ours.load_weights(path)
+    ids = np.array([[1, 19, 4], [0, 0, 7]])
+    got, want = ours(mx.array(ids)), theirs(mlx.array(ids))
+    np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-5, atol=1e-5)
+    assert (
+        isinstance(ours.layers[1], nn.QuantizedLinear) and ours.layers[1].weight.dtype == mx.uint32
+    )
