@@ -9,6 +9,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from _impl import IS_MLX, mx
 from helpers import seeded_rng
@@ -70,6 +72,27 @@ def test_values_against_numpy(case):
     ref = reference(a, b, lhs, rhs)
     assert out.shape == ref.shape and out.dtype == mx.float32
     np.testing.assert_allclose(np.array(out), ref, rtol=1e-5, atol=1e-5)
+
+
+@nuvec_only
+@given(
+    a_batch=st.lists(st.integers(1, 3), max_size=2),
+    b_batch=st.lists(st.integers(1, 4), max_size=2),
+    mkn=st.tuples(st.integers(1, 5), st.integers(0, 9), st.integers(1, 6)),
+    index_shape=st.lists(st.integers(0, 4), max_size=2),
+    seed=st.integers(0, 2**16),
+)
+def test_random_shapes_against_numpy_in_float64(a_batch, b_batch, mkn, index_shape, seed):
+    rng = np.random.default_rng(seed)
+    m, k, n = mkn
+    a = rng.standard_normal((*a_batch, m, k))
+    b = rng.standard_normal((*b_batch, k, n))
+    lhs = rng.integers(0, int(np.prod(a_batch)), index_shape)
+    rhs = rng.integers(0, int(np.prod(b_batch)), index_shape)
+    got = mx.gather_mm(arr(a, mx.float64), arr(b, mx.float64), mx.array(lhs), mx.array(rhs))
+    ref = reference(a, b, lhs, rhs)
+    assert got.shape == ref.shape
+    np.testing.assert_allclose(np.array(got), ref, rtol=1e-12, atol=1e-12)
 
 
 @nuvec_only
