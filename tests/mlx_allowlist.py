@@ -15,7 +15,6 @@ MISSING = {
         n: _FAST
         for n in (
             "gather_mm",
-            "gather_qmm",
             "gather_qqmm",
             "qqmm",
             "segmented_mm",

@@ -570,6 +570,7 @@ _QUANTIZED = _ops(
             },
         ),
         ("quantized_matmul", 4, "mlx.core.quantized_matmul", {"dtype": "same"}),
+        ("gather_qmm", 6, "mlx.core.gather_qmm", {"dtype": "same"}),
     ],
 )
 
