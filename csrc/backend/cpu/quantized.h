@@ -18,6 +18,8 @@
 #include <cstdint>
 
 #include "backend/cpu/ctypes.h"
+#include "core/array.h"
+#include "core/primitives/quantized.h"
 
 namespace nuvec::cpu {
 
@@ -39,6 +41,11 @@ inline float qparam(const void* p, Dtype d, int64_t i) {
   if (d == Dtype::float16) return float(static_cast<const f16*>(p)[i]);
   return bf16_to_float(static_cast<const bf16*>(p)[i]);
 }
+
+// The floating-point modes' quantize (w row-contiguous; codes and scales allocated) and dequantize
+// (backend/cpu/quantized_fp.cpp).
+void quantize_fp(QuantSpec q, const Array& w, Array& codes, Array& scales);
+void dequantize_fp(QuantSpec q, const Array& codes, const Array& scales, Array& out);
 
 #define NUVEC_DECLARE_QMM_ISA(ns)                                                           \
   namespace ns {                                                                            \

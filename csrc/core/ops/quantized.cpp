@@ -62,7 +62,6 @@ Shape with_last(Shape s, int64_t last) {
 
 std::vector<Array> quantize(const Array& w, QuantSpec q, const std::optional<Array>& global_scale, Stream s) {
   check_global_scale(global_scale, q, "quantize");
-  if (q.mode != QuantMode::affine) throw OpError("quantize", std::string(mode_name(q.mode)) + " is not supported yet");
   if (!is_floating(w.dtype()))
     throw OpError("quantize",
                   std::string("Only real floating types can be quantized but w has type ") + name_of(w.dtype()) + ".");
@@ -85,9 +84,9 @@ std::vector<Array> quantize(const Array& w, QuantSpec q, const std::optional<Arr
 Array dequantize(const Array& w, const Array& scales, const std::optional<Array>& biases, QuantSpec q,
                  const std::optional<Array>& global_scale, std::optional<Dtype> dtype, Stream s) {
   check_global_scale(global_scale, q, "dequantize");
-  if (q.mode != QuantMode::affine)
-    throw OpError("dequantize", std::string(mode_name(q.mode)) + " is not supported yet");
-  if (!biases) throw OpError("dequantize", "Biases must be provided for affine quantization.");
+  if (q.has_biases() && !biases) throw OpError("dequantize", "Biases must be provided for affine quantization.");
+  if (!q.has_biases() && scales.dtype() != Dtype::uint8)
+    throw OpError("dequantize", std::string("Scale type must be uint8 but received type ") + name_of(scales.dtype()) + ".");
   if (w.dtype() != Dtype::uint32) throw OpError("dequantize", "The matrix should be given as a uint32");
   if (w.ndim() < 2)
     throw OpError("dequantize", "The matrix to be dequantized must have at least 2 dimension but it has only " +
@@ -100,6 +99,13 @@ Array dequantize(const Array& w, const Array& scales, const std::optional<Array>
                   "matrix of shape " +
                       shape_str(w.shape()) + " and scales/biases of shape " + shape_str(scales.shape()) +
                       " with group_size=" + std::to_string(q.group_size) + " and bits=" + std::to_string(q.bits) + ".");
+  if (!q.has_biases()) {
+    Dtype out = dtype.value_or(Dtype::bfloat16);
+    if (!is_floating(out))
+      throw OpError("dequantize",
+                    std::string("Only real floating types are supported but output dtype == ") + name_of(out) + ".");
+    return Array::lazy(with_last(w.shape(), k), out, std::make_shared<Dequantize>(q), {w, scales}, s);
+  }
   // MLX computes q * scale in the scales' dtype, then adds the biases with promotion.
   Array sc = is_floating(scales.dtype()) ? scales : astype(scales, Dtype::float32, s);
   Array bi = is_floating(biases->dtype()) ? *biases : astype(*biases, Dtype::float32, s);
@@ -117,11 +123,12 @@ namespace {
 // weight's last dimension.
 int64_t check_weight(const Array& w, const Array& scales, const std::optional<Array>& biases, QuantSpec q,
                      const char* op) {
-  if (q.mode != QuantMode::affine) throw OpError(op, std::string(mode_name(q.mode)) + " is not supported yet");
-  if (!biases) throw OpError(op, "Biases must be provided for affine quantization.");
+  if (q.has_biases() && !biases) throw OpError(op, "Biases must be provided for affine quantization.");
+  if (!q.has_biases() && scales.dtype() != Dtype::uint8)
+    throw OpError(op, std::string("Scale type must be uint8 but received type ") + name_of(scales.dtype()) + ".");
   if (w.dtype() != Dtype::uint32)
     throw OpError(op, std::string("The weight matrix should be uint32 but received ") + name_of(w.dtype()));
-  if (scales.shape() != biases->shape())
+  if (q.has_biases() && scales.shape() != biases->shape())
     throw OpError(op, "Scales and biases should have the same shape. Received scales with shape " +
                           shape_str(scales.shape()) + " and biases with " + shape_str(biases->shape()));
   if (w.ndim() < 2) throw OpError(op, "The weight matrix must have at least 2 dimensions, not " + shape_str(w.shape()));
@@ -164,6 +171,14 @@ Shape cat(Shape a, std::initializer_list<int64_t> tail) {
   return a;
 }
 
+// The floating-point modes: the dequantized float32 weight through the dense product (whose rows
+// are independent as well).
+Array fp_weight(const Array& w, const Array& scales, QuantSpec q, Stream s) {
+  return dequantize(w, scales, std::nullopt, q, std::nullopt, Dtype::float32, s);
+}
+
+Dtype fp_product_dtype(const Array& x) { return is_floating(x.dtype()) && x.dtype() != Dtype::float64 ? x.dtype() : Dtype::float32; }
+
 }  // namespace
 
 Array quantized_matmul(const Array& x, const Array& w, const Array& scales, const std::optional<Array>& biases,
@@ -173,6 +188,11 @@ Array quantized_matmul(const Array& x, const Array& w, const Array& scales, cons
   if (x.ndim() == 0) throw OpError(op, "x must have at least one dimension");
   int64_t k = transpose ? wk : w.shape(-2), n = transpose ? w.shape(-2) : wk;
   check_x(x, w, k, n, transpose, q, op);
+  if (!q.has_biases()) {
+    Array wd = fp_weight(w, scales, q, s);
+    Array y = matmul(astype(x, Dtype::float32, s), transpose ? swapaxes(wd, -1, -2, s) : wd, s);
+    return astype(y, fp_product_dtype(x), s);
+  }
   Dtype out = product_dtype(x, scales, op);
   Array xf = x.dtype() == Dtype::float32 ? x : astype(x, Dtype::float32, s);
   Array sc = half_or_f32(scales, s), bi = half_or_f32(*biases, s);
@@ -200,7 +220,6 @@ Array gather_qmm(const Array& x, const Array& w, const Array& scales, const std:
     throw OpError(op, "Input must have at least two dimensions but got input with shape " + shape_str(x.shape()) + ".");
   int64_t k = transpose ? wk : w.shape(-2), n = transpose ? w.shape(-2) : wk, m = x.shape(-2);
   check_x(x, w, k, n, transpose, q, op);
-  Dtype out = product_dtype(x, scales, op);
   // By default every batch item in order: arange over the batch, shaped as it.
   auto indices = [&](const std::optional<Array>& given, const Array& of) {
     if (given) {
@@ -213,6 +232,13 @@ Array gather_qmm(const Array& x, const Array& w, const Array& scales, const std:
   Array lhs = indices(lhs_indices, x), rhs = indices(rhs_indices, w);
   Shape items = broadcast_shapes(lhs.shape(), rhs.shape(), op);
   Array xf = x.dtype() == Dtype::float32 ? x : astype(x, Dtype::float32, s);
+  if (!q.has_biases()) {
+    Array wd = fp_weight(w, scales, q, s);
+    Array xi = take(reshape(xf, {-1, m, k}, s), broadcast_to(lhs, items, s), 0, s);
+    Array wi = take(reshape(wd, {-1, wd.shape(-2), wd.shape(-1)}, s), broadcast_to(rhs, items, s), 0, s);
+    return astype(matmul(xi, transpose ? swapaxes(wi, -1, -2, s) : wi, s), fp_product_dtype(x), s);
+  }
+  Dtype out = product_dtype(x, scales, op);
   return Array::lazy(cat(items, {m, n}), out, std::make_shared<GatherQmm>(q, transpose),
                      {xf, w, half_or_f32(scales, s), half_or_f32(*biases, s), broadcast_to(lhs, items, s),
                       broadcast_to(rhs, items, s)},
