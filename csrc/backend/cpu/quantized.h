@@ -6,9 +6,10 @@
 // number of rows, the tiling or the thread:
 //   transposed (y = x @ W.T, groups along k): per group g, d = sum over the group's L-lane vectors
 //     v of q_v * x_v (two accumulators, even and odd v, fused multiply-adds where the build has
-//     them, then added), acc = fma(scale_g, d, acc) per lane, bsum = bsum + bias_g * xsum_g where
-//     xsum_g is the group's sum of x (lanes added in order, then halved pairwise); then
-//     y = halving_sum(acc) + bsum.
+//     them, then added), acc = fma(scale_g, d, acc) per lane; the bias term is the dot product of
+//     the row's biases with x's group sums xsum_g (each the group's lanes added in order, then
+//     halved pairwise), L groups per vector, fused multiply-added, then halved; then
+//     y = halving_sum(acc) + bias term.
 //   not transposed (y = x @ W, groups along n): acc = fma(x_k * scale_kg, q_kn, acc) for k in
 //     order, bsum_g = bsum_g + x_k * bias_kg for k in order; y = acc + bsum_g.
 // Codes are decoded to floats exactly, so whether a path decodes on the fly or from a buffer of

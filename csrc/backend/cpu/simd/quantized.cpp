@@ -72,13 +72,35 @@ struct FromDecoded {
   VecF at(int64_t e) const { return load(q + e); }
 };
 
-// y[r] for R weight rows (first row n0) against one row of x: the transposed sequence.
-template <int R, class Src> void dot_rows(const QmmProblem& p, const Src* src, int64_t n0, const float* x,
-                                          const float* xsum, float* y) {
+// Element i of a scales array of element type S, as a float.
+template <class S> inline float param(const void* p, int64_t i) { return convert<float>(static_cast<const S*>(p)[i]); }
+
+// The bias term of one weight row: its biases against the row of x's group sums, L groups per
+// vector (the last padded with zeros), then halved.
+template <class S> inline float bias_dot(const QmmProblem& p, int64_t row, const float* xsum, int64_t groups) {
+  VecF acc = splat(0.0f);
+  const bool same = p.bdtype == p.sdtype;  // the biases' element type is S (the usual case)
+  int64_t g = 0;
+  if (same && std::is_same_v<S, float>)
+    for (; g + L <= groups; g += L) acc = fmadd(load(static_cast<const float*>(p.biases) + row * groups + g), load(xsum + g), acc);
+  for (; g < groups; g += L) {
+    float b[L] = {}, xs[L] = {};
+    for (int64_t j = 0; j < L && g + j < groups; ++j) {
+      int64_t i = row * groups + g + j;
+      b[j] = same ? param<S>(p.biases, i) : qparam(p.biases, p.bdtype, i), xs[j] = xsum[g + j];
+    }
+    acc = fmadd(load(b), load(xs), acc);
+  }
+  return halving_sum(acc);
+}
+
+// y[r] for R weight rows (first row n0) against one row of x: the transposed sequence, with
+// scales of element type S.
+template <int R, class S, class Src> void dot_rows(const QmmProblem& p, const Src* src, int64_t n0, const float* x,
+                                                   const float* xsum, float* y) {
   const int64_t groups = p.k / p.group, V = p.group / L;
   VecF acc[R];
-  float bsum[R];
-  for (int r = 0; r < R; ++r) acc[r] = splat(0.0f), bsum[r] = 0.0f;
+  for (int r = 0; r < R; ++r) acc[r] = splat(0.0f);
   for (int64_t g = 0; g < groups; ++g) {
     const int64_t e = g * p.group;
     VecF d0[R], d1[R];
@@ -91,24 +113,20 @@ template <int R, class Src> void dot_rows(const QmmProblem& p, const Src* src, i
         d1[r] = fmadd(src[r].at(e + (v + 1) * L), xb, d1[r]);
       }
     }
-    for (int r = 0; r < R; ++r) {
-      int64_t i = (n0 + r) * groups + g;
-      acc[r] = fmadd(splat(qparam(p.scales, p.sdtype, i)), d0[r] + d1[r], acc[r]);
-      bsum[r] = bsum[r] + qparam(p.biases, p.bdtype, i) * xsum[g];
-    }
+    for (int r = 0; r < R; ++r) acc[r] = fmadd(splat(param<S>(p.scales, (n0 + r) * groups + g)), d0[r] + d1[r], acc[r]);
   }
-  for (int r = 0; r < R; ++r) y[r] = halving_sum(acc[r]) + bsum[r];
+  for (int r = 0; r < R; ++r) y[r] = halving_sum(acc[r]) + bias_dot<S>(p, n0 + r, xsum, groups);
 }
 
-template <int B, int R> void rows_packed(const QmmProblem& p, int64_t n0) {
+template <int B, int R, class S> void rows_packed(const QmmProblem& p, int64_t n0) {
   FromPacked<B> src[R];
   for (int r = 0; r < R; ++r) src[r] = {p.w + (n0 + r) * (p.k * B / 32)};
   float y[R];
-  dot_rows<R>(p, src, n0, p.x, p.xsum, y);
+  dot_rows<R, S>(p, src, n0, p.x, p.xsum, y);
   for (int r = 0; r < R; ++r) p.y[n0 + r] = y[r];
 }
 
-template <int B, int R> void rows_decoded(const QmmProblem& p, int64_t n0, float* scratch) {
+template <int B, int R, class S> void rows_decoded(const QmmProblem& p, int64_t n0, float* scratch) {
   FromDecoded src[R];
   for (int r = 0; r < R; ++r) {
     const uint32_t* row = p.w + (n0 + r) * (p.k * B / 32);
@@ -119,21 +137,21 @@ template <int B, int R> void rows_decoded(const QmmProblem& p, int64_t n0, float
   const int64_t groups = p.k / p.group;
   for (int64_t m = 0; m < p.m; ++m) {
     float y[R];
-    dot_rows<R>(p, src, n0, p.x + m * p.k, p.xsum + m * groups, y);
+    dot_rows<R, S>(p, src, n0, p.x + m * p.k, p.xsum + m * groups, y);
     for (int r = 0; r < R; ++r) p.y[m * p.n + n0 + r] = y[r];
   }
 }
 
-template <int B> void transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
+template <int B, class S> void transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
   constexpr int R = kQmmRowBlock;
   int64_t n = n0;
   if (p.m == 1) {
-    for (; n + R <= n1; n += R) rows_packed<B, R>(p, n);
-    for (; n < n1; ++n) rows_packed<B, 1>(p, n);
+    for (; n + R <= n1; n += R) rows_packed<B, R, S>(p, n);
+    for (; n < n1; ++n) rows_packed<B, 1, S>(p, n);
     return;
   }
-  for (; n + R <= n1; n += R) rows_decoded<B, R>(p, n, scratch);
-  for (; n < n1; ++n) rows_decoded<B, 1>(p, n, scratch);
+  for (; n + R <= n1; n += R) rows_decoded<B, R, S>(p, n, scratch);
+  for (; n < n1; ++n) rows_decoded<B, 1, S>(p, n, scratch);
 }
 
 // bsum[m * ng + j] = sum over k in order of x_mk * bias_k(g0 + j), for ng groups from g0.
@@ -235,7 +253,13 @@ void qmm_group_sums(const float* x, int64_t m, int64_t k, int group, float* xsum
 }
 
 void qmm_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
-  with_bits(p.bits, [&](auto b) { transposed<b.value>(p, n0, n1, scratch); });
+  with_bits(p.bits, [&](auto b) {
+    switch (p.sdtype) {
+      case Dtype::float16: return transposed<b.value, f16>(p, n0, n1, scratch);
+      case Dtype::bfloat16: return transposed<b.value, bf16>(p, n0, n1, scratch);
+      default: return transposed<b.value, float>(p, n0, n1, scratch);
+    }
+  });
 }
 
 void qmm_plain(const QmmProblem& p, int64_t c0, int64_t c1, float* scratch) {
