@@ -12,6 +12,8 @@
 //     y = halving_sum(acc) + bias term.
 //   not transposed (y = x @ W, groups along n): acc = fma(x_k * scale_kg, q_kn, acc) for k in
 //     order, bsum_g = bsum_g + x_k * bias_kg for k in order; y = acc + bsum_g.
+// The lanes hold consecutive elements, except in the AVX2 build's 4-bit kernels, whose vectors
+// hold the even, then the odd elements of each 16 (x is permuted to match: qmm_lane_order).
 // Codes are decoded to floats exactly, so whether a path decodes on the fly or from a buffer of
 // decoded rows changes no bits.
 #pragma once
@@ -26,6 +28,7 @@ namespace nuvec::cpu {
 
 struct QmmProblem {
   const float* x;     // m rows of k float32 values, row-contiguous
+  const float* xt;    // transposed: x's rows in the kernel's lane order (qmm_lane_order), else x
   const float* xsum;  // transposed: m rows of k / group sums of x (qmm_group_sums)
   const float* bsum;  // not transposed: m rows of n / group sums of x_k * bias_kg (qmm_bias_sums)
   const uint32_t* w;  // transposed: n rows of k codes; else k rows of n codes (packed words)
@@ -51,6 +54,8 @@ void dequantize_fp(QuantSpec q, const Array& codes, const Array& scales, Array& 
 #define NUVEC_DECLARE_QMM_ISA(ns)                                                           \
   namespace ns {                                                                            \
   void qmm_group_sums(const float* x, int64_t m, int64_t k, int group, float* xsum);       \
+  bool qmm_lane_order(int bits);                                                          \
+  void qmm_to_lane_order(const float* x, int64_t count, float* out);                     \
   void qmm_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch);        \
   void qmm_plain(const QmmProblem& p, int64_t c0, int64_t c1, float* scratch);             \
   }

@@ -56,10 +56,17 @@ void run_products(std::vector<QmmProblem>& ps, bool t) {
   int64_t rows = 0, max_m = 0;
   for (const QmmProblem& p : ps) rows += p.m, max_m = std::max(max_m, p.m);
   std::vector<float> xsum(t ? size_t(rows * (k / group)) : 0);
+  const bool permute = t && NUVEC_FOR_ISA(qmm_lane_order)(ps[0].bits);
+  std::vector<float> xt(permute ? size_t(rows * k) : 0);
   if (t) {
     auto sums = NUVEC_FOR_ISA(qmm_group_sums);
-    float* at = xsum.data();
-    for (QmmProblem& p : ps) sums(p.x, p.m, k, int(group), at), p.xsum = at, at += p.m * (k / group);
+    auto order = NUVEC_FOR_ISA(qmm_to_lane_order);
+    float *at = xsum.data(), *xat = xt.data();
+    for (QmmProblem& p : ps) {
+      sums(p.x, p.m, k, int(group), at), p.xsum = at, at += p.m * (k / group);
+      p.xt = p.x;
+      if (permute) order(p.x, p.m * k, xat), p.xt = xat, xat += p.m * k;
+    }
   }
   // Work units per product: blocks of kQmmRowBlock weight rows (transposed) or column chunks.
   const int64_t units = t ? (n + kQmmRowBlock - 1) / kQmmRowBlock : (n + kQmmChunk - 1) / kQmmChunk;

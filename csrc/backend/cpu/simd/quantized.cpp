@@ -63,13 +63,30 @@ inline float halving_sum(VecF v) {
   return t[0];
 }
 
+// The codes of elements [e, e + 2L) as two vectors in the transposed kernels' lane order
+// (backend/cpu/quantized.h): consecutive elements, except for 4 bits in the AVX2 build, where 8
+// bytes hold 16 codes: the low nibbles (even elements) make the first vector, the high nibbles
+// (odd elements) the second.
+template <int B> inline void decode_pair(const uint32_t* row, int64_t e, VecF& a, VecF& b) {
+#if defined(__AVX2__) && !defined(__AVX512F__)
+  if constexpr (B == 4) {
+    const auto* at = reinterpret_cast<const uint8_t*>(row) + e / 2;
+    __m256i c = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(at)));
+    a = _mm256_cvtepi32_ps(_mm256_and_si256(c, _mm256_set1_epi32(15)));
+    b = _mm256_cvtepi32_ps(_mm256_srli_epi32(c, 4));
+    return;
+  }
+#endif
+  a = decode<B>(row, e), b = decode<B>(row, e + L);
+}
+
 template <int B> struct FromPacked {
   const uint32_t* row;
-  VecF at(int64_t e) const { return decode<B>(row, e); }
+  void pair(int64_t e, VecF& a, VecF& b) const { decode_pair<B>(row, e, a, b); }
 };
 struct FromDecoded {
   const float* q;
-  VecF at(int64_t e) const { return load(q + e); }
+  void pair(int64_t e, VecF& a, VecF& b) const { a = load(q + e), b = load(q + e + L); }
 };
 
 // Element i of a scales array of element type S, as a float.
@@ -103,14 +120,15 @@ template <int R, class S, class Src> void dot_rows(const QmmProblem& p, const Sr
   for (int r = 0; r < R; ++r) acc[r] = splat(0.0f);
   for (int64_t g = 0; g < groups; ++g) {
     const int64_t e = g * p.group;
-    VecF d0[R], d1[R];
+    VecF d0[R], d1[R], qa, qb;
     VecF x0 = load(x + e), x1 = load(x + e + L);
-    for (int r = 0; r < R; ++r) d0[r] = src[r].at(e) * x0, d1[r] = src[r].at(e + L) * x1;
+    for (int r = 0; r < R; ++r) src[r].pair(e, qa, qb), d0[r] = qa * x0, d1[r] = qb * x1;
     for (int64_t v = 2; v < V; v += 2) {
       VecF xa = load(x + e + v * L), xb = load(x + e + (v + 1) * L);
       for (int r = 0; r < R; ++r) {
-        d0[r] = fmadd(src[r].at(e + v * L), xa, d0[r]);
-        d1[r] = fmadd(src[r].at(e + (v + 1) * L), xb, d1[r]);
+        src[r].pair(e + v * L, qa, qb);
+        d0[r] = fmadd(qa, xa, d0[r]);
+        d1[r] = fmadd(qb, xb, d1[r]);
       }
     }
     for (int r = 0; r < R; ++r) acc[r] = fmadd(splat(param<S>(p.scales, (n0 + r) * groups + g)), d0[r] + d1[r], acc[r]);
@@ -122,7 +140,7 @@ template <int B, int R, class S> void rows_packed(const QmmProblem& p, int64_t n
   FromPacked<B> src[R];
   for (int r = 0; r < R; ++r) src[r] = {p.w + (n0 + r) * (p.k * B / 32)};
   float y[R];
-  dot_rows<R, S>(p, src, n0, p.x, p.xsum, y);
+  dot_rows<R, S>(p, src, n0, p.xt, p.xsum, y);
   for (int r = 0; r < R; ++r) p.y[n0 + r] = y[r];
 }
 
@@ -131,13 +149,17 @@ template <int B, int R, class S> void rows_decoded(const QmmProblem& p, int64_t 
   for (int r = 0; r < R; ++r) {
     const uint32_t* row = p.w + (n0 + r) * (p.k * B / 32);
     float* q = scratch + r * p.k;
-    for (int64_t e = 0; e < p.k; e += L) store(q + e, decode<B>(row, e));
+    for (int64_t e = 0; e < p.k; e += 2 * L) {
+      VecF a, b;
+      decode_pair<B>(row, e, a, b);
+      store(q + e, a), store(q + e + L, b);
+    }
     src[r] = {q};
   }
   const int64_t groups = p.k / p.group;
   for (int64_t m = 0; m < p.m; ++m) {
     float y[R];
-    dot_rows<R, S>(p, src, n0, p.x + m * p.k, p.xsum + m * groups, y);
+    dot_rows<R, S>(p, src, n0, p.xt + m * p.k, p.xsum + m * groups, y);
     for (int r = 0; r < R; ++r) p.y[m * p.n + n0 + r] = y[r];
   }
 }
@@ -242,6 +264,20 @@ template <class F> void with_bits(int bits, F&& f) {
 }
 
 }  // namespace
+
+bool qmm_lane_order(int bits) {
+#if defined(__AVX2__) && !defined(__AVX512F__)
+  return bits == 4;
+#else
+  (void)bits;
+  return false;
+#endif
+}
+
+void qmm_to_lane_order(const float* x, int64_t count, float* out) {
+  for (int64_t b = 0; b < count; b += 16)
+    for (int l = 0; l < 8; ++l) out[b + l] = x[b + 2 * l], out[b + 8 + l] = x[b + 2 * l + 1];
+}
 
 void qmm_group_sums(const float* x, int64_t m, int64_t k, int group, float* xsum) {
   for (int64_t i = 0; i < m * (k / group); ++i) {
