@@ -71,7 +71,7 @@ constexpr int kQmmChunk = 128;   // output columns of one chunk of the plain ker
 constexpr int kQmmKBlock = 64;   // rows of k the plain kernel decodes at a time for many x rows
 // The scratch floats one thread of either kernel needs.
 inline int64_t qmm_scratch(int64_t m, int64_t n, int64_t k) {
-  int64_t t = kQmmRowBlock * k, p = m * (kQmmChunk / 32) + int64_t(kQmmKBlock) * kQmmChunk, one = 5 * (n / 32 + 1);
+  int64_t t = kQmmRowBlock * k, p = m * (kQmmChunk / 32) + int64_t(kQmmKBlock) * kQmmChunk, one = 9 * (n / 32 + 1);
   return std::max({t, p, one});
 }
 

@@ -189,10 +189,10 @@ void bias_sums(const QmmProblem& p, int64_t g0, int64_t ng, float* bsum) {
   }
 }
 
-// One row of x, output columns [col0, col1): kQmmKBlockOne weight rows at a time over all the
+// One row of x, output columns [col0, col1): kKBlockOne weight rows at a time over all the
 // columns, the accumulators kept in y between blocks (a float32 store and reload changes no bits).
-constexpr int kKBlockOne = 4;
-template <int B> void plain_one(const QmmProblem& p, int64_t col0, int64_t col1, float* scratch) {
+constexpr int kKBlockOne = 8;
+template <int B, class S> void plain_one(const QmmProblem& p, int64_t col0, int64_t col1, float* scratch) {
   const int64_t words = p.n * B / 32, gpr = p.n / p.group, g0 = col0 / p.group, ng = (col1 - col0) / p.group;
   const int64_t vg = p.group / L;
   float* bsum = scratch;
@@ -200,15 +200,22 @@ template <int B> void plain_one(const QmmProblem& p, int64_t col0, int64_t col1,
   bias_sums(p, g0, ng, bsum);
   float* y = p.y + col0;
   for (int64_t kb = 0; kb < p.k; kb += kKBlockOne) {
-    const int64_t ke = std::min<int64_t>(p.k, kb + kKBlockOne);
-    for (int64_t k = kb; k < ke; ++k)
-      for (int64_t j = 0; j < ng; ++j) t[(k - kb) * ng + j] = p.x[k] * qparam(p.scales, p.sdtype, k * gpr + g0 + j);
+    const int64_t nk = std::min<int64_t>(kKBlockOne, p.k - kb);
+    const uint32_t* rows[kKBlockOne];
+    for (int64_t i = 0; i < nk; ++i) {
+      rows[i] = p.w + (kb + i) * words;
+      for (int64_t j = 0; j < ng; ++j) t[i * ng + j] = p.x[kb + i] * param<S>(p.scales, (kb + i) * gpr + g0 + j);
+    }
     for (int64_t j = 0; j < ng; ++j)
       for (int64_t v = j * vg; v < (j + 1) * vg; ++v) {
+        const int64_t c = col0 + v * L;
         VecF acc = kb == 0 ? splat(0.0f) : load(y + v * L);
-        for (int64_t k = kb; k < ke; ++k)
-          acc = fmadd(splat(t[(k - kb) * ng + j]), decode<B>(p.w + k * words, col0 + v * L), acc);
-        if (ke == p.k) acc = acc + splat(bsum[j]);
+        if (nk == kKBlockOne) {  // the same steps with a constant count (unrolled)
+          for (int i = 0; i < kKBlockOne; ++i) acc = fmadd(splat(t[i * ng + j]), decode<B>(rows[i], c), acc);
+        } else {
+          for (int64_t i = 0; i < nk; ++i) acc = fmadd(splat(t[i * ng + j]), decode<B>(rows[i], c), acc);
+        }
+        if (kb + nk == p.k) acc = acc + splat(bsum[j]);
         store(y + v * L, acc);
       }
   }
@@ -246,7 +253,14 @@ template <int B> void plain_many(const QmmProblem& p, int64_t col0, int64_t col1
 
 // Column chunks [c0, c1) of kQmmChunk columns (the last may be narrower, a multiple of the group).
 template <int B> void plain(const QmmProblem& p, int64_t c0, int64_t c1, float* scratch) {
-  if (p.m == 1) return plain_one<B>(p, c0 * kQmmChunk, std::min(p.n, c1 * kQmmChunk), scratch);
+  if (p.m == 1) {
+    const int64_t col0 = c0 * kQmmChunk, col1 = std::min(p.n, c1 * kQmmChunk);
+    switch (p.sdtype) {
+      case Dtype::float16: return plain_one<B, f16>(p, col0, col1, scratch);
+      case Dtype::bfloat16: return plain_one<B, bf16>(p, col0, col1, scratch);
+      default: return plain_one<B, float>(p, col0, col1, scratch);
+    }
+  }
   for (int64_t c = c0; c < c1; ++c) plain_many<B>(p, c * kQmmChunk, std::min(p.n, (c + 1) * kQmmChunk), scratch);
 }
 
