@@ -494,6 +494,13 @@ REGISTRY = {
         atol=1e-4,
         mlx_no_jvp="MLX 0.32.4 has no jvp of quantized_matmul w.r.t. the scales and biases",
     ),
+    "dequantize": Case(
+        lambda s, b: mx.dequantize(_QW, _f32(s), _f32(b), group_size=32),
+        shapes=((6, 2), (6, 2)),
+        h=1e-2,
+        rtol=1e-4,
+        atol=1e-4,
+    ),
     "gather_qmm": Case(
         lambda x, s, b: mx.gather_qmm(
             _f32(x),

@@ -47,12 +47,14 @@ class Quantize : public Primitive {
 
 // Inputs: the packed words, scales and (affine) biases, one batch shape; output (..., K) of the
 // node's dtype. Affine: w = round_S(round_S(q * scale) + bias) computed in the scales' dtype S
-// (then the biases' promotion) as MLX's op chain rounds it, then converted.
+// (then the biases' promotion) as MLX's op chain rounds it, then converted. Differentiable in the
+// scales and biases of affine mode (as MLX: the codes, and ones, per group).
 class Dequantize : public Primitive {
  public:
   explicit Dequantize(QuantSpec q) : q_(q) {}
   const char* name() const override { return "dequantize"; }
   NUVEC_KERNEL_SLOT
+  NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
   bool is_equivalent(const Primitive& o) const override {
     auto* p = dynamic_cast<const Dequantize*>(&o);

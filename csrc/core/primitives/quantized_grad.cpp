@@ -145,4 +145,54 @@ std::vector<Array> GatherQmm::jvp(const std::vector<Array>& primals, const std::
   return {astype(*out, outputs[0].dtype(), s)};
 }
 
+namespace {
+// g (..., K) as (..., K / group, group).
+Array by_group(const Array& g, int group) {
+  Shape shape = g.shape();
+  shape.back() /= group;
+  shape.push_back(group);
+  return reshape(g, shape, g.stream());
+}
+
+Array codes_of(const Array& w, const Array& sc, QuantSpec q, Stream s) {
+  return dequantize(w, full(sc.shape(), scalar_array(1.0, Dtype::float32), Dtype::float32, s),
+                    full(sc.shape(), scalar_array(0.0, Dtype::float32), Dtype::float32, s), q, std::nullopt,
+                    Dtype::float32, s);
+}
+
+void affine_only(QuantSpec q, const std::vector<int>& argnums) {
+  for (int a : argnums)
+    if (a == 0 || !q.has_biases())
+      throw OpError("dequantize", "no gradient wrt the quantized weights or the floating-point modes' scales");
+}
+}  // namespace
+
+std::vector<Array> Dequantize::vjp(const std::vector<Array>& primals, const std::vector<Array>& cotangents,
+                                   const std::vector<int>& argnums, const std::vector<Array>&) {
+  affine_only(q_, argnums);
+  Stream s = cotangents[0].stream();
+  Array c = by_group(astype(cotangents[0], Dtype::float32, s), q_.group_size);
+  std::vector<Array> out;
+  for (int a : argnums) {
+    Array terms = a == 1 ? mul(c, by_group(codes_of(primals[0], primals[1], q_, s), q_.group_size)) : c;
+    out.push_back(astype(sum(terms, std::vector<int>{-1}, false, s), primals[size_t(a)].dtype(), s));
+  }
+  return out;
+}
+
+std::vector<Array> Dequantize::jvp(const std::vector<Array>& primals, const std::vector<Array>& tangents,
+                                   const std::vector<int>& argnums, const std::vector<Array>& outputs) {
+  affine_only(q_, argnums);
+  Stream s = outputs[0].stream();
+  std::optional<Array> out;
+  for (size_t i = 0; i < argnums.size(); ++i) {
+    Array t = expand_dims(astype(tangents[i], Dtype::float32, s), {-1}, s);
+    Array term = argnums[i] == 1 ? mul(by_group(codes_of(primals[0], primals[1], q_, s), q_.group_size), t)
+                                 : broadcast_to(t, by_group(outputs[0], q_.group_size).shape(), s);
+    term = reshape(term, outputs[0].shape(), s);
+    out = out ? add(*out, term) : term;
+  }
+  return {astype(*out, outputs[0].dtype(), s)};
+}
+
 }  // namespace nuvec
