@@ -565,15 +565,9 @@ _QUANTIZED = _ops(
     "given",
     [
         ("quantize", 1, "mlx.core.quantize", {"differentiable": "rounds to integer codes"}),
-        (
-            "dequantize",
-            3,
-            "mlx.core.dequantize",
-            {
-                "differentiable": "decodes integer codes (MLX's gradients w.r.t. scales and biases: not yet)"
-            },
-        ),
+        ("dequantize", 3, "mlx.core.dequantize"),
         ("quantized_matmul", 4, "mlx.core.quantized_matmul", {"dtype": "same"}),
+        ("gather_qmm", 6, "mlx.core.gather_qmm", {"dtype": "same"}),
     ],
 )
 
