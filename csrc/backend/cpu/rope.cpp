@@ -34,6 +34,9 @@ struct RopeTable {
     if (p.has_offsets) {
       Array o = row_contiguous(in[k++]);
       batches = o.ndim() == 1 ? b : 1;
+      if (o.size() != batches)  // a shapeless compiled call can meet a new batch size
+        throw KernelError(EvalErrorKind::other, "rope: " + std::to_string(o.size()) + " offsets for " +
+                                                    std::to_string(b) + " batch rows");
       offset.assign(o.data<int32_t>(), o.data<int32_t>() + batches);
     }
     std::vector<double> inv(static_cast<size_t>(half));
