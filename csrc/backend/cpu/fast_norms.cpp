@@ -65,6 +65,7 @@ void eval_norm(const RowNorm& prim, const std::vector<Array>& in, std::vector<Ar
   auto layer = NUVEC_FOR_ISA(layer_row);
   float eps = prim.eps();
   Array& y = out[0];
+  bool stream = y.dtype() == Dtype::float32 && stream_output(y.nbytes());
   parallel_for(rows, std::max<int64_t>(1, kGrain / d), [&](int64_t r0, int64_t r1) {
     std::vector<float> buf(size_t(3 * d));
     float *bx = buf.data(), *br = bx + d, *by = br + d;
@@ -79,10 +80,11 @@ void eval_norm(const RowNorm& prim, const std::vector<Array>& in, std::vector<Ar
         else xr = h;
       }
       float* yr = row_target(y, r, d, by);
-      if (prim.kind() == NormKind::layer) layer(xr, w, b, yr, d, eps);
-      else rms(xr, w, yr, d, eps);
+      if (prim.kind() == NormKind::layer) layer(xr, w, b, yr, d, eps, stream);
+      else rms(xr, w, yr, d, eps, stream);
       row_out(y, r, d, yr);
     }
+    if (stream) stream_fence();
   });
 }
 

@@ -86,7 +86,7 @@ void eval_rope(const Rope& prim, const std::vector<Array>& in, std::vector<Array
   RopeTable table(p, in, 1, y.shape(0), t);
   int64_t per_batch = rows / y.shape(0), item = int64_t(y.itemsize());
   auto rotate = NUVEC_FOR_ISA(rope_row);
-  bool f32 = y.dtype() == Dtype::float32;
+  bool f32 = y.dtype() == Dtype::float32, stream = f32 && stream_output(y.nbytes());
   parallel_for(rows, std::max<int64_t>(1, kGrain / d), [&](int64_t r0, int64_t r1) {
     std::vector<float> buf(f32 ? 0 : size_t(d));
     for (int64_t r = r0; r < r1; ++r) {
@@ -95,13 +95,15 @@ void eval_rope(const Rope& prim, const std::vector<Array>& in, std::vector<Array
       int64_t k = table.row_of(r, per_batch) * table.half;
       if (f32) {
         rotate(reinterpret_cast<const float*>(xr), reinterpret_cast<float*>(yr), &table.cs[size_t(k)],
-               &table.sn[size_t(k)], table.half, d, p.traditional);
+               &table.sn[size_t(k)], table.half, d, p.traditional, stream);
         continue;
       }
       to_f32(xr, x.dtype(), d, buf.data());
-      rotate(buf.data(), buf.data(), &table.cs[size_t(k)], &table.sn[size_t(k)], table.half, d, p.traditional);
+      rotate(buf.data(), buf.data(), &table.cs[size_t(k)], &table.sn[size_t(k)], table.half, d, p.traditional,
+             false);
       from_f32(buf.data(), y.dtype(), d, yr);
     }
+    if (stream) stream_fence();
   });
 }
 
@@ -137,11 +139,11 @@ void eval_norm_rope(const NormRope& prim, const std::vector<Array>& in, std::vec
     float *bx = buf.data(), *by = bx + d;
     for (int64_t r = r0; r < r1; ++r) {
       to_f32(x.data_bytes() + r * d * int64_t(x.itemsize()), x.dtype(), d, bx);
-      rms(bx, w, by, d, prim.eps());
+      rms(bx, w, by, d, prim.eps(), false);
       char* yr = y.data_bytes() + r * d * item;
       if (dt != Dtype::float32) from_f32(by, dt, d, yr), to_f32(yr, dt, d, by);  // the norm's rounding
       int64_t k = table.row_of(r, per_batch) * table.half;
-      rotate(by, by, &table.cs[size_t(k)], &table.sn[size_t(k)], table.half, d, p.traditional);
+      rotate(by, by, &table.cs[size_t(k)], &table.sn[size_t(k)], table.half, d, p.traditional, false);
       from_f32(by, dt, d, yr);
       int64_t b = table.batches > 1 ? r / per_batch : 0;
       int64_t cache_row = (r / t) * s + table.offset[size_t(b)] + r % t;

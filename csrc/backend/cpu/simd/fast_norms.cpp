@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "backend/cpu/simd/simd.h"
+#include "backend/cpu/simd/fast_norms_store.h"
 
 namespace nuvec::cpu::NUVEC_ISA {
 
@@ -35,10 +35,11 @@ template <class F> float row_sum(const float* x, int64_t d, F f) {
 }
 
 // y[j] = ((x[j] - m) * r) * w[j] + b[j], each factor present or not; the same ops per lane and
-// in the scalar tail.
+// in the scalar tail. `stream`: past the caches where y is aligned.
 template <bool kCentred, bool kWeighted, bool kBiased>
-void scale_row(const float* x, const float* w, const float* b, float* y, int64_t d, float m, float r) {
+void scale_row(const float* x, const float* w, const float* b, float* y, int64_t d, float m, float r, bool stream) {
   VecF vm = splat(m), vr = splat(r);
+  stream = stream && vector_aligned(y);
   int64_t j = 0;
   for (; j + kLanesF <= d; j += kLanesF) {
     VecF v = load(x + j);
@@ -46,7 +47,7 @@ void scale_row(const float* x, const float* w, const float* b, float* y, int64_t
     v = v * vr;
     if (kWeighted) v = v * load(w + j);
     if (kBiased) v = v + load(b + j);
-    store(y + j, v);
+    stream ? store_stream(y + j, v) : store(y + j, v);
   }
   for (; j < d; ++j) {
     float v = x[j];
@@ -62,20 +63,20 @@ float inv_root(float sum, int64_t d, float eps) { return 1.0f / std::sqrt(sum / 
 
 }  // namespace
 
-void rms_row(const float* x, const float* w, float* y, int64_t d, float eps) {
+void rms_row(const float* x, const float* w, float* y, int64_t d, float eps, bool stream) {
   float r = inv_root(row_sum(x, d, [](VecF v) { return v * v; }), d, eps);
-  w ? scale_row<false, true, false>(x, w, nullptr, y, d, 0.0f, r)
-    : scale_row<false, false, false>(x, nullptr, nullptr, y, d, 0.0f, r);
+  w ? scale_row<false, true, false>(x, w, nullptr, y, d, 0.0f, r, stream)
+    : scale_row<false, false, false>(x, nullptr, nullptr, y, d, 0.0f, r, stream);
 }
 
-void layer_row(const float* x, const float* w, const float* b, float* y, int64_t d, float eps) {
+void layer_row(const float* x, const float* w, const float* b, float* y, int64_t d, float eps, bool stream) {
   float m = row_sum(x, d, [](VecF v) { return v; }) / float(d);
   VecF vm = splat(m);
   float r = inv_root(row_sum(x, d, [vm](VecF v) { return (v - vm) * (v - vm); }), d, eps);
-  if (w && b) scale_row<true, true, true>(x, w, b, y, d, m, r);
-  else if (w) scale_row<true, true, false>(x, w, nullptr, y, d, m, r);
-  else if (b) scale_row<true, false, true>(x, nullptr, b, y, d, m, r);
-  else scale_row<true, false, false>(x, nullptr, nullptr, y, d, m, r);
+  if (w && b) scale_row<true, true, true>(x, w, b, y, d, m, r, stream);
+  else if (w) scale_row<true, true, false>(x, w, nullptr, y, d, m, r, stream);
+  else if (b) scale_row<true, false, true>(x, nullptr, b, y, d, m, r, stream);
+  else scale_row<true, false, false>(x, nullptr, nullptr, y, d, m, r, stream);
 }
 
 }  // namespace nuvec::cpu::NUVEC_ISA
