@@ -18,6 +18,7 @@
 #include "core/ops.h"
 #include "core/primitives/compiled.h"
 #include "core/primitives/elementwise.h"
+#include "core/primitives/fast_loss.h"
 #include "core/primitives/fast_norms.h"
 #include "core/primitives/indexing.h"
 #include "core/primitives/matmul.h"
@@ -402,7 +403,8 @@ std::vector<Shape> output_shapes(const TapeStep& st, const std::vector<Shape>& i
   };
   if (auto* r = dynamic_cast<const Reduce*>(&p)) return {reduced(r->axes())};
   if (auto* r = dynamic_cast<const ArgReduce*>(&p)) return {reduced({r->axis()})};
-  if (dynamic_cast<const LogSumExp*>(&p)) return {reduced({int(in.size()) - 1})};
+  if (dynamic_cast<const LogSumExp*>(&p) || dynamic_cast<const CrossEntropy*>(&p))  // the last axis
+    return {reduced({int(in.size()) - 1})};
   if (dynamic_cast<const Count*>(&p)) return st.shapes;  // a scalar whatever the input
   if (dynamic_cast<const Softmax*>(&p) || dynamic_cast<const Scan*>(&p) || dynamic_cast<const Contiguous*>(&p) ||
       dynamic_cast<const Sort*>(&p) || dynamic_cast<const Partition*>(&p))

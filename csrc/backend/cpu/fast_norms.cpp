@@ -93,6 +93,7 @@ void eval_norm(const RowNorm& prim, const std::vector<Array>& in, std::vector<Ar
 void register_fast_norm_kernels(Backend& b) {
   b.add<RowNorm, eval_norm>();
   register_rope_kernels(b);
+  register_cross_entropy_kernels(b);
 }
 
 }  // namespace nuvec::cpu

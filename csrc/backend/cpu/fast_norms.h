@@ -20,6 +20,8 @@ namespace nuvec::cpu {
   /* y = (x - mean) / sqrt(var + eps) * w + b (w, b may be null). */                                  \
   void layer_row(const float* x, const float* w, const float* b, float* y, int64_t d, float eps,       \
                  bool stream);                                                                         \
+  /* logsumexp(x) - x[target], summed in 16 lanes; NaN for a target outside [0, d). */              \
+  float xent_row(const float* x, int64_t d, int64_t target);                                           \
   /* cos and sin of pos * inv_freq[i], i < half, from float64 angles (sin negated when inverse). */    \
   void rope_angles(const double* inv_freq, int64_t half, double pos, bool inverse, float* cs, float* sn); \
   /* y = x with its first 2 * half features rotated by the angles (cs, sn); y may be x. */            \
@@ -34,6 +36,7 @@ NUVEC_DECLARE_FAST_NORMS_ISA(avx512)
 #undef NUVEC_DECLARE_FAST_NORMS_ISA
 
 void register_rope_kernels(Backend& b);
+void register_cross_entropy_kernels(Backend& b);
 
 // Whether a float32 output of `bytes` goes past the caches (larger than they hold).
 inline bool stream_output(size_t bytes) { return bytes >= (size_t(16) << 20); }

@@ -61,6 +61,29 @@ void scale_row(const float* x, const float* w, const float* b, float* y, int64_t
 
 float inv_root(float sum, int64_t d, float eps) { return 1.0f / std::sqrt(sum / float(d) + eps); }
 
+// The largest element (NaNs skipped; exact in any order).
+float row_max(const float* x, int64_t d) {
+  VecF acc = splat(-INFINITY);
+  int64_t j = 0;
+  for (; j + kLanesF <= d; j += kLanesF) {
+    VecF v = load(x + j);
+    acc = v > acc ? v : acc;
+  }
+  float m = -INFINITY;
+  for (int l = 0; l < kLanesF; ++l) m = acc[l] > m ? acc[l] : m;
+  for (; j < d; ++j) m = x[j] > m ? x[j] : m;
+  return m;
+}
+
+inline VecF vexp(VecF v) {
+#ifdef NUVEC_HAS_VECTOR_MATH
+  return NUVEC_MVEC(exp)(v);
+#else
+  for (int l = 0; l < kLanesF; ++l) v[l] = std::exp(v[l]);
+  return v;
+#endif
+}
+
 }  // namespace
 
 void rms_row(const float* x, const float* w, float* y, int64_t d, float eps, bool stream) {
@@ -77,6 +100,15 @@ void layer_row(const float* x, const float* w, const float* b, float* y, int64_t
   else if (w) scale_row<true, true, false>(x, w, nullptr, y, d, m, r, stream);
   else if (b) scale_row<true, false, true>(x, nullptr, b, y, d, m, r, stream);
   else scale_row<true, false, false>(x, nullptr, nullptr, y, d, m, r, stream);
+}
+
+float xent_row(const float* x, int64_t d, int64_t target) {
+  if (target < 0 || target >= d) return NAN;
+  float m = row_max(x, d);
+  if (!std::isfinite(m)) m = 0.0f;  // all -inf (or an inf): no shift
+  VecF vm = splat(m);
+  float s = row_sum(x, d, [vm](VecF v) { return vexp(v - vm); });
+  return (m + std::log(s)) - x[target];
 }
 
 }  // namespace nuvec::cpu::NUVEC_ISA
