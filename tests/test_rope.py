@@ -321,3 +321,46 @@ def test_norm_rope_vmap_matches_a_loop():
         yi, ci = f(x[:, i], cache[i], offs[i])
         assert np.array_equal(np.asarray(y[i]), np.asarray(yi))
         assert np.array_equal(np.asarray(c[i]), np.asarray(ci))
+
+
+@pytest.mark.nuvec_only
+@pytest.mark.parametrize("traditional", [False, True])
+def test_rope_freqs_gradient_matches_finite_differences_and_mlx(traditional):
+    x = RNG.standard_normal((2, 3, 5, 12)).astype(np.float32)
+    f = RNG.uniform(1, 20, 4).astype(np.float32)
+    c = RNG.standard_normal((2, 3, 5, 12)).astype(np.float32)
+    offs = np.array([2, 7])
+
+    def grad(m):
+        def loss(fr):
+            y = m.fast.rope(
+                m.array(x),
+                8,
+                traditional=traditional,
+                base=None,
+                scale=0.5,
+                offset=m.array(offs),
+                freqs=fr,
+            )
+            return (y * m.array(c)).sum()
+
+        return np.asarray(m.grad(loss)(m.array(f)))
+
+    ours = grad(mx)
+    fd = np.zeros(4)
+    for i in range(4):
+        hi, lo = f.astype(np.float64), f.astype(np.float64)
+        hi = hi.copy()
+        lo = lo.copy()
+        hi[i] += 1e-6
+        lo[i] -= 1e-6
+        fd[i] = (
+            (
+                ref_rope(x, 8, traditional, None, 0.5, offs, hi)
+                - ref_rope(x, 8, traditional, None, 0.5, offs, lo)
+            )
+            * c
+        ).sum() / 2e-6
+    np.testing.assert_allclose(ours, fd, rtol=1e-4, atol=1e-4)
+    mlx = pytest.importorskip("mlx.core")
+    np.testing.assert_allclose(ours, grad(mlx), rtol=1e-5, atol=1e-5)
