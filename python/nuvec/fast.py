@@ -1,11 +1,12 @@
 """Fused kernels, as MLX's ``mlx.core.fast`` (docs/fast.md).
 
 The operations a language model spends its time in; docs/fast.md describes each function, its
-determinism promise and its measured speed.
+determinism promise and its measured speed (attention: docs/attention.md).
 
 The GPU-only names behave as MLX's CPU-only builds: metal_kernel makes a kernel whose call
 raises RuntimeError, cuda_kernel and precompiled_cuda_kernel raise RuntimeError."""
 
+from ._fast_attention import plan_attention, scaled_dot_product_attention
 from ._fast_composed import gated_delta_update
 from ._fast_loss import cross_entropy
 from ._fast_norms import add_rms_norm, layer_norm, norm_rope, rms_norm, rope
@@ -18,6 +19,8 @@ __all__ = [
     "norm_rope",
     "cross_entropy",
     "gated_delta_update",
+    "scaled_dot_product_attention",
+    "plan_attention",
     "metal_kernel",
     "cuda_kernel",
     "precompiled_cuda_kernel",
