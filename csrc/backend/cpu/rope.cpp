@@ -138,13 +138,16 @@ void eval_norm_rope(const NormRope& prim, const std::vector<Array>& in, std::vec
     std::vector<float> buf(size_t(2 * d));
     float *bx = buf.data(), *by = bx + d;
     for (int64_t r = r0; r < r1; ++r) {
-      to_f32(x.data_bytes() + r * d * int64_t(x.itemsize()), x.dtype(), d, bx);
-      rms(bx, w, by, d, prim.eps(), false);
+      const char* xb = x.data_bytes() + r * d * int64_t(x.itemsize());
+      const float* xr = x.dtype() == Dtype::float32 ? reinterpret_cast<const float*>(xb) : bx;
+      if (xr == bx) to_f32(xb, x.dtype(), d, bx);
       char* yr = y.data_bytes() + r * d * item;
+      float* yf = dt == Dtype::float32 ? reinterpret_cast<float*>(yr) : by;  // float32: in place
+      rms(xr, w, yf, d, prim.eps(), false);
       if (dt != Dtype::float32) from_f32(by, dt, d, yr), to_f32(yr, dt, d, by);  // the norm's rounding
       int64_t k = table.row_of(r, per_batch) * table.half;
-      rotate(by, by, &table.cs[size_t(k)], &table.sn[size_t(k)], table.half, d, p.traditional, false);
-      from_f32(by, dt, d, yr);
+      rotate(yf, yf, &table.cs[size_t(k)], &table.sn[size_t(k)], table.half, d, p.traditional, false);
+      if (dt != Dtype::float32) from_f32(by, dt, d, yr);
       int64_t b = table.batches > 1 ? r / per_batch : 0;
       int64_t cache_row = (r / t) * s + table.offset[size_t(b)] + r % t;
       std::memcpy(cache.data_bytes() + cache_row * d * item, yr, size_t(d * item));
