@@ -13,25 +13,37 @@ namespace {
 constexpr int kSumLanes = 16;
 constexpr int kSumVecs = kSumLanes / kLanesF;
 
-// sum_j f(x[j]): lane j % 16 adds element j in order, then the lanes combine as a fixed tree.
-template <class F> float row_sum(const float* x, int64_t d, F f) {
+// sum_j f(x[j]) in 16 lanes: lane j % 16 adds element j in order (chunk by chunk through add,
+// the tail through finish), then the lanes combine as a fixed tree.
+struct LaneSum {
   VecF acc[kSumVecs];
-  for (auto& a : acc) a = splat(0.0f);
-  int64_t j = 0;
-  for (; j + kSumLanes <= d; j += kSumLanes)
-    for (int k = 0; k < kSumVecs; ++k) acc[k] += f(load(x + j + k * kLanesF));
-  if (j < d) {  // the tail through the same lanes, the padding's terms dropped
-    float t[kSumLanes] = {};
-    std::memcpy(t, x + j, size_t(d - j) * 4);
-    for (int k = 0; k < kSumVecs; ++k) store(t + k * kLanesF, f(load(t + k * kLanesF)));
-    for (int64_t l = d - j; l < kSumLanes; ++l) t[l] = 0.0f;
-    for (int k = 0; k < kSumVecs; ++k) acc[k] += load(t + k * kLanesF);
+  LaneSum() {
+    for (auto& a : acc) a = splat(0.0f);
   }
-  float lanes[kSumLanes];
-  for (int k = 0; k < kSumVecs; ++k) store(lanes + k * kLanesF, acc[k]);
-  for (int w = kSumLanes / 2; w > 0; w /= 2)
-    for (int l = 0; l < w; ++l) lanes[l] += lanes[l + w];
-  return lanes[0];
+  template <class F> void add(const float* p, F f) {  // elements p[0..16)
+    for (int k = 0; k < kSumVecs; ++k) acc[k] += f(load(p + k * kLanesF));
+  }
+  template <class F> float finish(const float* x, int64_t j, int64_t d, F f) {  // elements j..d, j + 16 > d
+    if (j < d) {  // the padding's terms dropped
+      float t[kSumLanes] = {};
+      std::memcpy(t, x + j, size_t(d - j) * 4);
+      for (int k = 0; k < kSumVecs; ++k) store(t + k * kLanesF, f(load(t + k * kLanesF)));
+      for (int64_t l = d - j; l < kSumLanes; ++l) t[l] = 0.0f;
+      for (int k = 0; k < kSumVecs; ++k) acc[k] += load(t + k * kLanesF);
+    }
+    float lanes[kSumLanes];
+    for (int k = 0; k < kSumVecs; ++k) store(lanes + k * kLanesF, acc[k]);
+    for (int w = kSumLanes / 2; w > 0; w /= 2)
+      for (int l = 0; l < w; ++l) lanes[l] += lanes[l + w];
+    return lanes[0];
+  }
+};
+
+template <class F> float row_sum(const float* x, int64_t d, F f) {
+  LaneSum s;
+  int64_t j = 0;
+  for (; j + kSumLanes <= d; j += kSumLanes) s.add(x + j, f);
+  return s.finish(x, j, d, f);
 }
 
 // y[j] = ((x[j] - m) * r) * w[j] + b[j], each factor present or not; the same ops per lane and
@@ -90,6 +102,42 @@ void rms_row(const float* x, const float* w, float* y, int64_t d, float eps, boo
   float r = inv_root(row_sum(x, d, [](VecF v) { return v * v; }), d, eps);
   w ? scale_row<false, true, false>(x, w, nullptr, y, d, 0.0f, r, stream)
     : scale_row<false, false, false>(x, nullptr, nullptr, y, d, 0.0f, r, stream);
+}
+
+// Row r's output pass runs beside row r + 1's sum of squares, so memory sees one stream of reads
+// and writes (as a copy does) instead of a read burst then a write burst per row. The sums and
+// the outputs are those of rms_row, element by element.
+template <bool kWeighted>
+void rms_pipelined(const float* x, const float* w, float* y, int64_t rows, int64_t d, float eps, bool stream) {
+  auto square = [](VecF v) { return v * v; };
+  float sum = row_sum(x, d, square);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * d;
+    float* yr = y + r * d;
+    float inv = inv_root(sum, d, eps);
+    int64_t j = 0;
+    if (r + 1 < rows) {
+      const float* xn = xr + d;
+      LaneSum next;
+      VecF vr = splat(inv);
+      bool nt = stream && vector_aligned(yr);
+      for (; j + kSumLanes <= d; j += kSumLanes) {
+        next.add(xn + j, square);
+        for (int k = 0; k < kSumVecs; ++k) {
+          int64_t i = j + k * kLanesF;
+          VecF v = load(xr + i) * vr;
+          if (kWeighted) v = v * load(w + i);
+          nt ? store_stream(yr + i, v) : store(yr + i, v);
+        }
+      }
+      sum = next.finish(xn, j, d, square);
+    }
+    scale_row<false, kWeighted, false>(xr + j, kWeighted ? w + j : nullptr, nullptr, yr + j, d - j, 0.0f, inv, stream);
+  }
+}
+
+void rms_rows(const float* x, const float* w, float* y, int64_t rows, int64_t d, float eps, bool stream) {
+  w ? rms_pipelined<true>(x, w, y, rows, d, eps, stream) : rms_pipelined<false>(x, w, y, rows, d, eps, stream);
 }
 
 void layer_row(const float* x, const float* w, const float* b, float* y, int64_t d, float eps, bool stream) {
