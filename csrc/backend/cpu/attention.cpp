@@ -52,12 +52,24 @@ void decode(const AttentionOperands& a) {
 }
 
 void prefill(const AttentionOperands& a) {
-  const int64_t tiles = (a.Lq + kAttentionTileQ - 1) / kAttentionTileQ;
+  // Every key tile packed once (shared by the query heads of its key head), then the query tiles.
+  const int64_t nr = a.mm->f32_shape.nr, TK = kAttentionTileK;
+  const int64_t kt = (a.Lk + TK - 1) / TK, kheads = a.B * a.Hkv;
+  const int64_t ksize = (TK + nr - 1) / nr * nr * a.D, vsize = TK * ((a.Dv + nr - 1) / nr * nr);
+  std::vector<float> kpack(size_t(kheads * kt * ksize)), vpack(size_t(kheads * kt * vsize));
+  auto pack = NUVEC_FOR_ISA(attention_prefill_pack);
+  parallel_for(kheads * kt, std::max<int64_t>(1, 16384 / ksize), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t)
+      pack(a, t / kt / a.Hkv, t / kt % a.Hkv, t % kt * TK, kpack.data() + t * ksize, vpack.data() + t * vsize);
+  });
+  const int64_t tiles = (a.Lq + kAttentionTileQ - 1) / kAttentionTileQ, rep = a.Hq / a.Hkv;
   auto tile = NUVEC_FOR_ISA(attention_prefill_tile);
   parallel_for(a.B * a.Hq * tiles, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
-      int64_t bh = t / tiles, i0 = t % tiles * kAttentionTileQ;
-      tile(a, bh / a.Hq, bh % a.Hq, i0, std::min(a.Lq, i0 + kAttentionTileQ));
+      int64_t bh = t / tiles, i0 = t % tiles * kAttentionTileQ, b = bh / a.Hq, h = bh % a.Hq;
+      int64_t kh = b * a.Hkv + h / rep;
+      tile(a, kpack.data() + kh * kt * ksize, vpack.data() + kh * kt * vsize, b, h, i0,
+           std::min(a.Lq, i0 + kAttentionTileQ));
     }
   });
 }

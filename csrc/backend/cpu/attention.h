@@ -24,13 +24,19 @@ struct AttentionOperands {
 // (b, h), as part = {max score, sum of exp(score - max), the Dv weighted value sums}. Every score
 // is masked (float32's lowest) when `all_masked`. A row's parts depend only on its keys.
 // The merge: a row's nb parts in order, then the head's sink, divided out into `out` (Dv values).
+// Prefill: pack key tile [j0, j0 + kAttentionTileK) of key head (b, g) as the micro-kernels' B
+// panels (k^T: round_up(TK, nr) x D floats at kp; v: TK x round_up(Dv, nr) at vp); then query
+// rows [i0, i1) of head (b, h) over the packed tiles of its key head.
 #define NUVEC_DECLARE_ATTENTION_ISA(ns)                                                                     \
   namespace ns {                                                                                            \
   void attention_decode_block(const AttentionOperands& a, int64_t b, int64_t h, int64_t i, int64_t k0,      \
                               int64_t k1, bool all_masked, float* part);                                    \
   void attention_decode_merge(const AttentionOperands& a, const float* parts, int64_t nb, int64_t h,        \
                               float* out);                                                                  \
-  void attention_prefill_tile(const AttentionOperands& a, int64_t b, int64_t h, int64_t i0, int64_t i1);    \
+  void attention_prefill_pack(const AttentionOperands& a, int64_t b, int64_t g, int64_t j0, float* kp,       \
+                              float* vp);                                                                   \
+  void attention_prefill_tile(const AttentionOperands& a, const float* kpack, const float* vpack, int64_t b, \
+                              int64_t h, int64_t i0, int64_t i1);                                           \
   }
 NUVEC_DECLARE_ATTENTION_ISA(portable)
 #if defined(__x86_64__)

@@ -185,26 +185,43 @@ void attention_decode_merge(const AttentionOperands& a, const float* parts, int6
   finish_row(a, h, m, l, acc.data(), out);
 }
 
-void attention_prefill_tile(const AttentionOperands& a, int64_t b, int64_t h, int64_t i0, int64_t i1) {
+void attention_prefill_pack(const AttentionOperands& a, int64_t b, int64_t g, int64_t j0, float* kp, float* vp) {
+  const MatmulKernels& mm = *a.mm;
+  const int64_t nr = mm.f32_shape.nr, TK = kAttentionTileK, D = a.D, Dv = a.Dv;
+  const int64_t C = std::min(TK, a.Lk - j0), pk = (C + nr - 1) / nr, pv = round_up(Dv, nr) / nr;
+  const float* K = a.k + ((b * a.Hkv + g) * a.Lk + j0) * D;
+  const float* V = a.v + ((b * a.Hkv + g) * a.Lk + j0) * Dv;
+  if (C % nr) std::fill(kp + (pk - 1) * nr * D, kp + pk * nr * D, 0.0f);
+  for (int64_t n = 0; n < pk; ++n)  // k^T in panels of nr keys
+    mm.transpose32(reinterpret_cast<const char*>(K + n * nr * D), D * 4, std::min(nr, C - n * nr), D,
+                   kp + n * nr * D, nr);
+  for (int64_t n = 0; n < pv; ++n) {  // v in panels of nr columns, zero past Dv
+    float* dst = vp + n * TK * nr;
+    int64_t w = std::min(nr, Dv - n * nr);
+    for (int64_t c = 0; c < C; ++c) {
+      std::memcpy(dst + c * nr, V + c * Dv + n * nr, size_t(w) * 4);
+      std::fill(dst + c * nr + w, dst + (c + 1) * nr, 0.0f);
+    }
+  }
+}
+
+void attention_prefill_tile(const AttentionOperands& a, const float* kpack, const float* vpack, int64_t b, int64_t h,
+                            int64_t i0, int64_t i1) {
   const MatmulKernels& mm = *a.mm;
   const int64_t mr = mm.f32_shape.mr, nr = mm.f32_shape.nr, TK = kAttentionTileK;
-  const int64_t R = i1 - i0, D = a.D, Dv = a.Dv, g = h / (a.Hq / a.Hkv), off = a.Lk - a.Lq;
+  const int64_t R = i1 - i0, D = a.D, Dv = a.Dv, off = a.Lk - a.Lq;
   const int64_t pq = (R + mr - 1) / mr, ldS = round_up(TK, nr), ldo = round_up(Dv, nr), pv = ldo / nr;
   const float* Q = a.q + ((b * a.Hq + h) * a.Lq + i0) * D;
-  const float* K = a.k + (b * a.Hkv + g) * a.Lk * D;
-  const float* V = a.v + (b * a.Hkv + g) * a.Lk * Dv;
   const bool causal = a.mask == AttentionMask::causal;
   // Keys past the last row's causal end are masked for every row of the tile (exp gives 0 for
   // them exactly), so they are skipped; unless some row sees no key at all, then it averages all.
   int64_t kend = a.Lk;
   if (causal && i0 + off >= 0) kend = std::min(a.Lk, i1 + off);
 
-  thread_local std::vector<float> Aq, Bk, S, Ap, Bv, O, ms, ls;
+  thread_local std::vector<float> Aq, S, Ap, O, ms, ls;
   Aq.assign(size_t(pq * mr * D), 0.0f);
-  Bk.resize(size_t(ldS * D));
   S.resize(size_t(pq * mr * ldS));
   Ap.assign(size_t(pq * mr * TK), 0.0f);
-  Bv.resize(size_t(pv * TK * nr));
   O.assign(size_t(pq * mr * ldo), 0.0f);
   ms.assign(size_t(R), kNegInf);
   ls.assign(size_t(R), 0.0f);
@@ -212,17 +229,13 @@ void attention_prefill_tile(const AttentionOperands& a, int64_t b, int64_t h, in
     for (int64_t d = 0; d < D; ++d) Aq[size_t((r / mr) * mr * D + d * mr + r % mr)] = Q[r * D + d] * a.scale;
 
   for (int64_t j0 = 0; j0 < kend; j0 += TK) {
-    const int64_t C = std::min(TK, kend - j0), pk = (C + nr - 1) / nr;
-    if (C % nr) std::fill(Bk.begin() + (pk - 1) * nr * D, Bk.begin() + pk * nr * D, 0.0f);
-    for (int64_t c = 0; c < C; ++c) {  // K^T in panels of nr keys
-      const float* kr = K + (j0 + c) * D;
-      float* dst = Bk.data() + (c / nr) * nr * D + c % nr;
-      for (int64_t d = 0; d < D; ++d) dst[d * nr] = kr[d];
-    }
+    const int64_t C = std::min(TK, kend - j0), pk = (C + nr - 1) / nr, t = j0 / TK;
+    const float* Bk = kpack + t * ldS * D;
+    const float* Bv = vpack + t * TK * ldo;
     for (int64_t p = 0; p < pq; ++p) {
       int rows = int(std::min(mr, R - p * mr));
       for (int64_t n = 0; n < pk; ++n)
-        mm.f32[rows](D, Aq.data() + p * mr * D, Bk.data() + n * nr * D, S.data() + p * mr * ldS + n * nr, ldS, false);
+        mm.f32[rows](D, Aq.data() + p * mr * D, Bk + n * nr * D, S.data() + p * mr * ldS + n * nr, ldS, false);
     }
     const int64_t cp = round_up(C, L);
     for (int64_t r = 0; r < R; ++r) {
@@ -235,25 +248,18 @@ void attention_prefill_tile(const AttentionOperands& a, int64_t b, int64_t h, in
       float m2 = std::max(ms[size_t(r)], vmax(s, cp)), ref = ref_of(m2), alpha = exp1(ms[size_t(r)] - ref);
       ls[size_t(r)] = ls[size_t(r)] * alpha + exp_sum(s, cp, ref);
       ms[size_t(r)] = m2;
-      float* o = O.data() + r * ldo;
-      VecF al = splat(alpha);
-      for (int64_t c = 0; c < ldo; c += L) store(o + c, load(o + c) * al);
-      float* ap = Ap.data() + (r / mr) * mr * TK + r % mr;
-      for (int64_t c = 0; c < C; ++c) ap[c * mr] = s[c];
-    }
-    for (int64_t n = 0; n < pv; ++n) {  // V in panels of nr columns, zero past Dv
-      float* dst = Bv.data() + n * TK * nr;
-      int64_t w = std::min(nr, Dv - n * nr);
-      for (int64_t c = 0; c < C; ++c) {
-        std::memcpy(dst + c * nr, V + (j0 + c) * Dv + n * nr, size_t(w) * 4);
-        std::fill(dst + c * nr + w, dst + (c + 1) * nr, 0.0f);
+      if (alpha != 1.0f) {  // (a factor of 1 changes no bits)
+        float* o = O.data() + r * ldo;
+        VecF al = splat(alpha);
+        for (int64_t c = 0; c < ldo; c += L) store(o + c, load(o + c) * al);
       }
+      float* ap = Ap.data() + (r / mr) * mr * TK + r % mr;  // P into k-major panels of mr rows
+      for (int64_t c = 0; c < C; ++c) ap[c * mr] = s[c];
     }
     for (int64_t p = 0; p < pq; ++p) {
       int rows = int(std::min(mr, R - p * mr));
       for (int64_t n = 0; n < pv; ++n)
-        mm.f32[rows](C, Ap.data() + p * mr * TK, Bv.data() + n * TK * nr, O.data() + p * mr * ldo + n * nr, ldo,
-                     true);
+        mm.f32[rows](C, Ap.data() + p * mr * TK, Bv + n * TK * nr, O.data() + p * mr * ldo + n * nr, ldo, true);
     }
   }
   float* out = a.out + ((b * a.Hq + h) * a.Lq + i0) * Dv;
