@@ -4,9 +4,15 @@
 #include <cstdint>
 
 #include "backend/cpu/matmul.h"
+#include "core/ops/attention.h"
 #include "core/primitives/attention.h"
 
 namespace nuvec::cpu {
+
+// The floats of one packed key tile: k as panels of mr keys (round_up(TK, mr) x D), and v^T as
+// panels of mr value columns (round_up(Dv, mr) x TK).
+inline int64_t prefill_k_floats(int64_t mr, int64_t D) { return (kAttentionTileK + mr - 1) / mr * mr * D; }
+inline int64_t prefill_v_floats(int64_t mr, int64_t Dv) { return (Dv + mr - 1) / mr * mr * kAttentionTileK; }
 
 struct AttentionOperands {
   const float *q, *k, *v;  // row-contiguous (B, Hq, Lq, D), (B, Hkv, Lk, D), (B, Hkv, Lk, Dv)
@@ -24,9 +30,9 @@ struct AttentionOperands {
 // (b, h), as part = {max score, sum of exp(score - max), the Dv weighted value sums}. Every score
 // is masked (float32's lowest) when `all_masked`. A row's parts depend only on its keys.
 // The merge: a row's nb parts in order, then the head's sink, divided out into `out` (Dv values).
-// Prefill: pack key tile [j0, j0 + kAttentionTileK) of key head (b, g) as the micro-kernels' B
-// panels (k^T: round_up(TK, nr) x D floats at kp; v: TK x round_up(Dv, nr) at vp); then query
-// rows [i0, i1) of head (b, h) over the packed tiles of its key head.
+// Prefill: pack key tile [j0, j0 + kAttentionTileK) of key head (b, g) as the micro-kernels' A
+// panels of mr rows (k: prefill_k_floats at kp; v^T: prefill_v_floats at vp); then query rows
+// [i0, i1) of head (b, h) over the packed tiles of its key head.
 #define NUVEC_DECLARE_ATTENTION_ISA(ns)                                                                     \
   namespace ns {                                                                                            \
   void attention_decode_block(const AttentionOperands& a, int64_t b, int64_t h, int64_t i, int64_t k0,      \

@@ -187,30 +187,34 @@ void attention_decode_merge(const AttentionOperands& a, const float* parts, int6
 
 void attention_prefill_pack(const AttentionOperands& a, int64_t b, int64_t g, int64_t j0, float* kp, float* vp) {
   const MatmulKernels& mm = *a.mm;
-  const int64_t nr = mm.f32_shape.nr, TK = kAttentionTileK, D = a.D, Dv = a.Dv;
-  const int64_t C = std::min(TK, a.Lk - j0), pk = (C + nr - 1) / nr, pv = round_up(Dv, nr) / nr;
+  const int64_t mr = mm.f32_shape.mr, TK = kAttentionTileK, D = a.D, Dv = a.Dv;
+  const int64_t C = std::min(TK, a.Lk - j0);
   const float* K = a.k + ((b * a.Hkv + g) * a.Lk + j0) * D;
   const float* V = a.v + ((b * a.Hkv + g) * a.Lk + j0) * Dv;
-  if (C % nr) std::fill(kp + (pk - 1) * nr * D, kp + pk * nr * D, 0.0f);
-  for (int64_t n = 0; n < pk; ++n)  // k^T in panels of nr keys
-    mm.transpose32(reinterpret_cast<const char*>(K + n * nr * D), D * 4, std::min(nr, C - n * nr), D,
-                   kp + n * nr * D, nr);
-  for (int64_t n = 0; n < pv; ++n) {  // v in panels of nr columns, zero past Dv
-    float* dst = vp + n * TK * nr;
-    int64_t w = std::min(nr, Dv - n * nr);
+  std::fill(kp, kp + prefill_k_floats(mr, D), 0.0f);
+  for (int64_t p = 0; p * mr < C; ++p)  // k as panels of mr keys: [d * mr + i] = k[p * mr + i][d]
+    mm.transpose32(reinterpret_cast<const char*>(K + p * mr * D), D * 4, std::min(mr, C - p * mr), D, kp + p * mr * D,
+                   mr);
+  for (int64_t p = 0; p * mr < Dv; ++p) {  // v as panels of mr columns: [c * mr + i] = v[c][p * mr + i]
+    float* dst = vp + p * TK * mr;
+    int64_t w = std::min(mr, Dv - p * mr);
     for (int64_t c = 0; c < C; ++c) {
-      std::memcpy(dst + c * nr, V + c * Dv + n * nr, size_t(w) * 4);
-      std::fill(dst + c * nr + w, dst + (c + 1) * nr, 0.0f);
+      std::memcpy(dst + c * mr, V + c * Dv + p * mr, size_t(w) * 4);
+      std::fill(dst + c * mr + w, dst + (c + 1) * mr, 0.0f);
     }
   }
 }
 
+// The tile works transposed: scores S^T = k q^T land, per panel of nr queries, in the k-major
+// layout the micro-kernels read as B, so the softmax runs down columns (a vector of nr / L
+// queries at a time) and O^T += v^T P^T needs no repacking of P.
 void attention_prefill_tile(const AttentionOperands& a, const float* kpack, const float* vpack, int64_t b, int64_t h,
                             int64_t i0, int64_t i1) {
   const MatmulKernels& mm = *a.mm;
   const int64_t mr = mm.f32_shape.mr, nr = mm.f32_shape.nr, TK = kAttentionTileK;
   const int64_t R = i1 - i0, D = a.D, Dv = a.Dv, off = a.Lk - a.Lq;
-  const int64_t pq = (R + mr - 1) / mr, ldS = round_up(TK, nr), ldo = round_up(Dv, nr), pv = ldo / nr;
+  const int64_t nq = (R + nr - 1) / nr, ldo = nq * nr, tkp = round_up(TK, mr), pvv = (Dv + mr - 1) / mr;
+  const int64_t ksize = prefill_k_floats(mr, D), vsize = prefill_v_floats(mr, Dv);
   const float* Q = a.q + ((b * a.Hq + h) * a.Lq + i0) * D;
   const bool causal = a.mask == AttentionMask::causal;
   // Keys past the last row's causal end are masked for every row of the tile (exp gives 0 for
@@ -218,52 +222,76 @@ void attention_prefill_tile(const AttentionOperands& a, const float* kpack, cons
   int64_t kend = a.Lk;
   if (causal && i0 + off >= 0) kend = std::min(a.Lk, i1 + off);
 
-  thread_local std::vector<float> Aq, S, Ap, O, ms, ls;
-  Aq.assign(size_t(pq * mr * D), 0.0f);
-  S.resize(size_t(pq * mr * ldS));
-  Ap.assign(size_t(pq * mr * TK), 0.0f);
-  O.assign(size_t(pq * mr * ldo), 0.0f);
-  ms.assign(size_t(R), kNegInf);
-  ls.assign(size_t(R), 0.0f);
-  for (int64_t r = 0; r < R; ++r)
-    for (int64_t d = 0; d < D; ++d) Aq[size_t((r / mr) * mr * D + d * mr + r % mr)] = Q[r * D + d] * a.scale;
+  thread_local std::vector<float> QT, ST, OT, ms, ls, al;
+  QT.assign(size_t(nq * D * nr), 0.0f);
+  ST.resize(size_t(nq * tkp * nr));
+  OT.assign(size_t(pvv * mr * ldo), 0.0f);
+  ms.assign(size_t(ldo), kNegInf);
+  ls.assign(size_t(ldo), 0.0f);
+  al.resize(size_t(ldo));
+  for (int64_t j = 0; j < R; ++j)  // q^T in panels of nr queries, scaled
+    for (int64_t d = 0; d < D; ++d) QT[size_t((j / nr) * D * nr + d * nr + j % nr)] = Q[j * D + d] * a.scale;
 
   for (int64_t j0 = 0; j0 < kend; j0 += TK) {
-    const int64_t C = std::min(TK, kend - j0), pk = (C + nr - 1) / nr, t = j0 / TK;
-    const float* Bk = kpack + t * ldS * D;
-    const float* Bv = vpack + t * TK * ldo;
-    for (int64_t p = 0; p < pq; ++p) {
-      int rows = int(std::min(mr, R - p * mr));
-      for (int64_t n = 0; n < pk; ++n)
-        mm.f32[rows](D, Aq.data() + p * mr * D, Bk + n * nr * D, S.data() + p * mr * ldS + n * nr, ldS, false);
-    }
-    const int64_t cp = round_up(C, L);
-    for (int64_t r = 0; r < R; ++r) {
-      float* s = S.data() + r * ldS;
-      if (causal)
-        for (int64_t c = std::max<int64_t>(0, i0 + r + off + 1 - j0); c < C; ++c) s[c] = kLowest;
-      else
-        apply_mask(a, mask_row(a, b, h, i0 + r), j0, s, C);
-      std::fill(s + C, s + cp, kNegInf);
-      float m2 = std::max(ms[size_t(r)], vmax(s, cp)), ref = ref_of(m2), alpha = exp1(ms[size_t(r)] - ref);
-      ls[size_t(r)] = ls[size_t(r)] * alpha + exp_sum(s, cp, ref);
-      ms[size_t(r)] = m2;
-      if (alpha != 1.0f) {  // (a factor of 1 changes no bits)
-        float* o = O.data() + r * ldo;
-        VecF al = splat(alpha);
-        for (int64_t c = 0; c < ldo; c += L) store(o + c, load(o + c) * al);
+    const int64_t C = std::min(TK, kend - j0), t = j0 / TK;
+    const float* Kp = kpack + t * ksize;
+    const float* Vp = vpack + t * vsize;
+    for (int64_t n = 0; n < nq; ++n) {
+      float* st = ST.data() + n * tkp * nr;
+      for (int64_t p = 0; p * mr < C; ++p)
+        mm.f32[std::min(mr, C - p * mr)](D, Kp + p * mr * D, QT.data() + n * D * nr, st + p * mr * nr, nr, false);
+      const int64_t q0 = i0 + n * nr;
+      if (causal) {  // query q0 + jj masks key j0 + c when jj < j0 + c - off - q0
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t jj = 0, e = std::min(nr, j0 + c - off - q0); jj < e; ++jj) st[c * nr + jj] = kLowest;
+      } else if (a.mask != AttentionMask::none) {
+        for (int64_t jj = 0; jj < nr && q0 + jj < i1; ++jj) {
+          float col[kAttentionTileK];
+          for (int64_t c = 0; c < C; ++c) col[c] = st[c * nr + jj];
+          apply_mask(a, mask_row(a, b, h, q0 + jj), j0, col, C);
+          for (int64_t c = 0; c < C; ++c) st[c * nr + jj] = col[c];
+        }
       }
-      float* ap = Ap.data() + (r / mr) * mr * TK + r % mr;  // P into k-major panels of mr rows
-      for (int64_t c = 0; c < C; ++c) ap[c * mr] = s[c];
+      bool rescale = false;
+      for (int64_t v = 0; v < nr; v += L) {  // online softmax down the columns
+        VecF mx = splat(kNegInf);
+        for (int64_t c = 0; c < C; ++c) {
+          VecF x = load(st + c * nr + v);
+          mx = x > mx ? x : mx;
+        }
+        float* mp = ms.data() + n * nr + v;
+        VecF mo = load(mp), m2 = mx > mo ? mx : mo;
+        VecF ref = m2 == splat(kNegInf) ? splat(0.0f) : m2, sum = VecF{};
+        VecF alpha = expf_v(mo - ref);
+        for (int64_t c = 0; c < C; ++c) {
+          VecF e = expf_v(load(st + c * nr + v) - ref);
+          store(st + c * nr + v, e);
+          sum += e;
+        }
+        store(ls.data() + n * nr + v, load(ls.data() + n * nr + v) * alpha + sum);
+        store(mp, m2);
+        store(al.data() + n * nr + v, alpha);
+        for (int l = 0; l < L; ++l) rescale |= alpha[l] != 1.0f;
+      }
+      if (rescale)  // (a factor of 1 changes no bits)
+        for (int64_t d = 0; d < pvv * mr; ++d)
+          for (int64_t v = 0; v < nr; v += L) {
+            float* o = OT.data() + d * ldo + n * nr + v;
+            store(o, load(o) * load(al.data() + n * nr + v));
+          }
     }
-    for (int64_t p = 0; p < pq; ++p) {
-      int rows = int(std::min(mr, R - p * mr));
-      for (int64_t n = 0; n < pv; ++n)
-        mm.f32[rows](C, Ap.data() + p * mr * TK, Bv + n * TK * nr, O.data() + p * mr * ldo + n * nr, ldo, true);
-    }
+    for (int64_t p = 0; p < pvv; ++p)
+      for (int64_t n = 0; n < nq; ++n)
+        mm.f32[std::min(mr, Dv - p * mr)](C, Vp + p * TK * mr, ST.data() + n * tkp * nr,
+                                          OT.data() + p * mr * ldo + n * nr, ldo, true);
   }
   float* out = a.out + ((b * a.Hq + h) * a.Lq + i0) * Dv;
-  for (int64_t r = 0; r < R; ++r) finish_row(a, h, ms[size_t(r)], ls[size_t(r)], O.data() + r * ldo, out + r * Dv);
+  thread_local std::vector<float> acc;
+  acc.resize(size_t(Dv));
+  for (int64_t j = 0; j < R; ++j) {
+    for (int64_t d = 0; d < Dv; ++d) acc[size_t(d)] = OT[size_t(d * ldo + j)];
+    finish_row(a, h, ms[size_t(j)], ls[size_t(j)], acc.data(), out + j * Dv);
+  }
 }
 
 }  // namespace nuvec::cpu::NUVEC_ISA
