@@ -24,6 +24,8 @@ SHAPES = [
     (1, 3, 3, 70, 40, 12, 20),
     (2, 6, 2, 9, 300, 33, 17),
     (1, 1, 1, 130, 130, 7, 7),
+    (1, 2, 1, 6, 3, 8, 8),  # decode rows before the first key (causal)
+    (1, 2, 2, 200, 70, 16, 8),  # prefill tiles whose rows see no key
 ]
 MASKS = [None, "causal", "additive", "boolean"]
 
