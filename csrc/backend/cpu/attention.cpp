@@ -76,7 +76,8 @@ void prefill(const AttentionOperands& a) {
   auto tile = NUVEC_FOR_ISA(attention_prefill_tile);
   parallel_for(a.B * a.Hq * tiles, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
-      int64_t bh = t / tiles, i0 = t % tiles * kAttentionTileQ, b = bh / a.Hq, h = bh % a.Hq;
+      // The heaviest (last) tiles of a head first, so no thread is left with one at the end.
+      int64_t bh = t / tiles, i0 = (tiles - 1 - t % tiles) * kAttentionTileQ, b = bh / a.Hq, h = bh % a.Hq;
       int64_t kh = b * a.Hkv + h / rep;
       tile(a, kpack + kh * kt * ksize, vpack + kh * kt * vsize, b, h, i0,
            std::min(a.Lq, i0 + kAttentionTileQ));

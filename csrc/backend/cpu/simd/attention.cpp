@@ -223,6 +223,8 @@ void attention_prefill_tile(const AttentionOperands& a, const float* kpack, cons
   if (causal && i0 + off >= 0) kend = std::min(a.Lk, i1 + off);
 
   thread_local std::vector<float> QT, ST, OT, ms, ls, al;
+  thread_local std::vector<int64_t> cols;
+  cols.resize(size_t(nq));
   QT.assign(size_t(nq * D * nr), 0.0f);
   ST.resize(size_t(nq * tkp * nr));
   OT.assign(size_t(pvv * mr * ldo), 0.0f);
@@ -233,14 +235,21 @@ void attention_prefill_tile(const AttentionOperands& a, const float* kpack, cons
     for (int64_t d = 0; d < D; ++d) QT[size_t((j / nr) * D * nr + d * nr + j % nr)] = Q[j * D + d] * a.scale;
 
   for (int64_t j0 = 0; j0 < kend; j0 += TK) {
-    const int64_t C = std::min(TK, kend - j0), t = j0 / TK;
+    const int64_t t = j0 / TK;
     const float* Kp = kpack + t * ksize;
     const float* Vp = vpack + t * vsize;
+    // The keys of this tile a panel of queries from q0 works on: under a causal mask, none past
+    // its last query's end (their weights are exactly 0, so leaving them out changes no bits).
+    auto visible = [&](int64_t q0) {
+      int64_t c = std::min(TK, kend - j0);
+      return causal && i0 + off >= 0 ? std::clamp<int64_t>(q0 + nr + off - j0, 0, c) : c;
+    };
     for (int64_t n = 0; n < nq; ++n) {
+      const int64_t q0 = i0 + n * nr, C = cols[size_t(n)] = visible(q0);
+      if (C == 0) continue;
       float* st = ST.data() + n * tkp * nr;
       for (int64_t p = 0; p * mr < C; ++p)
         mm.f32[std::min(mr, C - p * mr)](D, Kp + p * mr * D, QT.data() + n * D * nr, st + p * mr * nr, nr, false);
-      const int64_t q0 = i0 + n * nr;
       if (causal) {  // query q0 + jj masks key j0 + c when jj < j0 + c - off - q0
         for (int64_t c = 0; c < C; ++c)
           for (int64_t jj = 0, e = std::min(nr, j0 + c - off - q0); jj < e; ++jj) st[c * nr + jj] = kLowest;
@@ -282,8 +291,9 @@ void attention_prefill_tile(const AttentionOperands& a, const float* kpack, cons
     }
     for (int64_t p = 0; p < pvv; ++p)
       for (int64_t n = 0; n < nq; ++n)
-        mm.f32[std::min(mr, Dv - p * mr)](C, Vp + p * TK * mr, ST.data() + n * tkp * nr,
-                                          OT.data() + p * mr * ldo + n * nr, ldo, true);
+        if (cols[size_t(n)])
+          mm.f32[std::min(mr, Dv - p * mr)](cols[size_t(n)], Vp + p * TK * mr, ST.data() + n * tkp * nr,
+                                            OT.data() + p * mr * ldo + n * nr, ldo, true);
   }
   float* out = a.out + ((b * a.Hq + h) * a.Lq + i0) * Dv;
   thread_local std::vector<float> acc;
