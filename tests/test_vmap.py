@@ -119,6 +119,11 @@ EXTRA = {
         lambda x: [mx.to_fp8(x), mx.from_fp8(mx.to_fp8(x * 100), mx.float32)],
         covers=("to_fp8", "from_fp8"),
     ),
+    "quantize": Case(
+        lambda x: [*mx.quantize(x, 32, 4), mx.dequantize(*mx.quantize(x, 32, 4), 32, 4)],
+        shapes=((2, 64),),
+        covers=("quantize", "dequantize"),
+    ),
     "grad": Case(lambda x: mx.grad(lambda a: mx.sum(mx.sin(a) * a))(x), covers=("grad",)),
     "value_and_grad": Case(
         lambda x, y: mx.value_and_grad(lambda a, b: mx.sum(a @ b))(x, y), shapes=((2, 3), (3, 2))

@@ -55,6 +55,7 @@ PARAMS = {
     "sorted_sequence": "_ArrayLike",
     "input": "_ArrayLike",
     "weight": "_ArrayLike",
+    **dict.fromkeys(("w", "scales", "biases", "global_scale"), "_ArrayLike"),  # quantization
     **dict.fromkeys(
         ("stride", "padding", "dilation", "output_padding", "kernel_dilation", "input_dilation"),
         "int | Sequence[int]",

@@ -482,6 +482,19 @@ _MATMUL = _ops(
     ],
 )
 
+# Gathered, segmented and masked products (docs/matmul.md), and the Hadamard transform.
+_GATHERED = _ops(
+    "matmul",
+    "matmul",
+    "same",
+    [
+        ("gather_mm", 2, "mlx.core.gather_mm"),
+        ("segmented_mm", 2, "mlx.core.segmented_mm"),
+        ("block_masked_mm", 2, "mlx.core.block_masked_mm"),
+        ("hadamard_transform", 1, "mlx.core.hadamard_transform"),
+    ],
+)
+
 _CONV = _ops(
     "conv",
     "conv",
@@ -554,6 +567,25 @@ _FP8 = _ops(
     differentiable="rounds to or decodes integer codes",
 )
 
+# Quantization as MLX's (csrc/core/ops/quantized.cpp, docs/quantization.md).
+_QUANTIZED = _ops(
+    "matmul",
+    "quantized",
+    "given",
+    [
+        ("quantize", 1, "mlx.core.quantize", {"differentiable": "rounds to integer codes"}),
+        (
+            "dequantize",
+            3,
+            "mlx.core.dequantize",
+            {
+                "differentiable": "decodes integer codes (MLX's gradients w.r.t. scales and biases: not yet)"
+            },
+        ),
+        ("quantized_matmul", 4, "mlx.core.quantized_matmul", {"dtype": "same"}),
+    ],
+)
+
 _INTEROP = _ops(
     "interop",
     "interoperability",
@@ -600,12 +632,14 @@ OPS = (
     + _INDEXING
     + _REDUCE
     + _MATMUL
+    + _GATHERED
     + _CONV
     + _SORT
     + _SCAN
     + _FILES
     + _INTEROP
     + _FP8
+    + _QUANTIZED
     + _RANDOM
 )
 OPS_BY_NAME = {op.name: op for op in OPS if op.family != "random"}
@@ -633,7 +667,7 @@ NON_OPS = {
     "broadcast_shapes": ("shape", "shape arithmetic, no array"),
     **{
         n: ("modules", "a module")
-        for n in ("random", "utils", "io", "metal", "cuda", "nn", "distributed", "optimizers")
+        for n in ("random", "utils", "io", "metal", "cuda", "nn", "distributed", "optimizers", "fast")
     },
     **{
         n: ("transforms", "transform")

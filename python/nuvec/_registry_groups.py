@@ -35,6 +35,12 @@ GROUPS = {
         "bfloat16 (computed in float32) and complex64; rows are independent up to "
         "`ROW_INDEPENDENT_ROWS` rows (docs/matmul.md).",
     ),
+    "quantized": (
+        "Quantization",
+        "MLX's quantized weights: `quantize` packs groups of `group_size` values of a row into "
+        "`bits`-bit codes in uint32 words with a scale and bias per group, bit for bit as MLX "
+        "(docs/quantization.md).",
+    ),
     "conv": (
         "Convolutions",
         "MLX's channels-last layout: input (N, *spatial, C_in), weight (C_out, *kernel, "

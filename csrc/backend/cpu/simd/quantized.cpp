@@ -1,0 +1,245 @@
+// The quantized products' row kernels, built per instruction set (backend/cpu/quantized.h states
+// the sequence of operations every output element gets).
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "backend/cpu/quantized.h"
+#include "backend/cpu/simd/fma.h"
+
+namespace nuvec::cpu::NUVEC_ISA {
+
+namespace {
+
+constexpr int L = kLanesF;
+
+// Codes of elements [e, e + L) of a packed row (e a multiple of L), as floats.
+template <int B> inline VecF decode(const uint32_t* row, int64_t e) {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(row);
+  constexpr uint32_t kMask = (1u << B) - 1;
+#if defined(__AVX2__) && !defined(__AVX512F__)
+  // Eight codes fill B bytes from byte e * B / 8.
+  const uint8_t* at = bytes + e * B / 8;
+  if constexpr (B == 8) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(at))));
+  } else if constexpr (B <= 4) {
+    uint32_t u = 0;
+    std::memcpy(&u, at, B);
+    const __m256i shifts = _mm256_setr_epi32(0, B, 2 * B, 3 * B, 4 * B, 5 * B, 6 * B, 7 * B);
+    __m256i c = _mm256_srlv_epi32(_mm256_set1_epi32(int(u)), shifts);
+    return _mm256_cvtepi32_ps(_mm256_and_si256(c, _mm256_set1_epi32(int(kMask))));
+  } else {
+    uint64_t u = 0;
+    std::memcpy(&u, at, B);
+    const __m256i shifts = _mm256_setr_epi64x(0, B, 2 * B, 3 * B), four = _mm256_set1_epi64x(4 * B);
+    __m256i v = _mm256_set1_epi64x(int64_t(u));
+    __m256i lo = _mm256_srlv_epi64(v, shifts), hi = _mm256_srlv_epi64(v, _mm256_add_epi64(shifts, four));
+    // The low 32 bits of each 64-bit lane, lo's four then hi's.
+    const __m256i pick = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    __m256i c = _mm256_blend_epi32(_mm256_permutevar8x32_epi32(lo, pick), _mm256_permutevar8x32_epi32(hi, pick), 0xF0);
+    return _mm256_cvtepi32_ps(_mm256_and_si256(c, _mm256_set1_epi32(int(kMask))));
+  }
+#else
+  float t[L];
+  for (int i = 0; i < L; ++i) {
+    int64_t bit = (e + i) * B;
+    uint32_t two = bytes[bit / 8];
+    if (bit % 8 + B > 8) two |= uint32_t(bytes[bit / 8 + 1]) << 8;
+    t[i] = float((two >> (bit % 8)) & kMask);
+  }
+  return load(t);
+#endif
+}
+
+// The lanes added in halves: (l0 + l_{L/2}) ..., a fixed order.
+inline float halving_sum(VecF v) {
+  float t[L];
+  store(t, v);
+  for (int w = L / 2; w >= 1; w /= 2)
+    for (int i = 0; i < w; ++i) t[i] = t[i] + t[i + w];
+  return t[0];
+}
+
+template <int B> struct FromPacked {
+  const uint32_t* row;
+  VecF at(int64_t e) const { return decode<B>(row, e); }
+};
+struct FromDecoded {
+  const float* q;
+  VecF at(int64_t e) const { return load(q + e); }
+};
+
+// y[r] for R weight rows (first row n0) against one row of x: the transposed sequence.
+template <int R, class Src> void dot_rows(const QmmProblem& p, const Src* src, int64_t n0, const float* x,
+                                          const float* xsum, float* y) {
+  const int64_t groups = p.k / p.group, V = p.group / L;
+  VecF acc[R];
+  float bsum[R];
+  for (int r = 0; r < R; ++r) acc[r] = splat(0.0f), bsum[r] = 0.0f;
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t e = g * p.group;
+    VecF d0[R], d1[R];
+    VecF x0 = load(x + e), x1 = load(x + e + L);
+    for (int r = 0; r < R; ++r) d0[r] = src[r].at(e) * x0, d1[r] = src[r].at(e + L) * x1;
+    for (int64_t v = 2; v < V; v += 2) {
+      VecF xa = load(x + e + v * L), xb = load(x + e + (v + 1) * L);
+      for (int r = 0; r < R; ++r) {
+        d0[r] = fmadd(src[r].at(e + v * L), xa, d0[r]);
+        d1[r] = fmadd(src[r].at(e + (v + 1) * L), xb, d1[r]);
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      int64_t i = (n0 + r) * groups + g;
+      acc[r] = fmadd(splat(qparam(p.scales, p.sdtype, i)), d0[r] + d1[r], acc[r]);
+      bsum[r] = bsum[r] + qparam(p.biases, p.bdtype, i) * xsum[g];
+    }
+  }
+  for (int r = 0; r < R; ++r) y[r] = halving_sum(acc[r]) + bsum[r];
+}
+
+template <int B, int R> void rows_packed(const QmmProblem& p, int64_t n0) {
+  FromPacked<B> src[R];
+  for (int r = 0; r < R; ++r) src[r] = {p.w + (n0 + r) * (p.k * B / 32)};
+  float y[R];
+  dot_rows<R>(p, src, n0, p.x, p.xsum, y);
+  for (int r = 0; r < R; ++r) p.y[n0 + r] = y[r];
+}
+
+template <int B, int R> void rows_decoded(const QmmProblem& p, int64_t n0, float* scratch) {
+  FromDecoded src[R];
+  for (int r = 0; r < R; ++r) {
+    const uint32_t* row = p.w + (n0 + r) * (p.k * B / 32);
+    float* q = scratch + r * p.k;
+    for (int64_t e = 0; e < p.k; e += L) store(q + e, decode<B>(row, e));
+    src[r] = {q};
+  }
+  const int64_t groups = p.k / p.group;
+  for (int64_t m = 0; m < p.m; ++m) {
+    float y[R];
+    dot_rows<R>(p, src, n0, p.x + m * p.k, p.xsum + m * groups, y);
+    for (int r = 0; r < R; ++r) p.y[m * p.n + n0 + r] = y[r];
+  }
+}
+
+template <int B> void transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
+  constexpr int R = kQmmRowBlock;
+  int64_t n = n0;
+  if (p.m == 1) {
+    for (; n + R <= n1; n += R) rows_packed<B, R>(p, n);
+    for (; n < n1; ++n) rows_packed<B, 1>(p, n);
+    return;
+  }
+  for (; n + R <= n1; n += R) rows_decoded<B, R>(p, n, scratch);
+  for (; n < n1; ++n) rows_decoded<B, 1>(p, n, scratch);
+}
+
+// bsum[m * ng + j] = sum over k in order of x_mk * bias_k(g0 + j), for ng groups from g0.
+void bias_sums(const QmmProblem& p, int64_t g0, int64_t ng, float* bsum) {
+  const int64_t gpr = p.n / p.group;
+  for (int64_t m = 0; m < p.m; ++m) {
+    float* b = bsum + m * ng;
+    for (int64_t j = 0; j < ng; ++j) b[j] = 0.0f;
+    for (int64_t k = 0; k < p.k; ++k) {
+      const float xk = p.x[m * p.k + k];
+      for (int64_t j = 0; j < ng; ++j) b[j] = b[j] + xk * qparam(p.biases, p.bdtype, k * gpr + g0 + j);
+    }
+  }
+}
+
+// One row of x, output columns [col0, col1): kQmmKBlockOne weight rows at a time over all the
+// columns, the accumulators kept in y between blocks (a float32 store and reload changes no bits).
+constexpr int kKBlockOne = 4;
+template <int B> void plain_one(const QmmProblem& p, int64_t col0, int64_t col1, float* scratch) {
+  const int64_t words = p.n * B / 32, gpr = p.n / p.group, g0 = col0 / p.group, ng = (col1 - col0) / p.group;
+  const int64_t vg = p.group / L;
+  float* bsum = scratch;
+  float* t = scratch + ng;  // x_k * scale_kg for the block's rows
+  bias_sums(p, g0, ng, bsum);
+  float* y = p.y + col0;
+  for (int64_t kb = 0; kb < p.k; kb += kKBlockOne) {
+    const int64_t ke = std::min<int64_t>(p.k, kb + kKBlockOne);
+    for (int64_t k = kb; k < ke; ++k)
+      for (int64_t j = 0; j < ng; ++j) t[(k - kb) * ng + j] = p.x[k] * qparam(p.scales, p.sdtype, k * gpr + g0 + j);
+    for (int64_t j = 0; j < ng; ++j)
+      for (int64_t v = j * vg; v < (j + 1) * vg; ++v) {
+        VecF acc = kb == 0 ? splat(0.0f) : load(y + v * L);
+        for (int64_t k = kb; k < ke; ++k)
+          acc = fmadd(splat(t[(k - kb) * ng + j]), decode<B>(p.w + k * words, col0 + v * L), acc);
+        if (ke == p.k) acc = acc + splat(bsum[j]);
+        store(y + v * L, acc);
+      }
+  }
+}
+
+// Many rows of x, one chunk of kQmmChunk columns (fewer at the end): kQmmKBlock weight rows
+// decoded once, then every row of x over them.
+template <int B> void plain_many(const QmmProblem& p, int64_t col0, int64_t col1, float* scratch) {
+  const int64_t words = p.n * B / 32, gpr = p.n / p.group, width = col1 - col0, nv = width / L;
+  const int64_t g0 = col0 / p.group, ng = width / p.group, vg = p.group / L;
+  float* bsum = scratch;
+  float* q = scratch + p.m * ng;
+  bias_sums(p, g0, ng, bsum);
+  for (int64_t kb = 0; kb < p.k; kb += kQmmKBlock) {
+    const int64_t ke = std::min<int64_t>(p.k, kb + kQmmKBlock);
+    for (int64_t k = kb; k < ke; ++k)
+      for (int64_t v = 0; v < nv; ++v) store(q + (k - kb) * width + v * L, decode<B>(p.w + k * words, col0 + v * L));
+    for (int64_t m = 0; m < p.m; ++m) {
+      VecF acc[kQmmChunk / L];
+      float* y = p.y + m * p.n + col0;
+      for (int64_t v = 0; v < nv; ++v) acc[v] = kb == 0 ? splat(0.0f) : load(y + v * L);
+      for (int64_t k = kb; k < ke; ++k) {
+        const float xk = p.x[m * p.k + k];
+        for (int64_t j = 0; j < ng; ++j) {
+          VecF t = splat(xk * qparam(p.scales, p.sdtype, k * gpr + g0 + j));
+          for (int64_t v = j * vg; v < (j + 1) * vg; ++v) acc[v] = fmadd(t, load(q + (k - kb) * width + v * L), acc[v]);
+        }
+      }
+      if (ke == p.k)
+        for (int64_t v = 0; v < nv; ++v) acc[v] = acc[v] + splat(bsum[m * ng + v / vg]);
+      for (int64_t v = 0; v < nv; ++v) store(y + v * L, acc[v]);
+    }
+  }
+}
+
+// Column chunks [c0, c1) of kQmmChunk columns (the last may be narrower, a multiple of the group).
+template <int B> void plain(const QmmProblem& p, int64_t c0, int64_t c1, float* scratch) {
+  if (p.m == 1) return plain_one<B>(p, c0 * kQmmChunk, std::min(p.n, c1 * kQmmChunk), scratch);
+  for (int64_t c = c0; c < c1; ++c) plain_many<B>(p, c * kQmmChunk, std::min(p.n, (c + 1) * kQmmChunk), scratch);
+}
+
+// Calls f(std::integral_constant<int, B>{}) for the bit width `bits`.
+template <class F> void with_bits(int bits, F&& f) {
+  switch (bits) {
+    case 1: return f(std::integral_constant<int, 1>{});
+    case 2: return f(std::integral_constant<int, 2>{});
+    case 3: return f(std::integral_constant<int, 3>{});
+    case 4: return f(std::integral_constant<int, 4>{});
+    case 5: return f(std::integral_constant<int, 5>{});
+    case 6: return f(std::integral_constant<int, 6>{});
+    default: return f(std::integral_constant<int, 8>{});
+  }
+}
+
+}  // namespace
+
+void qmm_group_sums(const float* x, int64_t m, int64_t k, int group, float* xsum) {
+  for (int64_t i = 0; i < m * (k / group); ++i) {
+    const float* g = x + i * group;
+    VecF s = load(g);
+    for (int64_t v = 1; v < group / L; ++v) s = s + load(g + v * L);
+    xsum[i] = halving_sum(s);
+  }
+}
+
+void qmm_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
+  with_bits(p.bits, [&](auto b) { transposed<b.value>(p, n0, n1, scratch); });
+}
+
+void qmm_plain(const QmmProblem& p, int64_t c0, int64_t c1, float* scratch) {
+  with_bits(p.bits, [&](auto b) { plain<b.value>(p, c0, c1, scratch); });
+}
+
+}  // namespace nuvec::cpu::NUVEC_ISA

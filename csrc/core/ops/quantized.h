@@ -1,0 +1,23 @@
+// Quantization as MLX's: quantize, dequantize and the products with quantized weights
+// (docs/quantization.md).
+#pragma once
+#include <optional>
+#include <vector>
+
+#include "core/ops/common.h"
+#include "core/primitives/quantized.h"
+
+namespace nuvec {
+
+// (packed words, scales[, biases]) of w (at least 2-D, the last axis a multiple of the group size).
+std::vector<Array> quantize(const Array& w, QuantSpec q, const std::optional<Array>& global_scale, Stream s);
+// The values the packed words stand for, of `dtype` (default: the scales' (and biases') dtype in
+// affine mode, bfloat16 in the floating-point modes).
+Array dequantize(const Array& w, const Array& scales, const std::optional<Array>& biases, QuantSpec q,
+                 const std::optional<Array>& global_scale, std::optional<Dtype> dtype, Stream s);
+// x @ W.T (transpose) or x @ W with W the dequantized weight, computed in float32; the result has
+// promote(x, scales)'s dtype; batch axes of x and w broadcast.
+Array quantized_matmul(const Array& x, const Array& w, const Array& scales, const std::optional<Array>& biases,
+                       bool transpose, QuantSpec q, Stream s);
+
+}  // namespace nuvec
