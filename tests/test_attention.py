@@ -242,3 +242,28 @@ def test_plan_routes_on_shapes_dtypes_and_options():
         plan((1, 3, 2, 8), (1, 2, 2, 8), (1, 2, 2, 8))
     with pytest.raises(ValueError):
         plan(q, k, v, mask="upper")
+
+
+@pytest.mark.parametrize("lq", [1, 5, 40])
+def test_views_of_a_cache_and_transposed_heads(lq):
+    # Queries as (B, L, H, D) transposed to heads, keys and values a prefix of a longer cache:
+    # read in place (nuvec), the same values as contiguous copies.
+    b, hq, hkv, n, cap, d = 2, 4, 2, 50, 80, 16
+    rng = np.random.default_rng(lq)
+    qb = rng.standard_normal((b, lq, hq, d)).astype(np.float32)
+    kc, vc = (rng.standard_normal((b, hkv, cap, d)).astype(np.float32) for _ in range(2))
+    q = mx.array(qb).transpose(0, 2, 1, 3)
+    k, v = mx.array(kc)[:, :, :n], mx.array(vc)[:, :, :n]
+    got = sdpa(q, k, v, scale=0.25, mask="causal")
+    want = sdpa(
+        *(
+            mx.array(np.ascontiguousarray(x))
+            for x in (qb.transpose(0, 2, 1, 3), kc[:, :, :n], vc[:, :, :n])
+        ),
+        scale=0.25,
+        mask="causal",
+    )
+    ref = sdpa_reference(qb.transpose(0, 2, 1, 3), kc[:, :, :n], vc[:, :, :n], 0.25, "causal")
+    np.testing.assert_allclose(np.array(got), ref, rtol=2e-5, atol=2e-5)
+    if not IS_MLX:  # the same kernel on the same values: the same bits
+        assert np.array(got).tobytes() == np.array(want).tobytes()

@@ -110,19 +110,24 @@ template <int NV> void weighted(const float* p, const float* V, int64_t ldv, int
   for (int t = 0; t < NV; ++t) store(acc + c0 + t * L, r[t]);
 }
 
-// acc[0, Dv) += Σ_j p[j] * V_j (acc holds round_up(Dv, L) floats).
-void weighted_sum(const float* p, const float* V, int64_t n, int64_t Dv, float* acc) {
+// acc[0, Dv) += Σ_j p[j] * V_j, rows ldv apart (acc holds round_up(Dv, L) floats).
+void weighted_sum(const float* p, const float* V, int64_t ldv, int64_t n, int64_t Dv, float* acc) {
   int64_t full = Dv / L * L, c = 0;
-  for (; c + 8 * L <= full; c += 8 * L) weighted<8>(p, V, Dv, n, c, acc);
-  for (; c < full; c += L) weighted<1>(p, V, Dv, n, c, acc);
+  for (; c + 8 * L <= full; c += 8 * L) weighted<8>(p, V, ldv, n, c, acc);
+  for (; c < full; c += L) weighted<1>(p, V, ldv, n, c, acc);
   if (c == Dv) return;
   VecF r = load(acc + c);
   for (int64_t j = 0; j < n; ++j) {
     float t[L] = {};
-    std::memcpy(t, V + j * Dv + c, size_t(Dv - c) * 4);
+    std::memcpy(t, V + j * ldv + c, size_t(Dv - c) * 4);
     r = fmadd(splat(p[j]), load(t), r);
   }
   store(acc + c, r);
+}
+
+// Row r of head (b, h) of an operand with strides st (elements of batch, head, row).
+const float* row_of(const float* x, const int64_t* st, int64_t b, int64_t h, int64_t r) {
+  return x + b * st[0] + h * st[1] + r * st[2];
 }
 
 // A row's final values: its (m, l, acc) with the head's sink taken in, divided out.
@@ -140,20 +145,21 @@ void finish_row(const AttentionOperands& a, int64_t h, float m, float l, float* 
 void attention_decode_block(const AttentionOperands& a, int64_t b, int64_t h, int64_t i, int64_t k0, int64_t k1,
                             bool all_masked, float* part) {
   const int64_t D = a.D, Dv = a.Dv, n = k1 - k0, g = h / (a.Hq / a.Hkv);
-  const float* q = a.q + ((b * a.Hq + h) * a.Lq + i) * D;
-  const float* K = a.k + ((b * a.Hkv + g) * a.Lk + k0) * D;
-  const float* V = a.v + ((b * a.Hkv + g) * a.Lk + k0) * Dv;
+  const float* q = row_of(a.q, a.qst, b, h, i);
+  const float* K = row_of(a.k, a.kst, b, g, k0);
+  const float* V = row_of(a.v, a.vst, b, g, k0);
+  const int64_t ldk = a.kst[2];
   thread_local std::vector<float> qs, acc;
   qs.assign(size_t(round_up(D, L)), 0.0f);
   for (int64_t d = 0; d < D; ++d) qs[size_t(d)] = q[d] * a.scale;
   alignas(64) float s[kAttentionKeyBlock + 16];
   int64_t j = 0;
   for (; j + 4 <= n; j += 4) {
-    const float* kr[4] = {K + j * D, K + (j + 1) * D, K + (j + 2) * D, K + (j + 3) * D};
+    const float* kr[4] = {K + j * ldk, K + (j + 1) * ldk, K + (j + 2) * ldk, K + (j + 3) * ldk};
     dots<4>(qs.data(), kr, D, s + j);
   }
   for (; j < n; ++j) {
-    const float* kr[1] = {K + j * D};
+    const float* kr[1] = {K + j * ldk};
     dots<1>(qs.data(), kr, D, s + j);
   }
   if (all_masked)
@@ -166,7 +172,7 @@ void attention_decode_block(const AttentionOperands& a, int64_t b, int64_t h, in
   part[0] = m;
   part[1] = exp_sum(s, np, ref_of(m));
   acc.assign(size_t(round_up(Dv, L)), 0.0f);
-  weighted_sum(s, V, n, Dv, acc.data());
+  weighted_sum(s, V, a.vst[2], n, Dv, acc.data());
   std::copy(acc.begin(), acc.begin() + Dv, part + 2);
 }
 
@@ -189,17 +195,18 @@ void attention_prefill_pack(const AttentionOperands& a, int64_t b, int64_t g, in
   const MatmulKernels& mm = *a.mm;
   const int64_t mr = mm.f32_shape.mr, TK = kAttentionTileK, D = a.D, Dv = a.Dv;
   const int64_t C = std::min(TK, a.Lk - j0);
-  const float* K = a.k + ((b * a.Hkv + g) * a.Lk + j0) * D;
-  const float* V = a.v + ((b * a.Hkv + g) * a.Lk + j0) * Dv;
+  const float* K = row_of(a.k, a.kst, b, g, j0);
+  const float* V = row_of(a.v, a.vst, b, g, j0);
+  const int64_t ldk = a.kst[2], ldv = a.vst[2];
   std::fill(kp, kp + prefill_k_floats(mr, D), 0.0f);
   for (int64_t p = 0; p * mr < C; ++p)  // k as panels of mr keys: [d * mr + i] = k[p * mr + i][d]
-    mm.transpose32(reinterpret_cast<const char*>(K + p * mr * D), D * 4, std::min(mr, C - p * mr), D, kp + p * mr * D,
-                   mr);
+    mm.transpose32(reinterpret_cast<const char*>(K + p * mr * ldk), ldk * 4, std::min(mr, C - p * mr), D,
+                   kp + p * mr * D, mr);
   for (int64_t p = 0; p * mr < Dv; ++p) {  // v as panels of mr columns: [c * mr + i] = v[c][p * mr + i]
     float* dst = vp + p * TK * mr;
     int64_t w = std::min(mr, Dv - p * mr);
     for (int64_t c = 0; c < C; ++c) {
-      std::memcpy(dst + c * mr, V + c * Dv + p * mr, size_t(w) * 4);
+      std::memcpy(dst + c * mr, V + c * ldv + p * mr, size_t(w) * 4);
       std::fill(dst + c * mr + w, dst + (c + 1) * mr, 0.0f);
     }
   }
@@ -215,7 +222,7 @@ void attention_prefill_tile(const AttentionOperands& a, const float* kpack, cons
   const int64_t R = i1 - i0, D = a.D, Dv = a.Dv, off = a.Lk - a.Lq;
   const int64_t nq = (R + nr - 1) / nr, ldo = nq * nr, tkp = round_up(TK, mr), pvv = (Dv + mr - 1) / mr;
   const int64_t ksize = prefill_k_floats(mr, D), vsize = prefill_v_floats(mr, Dv);
-  const float* Q = a.q + ((b * a.Hq + h) * a.Lq + i0) * D;
+  const float* Q = row_of(a.q, a.qst, b, h, i0);
   const bool causal = a.mask == AttentionMask::causal;
   // Keys past the last row's causal end are masked for every row of the tile (exp gives 0 for
   // them exactly), so they are skipped; unless some row sees no key at all, then it averages all.
@@ -232,7 +239,7 @@ void attention_prefill_tile(const AttentionOperands& a, const float* kpack, cons
   ls.assign(size_t(ldo), 0.0f);
   al.resize(size_t(ldo));
   for (int64_t j = 0; j < R; ++j)  // q^T in panels of nr queries, scaled
-    for (int64_t d = 0; d < D; ++d) QT[size_t((j / nr) * D * nr + d * nr + j % nr)] = Q[j * D + d] * a.scale;
+    for (int64_t d = 0; d < D; ++d) QT[size_t((j / nr) * D * nr + d * nr + j % nr)] = Q[j * a.qst[2] + d] * a.scale;
 
   for (int64_t j0 = 0; j0 < kend; j0 += TK) {
     const int64_t t = j0 / TK;
