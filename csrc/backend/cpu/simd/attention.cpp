@@ -154,9 +154,10 @@ void attention_decode_block(const AttentionOperands& a, int64_t b, int64_t h, in
   for (int64_t d = 0; d < D; ++d) qs[size_t(d)] = q[d] * a.scale;
   alignas(64) float s[kAttentionKeyBlock + 16];
   int64_t j = 0;
-  for (; j + 4 <= n; j += 4) {
-    const float* kr[4] = {K + j * ldk, K + (j + 1) * ldk, K + (j + 2) * ldk, K + (j + 3) * ldk};
-    dots<4>(qs.data(), kr, D, s + j);
+  for (; j + 8 <= n; j += 8) {  // eight chains in flight keep both FMA units busy
+    const float* kr[8];
+    for (int t = 0; t < 8; ++t) kr[t] = K + (j + t) * ldk;
+    dots<8>(qs.data(), kr, D, s + j);
   }
   for (; j < n; ++j) {
     const float* kr[1] = {K + j * ldk};
