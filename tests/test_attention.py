@@ -267,3 +267,19 @@ def test_views_of_a_cache_and_transposed_heads(lq):
     np.testing.assert_allclose(np.array(got), ref, rtol=2e-5, atol=2e-5)
     if not IS_MLX:  # the same kernel on the same values: the same bits
         assert np.array(got).tobytes() == np.array(want).tobytes()
+
+
+@pytest.mark.nuvec_only
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("lq", [1, 6, 70])
+def test_half_keys_read_in_place_give_the_bits_of_float32_copies(dtype, lq):
+    # The kernels read half keys and values as they are (exact in float32): the result is the
+    # float32 call's on the converted operands, rounded once.
+    q, k, v = operands(2, 4, 2, lq, 300, 24, 40, seed=lq)
+    dt = getattr(mx, dtype)
+    xs = [mx.array(x).astype(dt) for x in (q, k, v)]
+    half = sdpa(*xs, scale=0.2, mask="causal")
+    single = sdpa(*(x.astype(mx.float32) for x in xs), scale=0.2, mask="causal").astype(dt)
+    assert np.array(half.view(mx.uint16)).tobytes() == np.array(single.view(mx.uint16)).tobytes()
+    g = mx.grad(lambda kk: sdpa(xs[0], kk, xs[2], scale=0.2).astype(mx.float32).sum())(xs[1])
+    assert g.dtype == dt and g.shape == xs[1].shape

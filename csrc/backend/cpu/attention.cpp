@@ -94,12 +94,13 @@ void eval_attention(const ScaledDotProductAttention& prim, const std::vector<Arr
   // transposed out of (B, L, H, D)); others are copied.
   auto rows = [](const Array& x) { return x.shape(3) == 1 || x.strides()[3] == 1 ? x : row_contiguous(x); };
   Array q = rows(in[0]), k = rows(in[1]), v = rows(in[2]);
-  AttentionOperands a{q.data<float>(), k.data<float>(), v.data<float>(), o.data<float>(),
+  AttentionOperands a{q.data<float>(), k.data_bytes(),  v.data_bytes(),  o.data<float>(),
                       q.shape(0),      q.shape(1),      k.shape(1),      q.shape(2),
                       k.shape(2),      q.shape(3),      v.shape(3),      p.scale,
                       p.mask,          nullptr,         {},              nullptr,
                       &matmul_kernels()};
   for (auto [x, st] : {std::pair{&q, a.qst}, {&k, a.kst}, {&v, a.vst}}) std::copy_n(x->strides().begin(), 3, st);
+  a.kv = k.dtype();
   if (p.mask == AttentionMask::additive || p.mask == AttentionMask::boolean) {
     a.mask_data = in[3].data_bytes();
     std::copy(in[3].strides().begin(), in[3].strides().end(), a.mask_strides);

@@ -15,7 +15,8 @@ inline int64_t prefill_k_floats(int64_t mr, int64_t D) { return (kAttentionTileK
 inline int64_t prefill_v_floats(int64_t mr, int64_t Dv) { return (Dv + mr - 1) / mr * mr * kAttentionTileK; }
 
 struct AttentionOperands {
-  const float *q, *k, *v;  // (B, Hq, Lq, D), (B, Hkv, Lk, D), (B, Hkv, Lk, Dv): rows of unit stride
+  const float* q;          // (B, Hq, Lq, D), rows of unit stride
+  const void *k, *v;       // (B, Hkv, Lk, D), (B, Hkv, Lk, Dv) of dtype kv, rows of unit stride
   float* out;              // (B, Hq, Lq, Dv), row-contiguous
   int64_t B, Hq, Hkv, Lq, Lk, D, Dv;
   float scale;
@@ -25,6 +26,7 @@ struct AttentionOperands {
   const float* sinks;  // Hq values, or null
   const MatmulKernels* mm;  // the matrix-product micro-kernels of the same build
   int64_t qst[3], kst[3], vst[3];  // q, k, v strides (elements) of batch, head and row
+  Dtype kv = Dtype::float32;       // k and v: float32, float16 or bfloat16 (read as float32)
 };
 
 // The decode kernel's piece: keys [k0, k1) (at most kAttentionKeyBlock) of query row i of head

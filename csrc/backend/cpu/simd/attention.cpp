@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "backend/cpu/attention.h"
@@ -31,27 +32,51 @@ float hsum(VecF v) {  // lanes summed in a fixed tree
 
 float exp1(float x) { return expf_v(splat(x))[0]; }
 
+float to_f(float x) { return x; }
+float to_f(f16 x) { return float(x); }
+float to_f(bf16 x) { return bf16_to_float(x); }
+
+// L elements of T as float32 (exact for the half types).
+template <class T> VecF load_f(const T* p) {
+  if constexpr (std::is_same_v<T, float>) {
+    return load(p);
+  } else {
+#if defined(__AVX2__) && !defined(__AVX512F__)
+    __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    if constexpr (std::is_same_v<T, f16>) return (VecF)_mm256_cvtph_ps(h);
+    return (VecF)_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
+#else
+    VecF v;
+    for (int l = 0; l < L; ++l) v[l] = to_f(p[l]);
+    return v;
+#endif
+  }
+}
+
+// The first n (< L) elements of T as float32, zero past them.
+template <class T> VecF load_f_tail(const T* p, int64_t n) {
+  T t[L] = {};
+  std::memcpy(static_cast<void*>(t), p, size_t(n) * sizeof(T));
+  return load_f(t);
+}
+
 // The point a softmax step subtracts: the max, or 0 when every score is -inf (an additive mask's),
 // so the exps are 0 rather than NaN.
 float ref_of(float m) { return m == kNegInf ? 0.0f : m; }
 
 // N scores q . k_n at once (independent chains, the same operations for each key): one chain of
 // multiply-adds over D in vectors, the tail through a zero-padded copy (q's padding is zero).
-template <int N> void dots(const float* q, const float* const* kr, int64_t D, float* s) {
+template <int N, class T> void dots(const float* q, const T* const* kr, int64_t D, float* s) {
   VecF acc[N];
   for (int n = 0; n < N; ++n) acc[n] = VecF{};
   int64_t d = 0;
   for (; d + L <= D; d += L) {
     VecF qv = load(q + d);
-    for (int n = 0; n < N; ++n) acc[n] = fmadd(qv, load(kr[n] + d), acc[n]);
+    for (int n = 0; n < N; ++n) acc[n] = fmadd(qv, load_f(kr[n] + d), acc[n]);
   }
   if (d < D) {
     VecF qv = load(q + d);
-    for (int n = 0; n < N; ++n) {
-      float t[L] = {};
-      std::memcpy(t, kr[n] + d, size_t(D - d) * 4);
-      acc[n] = fmadd(qv, load(t), acc[n]);
-    }
+    for (int n = 0; n < N; ++n) acc[n] = fmadd(qv, load_f_tail(kr[n] + d, D - d), acc[n]);
   }
   for (int n = 0; n < N; ++n) s[n] = hsum(acc[n]);
 }
@@ -99,35 +124,31 @@ float exp_sum(float* s, int64_t n, float ref) {
 }
 
 // acc[c] += Σ_j p[j] * V[j * ldv + c] for the NV vectors of columns from c0, j in order.
-template <int NV> void weighted(const float* p, const float* V, int64_t ldv, int64_t n, int64_t c0, float* acc) {
+template <int NV, class T> void weighted(const float* p, const T* V, int64_t ldv, int64_t n, int64_t c0, float* acc) {
   VecF r[NV];
   for (int t = 0; t < NV; ++t) r[t] = load(acc + c0 + t * L);
   for (int64_t j = 0; j < n; ++j) {
     VecF pj = splat(p[j]);
-    const float* vj = V + j * ldv + c0;
-    for (int t = 0; t < NV; ++t) r[t] = fmadd(pj, load(vj + t * L), r[t]);
+    const T* vj = V + j * ldv + c0;
+    for (int t = 0; t < NV; ++t) r[t] = fmadd(pj, load_f(vj + t * L), r[t]);
   }
   for (int t = 0; t < NV; ++t) store(acc + c0 + t * L, r[t]);
 }
 
 // acc[0, Dv) += Σ_j p[j] * V_j, rows ldv apart (acc holds round_up(Dv, L) floats).
-void weighted_sum(const float* p, const float* V, int64_t ldv, int64_t n, int64_t Dv, float* acc) {
+template <class T> void weighted_sum(const float* p, const T* V, int64_t ldv, int64_t n, int64_t Dv, float* acc) {
   int64_t full = Dv / L * L, c = 0;
   for (; c + 8 * L <= full; c += 8 * L) weighted<8>(p, V, ldv, n, c, acc);
   for (; c < full; c += L) weighted<1>(p, V, ldv, n, c, acc);
   if (c == Dv) return;
   VecF r = load(acc + c);
-  for (int64_t j = 0; j < n; ++j) {
-    float t[L] = {};
-    std::memcpy(t, V + j * ldv + c, size_t(Dv - c) * 4);
-    r = fmadd(splat(p[j]), load(t), r);
-  }
+  for (int64_t j = 0; j < n; ++j) r = fmadd(splat(p[j]), load_f_tail(V + j * ldv + c, Dv - c), r);
   store(acc + c, r);
 }
 
 // Row r of head (b, h) of an operand with strides st (elements of batch, head, row).
-const float* row_of(const float* x, const int64_t* st, int64_t b, int64_t h, int64_t r) {
-  return x + b * st[0] + h * st[1] + r * st[2];
+template <class T> const T* row_of(const void* x, const int64_t* st, int64_t b, int64_t h, int64_t r) {
+  return static_cast<const T*>(x) + b * st[0] + h * st[1] + r * st[2];
 }
 
 // A row's final values: its (m, l, acc) with the head's sink taken in, divided out.
@@ -142,12 +163,15 @@ void finish_row(const AttentionOperands& a, int64_t h, float m, float l, float* 
 
 }  // namespace
 
-void attention_decode_block(const AttentionOperands& a, int64_t b, int64_t h, int64_t i, int64_t k0, int64_t k1,
-                            bool all_masked, float* part) {
+namespace {
+
+template <class T>
+void decode_block(const AttentionOperands& a, int64_t b, int64_t h, int64_t i, int64_t k0, int64_t k1, bool all_masked,
+                  float* part) {
   const int64_t D = a.D, Dv = a.Dv, n = k1 - k0, g = h / (a.Hq / a.Hkv);
-  const float* q = row_of(a.q, a.qst, b, h, i);
-  const float* K = row_of(a.k, a.kst, b, g, k0);
-  const float* V = row_of(a.v, a.vst, b, g, k0);
+  const float* q = row_of<float>(a.q, a.qst, b, h, i);
+  const T* K = row_of<T>(a.k, a.kst, b, g, k0);
+  const T* V = row_of<T>(a.v, a.vst, b, g, k0);
   const int64_t ldk = a.kst[2];
   thread_local std::vector<float> qs, acc;
   qs.assign(size_t(round_up(D, L)), 0.0f);
@@ -155,12 +179,12 @@ void attention_decode_block(const AttentionOperands& a, int64_t b, int64_t h, in
   alignas(64) float s[kAttentionKeyBlock + 16];
   int64_t j = 0;
   for (; j + 8 <= n; j += 8) {  // eight chains in flight keep both FMA units busy
-    const float* kr[8];
+    const T* kr[8];
     for (int t = 0; t < 8; ++t) kr[t] = K + (j + t) * ldk;
     dots<8>(qs.data(), kr, D, s + j);
   }
   for (; j < n; ++j) {
-    const float* kr[1] = {K + j * ldk};
+    const T* kr[1] = {K + j * ldk};
     dots<1>(qs.data(), kr, D, s + j);
   }
   if (all_masked)
@@ -175,6 +199,17 @@ void attention_decode_block(const AttentionOperands& a, int64_t b, int64_t h, in
   acc.assign(size_t(round_up(Dv, L)), 0.0f);
   weighted_sum(s, V, a.vst[2], n, Dv, acc.data());
   std::copy(acc.begin(), acc.begin() + Dv, part + 2);
+}
+
+}  // namespace
+
+void attention_decode_block(const AttentionOperands& a, int64_t b, int64_t h, int64_t i, int64_t k0, int64_t k1,
+                            bool all_masked, float* part) {
+  switch (a.kv) {
+    case Dtype::float16: return decode_block<f16>(a, b, h, i, k0, k1, all_masked, part);
+    case Dtype::bfloat16: return decode_block<bf16>(a, b, h, i, k0, k1, all_masked, part);
+    default: return decode_block<float>(a, b, h, i, k0, k1, all_masked, part);
+  }
 }
 
 void attention_decode_merge(const AttentionOperands& a, const float* parts, int64_t nb, int64_t h, float* out) {
@@ -192,24 +227,42 @@ void attention_decode_merge(const AttentionOperands& a, const float* parts, int6
   finish_row(a, h, m, l, acc.data(), out);
 }
 
-void attention_prefill_pack(const AttentionOperands& a, int64_t b, int64_t g, int64_t j0, float* kp, float* vp) {
+namespace {
+
+template <class T> void prefill_pack(const AttentionOperands& a, int64_t b, int64_t g, int64_t j0, float* kp, float* vp) {
   const MatmulKernels& mm = *a.mm;
   const int64_t mr = mm.f32_shape.mr, TK = kAttentionTileK, D = a.D, Dv = a.Dv;
   const int64_t C = std::min(TK, a.Lk - j0);
-  const float* K = row_of(a.k, a.kst, b, g, j0);
-  const float* V = row_of(a.v, a.vst, b, g, j0);
+  const T* K = row_of<T>(a.k, a.kst, b, g, j0);
+  const T* V = row_of<T>(a.v, a.vst, b, g, j0);
   const int64_t ldk = a.kst[2], ldv = a.vst[2];
   std::fill(kp, kp + prefill_k_floats(mr, D), 0.0f);
-  for (int64_t p = 0; p * mr < C; ++p)  // k as panels of mr keys: [d * mr + i] = k[p * mr + i][d]
-    mm.transpose32(reinterpret_cast<const char*>(K + p * mr * ldk), ldk * 4, std::min(mr, C - p * mr), D,
-                   kp + p * mr * D, mr);
+  for (int64_t p = 0; p * mr < C; ++p) {  // k as panels of mr keys: [d * mr + i] = k[p * mr + i][d]
+    int64_t rows = std::min(mr, C - p * mr);
+    if constexpr (std::is_same_v<T, float>) {
+      mm.transpose32(reinterpret_cast<const char*>(K + p * mr * ldk), ldk * 4, rows, D, kp + p * mr * D, mr);
+    } else {
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t d = 0; d < D; ++d) kp[p * mr * D + d * mr + i] = to_f(K[(p * mr + i) * ldk + d]);
+    }
+  }
   for (int64_t p = 0; p * mr < Dv; ++p) {  // v as panels of mr columns: [c * mr + i] = v[c][p * mr + i]
     float* dst = vp + p * TK * mr;
     int64_t w = std::min(mr, Dv - p * mr);
     for (int64_t c = 0; c < C; ++c) {
-      std::memcpy(dst + c * mr, V + c * ldv + p * mr, size_t(w) * 4);
+      for (int64_t i = 0; i < w; ++i) dst[c * mr + i] = to_f(V[c * ldv + p * mr + i]);
       std::fill(dst + c * mr + w, dst + (c + 1) * mr, 0.0f);
     }
+  }
+}
+
+}  // namespace
+
+void attention_prefill_pack(const AttentionOperands& a, int64_t b, int64_t g, int64_t j0, float* kp, float* vp) {
+  switch (a.kv) {
+    case Dtype::float16: return prefill_pack<f16>(a, b, g, j0, kp, vp);
+    case Dtype::bfloat16: return prefill_pack<bf16>(a, b, g, j0, kp, vp);
+    default: return prefill_pack<float>(a, b, g, j0, kp, vp);
   }
 }
 
@@ -223,7 +276,7 @@ void attention_prefill_tile(const AttentionOperands& a, const float* kpack, cons
   const int64_t R = i1 - i0, D = a.D, Dv = a.Dv, off = a.Lk - a.Lq;
   const int64_t nq = (R + nr - 1) / nr, ldo = nq * nr, tkp = round_up(TK, mr), pvv = (Dv + mr - 1) / mr;
   const int64_t ksize = prefill_k_floats(mr, D), vsize = prefill_v_floats(mr, Dv);
-  const float* Q = row_of(a.q, a.qst, b, h, i0);
+  const float* Q = row_of<float>(a.q, a.qst, b, h, i0);
   const bool causal = a.mask == AttentionMask::causal;
   // Keys past the last row's causal end are masked for every row of the tile (exp gives 0 for
   // them exactly), so they are skipped; unless some row sees no key at all, then it averages all.
