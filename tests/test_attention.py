@@ -24,6 +24,8 @@ SHAPES = [
     (1, 3, 3, 70, 40, 12, 20),
     (2, 6, 2, 9, 300, 33, 17),
     (1, 1, 1, 130, 130, 7, 7),
+    (1, 2, 1, 6, 3, 8, 8),  # decode rows before the first key (causal)
+    (1, 2, 2, 200, 70, 16, 8),  # prefill tiles whose rows see no key
 ]
 MASKS = [None, "causal", "additive", "boolean"]
 
@@ -240,3 +242,44 @@ def test_plan_routes_on_shapes_dtypes_and_options():
         plan((1, 3, 2, 8), (1, 2, 2, 8), (1, 2, 2, 8))
     with pytest.raises(ValueError):
         plan(q, k, v, mask="upper")
+
+
+@pytest.mark.parametrize("lq", [1, 5, 40])
+def test_views_of_a_cache_and_transposed_heads(lq):
+    # Queries as (B, L, H, D) transposed to heads, keys and values a prefix of a longer cache:
+    # read in place (nuvec), the same values as contiguous copies.
+    b, hq, hkv, n, cap, d = 2, 4, 2, 50, 80, 16
+    rng = np.random.default_rng(lq)
+    qb = rng.standard_normal((b, lq, hq, d)).astype(np.float32)
+    kc, vc = (rng.standard_normal((b, hkv, cap, d)).astype(np.float32) for _ in range(2))
+    q = mx.array(qb).transpose(0, 2, 1, 3)
+    k, v = mx.array(kc)[:, :, :n], mx.array(vc)[:, :, :n]
+    got = sdpa(q, k, v, scale=0.25, mask="causal")
+    want = sdpa(
+        *(
+            mx.array(np.ascontiguousarray(x))
+            for x in (qb.transpose(0, 2, 1, 3), kc[:, :, :n], vc[:, :, :n])
+        ),
+        scale=0.25,
+        mask="causal",
+    )
+    ref = sdpa_reference(qb.transpose(0, 2, 1, 3), kc[:, :, :n], vc[:, :, :n], 0.25, "causal")
+    np.testing.assert_allclose(np.array(got), ref, rtol=2e-5, atol=2e-5)
+    if not IS_MLX:  # the same kernel on the same values: the same bits
+        assert np.array(got).tobytes() == np.array(want).tobytes()
+
+
+@pytest.mark.nuvec_only
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("lq", [1, 6, 70])
+def test_half_keys_read_in_place_give_the_bits_of_float32_copies(dtype, lq):
+    # The kernels read half keys and values as they are (exact in float32): the result is the
+    # float32 call's on the converted operands, rounded once.
+    q, k, v = operands(2, 4, 2, lq, 300, 24, 40, seed=lq)
+    dt = getattr(mx, dtype)
+    xs = [mx.array(x).astype(dt) for x in (q, k, v)]
+    half = sdpa(*xs, scale=0.2, mask="causal")
+    single = sdpa(*(x.astype(mx.float32) for x in xs), scale=0.2, mask="causal").astype(dt)
+    assert np.array(half.view(mx.uint16)).tobytes() == np.array(single.view(mx.uint16)).tobytes()
+    g = mx.grad(lambda kk: sdpa(xs[0], kk, xs[2], scale=0.2).astype(mx.float32).sum())(xs[1])
+    assert g.dtype == dt and g.shape == xs[1].shape

@@ -155,7 +155,7 @@ def _run(threads, isa):
     env = dict(os.environ, NUVEC_NUM_THREADS=str(threads), NUVEC_CPU_ISA=isa)
     script = _SCRIPT.format(tests=os.path.dirname(os.path.abspath(__file__)))
     r = subprocess.run(
-        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=900
     )
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)

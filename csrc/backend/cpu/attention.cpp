@@ -9,6 +9,7 @@
 #include "backend/cpu/backend.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/sort.h"
+#include "core/allocator.h"
 #include "core/ops/attention.h"
 #include "core/threads.h"
 
@@ -29,17 +30,24 @@ void decode(const AttentionOperands& a) {
     keys[size_t(i)] = n > 0 ? n : a.Lk;
     first[size_t(i) + 1] = first[size_t(i)] + (keys[size_t(i)] + KB - 1) / KB;
   }
-  const int64_t per_head = first.back(), tasks = heads * per_head;
+  const int64_t per_head = first.back(), tasks = heads * per_head, rep = a.Hq / a.Hkv;
+  std::vector<std::pair<int64_t, int64_t>> pieces;  // (row, block), block by block
+  for (int64_t blk = 0; pieces.size() < size_t(per_head); ++blk)
+    for (int64_t i = 0; i < a.Lq; ++i)
+      if (blk < first[size_t(i) + 1] - first[size_t(i)]) pieces.emplace_back(i, blk);
   std::vector<float> parts(size_t(tasks * stride));
   auto block = NUVEC_FOR_ISA(attention_decode_block);
   auto merge = NUVEC_FOR_ISA(attention_decode_merge);
   int64_t work = std::min(a.Lk, KB) * (a.D + a.Dv);
   parallel_for(tasks, std::max<int64_t>(1, (int64_t(1) << 16) / work), [&](int64_t t0, int64_t t1) {
+    // Task order (b, key head, block, row, query head of the group): a key block is read by the
+    // group's rows one after another, from cache.
     for (int64_t t = t0; t < t1; ++t) {
-      int64_t bh = t / per_head, w = t % per_head;
-      int64_t i = int64_t(std::upper_bound(first.begin(), first.end(), w) - first.begin()) - 1;
-      int64_t k0 = (w - first[size_t(i)]) * KB, k1 = std::min(keys[size_t(i)], k0 + KB);
-      block(a, bh / a.Hq, bh % a.Hq, i, k0, k1, masked[size_t(i)], parts.data() + t * stride);
+      int64_t r = t % rep, w = t / rep % per_head, bg = t / rep / per_head;
+      int64_t b = bg / a.Hkv, h = bg % a.Hkv * rep + r, bh = b * a.Hq + h;
+      auto [i, blk] = pieces[size_t(w)];
+      int64_t k0 = blk * KB, k1 = std::min(keys[size_t(i)], k0 + KB);
+      block(a, b, h, i, k0, k1, masked[size_t(i)], parts.data() + (bh * per_head + first[size_t(i)] + blk) * stride);
     }
   });
   parallel_for(heads * a.Lq, std::max<int64_t>(1, 4096 / (a.Dv * per_head)), [&](int64_t r0, int64_t r1) {
@@ -52,12 +60,27 @@ void decode(const AttentionOperands& a) {
 }
 
 void prefill(const AttentionOperands& a) {
-  const int64_t tiles = (a.Lq + kAttentionTileQ - 1) / kAttentionTileQ;
+  // Every key tile packed once (shared by the query heads of its key head), then the query tiles.
+  const int64_t mr = a.mm->f32_shape.mr, TK = kAttentionTileK;
+  const int64_t kt = (a.Lk + TK - 1) / TK, kheads = a.B * a.Hkv;
+  const int64_t ksize = prefill_k_floats(mr, a.D), vsize = prefill_v_floats(mr, a.Dv);
+  // From the caching allocator: a call's packs are the next call's, without new pages.
+  auto kbuf = Buffer::allocate(size_t(kheads * kt * ksize) * 4), vbuf = Buffer::allocate(size_t(kheads * kt * vsize) * 4);
+  float *kpack = static_cast<float*>(kbuf->data()), *vpack = static_cast<float*>(vbuf->data());
+  auto pack = NUVEC_FOR_ISA(attention_prefill_pack);
+  parallel_for(kheads * kt, std::max<int64_t>(1, 16384 / ksize), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t)
+      pack(a, t / kt / a.Hkv, t / kt % a.Hkv, t % kt * TK, kpack + t * ksize, vpack + t * vsize);
+  });
+  const int64_t tiles = (a.Lq + kAttentionTileQ - 1) / kAttentionTileQ, rep = a.Hq / a.Hkv;
   auto tile = NUVEC_FOR_ISA(attention_prefill_tile);
   parallel_for(a.B * a.Hq * tiles, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
-      int64_t bh = t / tiles, i0 = t % tiles * kAttentionTileQ;
-      tile(a, bh / a.Hq, bh % a.Hq, i0, std::min(a.Lq, i0 + kAttentionTileQ));
+      // The heaviest (last) tiles of a head first, so no thread is left with one at the end.
+      int64_t bh = t / tiles, i0 = (tiles - 1 - t % tiles) * kAttentionTileQ, b = bh / a.Hq, h = bh % a.Hq;
+      int64_t kh = b * a.Hkv + h / rep;
+      tile(a, kpack + kh * kt * ksize, vpack + kh * kt * vsize, b, h, i0,
+           std::min(a.Lq, i0 + kAttentionTileQ));
     }
   });
 }
@@ -67,12 +90,17 @@ void eval_attention(const ScaledDotProductAttention& prim, const std::vector<Arr
   Array& o = out[0];
   o.allocate_contiguous();
   if (o.size() == 0) return;
-  Array q = row_contiguous(in[0]), k = row_contiguous(in[1]), v = row_contiguous(in[2]);
-  AttentionOperands a{q.data<float>(), k.data<float>(), v.data<float>(), o.data<float>(),
+  // Any layout whose rows have unit stride is read in place (a slice of a key cache, heads
+  // transposed out of (B, L, H, D)); others are copied.
+  auto rows = [](const Array& x) { return x.shape(3) == 1 || x.strides()[3] == 1 ? x : row_contiguous(x); };
+  Array q = rows(in[0]), k = rows(in[1]), v = rows(in[2]);
+  AttentionOperands a{q.data<float>(), k.data_bytes(),  v.data_bytes(),  o.data<float>(),
                       q.shape(0),      q.shape(1),      k.shape(1),      q.shape(2),
                       k.shape(2),      q.shape(3),      v.shape(3),      p.scale,
                       p.mask,          nullptr,         {},              nullptr,
                       &matmul_kernels()};
+  for (auto [x, st] : {std::pair{&q, a.qst}, {&k, a.kst}, {&v, a.vst}}) std::copy_n(x->strides().begin(), 3, st);
+  a.kv = k.dtype();
   if (p.mask == AttentionMask::additive || p.mask == AttentionMask::boolean) {
     a.mask_data = in[3].data_bytes();
     std::copy(in[3].strides().begin(), in[3].strides().end(), a.mask_strides);

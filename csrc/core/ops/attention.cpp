@@ -104,10 +104,13 @@ Array scaled_dot_product_attention(const Array& q, const Array& k, const Array& 
   AttentionParams p{scale, AttentionMask::none, sinks.has_value()};
   if (mode == "causal") p.mask = AttentionMask::causal;
   if (mode == "array") p.mask = mask->dtype() == Dtype::bool_ ? AttentionMask::boolean : AttentionMask::additive;
-  // MLX rounds every operand to the output dtype first; half types then compute in float32.
+  // MLX rounds every operand to the output dtype first; half types then compute in float32 (the
+  // kernels read half keys and values as they are).
   Dtype c = plan.compute;
-  auto prep = [&](const Array& x) { return astype(x.dtype() == out ? x : astype(x, out, s), c, s); };
-  std::vector<Array> in{prep(q), prep(k), prep(v)};
+  auto rounded = [&](const Array& x) { return x.dtype() == out ? x : astype(x, out, s); };
+  auto prep = [&](const Array& x) { return astype(rounded(x), c, s); };
+  bool kv_as_is = plan.kernel != "reference";
+  std::vector<Array> in{prep(q), kv_as_is ? rounded(k) : prep(k), kv_as_is ? rounded(v) : prep(v)};
   Shape scores{q.shape(0), q.shape(1), q.shape(2), k.shape(2)};
   if (p.mask == AttentionMask::boolean) in.push_back(broadcast_to(*mask, scores, s));
   if (p.mask == AttentionMask::additive) in.push_back(broadcast_to(prep(*mask), scores, s));

@@ -16,8 +16,8 @@ struct AttentionParams {
   bool operator==(const AttentionParams&) const = default;
 };
 
-// Inputs (float32, row-contiguous after the kernel's copy): q (B, Hq, Lq, D), k (B, Hkv, Lk, D),
-// v (B, Hkv, Lk, Dv), then the mask broadcast to (B, Hq, Lq, Lk) (float32 or bool) when it is an
+// Inputs: q (B, Hq, Lq, D) float32, k (B, Hkv, Lk, D) and v (B, Hkv, Lk, Dv) of one dtype (float32,
+// float16 or bfloat16: read as float32), then the mask broadcast to (B, Hq, Lq, Lk) (float32 or bool) when it is an
 // array, then the sinks (Hq,) float32. Output (B, Hq, Lq, Dv) float32. Query head h reads key
 // head h / (Hq / Hkv). Causal: query i sees keys j <= i + Lk - Lq (aligned to the keys' end).
 // A masked score (boolean or causal) is float32's lowest, as MLX's where(mask, s, finfo.min).

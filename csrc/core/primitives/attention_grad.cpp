@@ -42,10 +42,12 @@ std::vector<Array> ScaledDotProductAttention::vjp(const std::vector<Array>& prim
   for (int i : argnums) {
     if (i == 0) {
       out.push_back(join_heads(scaled(matmul(dS, a.k, s), p_.scale)));
-    } else if (i == 1) {
-      out.push_back(sum(matmul(swapaxes(dS, -1, -2, s), a.q, s), std::vector<int>{2}, false, s));
+    } else if (i == 1) {  // (half keys and values take their cotangents in their dtype)
+      Array g = sum(matmul(swapaxes(dS, -1, -2, s), a.q, s), std::vector<int>{2}, false, s);
+      out.push_back(astype(g, primals[1].dtype(), s));
     } else if (i == 2) {
-      out.push_back(sum(matmul(swapaxes(P, -1, -2, s), dO, s), std::vector<int>{2}, false, s));
+      Array g = sum(matmul(swapaxes(P, -1, -2, s), dO, s), std::vector<int>{2}, false, s);
+      out.push_back(astype(g, primals[2].dtype(), s));
     } else if (i == sinks) {
       Array g = sum(mul(neg(sink_column(a, s)), delta), std::vector<int>{0, 3, 4}, false, s);
       out.push_back(reshape(g, primals[size_t(i)].shape(), s));
