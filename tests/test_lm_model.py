@@ -149,3 +149,17 @@ def test_load_errors(tmp_path):
     mx.save_gguf(str(nometa), {"w": mx.ones((2, 2))}, {"general.architecture": "llama"})
     with pytest.raises(ValueError, match="lacks a llama hyper-parameter"):
         load(str(nometa))
+
+
+def test_dequantize_model_gives_float32_layers_with_the_same_greedy_text():
+    from nuvec.lm.utils import dequantize_model
+    from nuvec.nn import Embedding, Linear
+
+    model, tokenizer = load(smollm2_path())  # its own copy: the module fixture stays quantized
+    prompt = _chat(tokenizer, "What is the capital of France?")
+    quantized = [t for t, _ in generate_step(prompt, model, max_tokens=8)]
+    dequantize_model(model)
+    assert isinstance(model.layers[3].mlp.up_proj, Linear)
+    assert isinstance(model.model.embed_tokens, Embedding)
+    assert model.layers[3].mlp.up_proj.weight.dtype == mx.float32
+    assert [t for t, _ in generate_step(prompt, model, max_tokens=8)] == quantized

