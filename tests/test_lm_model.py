@@ -163,3 +163,39 @@ def test_dequantize_model_gives_float32_layers_with_the_same_greedy_text():
     assert isinstance(model.model.embed_tokens, Embedding)
     assert model.layers[3].mlp.up_proj.weight.dtype == mx.float32
     assert [t for t, _ in generate_step(prompt, model, max_tokens=8)] == quantized
+
+
+_BITS = """
+import hashlib, sys
+import numpy as np
+import nuvec as mx
+from nuvec.lm import generate_step, load, make_prompt_cache
+model, tokenizer = load(sys.argv[1])
+prompt = tokenizer.apply_chat_template([{"role": "user", "content": "Name a fruit."}], True)
+logits = model(mx.array([prompt]), cache=make_prompt_cache(model))
+tokens = [t for t, _ in generate_step(prompt, model, max_tokens=6)]
+print(hashlib.sha256(np.array(logits).tobytes()).hexdigest(), tokens)
+"""
+
+
+def test_same_bits_for_every_thread_count_and_instruction_set():
+    """The determinism contract carries through the model: prefill logits and greedy tokens are
+    bit for bit the same with 1, 2 or 3 threads and under the portable and AVX2 kernels."""
+    import subprocess
+    import sys
+
+    path = smollm2_path()
+    pythonpath = os.pathsep.join([os.path.dirname(os.path.dirname(mx.__file__))])
+    outs = {}
+    for env in ({"NUVEC_NUM_THREADS": "1"}, {"NUVEC_NUM_THREADS": "3"},
+                {"NUVEC_CPU_ISA": "portable"}, {"NUVEC_CPU_ISA": "avx2"}):  # fmt: skip
+        r = subprocess.run(
+            [sys.executable, "-c", _BITS, path],
+            env={**os.environ, "PYTHONPATH": pythonpath, **env},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert r.returncode == 0, r.stderr
+        outs[str(env)] = r.stdout
+    assert len(set(outs.values())) == 1, outs
