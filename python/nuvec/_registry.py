@@ -482,18 +482,9 @@ _MATMUL = _ops(
     ],
 )
 
-# Gathered, segmented and masked products (docs/matmul.md), and the Hadamard transform.
-_GATHERED = _ops(
-    "matmul",
-    "matmul",
-    "same",
-    [
-        ("gather_mm", 2, "mlx.core.gather_mm"),
-        ("segmented_mm", 2, "mlx.core.segmented_mm"),
-        ("block_masked_mm", 2, "mlx.core.block_masked_mm"),
-        ("hadamard_transform", 1, "mlx.core.hadamard_transform"),
-    ],
-)
+# Gathered, segmented and masked products (docs/matmul.md), and the Hadamard transform: arities.
+_GM = {"gather_mm": 2, "segmented_mm": 2, "block_masked_mm": 2, "hadamard_transform": 1}
+_GATHERED = [Op(n, "matmul", k, "same", f"mlx.core.{n}", "matmul") for n, k in _GM.items()]
 
 _CONV = _ops(
     "conv",
