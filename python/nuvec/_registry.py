@@ -654,6 +654,7 @@ NON_OPS = {
         n: ("modules", "a module")
         for n in ("random", "utils", "io", "metal", "cuda", "nn", "distributed", "optimizers", "fast")
     },
+    "lm": ("modules", "a package: language models with mlx-lm's names (docs/lm.md)"),
     **{
         n: ("transforms", "transform")
         for n in ("grad", "value_and_grad", "vjp", "jvp", "vmap", "custom_function", "checkpoint")
