@@ -139,6 +139,18 @@ def test_op_shapes_and_broadcasting(op, data):
     _check(op, dt, xs, _mx_inputs(op, dt, xs, _contig), f"shapes {shapes}")
 
 
+@pytest.mark.parametrize("op", BINARY, ids=case_id)
+def test_operands_broadcast_along_the_innermost_axis(op):
+    """Both operands are broadcast views whose innermost axis has stride 0: every run of the
+    output reads one value of each (a run of equal results)."""
+    rng = seeded_rng("inner-broadcast", op.test_id)
+    for dt in dtypes_checked(op, IS_MLX):
+        xs = op.sample(rng, [(3, 1, 1), (1, 5, 1)], dt)
+        full = [np.broadcast_to(x, (3, 5, 2)) for x in xs]
+        views = [mx.broadcast_to(a, (3, 5, 2)) for a in _mx_inputs(op, dt, xs, _contig)]
+        _check(op, dt, full, views, "innermost-axis broadcast views")
+
+
 # ----------------------------------------------------------------------------- mixed dtypes
 MIXED_PAIRS = [
     ("int8", "uint8"),

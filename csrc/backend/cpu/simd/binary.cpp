@@ -1,4 +1,5 @@
 // Binary kernels: one functor per op; the loop template handles scalar operands.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -241,6 +242,8 @@ void binary_kernel(const void* const* in, const bool* scalar, void* out, int64_t
   O* o = static_cast<O*>(out);
   if constexpr (std::is_same_v<T, float> && VecForm<Op>::has) {
     map_vec2(a, scalar[0], b, scalar[1], o, n, [](VecF x, VecF y) { return VecForm<Op>::vec(x, y); });
+  } else if (scalar[0] && scalar[1]) {  // both broadcast along the run: one value
+    std::fill(o, o + n, Op::f(a[0], b[0], p));
   } else if (scalar[1]) {
     const T bv = b[0];
     for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i], bv, p);
