@@ -381,6 +381,32 @@ REGISTRY = {
     "inner": Case(lambda a, b: mx.inner(a, b), shapes=((3, 4), (2, 4))),
     "outer": Case(lambda a, b: mx.outer(a, b), shapes=((3,), (4,))),
     "tensordot": Case(lambda a, b: mx.tensordot(a, b, axes=1), shapes=((3, 4), (4, 2))),
+    "gather_mm": Case(
+        lambda a, b: mx.gather_mm(a, b, _idx([0, 2, 2, 1]), _idx([1, 1, 0, 1])),
+        shapes=((3, 2, 4), (2, 4, 3)),
+        domain=_mm,
+        mlx_skip="MLX's CPU gather_mm takes float32 only",
+    ),
+    "segmented_mm": Case(
+        lambda a, b: mx.segmented_mm(a, b, _idx([[[0, 2], [2, 6]], [[1, 5], [4, 3]]])),
+        shapes=((3, 6), (6, 4)),
+        domain=_mm,
+        mlx_skip="MLX has no gradient of segmented_mm",
+    ),
+    "block_masked_mm": Case(
+        lambda a, b: [
+            mx.block_masked_mm(a, b, 32, _cond((1, 2)), _cond((1, 2), 1), _cond((2, 2), 2)),
+            mx.block_masked_mm(a, b, 32, None, mx.array([[0.5, -2.0]], dtype=F64)),
+        ],
+        shapes=((3, 40), (40, 34)),
+        domain=_mm,
+        mlx_skip="MLX's CPU block_masked_mm takes float32 only",
+    ),
+    "hadamard_transform": Case(
+        lambda x, y: [mx.hadamard_transform(x), mx.hadamard_transform(y, scale=0.5)],
+        shapes=((3, 16), (2, 20)),
+        mlx_skip="MLX's CPU hadamard_transform takes no float64 (and its vjp for m = 20 is H v, not H^T v)",
+    ),
     "einsum": Case(lambda a, b: mx.einsum("ij,jk->ik", a, b), shapes=((3, 4), (4, 2))),
     "einsum_batched": Case(
         lambda a, b: mx.einsum("bij,jk->bki", a, b), shapes=((2, 3, 4), (4, 2)), covers=("einsum",)

@@ -91,3 +91,17 @@ def test_array_properties_as_mlx(name):
         for lib in (nv, mlx):
             with pytest.raises(ValueError):
                 _ = lib.array([1.0]).mT
+
+
+def test_every_mlx_fast_name_is_in_nuvec_fast_or_allowed():
+    from mlx_allowlist import FAST_MISSING
+
+    names = _public(mlx.fast)
+    missing = [n for n in names if not hasattr(nv.fast, n) and n not in FAST_MISSING]
+    assert not missing, f"names of mlx.core.fast that nuvec.fast lacks: {missing}"
+    present = [n for n in FAST_MISSING if hasattr(nv.fast, n)]
+    assert not present, f"nuvec.fast has these now; drop them from FAST_MISSING: {present}"
+    assert all(n in names for n in FAST_MISSING)
+    for n in names:
+        if hasattr(nv.fast, n):
+            assert kind(getattr(nv.fast, n)) == kind(getattr(mlx.fast, n)), n

@@ -55,8 +55,9 @@ PARAMS = {
     "sorted_sequence": "_ArrayLike",
     "input": "_ArrayLike",
     "weight": "_ArrayLike",
-    **dict.fromkeys(
-        ("w", "scales", "biases", "global_scale", "lhs_indices", "rhs_indices"), "_ArrayLike"
+    **dict.fromkeys(("w", "scales", "biases", "global_scale"), "_ArrayLike"),  # quantization
+    **dict.fromkeys(  # gathered, segmented and masked products
+        ("lhs_indices", "rhs_indices", "segments", "mask_out", "mask_lhs", "mask_rhs"), "_ArrayLike"
     ),
     **dict.fromkeys(
         ("stride", "padding", "dilation", "output_padding", "kernel_dilation", "input_dilation"),

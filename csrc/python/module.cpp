@@ -29,6 +29,9 @@ void init_export(nb::module_& m);
 void init_testing(nb::module_& m);
 void init_dot(nb::module_& m);
 void init_quantized(nb::module_& m);
+void init_fast_norms(nb::module_& m);  // nuvec.fast: norms and RoPE
+void init_attention(nb::module_& m);
+void init_gathered(nb::module_& m);
 }  // namespace nuvec::python
 
 NB_MODULE(_core, m) {
@@ -55,6 +58,9 @@ NB_MODULE(_core, m) {
   nuvec::python::init_testing(m);
   nuvec::python::init_dot(m);
   nuvec::python::init_quantized(m);
+  nuvec::python::init_fast_norms(m);
+  nuvec::python::init_attention(m);
+  nuvec::python::init_gathered(m);
   m.def(
       "_cpu_isa", [] { return nuvec::backend_for(nuvec::DeviceType::cpu)->description; },
       "The kernel build chosen for this processor.");

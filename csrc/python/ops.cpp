@@ -69,10 +69,14 @@ void init_ops(nb::module_& m) {
       "divmod",
       [](nb::handle a, nb::handle b, nb::handle s) {
         auto [x, y] = binary_args(a, b, "divmod");
-        return divmod(x, y, to_stream(s));
+        auto [q, r] = divmod(x, y, to_stream(s));
+        nb::list out;  // a list, as MLX returns
+        out.append(q);
+        out.append(r);
+        return out;
       },
       nb::arg("a"), nb::arg("b"), nb::kw_only(), nb::arg("stream").none() = nb::none(),
-      "(floor_divide(a, b), remainder(a, b)).");
+      "[floor_divide(a, b), remainder(a, b)], a list as MLX's.");
   m.def(
       "logical_xor",
       [](nb::handle a, nb::handle b, nb::handle s) {

@@ -482,6 +482,10 @@ _MATMUL = _ops(
     ],
 )
 
+# Gathered, segmented and masked products (docs/matmul.md), and the Hadamard transform: arities.
+_GM = {"gather_mm": 2, "segmented_mm": 2, "block_masked_mm": 2, "hadamard_transform": 1}
+_GATHERED = [Op(n, "matmul", k, "same", f"mlx.core.{n}", "matmul") for n, k in _GM.items()]
+
 _CONV = _ops(
     "conv",
     "conv",
@@ -613,6 +617,7 @@ OPS = (
     + _INDEXING
     + _REDUCE
     + _MATMUL
+    + _GATHERED
     + _CONV
     + _SORT
     + _SCAN
@@ -647,7 +652,7 @@ NON_OPS = {
     "broadcast_shapes": ("shape", "shape arithmetic, no array"),
     **{
         n: ("modules", "a module")
-        for n in ("random", "utils", "io", "metal", "cuda", "nn", "distributed", "optimizers")
+        for n in ("random", "utils", "io", "metal", "cuda", "nn", "distributed", "optimizers", "fast")
     },
     **{
         n: ("transforms", "transform")

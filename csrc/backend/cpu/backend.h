@@ -22,6 +22,10 @@ void register_scan_kernels(Backend& b);
 void register_sort_kernels(Backend& b);
 void register_views_kernels(Backend& b);
 void register_quantized_kernels(Backend& b);
+void register_fast_norm_kernels(Backend& b);  // nuvec.fast: norms and RoPE
+void register_attention_kernels(Backend& b);
+void register_gathered_kernels(Backend& b);
+void register_hadamard_kernels(Backend& b);
 void register_quantized_matmul_kernels(Backend& b);
 Fusion fusion();
 

@@ -552,6 +552,17 @@ void eval_matmul(const Matmul&, const std::vector<Array>& in, std::vector<Array>
 
 }  // namespace
 
+void gemm(Dtype d, GemmOperand a, GemmOperand b, int64_t m, int64_t n, int64_t k, char* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i) std::memset(c + i * ldc * int64_t(size_of(d)), 0, size_t(n) * size_of(d));
+    return;
+  }
+  bool direct = d == Dtype::float32 || d == Dtype::float64 || d == Dtype::complex64;
+  gemm(Operand{a.data, d, a.row_stride, a.col_stride, false}, Operand{b.data, d, b.col_stride, b.row_stride, true}, m,
+       n, k, {c, d, ldc, direct});
+}
+
 void register_matmul_kernels(Backend& b) { b.add<Matmul, eval_matmul>(); }
 
 }  // namespace cpu

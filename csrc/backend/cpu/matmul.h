@@ -60,6 +60,16 @@ struct MatmulKernels {
 
 const MatmulKernels& matmul_kernels();
 
+// One product C (m x n) = A (m x k) B (k x n) through matmul's own paths (backend/cpu/matmul.cpp),
+// for the products built on it (gathered, segmented). A, B and C are of dtype `d` (a float dtype);
+// strides are in elements; C's rows are ldc elements apart, its columns contiguous. Each row of C
+// gets the bits of its one-row product, whatever m, the strides or the thread count.
+struct GemmOperand {
+  const char* data;
+  int64_t row_stride, col_stride;
+};
+void gemm(Dtype d, GemmOperand a, GemmOperand b, int64_t m, int64_t n, int64_t k, char* c, int64_t ldc);
+
 #define NUVEC_DECLARE_MATMUL(ns)      \
   namespace ns {                      \
   void fill_matmul(MatmulKernels& t); \

@@ -1,8 +1,6 @@
 """Multi-head attention and the Transformer encoder/decoder stacks, as mlx.nn defines them.
 
-Attention is computed with plain ops (nuvec has no fused kernel yet), in the order MLX's
-reference path uses: queries scaled first, then scores, mask, a float32-accurate softmax and the
-weighted sum of values.
+Attention runs through fast.scaled_dot_product_attention, as mlx.nn's does (docs/attention.md).
 """
 
 import math
@@ -12,6 +10,7 @@ from typing import Any
 import nuvec as mx
 
 from ..._errors import op_error
+from ..._fast_attention import scaled_dot_product_attention
 from ..utils import checkpoint as _checkpoint
 from ._checks import check_features, check_ndim
 from .activations import relu
@@ -22,50 +21,6 @@ from .normalization import LayerNorm
 
 # None, "causal", a boolean keep-mask or an additive mask.
 _Mask = str | mx.array | None
-
-
-def _causal_keep(q_len: int, k_len: int) -> mx.array:
-    """Boolean (q_len, k_len) mask: query i sees keys up to i + (k_len - q_len) (bottom-right aligned)."""
-    q_idx = mx.arange(k_len - q_len, k_len)[:, None]
-    return q_idx >= mx.arange(k_len)[None]
-
-
-def _check_mask_shape(mask: mx.array, scores: mx.array) -> None:
-    try:
-        mx.broadcast_shapes(mask.shape, scores.shape)
-    except ValueError:
-        raise op_error(
-            "MultiHeadAttention",
-            f"a mask of shape {mask.shape} does not broadcast to the scores' shape {scores.shape} "
-            "(N, heads, L_queries, L_keys)",
-        ) from None
-
-
-def _attention(q: mx.array, k: mx.array, v: mx.array, scale: float, mask: _Mask) -> mx.array:
-    """softmax(scale * q @ k^T + mask) @ v over (B, heads, L, d) inputs.
-
-    A boolean mask keeps its True positions (the others get the dtype's lowest finite value, so a
-    fully masked row averages the values as MLX's does); any other mask is added to the scores.
-    """
-    scores = (q * scale) @ k.swapaxes(-1, -2)
-    if isinstance(mask, str):
-        if mask != "causal":
-            raise op_error(
-                "MultiHeadAttention", f"invalid mask option {mask!r}: must be 'causal' or an array"
-            )
-        mask = _causal_keep(q.shape[-2], k.shape[-2])
-    if mask is not None:
-        _check_mask_shape(mask, scores)
-        if mask.dtype == mx.bool_:
-            scores = mx.where(mask, scores, mx.array(mx.finfo(scores.dtype).min, scores.dtype))
-        elif mx.result_type(mask.dtype, scores.dtype) != scores.dtype:
-            raise op_error(
-                "MultiHeadAttention",
-                f"a mask of type {mask.dtype} does not promote to the output type {scores.dtype}",
-            )
-        else:
-            scores = scores + mask
-    return mx.softmax(scores, axis=-1, precise=True) @ v
 
 
 class MultiHeadAttention(Module):
@@ -130,7 +85,10 @@ class MultiHeadAttention(Module):
         q = self._split_heads(self.query_proj(queries))
         k = self._split_heads(self.key_proj(keys))
         v = self._split_heads(self.value_proj(values))
-        out = _attention(q, k, v, math.sqrt(1 / q.shape[-1]), mask)
+        try:
+            out = scaled_dot_product_attention(q, k, v, scale=math.sqrt(1 / q.shape[-1]), mask=mask)
+        except ValueError as e:  # the layer's name on its errors
+            raise op_error("MultiHeadAttention", str(e)) from None
         return self.out_proj(out.transpose(0, 2, 1, 3).flatten(-2, -1))
 
     @staticmethod

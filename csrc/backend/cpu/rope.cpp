@@ -1,0 +1,157 @@
+// The CPU kernels of rope and norm_rope: a table of each position's cos / sin (one row per
+// position, or per batch row and position for per-row offsets), then the rows split among
+// threads by the shape alone; each row is computed alone from its table row.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/backend.h"
+#include "backend/cpu/copy.h"
+#include "backend/cpu/ctypes.h"
+#include "backend/cpu/fast_norms.h"
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/sort.h"
+#include "core/errors.h"
+#include "core/primitives/rope.h"
+#include "core/threads.h"
+
+namespace nuvec::cpu {
+
+namespace {
+
+constexpr int64_t kGrain = int64_t(1) << 14;  // elements per piece below which one thread runs it
+
+// The angles' cos and sin for every (batch row, position) a call reads. `first` is the index of
+// the offsets input (then freqs) among the primitive's inputs.
+struct RopeTable {
+  int64_t half, t, batches;   // batches: 1 unless the offsets are per batch row
+  std::vector<int64_t> offset;  // per table batch row
+  std::vector<float> cs, sn;    // (batches * t, half)
+
+  RopeTable(const RopeParams& p, const std::vector<Array>& in, size_t first, int64_t b, int64_t t_)
+      : half(p.dims / 2), t(t_), batches(1), offset{p.offset} {
+    size_t k = first;
+    if (p.has_offsets) {
+      Array o = row_contiguous(in[k++]);
+      batches = o.ndim() == 1 ? b : 1;
+      offset.assign(o.data<int32_t>(), o.data<int32_t>() + batches);
+    }
+    std::vector<double> inv(static_cast<size_t>(half));
+    Array f = p.has_freqs ? row_contiguous(in[k]) : Array();
+    for (int64_t i = 0; i < half; ++i)
+      inv[size_t(i)] = p.has_freqs ? 1.0 / double(f.data<float>()[i])
+                                   : std::pow(double(p.base), -double(i) / double(half));
+    cs.resize(size_t(batches * t * half)), sn.resize(cs.size());
+    auto angles = NUVEC_FOR_ISA(rope_angles);
+    parallel_for(batches * t, std::max<int64_t>(1, 4096 / std::max<int64_t>(half, 1)), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        double pos = double(offset[size_t(r / t)] + r % t) * double(p.scale);
+        angles(inv.data(), half, pos, p.inverse, &cs[size_t(r * half)], &sn[size_t(r * half)]);
+      }
+    });
+  }
+  // The table row of row r of x (B, ..., T, D), with rows_per_batch rows per batch row.
+  int64_t row_of(int64_t r, int64_t rows_per_batch) const {
+    return (batches > 1 ? (r / rows_per_batch) * t : 0) + r % t;
+  }
+};
+
+float load_f32(const char* p, Dtype dt, int64_t i) {
+  if (dt == Dtype::float16) return float(reinterpret_cast<const f16*>(p)[i]);
+  if (dt == Dtype::bfloat16) return bf16_to_float(reinterpret_cast<const bf16*>(p)[i]);
+  return reinterpret_cast<const float*>(p)[i];
+}
+void store_as(char* p, Dtype dt, int64_t i, float v) {
+  if (dt == Dtype::float16) reinterpret_cast<f16*>(p)[i] = f16(v);
+  else if (dt == Dtype::bfloat16) reinterpret_cast<bf16*>(p)[i] = float_to_bf16(v);
+  else reinterpret_cast<float*>(p)[i] = v;
+}
+void to_f32(const char* p, Dtype dt, int64_t d, float* v) {
+  for (int64_t j = 0; j < d; ++j) v[j] = load_f32(p, dt, j);
+}
+void from_f32(const float* v, Dtype dt, int64_t d, char* p) {
+  for (int64_t j = 0; j < d; ++j) store_as(p, dt, j, v[j]);
+}
+
+void eval_rope(const Rope& prim, const std::vector<Array>& in, std::vector<Array>& out) {
+  Array& y = out[0];
+  y.allocate_contiguous();
+  const RopeParams& p = prim.params();
+  int64_t d = y.shape(-1), t = y.shape(-2), rows = d ? y.size() / d : 0;
+  if (rows == 0) return;
+  Array x = row_contiguous(in[0]);
+  RopeTable table(p, in, 1, y.shape(0), t);
+  int64_t per_batch = rows / y.shape(0), item = int64_t(y.itemsize());
+  auto rotate = NUVEC_FOR_ISA(rope_row);
+  bool f32 = y.dtype() == Dtype::float32;
+  parallel_for(rows, std::max<int64_t>(1, kGrain / d), [&](int64_t r0, int64_t r1) {
+    std::vector<float> buf(f32 ? 0 : size_t(d));
+    for (int64_t r = r0; r < r1; ++r) {
+      const char* xr = x.data_bytes() + r * d * item;
+      char* yr = y.data_bytes() + r * d * item;
+      int64_t k = table.row_of(r, per_batch) * table.half;
+      if (f32) {
+        rotate(reinterpret_cast<const float*>(xr), reinterpret_cast<float*>(yr), &table.cs[size_t(k)],
+               &table.sn[size_t(k)], table.half, d, p.traditional);
+        continue;
+      }
+      to_f32(xr, x.dtype(), d, buf.data());
+      rotate(buf.data(), buf.data(), &table.cs[size_t(k)], &table.sn[size_t(k)], table.half, d, p.traditional);
+      from_f32(buf.data(), y.dtype(), d, yr);
+    }
+  });
+}
+
+// The cache output takes the cache input's buffer when nothing else holds it (each sibling
+// output holds the inputs), else a copy; then each row of y is also written at its cache row.
+void eval_norm_rope(const NormRope& prim, const std::vector<Array>& in, std::vector<Array>& out) {
+  const RopeParams& p = prim.params();
+  size_t ci = prim.weighted() ? 2 : 1;
+  Array &y = out[0], &cache = out[1];
+  y.allocate_contiguous();
+  if (!donate(in[ci], cache, long(out.size()))) {
+    cache.allocate_contiguous();
+    copy_into(in[ci], cache);
+  }
+  int64_t d = y.shape(-1), t = y.shape(-2), s = cache.shape(-2), rows = d ? y.size() / d : 0;
+  if (rows == 0) return;
+  RopeTable table(p, in, ci + 1, y.shape(0), t);
+  for (int64_t o : table.offset)
+    if (o < 0 || o + t > s)
+      throw KernelError(EvalErrorKind::index, "norm_rope: rows " + std::to_string(o) + " to " +
+                                                  std::to_string(o + t) + " do not fit a cache of " +
+                                                  std::to_string(s) + " rows");
+  Array x = row_contiguous(in[0]);
+  const float* w = nullptr;
+  Array wc;
+  if (prim.weighted()) wc = row_contiguous(in[1]), w = wc.data<float>();
+  int64_t per_batch = rows / y.shape(0), item = int64_t(y.itemsize());
+  auto rms = NUVEC_FOR_ISA(rms_row);
+  auto rotate = NUVEC_FOR_ISA(rope_row);
+  Dtype dt = y.dtype();
+  parallel_for(rows, std::max<int64_t>(1, kGrain / d), [&](int64_t r0, int64_t r1) {
+    std::vector<float> buf(size_t(2 * d));
+    float *bx = buf.data(), *by = bx + d;
+    for (int64_t r = r0; r < r1; ++r) {
+      to_f32(x.data_bytes() + r * d * int64_t(x.itemsize()), x.dtype(), d, bx);
+      rms(bx, w, by, d, prim.eps());
+      char* yr = y.data_bytes() + r * d * item;
+      if (dt != Dtype::float32) from_f32(by, dt, d, yr), to_f32(yr, dt, d, by);  // the norm's rounding
+      int64_t k = table.row_of(r, per_batch) * table.half;
+      rotate(by, by, &table.cs[size_t(k)], &table.sn[size_t(k)], table.half, d, p.traditional);
+      from_f32(by, dt, d, yr);
+      int64_t b = table.batches > 1 ? r / per_batch : 0;
+      int64_t cache_row = (r / t) * s + table.offset[size_t(b)] + r % t;
+      std::memcpy(cache.data_bytes() + cache_row * d * item, yr, size_t(d * item));
+    }
+  });
+}
+
+}  // namespace
+
+void register_rope_kernels(Backend& b) {
+  b.add<Rope, eval_rope>();
+  b.add<NormRope, eval_norm_rope>();
+}
+
+}  // namespace nuvec::cpu
