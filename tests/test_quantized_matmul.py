@@ -162,6 +162,19 @@ def determinism_digests():
                 y1 = mx.quantized_matmul(x[m - 1 :], wq, s, b, transpose, group_size, bits)
                 assert np.array_equal(np.array(y)[m - 1 :], np.array(y1))
                 out.append(hashlib.sha256(np.array(y).tobytes()).hexdigest()[:16])
+    # gather_qmm: 40 tokens with 8 experts each, unsorted, and sorted as one run per expert.
+    rng = np.random.default_rng(7)
+    wq, s, b = mx.quantize(mx.array(rng.standard_normal((6, 256, 512)).astype(np.float32)), 64, 4)
+    x = mx.array(rng.standard_normal((40, 1, 1, 512)).astype(np.float32))
+    idx = rng.integers(0, 6, (40, 8)).astype(np.uint32)
+    y = mx.gather_qmm(x, wq, s, b, rhs_indices=mx.array(idx))
+    order = np.argsort(idx.reshape(-1), kind="stable")
+    xs = mx.array(np.array(x).reshape(40, 1, 512)[order // 8])
+    ys = mx.gather_qmm(
+        xs, wq, s, b, rhs_indices=mx.array(idx.reshape(-1)[order]), sorted_indices=True
+    )
+    assert np.array_equal(np.array(ys)[:, 0], np.array(y).reshape(320, -1)[order])
+    out.append(hashlib.sha256(np.array(y).tobytes()).hexdigest()[:16])
     return out
 
 
