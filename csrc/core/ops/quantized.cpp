@@ -54,7 +54,7 @@ namespace {
 void check_global_scale(const std::optional<Array>& g, QuantSpec q, const char* op) {
   if (g && q.mode != QuantMode::nvfp4)
     throw OpError(op, "Global scale is only supported for 'nvfp4' quantization mode.");
-  if (g && q.mode == QuantMode::nvfp4) throw OpError(op, "global_scale is not supported yet");
+  if (g) throw OpError(op, "nvfp4's global_scale is not supported by nuvec (docs/quantization.md)");
 }
 
 Shape with_last(Shape s, int64_t last) {
