@@ -11,6 +11,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from _impl import IS_MLX, mx
 from helpers import seeded_rng, to_np
@@ -162,6 +164,19 @@ def determinism_digests():
                 y1 = mx.quantized_matmul(x[m - 1 :], wq, s, b, transpose, group_size, bits)
                 assert np.array_equal(np.array(y)[m - 1 :], np.array(y1))
                 out.append(hashlib.sha256(np.array(y).tobytes()).hexdigest()[:16])
+    # gather_qmm: 40 tokens with 8 experts each, unsorted, and sorted as one run per expert.
+    rng = np.random.default_rng(7)
+    wq, s, b = mx.quantize(mx.array(rng.standard_normal((6, 256, 512)).astype(np.float32)), 64, 4)
+    x = mx.array(rng.standard_normal((40, 1, 1, 512)).astype(np.float32))
+    idx = rng.integers(0, 6, (40, 8)).astype(np.uint32)
+    y = mx.gather_qmm(x, wq, s, b, rhs_indices=mx.array(idx))
+    order = np.argsort(idx.reshape(-1), kind="stable")
+    xs = mx.array(np.array(x).reshape(40, 1, 512)[order // 8])
+    ys = mx.gather_qmm(
+        xs, wq, s, b, rhs_indices=mx.array(idx.reshape(-1)[order]), sorted_indices=True
+    )
+    assert np.array_equal(np.array(ys)[:, 0], np.array(y).reshape(320, -1)[order])
+    out.append(hashlib.sha256(np.array(y).tobytes()).hexdigest()[:16])
     return out
 
 
@@ -265,3 +280,33 @@ def test_vmap_over_x_and_weights():
         np.testing.assert_array_equal(
             np.array(got[i]), np.array(mx.quantized_matmul(x[:, i], *ws[0][:3], group_size=32))
         )
+
+
+@given(
+    batch=st.lists(st.integers(1, 3), max_size=2),
+    masks=st.tuples(st.integers(0, 3), st.integers(0, 3), st.booleans()),
+    m=st.integers(1, 9),
+    kn=st.tuples(st.integers(1, 3), st.integers(1, 9)),
+    spec=st.sampled_from([(32, 4), (64, 8), (32, 3), (128, 2), (32, 6), (64, 1), (32, 5)]),
+    transpose=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_random_shapes_against_numpy(batch, masks, m, kn, spec, transpose, seed):
+    """Broadcast batch shapes, any M, K and N (multiples of the group where they are grouped)."""
+    # Each operand keeps or sets to 1 each batch axis (bit masks); one may drop the leading axis.
+    x_batch = [d if masks[0] >> i & 1 else 1 for i, d in enumerate(batch)]
+    w_batch = [d if masks[1] >> i & 1 else 1 for i, d in enumerate(batch)]
+    if masks[2] and w_batch:
+        w_batch = w_batch[1:]
+    group_size, bits = spec
+    rng = np.random.default_rng(seed)
+    k = kn[0] * group_size
+    n = kn[1] * (1 if transpose else group_size)
+    wq, s, b, wd = quantized(
+        rng, (*w_batch, n, k) if transpose else (*w_batch, k, n), group_size, bits
+    )
+    x = rng.standard_normal((*x_batch, m, k)).astype(np.float32)
+    y = mx.quantized_matmul(mx.array(x), wq, s, b, transpose, group_size, bits)
+    ref = reference(x, wd, transpose)
+    assert y.shape == ref.shape
+    assert_close(y, ref)

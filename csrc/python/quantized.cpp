@@ -51,9 +51,9 @@ void init_quantized(nb::module_& m) {
         QuantSpec q = quant_spec(mode, group_size, bits, "quantized_matmul");
         return quantized_matmul(arg(x), arg(w), arg(scales), opt_array(biases), transpose, q, to_stream(s));
       },
-      nb::arg("x"), nb::arg("w"), nb::arg("scales"), nb::arg("biases").none() = nb::none(),
-      nb::arg("transpose") = true, nb::arg("group_size").none() = nb::none(), nb::arg("bits").none() = nb::none(),
-      nb::arg("mode") = "affine", nb::kw_only(), nb::arg("stream").none() = nb::none(),
+      nb::arg("x"), nb::arg("w"), nb::arg("scales"), nb::arg("biases").none() = nb::none(), nb::arg("transpose") = true,
+      nb::arg("group_size").none() = nb::none(), nb::arg("bits").none() = nb::none(), nb::arg("mode") = "affine",
+      nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "x @ W.T (transpose) or x @ W with W the quantized weight, computed in float32 by nuvec's kernels; rows "
       "up to ROW_INDEPENDENT_ROWS get the bits of their one-row product.");
   m.def(
@@ -64,8 +64,8 @@ void init_quantized(nb::module_& m) {
         QuantSpec q = quant_spec(mode, group_size, bits, "gather_qmm");
         if (!global_scale.is_none()) throw OpError("gather_qmm", "global_scale is only supported on the GPU (as MLX)");
         (void)sorted_indices;  // runs of one weight are found whatever the flag says
-        return gather_qmm(arg(x), arg(w), arg(scales), opt_array(biases), opt_array(lhs), opt_array(rhs), transpose,
-                          q, to_stream(s));
+        return gather_qmm(arg(x), arg(w), arg(scales), opt_array(biases), opt_array(lhs), opt_array(rhs), transpose, q,
+                          to_stream(s));
       },
       nb::arg("x"), nb::arg("w"), nb::arg("scales"), nb::arg("biases").none() = nb::none(),
       nb::arg("lhs_indices").none() = nb::none(), nb::arg("rhs_indices").none() = nb::none(),

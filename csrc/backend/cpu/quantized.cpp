@@ -107,7 +107,8 @@ double as_double(const Array& a, int64_t i) {
 }
 
 // MLX's chain: q * scale in the scales' dtype S, + bias in promote(S, B), then the output dtype.
-template <class O> void dequantize_rows(const Dequantize& p, const Array& w, const Array& s, const Array& b, Array& out) {
+template <class O>
+void dequantize_rows(const Dequantize& p, const Array& w, const Array& s, const Array& b, Array& out) {
   const QuantSpec& q = p.spec();
   int64_t k = out.shape(-1), rows = out.size() / std::max<int64_t>(k, 1), gpr = k / q.group_size;
   Dtype sd = s.dtype(), pd = promote(sd, b.dtype());
@@ -136,7 +137,8 @@ template <class O> void dequantize_rows(const Dequantize& p, const Array& w, con
 void eval_dequantize(const Dequantize& p, const std::vector<Array>& in, std::vector<Array>& out) {
   out[0].allocate_contiguous();
   if (out[0].size() == 0) return;
-  if (p.spec().mode != QuantMode::affine) return dequantize_fp(p.spec(), row_contiguous(in[0]), row_contiguous(in[1]), out[0]);
+  if (p.spec().mode != QuantMode::affine)
+    return dequantize_fp(p.spec(), row_contiguous(in[0]), row_contiguous(in[1]), out[0]);
   Array w = row_contiguous(in[0]), s = row_contiguous(in[1]), b = row_contiguous(in[2]);
   switch (out[0].dtype()) {
     case Dtype::float16: return dequantize_rows<f16>(p, w, s, b, out[0]);

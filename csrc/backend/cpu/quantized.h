@@ -27,11 +27,11 @@
 namespace nuvec::cpu {
 
 struct QmmProblem {
-  const float* x;     // m rows of k float32 values, row-contiguous
-  const float* xt;    // transposed: x's rows in the kernel's lane order (qmm_lane_order), else x
-  const float* xsum;  // transposed: m rows of k / group sums of x (qmm_group_sums)
-  const float* bsum;  // not transposed: m rows of n / group sums of x_k * bias_kg (qmm_bias_sums)
-  const uint32_t* w;  // transposed: n rows of k codes; else k rows of n codes (packed words)
+  const float* x;               // m rows of k float32 values, row-contiguous
+  const float* xt;              // transposed: x's rows in the kernel's lane order (qmm_lane_order), else x
+  const float* xsum;            // transposed: m rows of k / group sums of x (qmm_group_sums)
+  const float* bsum;            // not transposed: m rows of n / group sums of x_k * bias_kg (qmm_bias_sums)
+  const uint32_t* w;            // transposed: n rows of k codes; else k rows of n codes (packed words)
   const void *scales, *biases;  // transposed: n rows of k / group; else k rows of n / group
   Dtype sdtype, bdtype;         // float32, float16 or bfloat16
   float* y;                     // m rows of n
@@ -51,13 +51,13 @@ inline float qparam(const void* p, Dtype d, int64_t i) {
 void quantize_fp(QuantSpec q, const Array& w, Array& codes, Array& scales);
 void dequantize_fp(QuantSpec q, const Array& codes, const Array& scales, Array& out);
 
-#define NUVEC_DECLARE_QMM_ISA(ns)                                                           \
-  namespace ns {                                                                            \
-  void qmm_group_sums(const float* x, int64_t m, int64_t k, int group, float* xsum);       \
-  bool qmm_lane_order(int bits);                                                          \
-  void qmm_to_lane_order(const float* x, int64_t count, float* out);                     \
-  void qmm_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch);        \
-  void qmm_plain(const QmmProblem& p, int64_t c0, int64_t c1, float* scratch);             \
+#define NUVEC_DECLARE_QMM_ISA(ns)                                                    \
+  namespace ns {                                                                     \
+  void qmm_group_sums(const float* x, int64_t m, int64_t k, int group, float* xsum); \
+  bool qmm_lane_order(int bits);                                                     \
+  void qmm_to_lane_order(const float* x, int64_t count, float* out);                 \
+  void qmm_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch);  \
+  void qmm_plain(const QmmProblem& p, int64_t c0, int64_t c1, float* scratch);       \
   }
 NUVEC_DECLARE_QMM_ISA(portable)
 #if defined(__x86_64__)

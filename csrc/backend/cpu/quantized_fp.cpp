@@ -58,7 +58,14 @@ constexpr float kE2m1[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
 
 uint8_t to_e2m1(float x) {
   float a = std::abs(x);
-  uint8_t c = a > 5.0f ? 7 : a > 3.5f ? 6 : a > 2.5f ? 5 : a > 1.75f ? 4 : a > 1.25f ? 3 : a > 0.75f ? 2 : a > 0.25f ? 1 : 0;
+  uint8_t c = a > 5.0f    ? 7
+              : a > 3.5f  ? 6
+              : a > 2.5f  ? 5
+              : a > 1.75f ? 4
+              : a > 1.25f ? 3
+              : a > 0.75f ? 2
+              : a > 0.25f ? 1
+                          : 0;
   return uint8_t(c | (c && std::signbit(x) ? 8 : 0));
 }
 
@@ -97,12 +104,14 @@ template <class T> void quantize_rows(QuantSpec q, const T* w, int64_t groups, u
   });
 }
 
-template <class O> void dequantize_rows(QuantSpec q, const uint8_t* codes, const uint8_t* scales, int64_t groups, O* out) {
+template <class O>
+void dequantize_rows(QuantSpec q, const uint8_t* codes, const uint8_t* scales, int64_t groups, O* out) {
   const int g = q.group_size, bytes = g * q.bits / 8;
   parallel_for(groups, std::max<int64_t>(1, kGrain / g), [&](int64_t g0, int64_t g1) {
     for (int64_t i = g0; i < g1; ++i) {
       // In the output dtype, as MLX multiplies.
-      float scale = round_to<O>(q.mode == QuantMode::nvfp4 ? from_e4m3(scales[i]) : std::ldexp(1.0f, int(scales[i]) - 127));
+      float scale =
+          round_to<O>(q.mode == QuantMode::nvfp4 ? from_e4m3(scales[i]) : std::ldexp(1.0f, int(scales[i]) - 127));
       const uint8_t* c = codes + i * bytes;
       for (int j = 0; j < g; ++j) {
         float v = q.bits == 8 ? from_e4m3(c[j]) : e2m1_value(uint8_t(j % 2 ? c[j / 2] >> 4 : c[j / 2] & 15));

@@ -133,7 +133,8 @@ void eval_gather_qmm(const GatherQmm& prim, const std::vector<Array>& in, std::v
     if (li[i] >= x_items || ri[i] >= w_items)
       throw KernelError(EvalErrorKind::index, "index " + std::to_string(li[i] >= x_items ? li[i] : ri[i]) +
                                                   " is out of bounds for the " + (li[i] >= x_items ? "lhs" : "rhs") +
-                                                  " batch of size " + std::to_string(li[i] >= x_items ? x_items : w_items));
+                                                  " batch of size " +
+                                                  std::to_string(li[i] >= x_items ? x_items : w_items));
   into_output(y, [&](float* ybase) {
     if (m * k == 0) return std::fill(ybase, ybase + y.size(), 0.0f);
     Weights ws{w, s, b};

@@ -29,7 +29,11 @@ QuantSpec quant_spec(const std::string& mode, std::optional<int> group_size, std
                             " is not supported. The supported bits are 1, 2, 3, 4, 5, 6 and 8.");
     return q;
   }
-  struct Fixed { const char* name; QuantMode m; int g, b; };
+  struct Fixed {
+    const char* name;
+    QuantMode m;
+    int g, b;
+  };
   for (Fixed f : {Fixed{"mxfp4", QuantMode::mxfp4, 32, 4}, Fixed{"mxfp8", QuantMode::mxfp8, 32, 8},
                   Fixed{"nvfp4", QuantMode::nvfp4, 16, 4}}) {
     if (mode != f.name) continue;
@@ -50,7 +54,7 @@ namespace {
 void check_global_scale(const std::optional<Array>& g, QuantSpec q, const char* op) {
   if (g && q.mode != QuantMode::nvfp4)
     throw OpError(op, "Global scale is only supported for 'nvfp4' quantization mode.");
-  if (g && q.mode == QuantMode::nvfp4) throw OpError(op, "global_scale is not supported yet");
+  if (g) throw OpError(op, "nvfp4's global_scale is not supported by nuvec (docs/quantization.md)");
 }
 
 Shape with_last(Shape s, int64_t last) {
@@ -70,9 +74,9 @@ std::vector<Array> quantize(const Array& w, QuantSpec q, const std::optional<Arr
                                   std::to_string(w.ndim()) + ".");
   int64_t k = w.shape(-1);
   if (k % q.group_size != 0 || k * q.bits % 32 != 0)
-    throw OpError("quantize",
-                  "The last dimension of the matrix needs to be divisible by the quantization group size " +
-                      std::to_string(q.group_size) + ". However the provided  matrix has shape " + shape_str(w.shape()));
+    throw OpError("quantize", "The last dimension of the matrix needs to be divisible by the quantization group size " +
+                                  std::to_string(q.group_size) + ". However the provided  matrix has shape " +
+                                  shape_str(w.shape()));
   Shape ws = with_last(w.shape(), q.words(k)), ss = with_last(w.shape(), k / q.group_size);
   Dtype sd = q.has_biases() ? w.dtype() : Dtype::uint8;
   std::vector<Shape> shapes{ws, ss};
@@ -86,7 +90,8 @@ Array dequantize(const Array& w, const Array& scales, const std::optional<Array>
   check_global_scale(global_scale, q, "dequantize");
   if (q.has_biases() && !biases) throw OpError("dequantize", "Biases must be provided for affine quantization.");
   if (!q.has_biases() && scales.dtype() != Dtype::uint8)
-    throw OpError("dequantize", std::string("Scale type must be uint8 but received type ") + name_of(scales.dtype()) + ".");
+    throw OpError("dequantize",
+                  std::string("Scale type must be uint8 but received type ") + name_of(scales.dtype()) + ".");
   if (w.dtype() != Dtype::uint32) throw OpError("dequantize", "The matrix should be given as a uint32");
   if (w.ndim() < 2)
     throw OpError("dequantize", "The matrix to be dequantized must have at least 2 dimension but it has only " +
@@ -135,8 +140,10 @@ int64_t check_weight(const Array& w, const Array& scales, const std::optional<Ar
   int64_t k = w.shape(-1) * 32 / q.bits;
   if (w.shape(-1) * 32 % q.bits != 0 || scales.ndim() != w.ndim() || scales.shape(-1) * q.group_size != k ||
       !std::equal(w.shape().begin(), w.shape().end() - 1, scales.shape().begin()))
-    throw OpError(op, "The shapes of the weight and scales are incompatible based on bits and group_size. w.shape() "
-                      "== " + shape_str(w.shape()) + " and scales.shape() == " + shape_str(scales.shape()) +
+    throw OpError(op,
+                  "The shapes of the weight and scales are incompatible based on bits and group_size. w.shape() "
+                  "== " +
+                      shape_str(w.shape()) + " and scales.shape() == " + shape_str(scales.shape()) +
                       " with group_size=" + std::to_string(q.group_size) + " and bits=" + std::to_string(q.bits));
   return k;
 }
@@ -177,7 +184,9 @@ Array fp_weight(const Array& w, const Array& scales, QuantSpec q, Stream s) {
   return dequantize(w, scales, std::nullopt, q, std::nullopt, Dtype::float32, s);
 }
 
-Dtype fp_product_dtype(const Array& x) { return is_floating(x.dtype()) && x.dtype() != Dtype::float64 ? x.dtype() : Dtype::float32; }
+Dtype fp_product_dtype(const Array& x) {
+  return is_floating(x.dtype()) && x.dtype() != Dtype::float64 ? x.dtype() : Dtype::float32;
+}
 
 }  // namespace
 

@@ -66,7 +66,6 @@ class Dequantize : public Primitive {
   QuantSpec q_;
 };
 
-
 // Inputs: x (..., M, K) float32, the packed words w, scales and (affine) biases of the weight:
 // transposed, w (..., N, K * bits / 32) and scales (..., N, K / group_size) for x @ W.T; else
 // w (..., K, N * bits / 32) and scales (..., K, N / group_size) for x @ W. Either w is 2-D (every

@@ -27,7 +27,6 @@ Result Dequantize::vmap(const std::vector<Array>& inputs, const std::vector<int>
   return {{remake(*this, with_batch(outputs[0].shape(), n), outputs[0], std::move(in))}, {0}};
 }
 
-
 // x batched over a shared 2-D weight: more rows. Otherwise every operand takes the batch axis in
 // front of its own batch axes (aligned to one rank) and the op broadcasts them.
 Result QuantizedMatmul::vmap(const std::vector<Array>& inputs, const std::vector<int>& axes,
@@ -36,8 +35,8 @@ Result QuantizedMatmul::vmap(const std::vector<Array>& inputs, const std::vector
   Stream s = out.stream();
   int64_t n = batch_size(inputs, axes);
   if (axes[1] < 0 && axes[2] < 0 && axes[3] < 0 && inputs[1].ndim() == 2)
-    return {{remake(*this, with_batch(out.shape(), n), out, {to_front(inputs[0], axes[0]), inputs[1], inputs[2],
-                                                               inputs[3]})},
+    return {{remake(*this, with_batch(out.shape(), n), out,
+                    {to_front(inputs[0], axes[0]), inputs[1], inputs[2], inputs[3]})},
             {0}};
   int rank = 0;
   for (size_t i = 0; i < inputs.size(); ++i) rank = std::max(rank, inputs[i].ndim() - (axes[i] >= 0 ? 1 : 0));

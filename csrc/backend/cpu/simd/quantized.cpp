@@ -99,7 +99,8 @@ template <class S> inline float bias_dot(const QmmProblem& p, int64_t row, const
   const bool same = p.bdtype == p.sdtype;  // the biases' element type is S (the usual case)
   int64_t g = 0;
   if (same && std::is_same_v<S, float>)
-    for (; g + L <= groups; g += L) acc = fmadd(load(static_cast<const float*>(p.biases) + row * groups + g), load(xsum + g), acc);
+    for (; g + L <= groups; g += L)
+      acc = fmadd(load(static_cast<const float*>(p.biases) + row * groups + g), load(xsum + g), acc);
   for (; g < groups; g += L) {
     float b[L] = {}, xs[L] = {};
     for (int64_t j = 0; j < L && g + j < groups; ++j) {
@@ -113,8 +114,8 @@ template <class S> inline float bias_dot(const QmmProblem& p, int64_t row, const
 
 // y[r] for R weight rows (first row n0) against one row of x: the transposed sequence, with
 // scales of element type S.
-template <int R, class S, class Src> void dot_rows(const QmmProblem& p, const Src* src, int64_t n0, const float* x,
-                                                   const float* xsum, float* y) {
+template <int R, class S, class Src>
+void dot_rows(const QmmProblem& p, const Src* src, int64_t n0, const float* x, const float* xsum, float* y) {
   const int64_t groups = p.k / p.group, V = p.group / L;
   VecF acc[R];
   for (int r = 0; r < R; ++r) acc[r] = splat(0.0f);
