@@ -66,11 +66,12 @@ void eval_norm(const RowNorm& prim, const std::vector<Array>& in, std::vector<Ar
   float eps = prim.eps();
   Array& y = out[0];
   bool stream = y.dtype() == Dtype::float32 && stream_output(y.nbytes());
-  bool plain = prim.kind() == NormKind::rms && x.dtype() == Dtype::float32 && y.dtype() == Dtype::float32;
-  auto rms_block = NUVEC_FOR_ISA(rms_rows);
+  bool layered = prim.kind() == NormKind::layer;
+  bool plain = !add && x.dtype() == Dtype::float32 && y.dtype() == Dtype::float32;
+  auto block = NUVEC_FOR_ISA(norm_rows);
   parallel_for(rows, std::max<int64_t>(1, kGrain / d), [&](int64_t r0, int64_t r1) {
     if (plain) {  // float32 in and out: rows straight from x into y
-      rms_block(x.data<float>() + r0 * d, w, y.data<float>() + r0 * d, r1 - r0, d, eps, stream);
+      block(layered, x.data<float>() + r0 * d, w, b, y.data<float>() + r0 * d, r1 - r0, d, eps, stream);
       if (stream) stream_fence();
       return;
     }
