@@ -282,9 +282,18 @@ def test_outputs_past_the_caches_keep_the_bits():
     x = mx.array(RNG.standard_normal((4096, 1025)).astype(np.float32))
     w = mx.array(RNG.standard_normal(1025).astype(np.float32))
     q = mx.array(RNG.standard_normal((2, 16, 1024, 128)).astype(np.float32))
-    big = [mx.fast.rms_norm(x, w, 1e-5), mx.fast.layer_norm(x, w, w, 1e-5)]
+    big = [
+        mx.fast.rms_norm(x, w, 1e-5),
+        mx.fast.layer_norm(x, w, w, 1e-5),
+        *mx.fast.add_rms_norm(x, x, w, 1e-5),
+    ]
     rows = [0, 1, 777, 4095]
-    small = [mx.fast.rms_norm(x[rows], w, 1e-5), mx.fast.layer_norm(x[rows], w, w, 1e-5)]
+    xs = x[rows]
+    small = [
+        mx.fast.rms_norm(xs, w, 1e-5),
+        mx.fast.layer_norm(xs, w, w, 1e-5),
+        *mx.fast.add_rms_norm(xs, xs, w, 1e-5),
+    ]
     for b, s in zip(big, small):
         assert np.array_equal(np.asarray(b)[rows], np.asarray(s))
     kw = dict(traditional=False, base=10000.0, scale=1.0, offset=3)

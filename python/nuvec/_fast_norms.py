@@ -86,11 +86,10 @@ def rope(
     or ``(B,)``. The angles are computed in float64.
     """
     if getattr(a, "dtype", None) == _core.float64:
-        # The checks are the kernel op's: run them on a float32 stand-in of the same shape.
-        probe = _core.zeros((1,) * (a.ndim - 1) + (a.shape[-1],), _core.float32) if a.ndim else a
-        if a.ndim >= 3:
-            probe = _core.broadcast_to(probe, (a.shape[0],) + probe.shape[1:])
-        _core._fast_rope(probe, dims, traditional, base, scale, offset, freqs, stream)
+        # The kernel op's checks, on a float32 node that is never evaluated.
+        _core._fast_rope(
+            a.astype(_core.float32), dims, traditional, base, scale, offset, freqs, stream
+        )
         return _rope_float64(a, dims, traditional, base, scale, offset, freqs)
     return _core._fast_rope(a, dims, traditional, base, scale, offset, freqs, stream)
 

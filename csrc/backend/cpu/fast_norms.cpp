@@ -3,6 +3,7 @@
 // float32 and back around the per-ISA row loops (backend/cpu/fast_norms.h).
 #include "backend/cpu/fast_norms.h"
 
+#include <cstring>
 #include <vector>
 
 #include "backend/cpu/backend.h"
@@ -46,6 +47,19 @@ void row_out(Array& a, int64_t r, int64_t d, const float* v) {
   for (int64_t j = 0; j < d; ++j) store_as(p, a.dtype(), j, v[j]);
 }
 
+// dst[0, n) = src[0, n), past the caches where dst is aligned (x86-64's baseline SSE stores).
+void copy_stream(float* dst, const float* src, int64_t n) {
+#if defined(__x86_64__)
+  if (reinterpret_cast<uintptr_t>(dst) % 16 == 0) {
+    int64_t j = 0;
+    for (; j + 4 <= n; j += 4) _mm_stream_ps(dst + j, _mm_loadu_ps(src + j));
+    std::memcpy(dst + j, src + j, size_t(n - j) * 4);
+    return;
+  }
+#endif
+  std::memcpy(dst, src, size_t(n) * 4);
+}
+
 const float* optional_data(const std::vector<Array>& in, bool present, int index, std::vector<Array>& keep) {
   if (!present) return nullptr;
   keep.push_back(row_contiguous(in[size_t(index)]));
@@ -66,11 +80,12 @@ void eval_norm(const RowNorm& prim, const std::vector<Array>& in, std::vector<Ar
   float eps = prim.eps();
   Array& y = out[0];
   bool stream = y.dtype() == Dtype::float32 && stream_output(y.nbytes());
-  bool plain = prim.kind() == NormKind::rms && x.dtype() == Dtype::float32 && y.dtype() == Dtype::float32;
-  auto rms_block = NUVEC_FOR_ISA(rms_rows);
+  bool layered = prim.kind() == NormKind::layer;
+  bool plain = !add && x.dtype() == Dtype::float32 && y.dtype() == Dtype::float32;
+  auto block = NUVEC_FOR_ISA(norm_rows);
   parallel_for(rows, std::max<int64_t>(1, kGrain / d), [&](int64_t r0, int64_t r1) {
     if (plain) {  // float32 in and out: rows straight from x into y
-      rms_block(x.data<float>() + r0 * d, w, y.data<float>() + r0 * d, r1 - r0, d, eps, stream);
+      block(layered, x.data<float>() + r0 * d, w, b, y.data<float>() + r0 * d, r1 - r0, d, eps, stream);
       if (stream) stream_fence();
       return;
     }
@@ -80,11 +95,16 @@ void eval_norm(const RowNorm& prim, const std::vector<Array>& in, std::vector<Ar
       const float* xr = row_in(x, r, d, bx);
       if (add) {  // h = x + residual, rounded to its dtype, is what the norm reads
         const float* rr = row_in(res, r, d, br);
-        float* h = row_target(out[1], r, d, bx);
+        bool own = out[1].dtype() == Dtype::float32 && !stream;  // else h is made in the cache
+        float* h = own ? out[1].data<float>() + r * d : bx;
         for (int64_t j = 0; j < d; ++j) h[j] = xr[j] + rr[j];
-        row_out(out[1], r, d, h);
-        if (out[1].dtype() != Dtype::float32) xr = row_in(out[1], r, d, bx);
-        else xr = h;
+        xr = h;
+        if (out[1].dtype() != Dtype::float32) {
+          row_out(out[1], r, d, h);
+          xr = row_in(out[1], r, d, bx);
+        } else if (!own) {
+          copy_stream(out[1].data<float>() + r * d, h, d);
+        }
       }
       float* yr = row_target(y, r, d, by);
       if (prim.kind() == NormKind::layer) layer(xr, w, b, yr, d, eps, stream);

@@ -17,8 +17,10 @@ namespace nuvec::cpu {
   namespace ns {                                                                                       \
   /* y = x / sqrt(mean(x^2) + eps) * w (w may be null); y may be x. stream: y past the caches. */   \
   void rms_row(const float* x, const float* w, float* y, int64_t d, float eps, bool stream);           \
-  /* rms_row over `rows` contiguous rows, the next row's sum beside this row's output. */           \
-  void rms_rows(const float* x, const float* w, float* y, int64_t rows, int64_t d, float eps, bool stream); \
+  /* rms_row (layer_row when `layer`) over `rows` contiguous rows, the next row's sum beside this  \
+     row's output. */                                                                                  \
+  void norm_rows(bool layer, const float* x, const float* w, const float* b, float* y, int64_t rows,   \
+                 int64_t d, float eps, bool stream);                                                   \
   /* y = (x - mean) / sqrt(var + eps) * w + b (w, b may be null). */                                  \
   void layer_row(const float* x, const float* w, const float* b, float* y, int64_t d, float eps,       \
                  bool stream);                                                                         \

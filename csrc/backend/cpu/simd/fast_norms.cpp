@@ -104,40 +104,69 @@ void rms_row(const float* x, const float* w, float* y, int64_t d, float eps, boo
     : scale_row<false, false, false>(x, nullptr, nullptr, y, d, 0.0f, r, stream);
 }
 
-// Row r's output pass runs beside row r + 1's sum of squares, so memory sees one stream of reads
-// and writes (as a copy does) instead of a read burst then a write burst per row. The sums and
-// the outputs are those of rms_row, element by element.
-template <bool kWeighted>
-void rms_pipelined(const float* x, const float* w, float* y, int64_t rows, int64_t d, float eps, bool stream) {
-  auto square = [](VecF v) { return v * v; };
-  float sum = row_sum(x, d, square);
+namespace {
+
+// A row's mean (layer norm) and 1 / sqrt(var + eps) from its first sum (of x for layer norm, of
+// x^2 for RMS norm), as rms_row and layer_row compute them.
+template <bool kLayer> void row_stats(const float* x, int64_t d, float first, float eps, float& m, float& inv) {
+  if (!kLayer) {
+    m = 0.0f, inv = inv_root(first, d, eps);
+    return;
+  }
+  m = first / float(d);
+  VecF vm = splat(m);
+  inv = inv_root(row_sum(x, d, [vm](VecF v) { return (v - vm) * (v - vm); }), d, eps);
+}
+
+// Row r's output pass runs beside row r + 1's first sum, so memory sees one stream of reads and
+// writes (as a copy does) instead of a read burst then a write burst per row. The sums and the
+// outputs are rms_row's and layer_row's, element by element.
+template <bool kLayer, bool kWeighted, bool kBiased>
+void pipelined(const float* x, const float* w, const float* b, float* y, int64_t rows, int64_t d, float eps,
+               bool stream) {
+  auto first = [](VecF v) { return kLayer ? v : v * v; };
+  float m, inv;
+  row_stats<kLayer>(x, d, row_sum(x, d, first), eps, m, inv);
   for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * d;
+    const float *xr = x + r * d, *xn = xr + d;
     float* yr = y + r * d;
-    float inv = inv_root(sum, d, eps);
     int64_t j = 0;
+    float next_sum = 0.0f;
     if (r + 1 < rows) {
-      const float* xn = xr + d;
       LaneSum next;
-      VecF vr = splat(inv);
+      VecF vm = splat(m), vr = splat(inv);
       bool nt = stream && vector_aligned(yr);
       for (; j + kSumLanes <= d; j += kSumLanes) {
-        next.add(xn + j, square);
+        next.add(xn + j, first);
         for (int k = 0; k < kSumVecs; ++k) {
           int64_t i = j + k * kLanesF;
-          VecF v = load(xr + i) * vr;
+          VecF v = load(xr + i);
+          if (kLayer) v = v - vm;
+          v = v * vr;
           if (kWeighted) v = v * load(w + i);
+          if (kBiased) v = v + load(b + i);
           nt ? store_stream(yr + i, v) : store(yr + i, v);
         }
       }
-      sum = next.finish(xn, j, d, square);
+      next_sum = next.finish(xn, j, d, first);
     }
-    scale_row<false, kWeighted, false>(xr + j, kWeighted ? w + j : nullptr, nullptr, yr + j, d - j, 0.0f, inv, stream);
+    scale_row<kLayer, kWeighted, kBiased>(xr + j, kWeighted ? w + j : nullptr, kBiased ? b + j : nullptr, yr + j,
+                                          d - j, m, inv, stream);
+    if (r + 1 < rows) row_stats<kLayer>(xn, d, next_sum, eps, m, inv);
   }
 }
 
-void rms_rows(const float* x, const float* w, float* y, int64_t rows, int64_t d, float eps, bool stream) {
-  w ? rms_pipelined<true>(x, w, y, rows, d, eps, stream) : rms_pipelined<false>(x, w, y, rows, d, eps, stream);
+}  // namespace
+
+void norm_rows(bool layer, const float* x, const float* w, const float* b, float* y, int64_t rows, int64_t d,
+               float eps, bool stream) {
+  if (!layer)
+    w ? pipelined<false, true, false>(x, w, b, y, rows, d, eps, stream)
+      : pipelined<false, false, false>(x, w, b, y, rows, d, eps, stream);
+  else if (w && b) pipelined<true, true, true>(x, w, b, y, rows, d, eps, stream);
+  else if (w) pipelined<true, true, false>(x, w, b, y, rows, d, eps, stream);
+  else if (b) pipelined<true, false, true>(x, w, b, y, rows, d, eps, stream);
+  else pipelined<true, false, false>(x, w, b, y, rows, d, eps, stream);
 }
 
 void layer_row(const float* x, const float* w, const float* b, float* y, int64_t d, float eps, bool stream) {
