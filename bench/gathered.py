@@ -8,8 +8,9 @@
 - hadamard_transform of R rows of N; PyTorch has no Hadamard transform: x @ H with the N x N
   matrix (scaled) built beforehand.
 
-Frameworks alternate, each timed as the median of several calls after warm-up (bench/_common.py);
-the machine may be shared, so ratios are the thing to read.
+The frameworks alternate round by round (a few timed calls each, after a warm-up call), and each
+row reports the median over all rounds, so load that comes and goes on a shared machine falls on
+both; read the ratios.
 """
 
 import argparse
@@ -22,6 +23,15 @@ import nuvec as mx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import median_time  # noqa: E402
+
+
+def interleaved(fns, rounds):
+    """Median seconds per call of each fn, the fns taking turns for `rounds` rounds."""
+    times = [[] for _ in fns]
+    for _ in range(rounds):
+        for f, t in zip(fns, times):
+            t.append(median_time(f, reps=3, warmup=1))
+    return [float(np.median(t)) for t in times]
 
 
 def moe_inputs(tokens, experts, top_k, dim, seed=0):
@@ -64,7 +74,7 @@ def torch_moe(torch, x, w, idx):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--reps", type=int, default=7, help="rounds of turns")
     args = ap.parse_args()
     try:
         import torch
@@ -75,26 +85,27 @@ def main():
     rows = []
     for tokens, experts, top_k, dim in ((64, 8, 2, 1024), (1, 8, 2, 1024), (256, 8, 2, 1024)):
         x, w, idx = moe_inputs(tokens, experts, top_k, dim)
-        t_torch = median_time(torch_moe(torch, x, w, idx), args.reps) if torch else float("nan")
+        fns = [nuvec_moe(x, w, idx, False), nuvec_moe(x, w, idx, True)]
+        fns += [torch_moe(torch, x, w, idx)] if torch else []
+        t = interleaved(fns, args.reps) + ([] if torch else [float("nan")])
         for sorted_rows in (False, True):
-            t = median_time(nuvec_moe(x, w, idx, sorted_rows), args.reps)
             order = "sorted" if sorted_rows else "unsorted"
             name = f"gather_mm {tokens} tokens x {top_k} of {experts}, {dim}x{dim}, {order}"
-            rows.append((name, t, t_torch))
+            rows.append((name, t[sorted_rows], t[2]))
     for r, n in ((4096, 4096), (4096, 28 * 128), (64, 4096)):
         rng = np.random.default_rng(1)
         x = rng.standard_normal((r, n)).astype(np.float32)
         X = mx.array(x)
         mx.eval(X)
-        t = median_time(lambda: mx.eval(mx.hadamard_transform(X)), args.reps)
-        t_torch = float("nan")
+        fns = [lambda: mx.eval(mx.hadamard_transform(X))]
         if torch:
             H = torch.from_numpy(
                 np.array(mx.hadamard_transform(mx.eye(n, dtype=mx.float32))).T.copy()
             )
             Xt = torch.from_numpy(x)
-            t_torch = median_time(lambda: Xt @ H.T, args.reps)
-        rows.append((f"hadamard_transform {r} x {n} float32 (torch: x @ H)", t, t_torch))
+            fns.append(lambda: Xt @ H.T)
+        t = interleaved(fns, args.reps) + ([] if torch else [float("nan")])
+        rows.append((f"hadamard_transform {r} x {n} float32 (torch: x @ H)", t[0], t[1]))
     print("| case | nuvec ms | PyTorch ms | PyTorch / nuvec |")
     print("|---|---:|---:|---:|")
     for name, t, tt in rows:

@@ -2,14 +2,12 @@
 brings it, or why nuvec leaves it out). tests/test_mlx_names.py fails when nuvec lacks a name of
 `dir(mlx.core)` that is not here, and when a name here is one nuvec has (drop it then)."""
 
-_FAST = "fast kernels, quantization and gathered products: issue 15"
 _LINALG = "linear algebra and FFT: issue 17"
 
 MISSING = {
     # Modules of later issues.
     "linalg": _LINALG,
     "fft": _LINALG,
-    "gather_qmm": _FAST,
     **{
         n: "products that quantize their input on the fly: MLX's CPU build raises NYI for them"
         for n in ("qqmm", "gather_qqmm")

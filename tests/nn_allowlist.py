@@ -6,10 +6,6 @@ MLX has it (drop it then)."""
 _QUANT = "quantized layers come with quantization: issue 15"
 
 MISSING = {
-    "quantized": _QUANT,  # the submodule mlx.nn.layers.quantized
-    "quantize": _QUANT,
-    "QuantizedLinear": _QUANT,
-    "QuantizedEmbedding": _QUANT,
     "QQLinear": _QUANT,
     "QuantizedAllToShardedLinear": _QUANT,
     "QuantizedShardedToAllLinear": _QUANT,

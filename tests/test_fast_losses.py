@@ -178,3 +178,26 @@ def test_gated_delta_update_vmap_matches_a_loop():
         y, s = f(qs[i], *(mx.array(x) for x in (k, v, g, b)), initial_state=mx.array(s0))
         np.testing.assert_allclose(np.asarray(ys[i]), np.asarray(y), rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(np.asarray(ss[i]), np.asarray(s), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.nuvec_only
+def test_cross_entropy_kernel_edges_jvp_and_compile():
+    x = mx.array(np.array([[0.0, -np.inf, 1.0], [-np.inf] * 3, [1e30, 2.0, -1e30]], np.float32))
+    y = np.asarray(mx.fast.cross_entropy(x, mx.array([2, 1, 0])))
+    np.testing.assert_allclose(y[[0, 2]], [np.log1p(np.exp(-1.0)), 0.0], rtol=1e-6)
+    assert np.isnan(y[1])  # every logit -inf: log(0) - (-inf)
+    bad = np.asarray(mx.fast.cross_entropy(mx.ones((2, 3)), mx.array([3, -1])))
+    assert np.isnan(bad).all()  # targets outside [0, V)
+    logits = mx.array(RNG.standard_normal((5, 13)).astype(np.float32))
+    targets = mx.array(RNG.integers(0, 13, 5).astype(np.int32))
+    t, c = (mx.array(RNG.standard_normal(s).astype(np.float32)) for s in ((5, 13), (5,)))
+    _, (jt,) = mx.jvp(lambda a: mx.fast.cross_entropy(a, targets), [logits], [t])
+    _, (g,) = mx.vjp(lambda a: mx.fast.cross_entropy(a, targets), [logits], [c])
+    np.testing.assert_allclose(float((jt * c).sum()), float((g * t).sum()), rtol=1e-5)
+    f = mx.compile(mx.fast.cross_entropy, shapeless=True)
+    for n in (5, 3):
+        np.testing.assert_allclose(
+            np.asarray(f(logits[:n], targets[:n])),
+            np.asarray(mx.fast.cross_entropy(logits[:n], targets[:n])),
+            rtol=1e-6,
+        )

@@ -274,3 +274,19 @@ def test_vmap_add_rms_norm():
         yi, hi = mx.fast.add_rms_norm(x[:, i], r[:, i], w[i], 1e-5)
         np.testing.assert_allclose(np.asarray(y[i]), np.asarray(yi), 1e-6)
         assert np.array_equal(np.asarray(h[i]), np.asarray(hi))
+
+
+@pytest.mark.nuvec_only
+def test_outputs_past_the_caches_keep_the_bits():
+    # Outputs of 16 MiB and more are written with streaming stores: same bits as small calls.
+    x = mx.array(RNG.standard_normal((4096, 1025)).astype(np.float32))
+    w = mx.array(RNG.standard_normal(1025).astype(np.float32))
+    q = mx.array(RNG.standard_normal((2, 16, 1024, 128)).astype(np.float32))
+    big = [mx.fast.rms_norm(x, w, 1e-5), mx.fast.layer_norm(x, w, w, 1e-5)]
+    rows = [0, 1, 777, 4095]
+    small = [mx.fast.rms_norm(x[rows], w, 1e-5), mx.fast.layer_norm(x[rows], w, w, 1e-5)]
+    for b, s in zip(big, small):
+        assert np.array_equal(np.asarray(b)[rows], np.asarray(s))
+    kw = dict(traditional=False, base=10000.0, scale=1.0, offset=3)
+    yq = np.asarray(mx.fast.rope(q, 128, **kw))
+    assert np.array_equal(yq[1:2, 5:6], np.asarray(mx.fast.rope(q[1:2, 5:6], 128, **kw)))

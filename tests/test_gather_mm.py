@@ -9,6 +9,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from _impl import IS_MLX, mx
 from helpers import seeded_rng
@@ -70,6 +72,27 @@ def test_values_against_numpy(case):
     ref = reference(a, b, lhs, rhs)
     assert out.shape == ref.shape and out.dtype == mx.float32
     np.testing.assert_allclose(np.array(out), ref, rtol=1e-5, atol=1e-5)
+
+
+@nuvec_only
+@given(
+    a_batch=st.lists(st.integers(1, 3), max_size=2),
+    b_batch=st.lists(st.integers(1, 4), max_size=2),
+    mkn=st.tuples(st.integers(1, 5), st.integers(0, 9), st.integers(1, 6)),
+    index_shape=st.lists(st.integers(0, 4), max_size=2),
+    seed=st.integers(0, 2**16),
+)
+def test_random_shapes_against_numpy_in_float64(a_batch, b_batch, mkn, index_shape, seed):
+    rng = np.random.default_rng(seed)
+    m, k, n = mkn
+    a = rng.standard_normal((*a_batch, m, k))
+    b = rng.standard_normal((*b_batch, k, n))
+    lhs = rng.integers(0, int(np.prod(a_batch)), index_shape)
+    rhs = rng.integers(0, int(np.prod(b_batch)), index_shape)
+    got = mx.gather_mm(arr(a, mx.float64), arr(b, mx.float64), mx.array(lhs), mx.array(rhs))
+    ref = reference(a, b, lhs, rhs)
+    assert got.shape == ref.shape
+    np.testing.assert_allclose(np.array(got), ref, rtol=1e-12, atol=1e-12)
 
 
 @nuvec_only
@@ -297,6 +320,30 @@ def test_vmap_matches_a_loop(axes):
         np.testing.assert_allclose(got[k], reference(one[0], one[1], one[2], one[3]), rtol=1e-12)
 
 
+@nuvec_only
+@pytest.mark.parametrize("in_axes", [(0, None), (None, 0), (0, 0)])
+def test_per_example_gradients_through_vmap(in_axes):
+    # vmap of grad: the cotangent rules (grad_b's kind, the scatter of a's) under the vmap rule.
+    rng = seeded_rng("gather_mm vmap grad", in_axes)
+    n = 3
+    li, ri = arr(np.array([0, 2, 2, 1], np.uint32)), arr(np.array([1, 1, 0, 1], np.uint32))
+    w = arr(rng.standard_normal((4, 2, 3)), mx.float64)
+
+    def loss(x, y):
+        return (mx.gather_mm(x, y, li, ri) * w).sum() ** 2
+
+    a = rng.standard_normal((n, 3, 2, 4) if in_axes[0] == 0 else (3, 2, 4))
+    b = rng.standard_normal((n, 2, 4, 3) if in_axes[1] == 0 else (2, 4, 3))
+    A, B = arr(a, mx.float64), arr(b, mx.float64)
+    ga, gb = mx.vmap(mx.grad(loss, argnums=(0, 1)), in_axes=in_axes)(A, B)
+    for k in range(n):
+        x = A[k] if in_axes[0] == 0 else A
+        y = B[k] if in_axes[1] == 0 else B
+        ea, eb = mx.grad(loss, argnums=(0, 1))(x, y)
+        np.testing.assert_allclose(np.array(ga[k]), np.array(ea), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(np.array(gb[k]), np.array(eb), rtol=1e-12, atol=1e-12)
+
+
 # ----------------------------------------------------------------------------- determinism
 def moe_case(tokens, experts, top_k, dim, dt, sorted_rows):
     """A mixture-of-experts gathered product and each of its rows' one-row dense products."""
@@ -353,6 +400,18 @@ def test_rows_of_multi_row_items_keep_their_bits():
                 assert as_bits(out[i, r]) == as_bits(mx.matmul(a[j, r : r + 1], b[e])[0])
 
 
+@nuvec_only
+@pytest.mark.parametrize("sorted_rows", [False, True])
+def test_groups_longer_than_the_row_independent_rows(sorted_rows):
+    # 600 rows on each of 2 experts: the kernel splits each group into products of at most
+    # ROW_INDEPENDENT_ROWS rows, and every row still has its one-row product's bits.
+    assert mx.ROW_INDEPENDENT_ROWS == 256
+    out, singles = moe_case(600, 2, 2, 40, "float32", sorted_rows)
+    got = np.array(out)
+    want = np.stack([np.array(one) for one in singles])
+    assert got.tobytes() == want.tobytes()
+
+
 _SCRIPT = r"""
 import hashlib, sys
 sys.path.insert(0, {tests!r})
@@ -362,23 +421,32 @@ for t, e, k in MOE:
     for s in (False, True):
         out, _ = moe_case(t, e, k, 64, "float32", s)
         print(hashlib.sha256(as_bits(out)).hexdigest())
+# The cotangents too (b's sums each expert's rows in one product; a's scatters in index order).
+x, w = mx.arange(64 * 96).reshape(64, 1, 1, 96) / 1000, mx.cos(mx.arange(8 * 96 * 99).reshape(8, 96, 99))
+idx = mx.array([[(3 * t) % 8, (5 * t + 1) % 8] for t in range(64)])
+grads = mx.grad(lambda p, q: (mx.gather_mm(p, q, None, idx) ** 2).sum(), argnums=(0, 1))(x, w)
+print(" ".join(hashlib.sha256(as_bits(g)).hexdigest() for g in grads).replace(" ", "-"))
 """
 
 
 @nuvec_only
 @pytest.mark.skipif(IS_MLX, reason="nuvec only")
-def test_same_bits_for_any_thread_count():
+@pytest.mark.parametrize("isa", ["default", "portable"])
+def test_same_bits_for_any_thread_count(isa):
     script = _SCRIPT.format(tests=os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ)
+    if isa != "default":
+        env["NUVEC_CPU_ISA"] = isa
     outs = {}
     for n in ("1", "2", "3"):
         r = subprocess.run(
             [sys.executable, "-c", script],
-            env=dict(os.environ, NUVEC_NUM_THREADS=n),
+            env=dict(env, NUVEC_NUM_THREADS=n),
             capture_output=True,
             text=True,
             timeout=300,
         )
         assert r.returncode == 0, r.stderr
         outs[n] = r.stdout.split()
-    assert len(outs["1"]) == 2 * len(MOE)
+    assert len(outs["1"]) == 2 * len(MOE) + 1
     assert outs["1"] == outs["2"] == outs["3"]

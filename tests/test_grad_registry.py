@@ -520,6 +520,28 @@ REGISTRY = {
         atol=1e-4,
         mlx_no_jvp="MLX 0.32.4 has no jvp of quantized_matmul w.r.t. the scales and biases",
     ),
+    "dequantize": Case(
+        lambda s, b: mx.dequantize(_QW, _f32(s), _f32(b), group_size=32),
+        shapes=((6, 2), (6, 2)),
+        h=1e-2,
+        rtol=1e-4,
+        atol=1e-4,
+    ),
+    "gather_qmm": Case(
+        lambda x, s, b: mx.gather_qmm(
+            _f32(x),
+            _QWE,
+            _f32(s),
+            _f32(b),
+            rhs_indices=_idx([[1, 0], [1, 1], [0, 1]]),
+            group_size=32,
+        ),
+        shapes=((3, 1, 1, 64), (2, 6, 2), (2, 6, 2)),
+        h=1e-2,
+        rtol=1e-4,
+        atol=1e-4,
+        mlx_no_jvp="MLX 0.32.4 has no jvp of gather_qmm",
+    ),
 }
 
 
@@ -528,6 +550,9 @@ def _f32(a):
 
 
 # 4-bit codes of a 6 x 64 weight (groups of 32) for the quantized_matmul entry.
+_QWE = mx.quantize(
+    mx.array(np.random.default_rng(6).standard_normal((2, 6, 64)).astype(np.float32)), 32, 4
+)[0]
 _QW = mx.quantize(
     mx.array(np.random.default_rng(5).standard_normal((6, 64)).astype(np.float32)), 32, 4
 )[0]

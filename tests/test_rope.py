@@ -263,3 +263,104 @@ def test_norm_rope_slice_update_form_and_errors():
         mx.fast.norm_rope(x, None, 1e-5, mx.zeros((1, 3, 6, 8)), 0, dims=8)
     with pytest.raises(Exception, match="do not fit"):
         mx.eval(mx.fast.norm_rope(x, None, 1e-5, cache, mx.array([5]), dims=8)[1])
+
+
+def _norm_rope_steps(x, w, cache, offs):
+    """norm_rope through rms_norm, rope and a concatenation per batch row."""
+    y = mx.fast.rope(
+        mx.fast.rms_norm(x, w, 1e-5),
+        16,
+        traditional=False,
+        base=10000.0,
+        scale=1.0,
+        offset=mx.array(np.asarray(offs, np.int32)),
+    )
+    t = x.shape[-2]
+    rows = [
+        mx.concatenate([cache[i, :, :o], y[i], cache[i, :, o + t :]], axis=1)
+        for i, o in enumerate(offs)
+    ]
+    return y, mx.stack(rows)
+
+
+@pytest.mark.nuvec_only
+def test_norm_rope_gradients_and_jvp_are_the_steps():
+    x = mx.array(RNG.standard_normal((2, 3, 4, 16)).astype(np.float32))
+    w = mx.array(RNG.standard_normal(16).astype(np.float32))
+    cache = mx.array(RNG.standard_normal((2, 3, 10, 16)).astype(np.float32))
+    offs = [1, 6]
+    cy, cc = (
+        mx.array(RNG.standard_normal(s).astype(np.float32)) for s in ((2, 3, 4, 16), (2, 3, 10, 16))
+    )
+
+    def fused(x, w, cache):
+        return mx.fast.norm_rope(x, w, 1e-5, cache, mx.array(offs), dims=16)
+
+    _, a = mx.vjp(fused, [x, w, cache], [cy, cc])
+    _, b = mx.vjp(lambda x, w, c: _norm_rope_steps(x, w, c, offs), [x, w, cache], [cy, cc])
+    for u, v in zip(a, b):
+        np.testing.assert_allclose(np.asarray(u), np.asarray(v), rtol=1e-5, atol=1e-5)
+    tangents = [x * 0.3, w * -0.2, cache * 0.1]
+    _, ta = mx.jvp(fused, [x, w, cache], tangents)
+    _, tb = mx.jvp(lambda x, w, c: _norm_rope_steps(x, w, c, offs), [x, w, cache], tangents)
+    for u, v in zip(ta, tb):
+        np.testing.assert_allclose(np.asarray(u), np.asarray(v), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.nuvec_only
+def test_norm_rope_vmap_matches_a_loop():
+    x = mx.array(RNG.standard_normal((2, 3, 2, 4, 16)).astype(np.float32))  # batch on axis 1
+    cache = mx.array(RNG.standard_normal((3, 2, 2, 9, 16)).astype(np.float32))  # batch on axis 0
+    offs = mx.array(RNG.integers(0, 6, (3, 2)).astype(np.int32))
+
+    def f(x, c, o):
+        return mx.fast.norm_rope(x, None, 1e-5, c, o, dims=16)
+
+    y, c = mx.vmap(f, in_axes=(1, 0, 0))(x, cache, offs)
+    for i in range(3):
+        yi, ci = f(x[:, i], cache[i], offs[i])
+        assert np.array_equal(np.asarray(y[i]), np.asarray(yi))
+        assert np.array_equal(np.asarray(c[i]), np.asarray(ci))
+
+
+@pytest.mark.nuvec_only
+@pytest.mark.parametrize("traditional", [False, True])
+def test_rope_freqs_gradient_matches_finite_differences_and_mlx(traditional):
+    x = RNG.standard_normal((2, 3, 5, 12)).astype(np.float32)
+    f = RNG.uniform(1, 20, 4).astype(np.float32)
+    c = RNG.standard_normal((2, 3, 5, 12)).astype(np.float32)
+    offs = np.array([2, 7])
+
+    def grad(m):
+        def loss(fr):
+            y = m.fast.rope(
+                m.array(x),
+                8,
+                traditional=traditional,
+                base=None,
+                scale=0.5,
+                offset=m.array(offs),
+                freqs=fr,
+            )
+            return (y * m.array(c)).sum()
+
+        return np.asarray(m.grad(loss)(m.array(f)))
+
+    ours = grad(mx)
+    fd = np.zeros(4)
+    for i in range(4):
+        hi, lo = f.astype(np.float64), f.astype(np.float64)
+        hi = hi.copy()
+        lo = lo.copy()
+        hi[i] += 1e-6
+        lo[i] -= 1e-6
+        fd[i] = (
+            (
+                ref_rope(x, 8, traditional, None, 0.5, offs, hi)
+                - ref_rope(x, 8, traditional, None, 0.5, offs, lo)
+            )
+            * c
+        ).sum() / 2e-6
+    np.testing.assert_allclose(ours, fd, rtol=1e-4, atol=1e-4)
+    mlx = pytest.importorskip("mlx.core")
+    np.testing.assert_allclose(ours, grad(mlx), rtol=1e-5, atol=1e-5)

@@ -56,6 +56,9 @@ PARAMS = {
     "input": "_ArrayLike",
     "weight": "_ArrayLike",
     **dict.fromkeys(("w", "scales", "biases", "global_scale"), "_ArrayLike"),  # quantization
+    **dict.fromkeys(  # gathered, segmented and masked products
+        ("lhs_indices", "rhs_indices", "segments", "mask_out", "mask_lhs", "mask_rhs"), "_ArrayLike"
+    ),
     **dict.fromkeys(
         ("stride", "padding", "dilation", "output_padding", "kernel_dilation", "input_dilation"),
         "int | Sequence[int]",

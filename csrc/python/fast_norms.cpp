@@ -1,9 +1,10 @@
-// Private entry points of nuvec.fast's norms and RoPE (python/nuvec/_fast_norms.py wraps them
+// Private entry points of nuvec.fast's norms, RoPE and cross entropy (python/nuvec/_fast_norms.py wraps them
 // with MLX's signatures and docstrings).
 #include <nanobind/nanobind.h>
 
 #include "core/ops/fast_norms.h"
 #include "core/ops/fast_rope.h"
+#include "core/primitives/fast_loss.h"
 #include "python/convert.h"
 
 namespace nuvec::python {
@@ -23,6 +24,12 @@ RopeOffset to_offset(nb::handle h) {
 }  // namespace
 
 void init_fast_norms(nb::module_& m) {
+  m.def(
+      "_fast_cross_entropy",
+      [](nb::handle logits, nb::handle targets, nb::handle s) {
+        return cross_entropy(arg(logits), arg(targets), to_stream(s));
+      },
+      nb::arg("logits"), nb::arg("targets"), nb::arg("stream").none());
   m.def(
       "_fast_rms_norm",
       [](nb::handle x, nb::handle w, float eps, nb::handle s) { return rms_norm(arg(x), opt(w), eps, to_stream(s)); },

@@ -56,6 +56,24 @@ void init_quantized(nb::module_& m) {
       nb::arg("mode") = "affine", nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "x @ W.T (transpose) or x @ W with W the quantized weight, computed in float32 by nuvec's kernels; rows "
       "up to ROW_INDEPENDENT_ROWS get the bits of their one-row product.");
+  m.def(
+      "gather_qmm",
+      [](nb::handle x, nb::handle w, nb::handle scales, nb::handle biases, nb::handle lhs, nb::handle rhs,
+         bool transpose, std::optional<int> group_size, std::optional<int> bits, const std::string& mode,
+         nb::handle global_scale, bool sorted_indices, nb::handle s) {
+        QuantSpec q = quant_spec(mode, group_size, bits, "gather_qmm");
+        if (!global_scale.is_none()) throw OpError("gather_qmm", "global_scale is only supported on the GPU (as MLX)");
+        (void)sorted_indices;  // runs of one weight are found whatever the flag says
+        return gather_qmm(arg(x), arg(w), arg(scales), opt_array(biases), opt_array(lhs), opt_array(rhs), transpose,
+                          q, to_stream(s));
+      },
+      nb::arg("x"), nb::arg("w"), nb::arg("scales"), nb::arg("biases").none() = nb::none(),
+      nb::arg("lhs_indices").none() = nb::none(), nb::arg("rhs_indices").none() = nb::none(),
+      nb::arg("transpose") = true, nb::arg("group_size").none() = nb::none(), nb::arg("bits").none() = nb::none(),
+      nb::arg("mode") = "affine", nb::arg("global_scale").none() = nb::none(), nb::kw_only(),
+      nb::arg("sorted_indices") = false, nb::arg("stream").none() = nb::none(),
+      "quantized_matmul of x's batch items lhs_indices with w's rhs_indices (mixture of experts), as MLX's; each "
+      "row has the bits of its one-row product.");
 }
 
 }  // namespace nuvec::python

@@ -18,9 +18,12 @@
 #include "core/ops.h"
 #include "core/primitives/compiled.h"
 #include "core/primitives/elementwise.h"
+#include "core/primitives/fast_loss.h"
+#include "core/primitives/fast_norms.h"
 #include "core/primitives/indexing.h"
 #include "core/primitives/matmul.h"
 #include "core/primitives/reduce.h"
+#include "core/primitives/rope.h"
 #include "core/primitives/scan.h"
 #include "core/primitives/shape.h"
 #include "core/primitives/sort.h"
@@ -400,10 +403,13 @@ std::vector<Shape> output_shapes(const TapeStep& st, const std::vector<Shape>& i
   };
   if (auto* r = dynamic_cast<const Reduce*>(&p)) return {reduced(r->axes())};
   if (auto* r = dynamic_cast<const ArgReduce*>(&p)) return {reduced({r->axis()})};
-  if (dynamic_cast<const LogSumExp*>(&p)) return {reduced({int(in.size()) - 1})};
+  if (dynamic_cast<const LogSumExp*>(&p) || dynamic_cast<const CrossEntropy*>(&p))  // the last axis
+    return {reduced({int(in.size()) - 1})};
   if (dynamic_cast<const Count*>(&p)) return st.shapes;  // a scalar whatever the input
   if (dynamic_cast<const Softmax*>(&p) || dynamic_cast<const Scan*>(&p) || dynamic_cast<const Contiguous*>(&p) ||
       dynamic_cast<const Sort*>(&p) || dynamic_cast<const Partition*>(&p))
+    return std::vector<Shape>(st.shapes.size(), in);
+  if (dynamic_cast<const RowNorm*>(&p) || dynamic_cast<const Rope*>(&p))  // nuvec.fast: x's shape
     return std::vector<Shape>(st.shapes.size(), in);
   if (auto* t = dynamic_cast<const Transpose*>(&p)) {
     Shape s;

@@ -4,6 +4,7 @@ import nuvec as mx
 """
 
 import os as _os
+import typing as _stdtyping
 from math import e, inf, nan, pi  # noqa: F401  (MLX's constants)
 
 from . import (  # noqa: F401
@@ -76,6 +77,7 @@ __all__ = [
     "value_and_grad", "vjp", "vmap",
 ]  # fmt: skip
 __all__ += ["nn"]  # noqa: F405 - a subpackage, loaded on first import (as mlx.nn)
+__all__ += ["lm"]  # noqa: F405 - nuvec.lm (as mlx-lm), loaded on first use: __getattr__ below
 _core.__all__ = [n for n in dir(_core) if not n.startswith("_")]
 __all__ += _core.__all__
 
@@ -83,3 +85,16 @@ _core._add_internal_dir(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)
 from ._compile import compile, disable_compile, enable_compile  # noqa: E402,F401
 from ._transforms import checkpoint, custom_function, grad, jvp, value_and_grad, vjp  # noqa: E402,F401
 from ._vmap import vmap  # noqa: E402,F401
+
+if not _stdtyping.TYPE_CHECKING:  # hidden from type checkers, which would let any name through it
+
+    def __getattr__(name):  # `nuvec.lm` imports nuvec.nn, which a plain `import nuvec` does without
+        if name == "lm":
+            import importlib
+
+            return importlib.import_module(".lm", __name__)
+        raise AttributeError(f"module 'nuvec' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"lm"})

@@ -1,39 +1,12 @@
-"""nuvec.fast's functions composed from ops (MLX 0.32's mx.fast.cross_entropy and
-gated_delta_update): their gradients and vmap rules are the ops'. docs/fast.md describes them."""
+"""nuvec.fast.gated_delta_update (MLX 0.32's), composed from ops: its gradients and vmap rule are
+the ops'. docs/fast.md describes it."""
 
 from . import _core
 from ._composed import asarray
 from ._core import array
-from ._dtypes import floating, integer, issubdtype
 from ._errors import op_error
 
-__all__ = ["cross_entropy", "gated_delta_update"]
-
-
-def cross_entropy(logits: array, targets: array, *, stream=None) -> array:
-    """Cross entropy with class indices: ``logsumexp(logits, -1) - logits[..., target]``.
-
-    Accumulates in float32 and returns float32 with the shape of ``targets`` (``logits``' shape
-    without its last axis). Targets must lie in ``[0, logits.shape[-1])``.
-    """
-    logits, targets = asarray(logits), asarray(targets)
-    if not issubdtype(logits.dtype, floating):
-        raise op_error("cross_entropy", f"Received unsupported logits type {logits.dtype}.")
-    if not issubdtype(targets.dtype, integer):
-        raise op_error(
-            "cross_entropy", f"targets must be integer class indices but got {targets.dtype}."
-        )
-    if logits.ndim == 0 or targets.shape != logits.shape[:-1]:
-        raise op_error(
-            "cross_entropy",
-            f"targets shape {targets.shape} does not match logits shape {logits.shape} "
-            "with the last axis removed.",
-        )
-    x = logits.astype(_core.float32, stream=stream)
-    picked = _core.take_along_axis(x, _core.expand_dims(targets, -1), -1, stream=stream)
-    return _core.subtract(
-        _core.logsumexp(x, -1, stream=stream), _core.squeeze(picked, -1), stream=stream
-    )
+__all__ = ["gated_delta_update"]
 
 
 def gated_delta_update(

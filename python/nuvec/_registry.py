@@ -482,18 +482,9 @@ _MATMUL = _ops(
     ],
 )
 
-# Gathered, segmented and masked products (docs/matmul.md), and the Hadamard transform.
-_GATHERED = _ops(
-    "matmul",
-    "matmul",
-    "same",
-    [
-        ("gather_mm", 2, "mlx.core.gather_mm"),
-        ("segmented_mm", 2, "mlx.core.segmented_mm"),
-        ("block_masked_mm", 2, "mlx.core.block_masked_mm"),
-        ("hadamard_transform", 1, "mlx.core.hadamard_transform"),
-    ],
-)
+# Gathered, segmented and masked products (docs/matmul.md), and the Hadamard transform: arities.
+_GM = {"gather_mm": 2, "segmented_mm": 2, "block_masked_mm": 2, "hadamard_transform": 1}
+_GATHERED = [Op(n, "matmul", k, "same", f"mlx.core.{n}", "matmul") for n, k in _GM.items()]
 
 _CONV = _ops(
     "conv",
@@ -574,15 +565,9 @@ _QUANTIZED = _ops(
     "given",
     [
         ("quantize", 1, "mlx.core.quantize", {"differentiable": "rounds to integer codes"}),
-        (
-            "dequantize",
-            3,
-            "mlx.core.dequantize",
-            {
-                "differentiable": "decodes integer codes (MLX's gradients w.r.t. scales and biases: not yet)"
-            },
-        ),
+        ("dequantize", 3, "mlx.core.dequantize"),
         ("quantized_matmul", 4, "mlx.core.quantized_matmul", {"dtype": "same"}),
+        ("gather_qmm", 6, "mlx.core.gather_qmm", {"dtype": "same"}),
     ],
 )
 
@@ -669,6 +654,7 @@ NON_OPS = {
         n: ("modules", "a module")
         for n in ("random", "utils", "io", "metal", "cuda", "nn", "distributed", "optimizers", "fast")
     },
+    "lm": ("modules", "a package: language models with mlx-lm's names (docs/lm.md)"),
     **{
         n: ("transforms", "transform")
         for n in ("grad", "value_and_grad", "vjp", "jvp", "vmap", "custom_function", "checkpoint")

@@ -7,7 +7,8 @@ The GPU-only names behave as MLX's CPU-only builds: metal_kernel makes a kernel 
 raises RuntimeError, cuda_kernel and precompiled_cuda_kernel raise RuntimeError."""
 
 from ._fast_attention import plan_attention, scaled_dot_product_attention
-from ._fast_composed import cross_entropy, gated_delta_update
+from ._fast_composed import gated_delta_update
+from ._fast_loss import cross_entropy
 from ._fast_norms import add_rms_norm, layer_norm, norm_rope, rms_norm, rope
 
 __all__ = [

@@ -65,7 +65,15 @@ void eval_norm(const RowNorm& prim, const std::vector<Array>& in, std::vector<Ar
   auto layer = NUVEC_FOR_ISA(layer_row);
   float eps = prim.eps();
   Array& y = out[0];
+  bool stream = y.dtype() == Dtype::float32 && stream_output(y.nbytes());
+  bool plain = prim.kind() == NormKind::rms && x.dtype() == Dtype::float32 && y.dtype() == Dtype::float32;
+  auto rms_block = NUVEC_FOR_ISA(rms_rows);
   parallel_for(rows, std::max<int64_t>(1, kGrain / d), [&](int64_t r0, int64_t r1) {
+    if (plain) {  // float32 in and out: rows straight from x into y
+      rms_block(x.data<float>() + r0 * d, w, y.data<float>() + r0 * d, r1 - r0, d, eps, stream);
+      if (stream) stream_fence();
+      return;
+    }
     std::vector<float> buf(size_t(3 * d));
     float *bx = buf.data(), *br = bx + d, *by = br + d;
     for (int64_t r = r0; r < r1; ++r) {
@@ -79,10 +87,11 @@ void eval_norm(const RowNorm& prim, const std::vector<Array>& in, std::vector<Ar
         else xr = h;
       }
       float* yr = row_target(y, r, d, by);
-      if (prim.kind() == NormKind::layer) layer(xr, w, b, yr, d, eps);
-      else rms(xr, w, yr, d, eps);
+      if (prim.kind() == NormKind::layer) layer(xr, w, b, yr, d, eps, stream);
+      else rms(xr, w, yr, d, eps, stream);
       row_out(y, r, d, yr);
     }
+    if (stream) stream_fence();
   });
 }
 
@@ -91,6 +100,7 @@ void eval_norm(const RowNorm& prim, const std::vector<Array>& in, std::vector<Ar
 void register_fast_norm_kernels(Backend& b) {
   b.add<RowNorm, eval_norm>();
   register_rope_kernels(b);
+  register_cross_entropy_kernels(b);
 }
 
 }  // namespace nuvec::cpu

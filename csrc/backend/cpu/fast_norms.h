@@ -3,6 +3,9 @@
 // (backend/cpu/fast_norms.cpp, rope.cpp) convert half rows and split rows among threads.
 #pragma once
 #include <cstdint>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "core/backend.h"
 
@@ -12,15 +15,20 @@ namespace nuvec::cpu {
 // combine in a fixed tree, so every build gives the same bits.
 #define NUVEC_DECLARE_FAST_NORMS_ISA(ns)                                                                \
   namespace ns {                                                                                       \
-  /* y = x / sqrt(mean(x^2) + eps) * w (w may be null); y may be x. */                                \
-  void rms_row(const float* x, const float* w, float* y, int64_t d, float eps);                        \
+  /* y = x / sqrt(mean(x^2) + eps) * w (w may be null); y may be x. stream: y past the caches. */   \
+  void rms_row(const float* x, const float* w, float* y, int64_t d, float eps, bool stream);           \
+  /* rms_row over `rows` contiguous rows, the next row's sum beside this row's output. */           \
+  void rms_rows(const float* x, const float* w, float* y, int64_t rows, int64_t d, float eps, bool stream); \
   /* y = (x - mean) / sqrt(var + eps) * w + b (w, b may be null). */                                  \
-  void layer_row(const float* x, const float* w, const float* b, float* y, int64_t d, float eps);      \
+  void layer_row(const float* x, const float* w, const float* b, float* y, int64_t d, float eps,       \
+                 bool stream);                                                                         \
+  /* logsumexp(x) - x[target], summed in 16 lanes; NaN for a target outside [0, d). */              \
+  float xent_row(const float* x, int64_t d, int64_t target);                                           \
   /* cos and sin of pos * inv_freq[i], i < half, from float64 angles (sin negated when inverse). */    \
   void rope_angles(const double* inv_freq, int64_t half, double pos, bool inverse, float* cs, float* sn); \
   /* y = x with its first 2 * half features rotated by the angles (cs, sn); y may be x. */            \
   void rope_row(const float* x, float* y, const float* cs, const float* sn, int64_t half, int64_t d,   \
-                bool traditional);                                                                     \
+                bool traditional, bool stream);                                                        \
   }
 NUVEC_DECLARE_FAST_NORMS_ISA(portable)
 #if defined(__x86_64__)
@@ -30,5 +38,15 @@ NUVEC_DECLARE_FAST_NORMS_ISA(avx512)
 #undef NUVEC_DECLARE_FAST_NORMS_ISA
 
 void register_rope_kernels(Backend& b);
+void register_cross_entropy_kernels(Backend& b);
+
+// Whether a float32 output of `bytes` goes past the caches (larger than they hold).
+inline bool stream_output(size_t bytes) { return bytes >= (size_t(16) << 20); }
+// Orders a thread's streamed stores before what it does next (the pool's hand-off included).
+inline void stream_fence() {
+#if defined(__x86_64__)
+  _mm_sfence();
+#endif
+}
 
 }  // namespace nuvec::cpu

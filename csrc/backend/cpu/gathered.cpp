@@ -89,7 +89,9 @@ void rows_times(Dtype d, const Rows& a, GemmOperand b, int64_t n_cols, int64_t k
   for (size_t first = 0; first < a.off.size(); first += size_t(kRowIndependentRows)) {
     size_t n = std::min(a.off.size() - first, size_t(kRowIndependentRows));
     int64_t a_step, c_step;
-    if (even_spacing(a.off, first, n, k, a_step) && even_spacing(dst, first, n, n_cols, c_step) && c_step > 0) {
+    // In place where the rows are evenly spaced, forward (sorted indices).
+    bool even = even_spacing(a.off, first, n, k, a_step) && even_spacing(dst, first, n, n_cols, c_step);
+    if (even && a_step > 0 && c_step > 0) {
       gemm(d, {a.data + a.off[first] * int64_t(es), a_step, a.col_stride}, b, int64_t(n), n_cols, k,
            c + dst[first] * int64_t(es), c_step);
       continue;

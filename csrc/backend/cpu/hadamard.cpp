@@ -5,7 +5,6 @@
 // stage when m = 1; for m > 1 then, per position i of the runs, the m-point transform summed in
 // float over the m runs in order, times the scale.
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "backend/cpu/backend.h"
@@ -52,13 +51,17 @@ template <class T> using MPoint = void (*)(T*, int64_t, int64_t, const char*, bo
 template <class T> struct Loops {
   Stage<T> stage;
   MPoint<T> m_point;
+  int (*first_stages)(T*, int64_t) = nullptr;  // stages 1, 2, 4 in one pass (float32, some builds)
 };
 
 // One row in place, in its own type (float32, float64, or float32 with `round` bringing every
 // stored value to a half type, as MLX's kernel stores them).
 template <class T, class Round> void row(T* w, const Plan& p, const Loops<T>& f, std::vector<T>& tmp, Round round) {
   int64_t len = p.n * p.m;
-  for (int64_t h = 1; h < p.n; h <<= 1) {
+  int64_t h0 = 1;
+  // The fused first stages are unscaled: they apply while the last stage (scaled for m = 1) is later.
+  if (round.exact && f.first_stages && (p.n >= 16 || (p.n == 8 && p.m > 1))) h0 <<= f.first_stages(w, len);
+  for (int64_t h = h0; h < p.n; h <<= 1) {
     bool last = p.m == 1 && 2 * h == p.n;
     if (round.exact) {
       f.stage(w, len, h, T(p.scale), last);
@@ -83,15 +86,12 @@ struct Exact {
   template <class T> void operator()(T*, int64_t) const {}
 };
 
-// Rounds float32 values to a half type and back, through `tmp` (which then holds the half values).
+// Rounds float32 values to a half type, kept as floats.
 struct ToHalf {
   static constexpr bool exact = false;
-  Dtype d;
-  char* tmp;
-  void operator()(float* w, int64_t len) const {
-    kernels().convert[int(Dtype::float32)][int(d)](w, 1, tmp, len);
-    kernels().convert[int(d)][int(Dtype::float32)](tmp, 1, w, len);
-  }
+  void (*round)(float*, int64_t, bool);
+  bool bfloat;
+  void operator()(float* w, int64_t len) const { round(w, len, bfloat); }
 };
 
 void eval_hadamard(const Hadamard& prim, const std::vector<Array>& in, std::vector<Array>& out) {
@@ -102,23 +102,23 @@ void eval_hadamard(const Hadamard& prim, const std::vector<Array>& in, std::vect
   Plan p{len / hadamard_m(len), hadamard_m(len), prim.scale(), prim.transposed()};
   Dtype d = y.dtype();
   Loops<float> f32{NUVEC_FOR_ISA(hadamard_stage_f32), NUVEC_FOR_ISA(hadamard_m_f32)};
+  Loops<float> f32_fused{f32.stage, f32.m_point, NUVEC_FOR_ISA(hadamard_first_stages_f32)};
   Loops<double> f64{NUVEC_FOR_ISA(hadamard_stage_f64), NUVEC_FOR_ISA(hadamard_m_f64)};
+  auto round_half = NUVEC_FOR_ISA(hadamard_round);
   parallel_for(rows, std::max<int64_t>(1, 16384 / len), [&](int64_t begin, int64_t end) {
     std::vector<float> tmp32, buf;
     std::vector<double> tmp64;
-    std::vector<char> half;
     for (int64_t r = begin; r < end; ++r) {
       char* data = y.data_bytes() + r * len * int64_t(size_of(d));
       if (d == Dtype::float32) {
-        row(reinterpret_cast<float*>(data), p, f32, tmp32, Exact{});
+        row(reinterpret_cast<float*>(data), p, f32_fused, tmp32, Exact{});
       } else if (d == Dtype::float64) {
         row(reinterpret_cast<double*>(data), p, f64, tmp64, Exact{});
       } else {
         buf.resize(size_t(len));
-        half.resize(size_t(len) * 2);
         kernels().convert[int(d)][int(Dtype::float32)](data, 1, buf.data(), len);
-        row(buf.data(), p, f32, tmp32, ToHalf{d, half.data()});
-        std::memcpy(data, half.data(), size_t(len) * 2);  // the last rounding's half values
+        row(buf.data(), p, f32, tmp32, ToHalf{round_half, d == Dtype::bfloat16});
+        kernels().convert[int(Dtype::float32)][int(d)](buf.data(), 1, data, len);  // exact: values are rounded
       }
     }
   });

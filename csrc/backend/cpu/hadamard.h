@@ -3,6 +3,9 @@
 // (x + y, x - y), times `scale` when `scaled`. m: over w holding m runs of n values, position i of
 // run j becomes scale * the sum over k (in order, from 0) of +-w[i + k n], the sign from H_m's
 // row j ('+' / '-' strings of m * m, read transposed when asked); tmp holds m * n values.
+// round: each of w[0, n) to the nearest float16 (or bfloat16) value, kept as a float.
+// first_stages: stages h = 1, 2, 4 unscaled over w[0, len) (len a multiple of 8) where the build
+// can do them in registers; returns how many it did (3, or 0).
 #pragma once
 #include <cstdint>
 
@@ -15,6 +18,8 @@ namespace nuvec::cpu {
   void hadamard_m_f32(float* w, int64_t n, int64_t m, const char* h, bool transposed, float scale, float* tmp); \
   void hadamard_m_f64(double* w, int64_t n, int64_t m, const char* h, bool transposed, double scale,           \
                       double* tmp);                                                            \
+  void hadamard_round(float* w, int64_t n, bool bfloat);                                       \
+  int hadamard_first_stages_f32(float* w, int64_t len);                                        \
   }
 NUVEC_DECLARE_HADAMARD(portable)
 #if defined(__x86_64__)

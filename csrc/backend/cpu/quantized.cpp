@@ -7,6 +7,7 @@
 
 #include "backend/cpu/backend.h"
 #include "backend/cpu/ctypes.h"
+#include "backend/cpu/quantized.h"
 #include "backend/cpu/sort.h"
 #include "core/primitives/quantized.h"
 #include "core/threads.h"
@@ -79,6 +80,7 @@ void eval_quantize(const Quantize& p, const std::vector<Array>& in, std::vector<
   for (Array& o : out) o.allocate_contiguous();
   if (in[0].size() == 0) return;
   Array w = row_contiguous(in[0]);
+  if (p.spec().mode != QuantMode::affine) return quantize_fp(p.spec(), w, out[0], out[1]);
   switch (w.dtype()) {
     case Dtype::float16: return quantize_rows<f16>(p, w, out);
     case Dtype::bfloat16: return quantize_rows<bf16>(p, w, out);
@@ -134,6 +136,7 @@ template <class O> void dequantize_rows(const Dequantize& p, const Array& w, con
 void eval_dequantize(const Dequantize& p, const std::vector<Array>& in, std::vector<Array>& out) {
   out[0].allocate_contiguous();
   if (out[0].size() == 0) return;
+  if (p.spec().mode != QuantMode::affine) return dequantize_fp(p.spec(), row_contiguous(in[0]), row_contiguous(in[1]), out[0]);
   Array w = row_contiguous(in[0]), s = row_contiguous(in[1]), b = row_contiguous(in[2]);
   switch (out[0].dtype()) {
     case Dtype::float16: return dequantize_rows<f16>(p, w, s, b, out[0]);

@@ -6,11 +6,14 @@
 // number of rows, the tiling or the thread:
 //   transposed (y = x @ W.T, groups along k): per group g, d = sum over the group's L-lane vectors
 //     v of q_v * x_v (two accumulators, even and odd v, fused multiply-adds where the build has
-//     them, then added), acc = fma(scale_g, d, acc) per lane, bsum = bsum + bias_g * xsum_g where
-//     xsum_g is the group's sum of x (lanes added in order, then halved pairwise); then
-//     y = halving_sum(acc) + bsum.
+//     them, then added), acc = fma(scale_g, d, acc) per lane; the bias term is the dot product of
+//     the row's biases with x's group sums xsum_g (each the group's lanes added in order, then
+//     halved pairwise), L groups per vector, fused multiply-added, then halved; then
+//     y = halving_sum(acc) + bias term.
 //   not transposed (y = x @ W, groups along n): acc = fma(x_k * scale_kg, q_kn, acc) for k in
 //     order, bsum_g = bsum_g + x_k * bias_kg for k in order; y = acc + bsum_g.
+// The lanes hold consecutive elements, except in the AVX2 build's 4-bit kernels, whose vectors
+// hold the even, then the odd elements of each 16 (x is permuted to match: qmm_lane_order).
 // Codes are decoded to floats exactly, so whether a path decodes on the fly or from a buffer of
 // decoded rows changes no bits.
 #pragma once
@@ -18,11 +21,14 @@
 #include <cstdint>
 
 #include "backend/cpu/ctypes.h"
+#include "core/array.h"
+#include "core/primitives/quantized.h"
 
 namespace nuvec::cpu {
 
 struct QmmProblem {
   const float* x;     // m rows of k float32 values, row-contiguous
+  const float* xt;    // transposed: x's rows in the kernel's lane order (qmm_lane_order), else x
   const float* xsum;  // transposed: m rows of k / group sums of x (qmm_group_sums)
   const float* bsum;  // not transposed: m rows of n / group sums of x_k * bias_kg (qmm_bias_sums)
   const uint32_t* w;  // transposed: n rows of k codes; else k rows of n codes (packed words)
@@ -40,9 +46,16 @@ inline float qparam(const void* p, Dtype d, int64_t i) {
   return bf16_to_float(static_cast<const bf16*>(p)[i]);
 }
 
+// The floating-point modes' quantize (w row-contiguous; codes and scales allocated) and dequantize
+// (backend/cpu/quantized_fp.cpp).
+void quantize_fp(QuantSpec q, const Array& w, Array& codes, Array& scales);
+void dequantize_fp(QuantSpec q, const Array& codes, const Array& scales, Array& out);
+
 #define NUVEC_DECLARE_QMM_ISA(ns)                                                           \
   namespace ns {                                                                            \
   void qmm_group_sums(const float* x, int64_t m, int64_t k, int group, float* xsum);       \
+  bool qmm_lane_order(int bits);                                                          \
+  void qmm_to_lane_order(const float* x, int64_t count, float* out);                     \
   void qmm_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch);        \
   void qmm_plain(const QmmProblem& p, int64_t c0, int64_t c1, float* scratch);             \
   }
@@ -58,7 +71,7 @@ constexpr int kQmmChunk = 128;   // output columns of one chunk of the plain ker
 constexpr int kQmmKBlock = 64;   // rows of k the plain kernel decodes at a time for many x rows
 // The scratch floats one thread of either kernel needs.
 inline int64_t qmm_scratch(int64_t m, int64_t n, int64_t k) {
-  int64_t t = kQmmRowBlock * k, p = m * (kQmmChunk / 32) + int64_t(kQmmKBlock) * kQmmChunk, one = 5 * (n / 32 + 1);
+  int64_t t = kQmmRowBlock * k, p = m * (kQmmChunk / 32) + int64_t(kQmmKBlock) * kQmmChunk, one = 9 * (n / 32 + 1);
   return std::max({t, p, one});
 }
 

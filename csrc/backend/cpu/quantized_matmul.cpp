@@ -1,7 +1,9 @@
-// The CPU kernel of quantized_matmul: the row kernels of backend/cpu/simd/quantized.cpp over the
-// batch and over blocks of output columns on the thread pool. Every output element is computed by
-// one thread with one fixed sequence of operations, so no split changes a bit.
+// The CPU kernels of quantized_matmul and gather_qmm: the row kernels of
+// backend/cpu/simd/quantized.cpp over the products (batch items, or runs of gathered items that
+// share a weight) and over blocks of output columns on the thread pool. Every output element is
+// computed by one thread with one fixed sequence of operations, so no split changes a bit.
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "backend/cpu/backend.h"
@@ -9,6 +11,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/quantized.h"
 #include "backend/cpu/sort.h"
+#include "core/errors.h"
 #include "core/primitives/quantized.h"
 #include "core/threads.h"
 
@@ -32,48 +35,49 @@ int64_t batch_offset(const Array& a, int64_t b) {
   return off;
 }
 
-void eval_qmm(const QuantizedMatmul& prim, const std::vector<Array>& in, std::vector<Array>& out) {
-  Array& y = out[0];
-  y.allocate_contiguous();
-  if (y.size() == 0) return;
-  const QuantSpec& q = prim.spec();
-  const bool shared = in[1].ndim() == 2, t = prim.transpose();
-  Array x = shared ? row_contiguous(in[0]) : inner_contiguous(in[0]), w = inner_contiguous(in[1]),
-        s = inner_contiguous(in[2]), b = inner_contiguous(in[3]);
-  const int64_t k = x.shape(-1), n = y.shape(-1);
-  const int64_t m = shared ? x.size() / k : x.shape(-2), batch = shared ? 1 : y.size() / (m * n);
-  // x rows (float32) and, transposed, their group sums: per matrix, contiguous.
-  std::vector<float> yf(y.dtype() == Dtype::float32 ? 0 : size_t(y.size()));
-  float* ybase = y.dtype() == Dtype::float32 ? y.data<float>() : yf.data();
-  const int64_t groups_k = k / q.group_size;
-  std::vector<float> xsum(t ? size_t(batch * m * groups_k) : 0);
-  auto sums = NUVEC_FOR_ISA(qmm_group_sums);
-  if (t)
-    for (int64_t bi = 0; bi < batch; ++bi)
-      sums(x.data<float>() + (shared ? 0 : batch_offset(x, bi)), m, k, q.group_size, xsum.data() + bi * m * groups_k);
-  auto problem = [&](int64_t bi) {
+// The operands of products with the weight matrix at element offsets (ow, os, ob).
+struct Weights {
+  const Array &w, &s, &b;
+  QmmProblem at(int64_t ow, int64_t os, int64_t ob) const {
     QmmProblem p{};
-    p.x = x.data<float>() + (shared ? 0 : batch_offset(x, bi));
-    p.xsum = t ? xsum.data() + bi * m * groups_k : nullptr;
-    p.w = w.data<uint32_t>() + (shared ? 0 : batch_offset(w, bi));
-    size_t ss = size_of(s.dtype()), bs = size_of(b.dtype());
-    p.scales = s.data_bytes() + (shared ? 0 : batch_offset(s, bi)) * int64_t(ss);
-    p.biases = b.data_bytes() + (shared ? 0 : batch_offset(b, bi)) * int64_t(bs);
+    p.w = w.data<uint32_t>() + ow;
+    p.scales = s.data_bytes() + os * int64_t(size_of(s.dtype()));
+    p.biases = b.data_bytes() + ob * int64_t(size_of(b.dtype()));
     p.sdtype = s.dtype(), p.bdtype = b.dtype();
-    p.y = ybase + bi * m * n;
-    p.m = m, p.n = n, p.k = k, p.bits = q.bits, p.group = q.group_size;
     return p;
-  };
-  // Work units per matrix: blocks of kQmmRowBlock weight rows (transposed) or column chunks.
+  }
+};
+
+// Runs the products (x, w, y, m, n, k, bits and group set; xsum filled here when transposed),
+// each over its blocks of output columns, on the pool.
+void run_products(std::vector<QmmProblem>& ps, bool t) {
+  if (ps.empty()) return;
+  const int64_t n = ps[0].n, k = ps[0].k, group = ps[0].group;
+  int64_t rows = 0, max_m = 0;
+  for (const QmmProblem& p : ps) rows += p.m, max_m = std::max(max_m, p.m);
+  std::vector<float> xsum(t ? size_t(rows * (k / group)) : 0);
+  const bool permute = t && NUVEC_FOR_ISA(qmm_lane_order)(ps[0].bits);
+  std::vector<float> xt(permute ? size_t(rows * k) : 0);
+  if (t) {
+    auto sums = NUVEC_FOR_ISA(qmm_group_sums);
+    auto order = NUVEC_FOR_ISA(qmm_to_lane_order);
+    float *at = xsum.data(), *xat = xt.data();
+    for (QmmProblem& p : ps) {
+      sums(p.x, p.m, k, int(group), at), p.xsum = at, at += p.m * (k / group);
+      p.xt = p.x;
+      if (permute) order(p.x, p.m * k, xat), p.xt = xat, xat += p.m * k;
+    }
+  }
+  // Work units per product: blocks of kQmmRowBlock weight rows (transposed) or column chunks.
   const int64_t units = t ? (n + kQmmRowBlock - 1) / kQmmRowBlock : (n + kQmmChunk - 1) / kQmmChunk;
-  const int64_t unit_macs = m * k * (t ? kQmmRowBlock : kQmmChunk);
+  const int64_t unit_macs = std::max<int64_t>(1, rows / int64_t(ps.size())) * k * (t ? kQmmRowBlock : kQmmChunk);
   auto tk = NUVEC_FOR_ISA(qmm_transposed);
   auto pk = NUVEC_FOR_ISA(qmm_plain);
-  parallel_for(batch * units, std::max<int64_t>(1, kGrainMacs / unit_macs), [&](int64_t u0, int64_t u1) {
-    std::vector<float> scratch(size_t(qmm_scratch(m, n, k)));
+  parallel_for(int64_t(ps.size()) * units, std::max<int64_t>(1, kGrainMacs / unit_macs), [&](int64_t u0, int64_t u1) {
+    std::vector<float> scratch(size_t(qmm_scratch(max_m, n, k)));
     for (int64_t u = u0; u < u1;) {
-      int64_t bi = u / units, first = u % units, last = std::min(units, first + (u1 - u));
-      QmmProblem p = problem(bi);
+      int64_t pi = u / units, first = u % units, last = std::min(units, first + (u1 - u));
+      const QmmProblem& p = ps[size_t(pi)];
       if (t)
         tk(p, first * kQmmRowBlock, std::min(n, last * kQmmRowBlock), scratch.data());
       else
@@ -81,14 +85,79 @@ void eval_qmm(const QuantizedMatmul& prim, const std::vector<Array>& in, std::ve
       u += last - first;
     }
   });
-  if (!yf.empty()) {
-    auto conv = kernels().convert[int(Dtype::float32)][int(y.dtype())];
-    conv(yf.data(), 1, y.data_bytes(), y.size());
-  }
+}
+
+// Calls fn(float32 output base) and converts into y when y is not float32.
+template <class F> void into_output(Array& y, F&& fn) {
+  y.allocate_contiguous();
+  if (y.size() == 0) return;
+  if (y.dtype() == Dtype::float32) return fn(y.data<float>());
+  std::vector<float> yf(size_t(y.size()));
+  fn(yf.data());
+  kernels().convert[int(Dtype::float32)][int(y.dtype())](yf.data(), 1, y.data_bytes(), y.size());
+}
+
+void eval_qmm(const QuantizedMatmul& prim, const std::vector<Array>& in, std::vector<Array>& out) {
+  const QuantSpec& q = prim.spec();
+  const bool shared = in[1].ndim() == 2, t = prim.transpose();
+  Array x = shared ? row_contiguous(in[0]) : inner_contiguous(in[0]), w = inner_contiguous(in[1]),
+        s = inner_contiguous(in[2]), b = inner_contiguous(in[3]);
+  Array& y = out[0];
+  into_output(y, [&](float* ybase) {
+    const int64_t k = x.shape(-1), n = y.shape(-1);
+    const int64_t m = shared ? x.size() / k : x.shape(-2), batch = shared ? 1 : y.size() / (m * n);
+    Weights ws{w, s, b};
+    std::vector<QmmProblem> ps;
+    for (int64_t bi = 0; bi < batch; ++bi) {
+      QmmProblem p = shared ? ws.at(0, 0, 0) : ws.at(batch_offset(w, bi), batch_offset(s, bi), batch_offset(b, bi));
+      p.x = x.data<float>() + (shared ? 0 : batch_offset(x, bi));
+      p.y = ybase + bi * m * n;
+      p.m = m, p.n = n, p.k = k, p.bits = q.bits, p.group = q.group_size;
+      ps.push_back(p);
+    }
+    run_products(ps, t);
+  });
+}
+
+// Items in order; a run of items that use one weight and consecutive x matrices is one product
+// of more rows (which changes no bits: rows are independent).
+void eval_gather_qmm(const GatherQmm& prim, const std::vector<Array>& in, std::vector<Array>& out) {
+  const QuantSpec& q = prim.spec();
+  Array x = row_contiguous(in[0]), w = row_contiguous(in[1]), s = row_contiguous(in[2]), b = row_contiguous(in[3]);
+  Array lhs = row_contiguous(in[4]), rhs = row_contiguous(in[5]);
+  Array& y = out[0];
+  const int64_t k = x.shape(-1), m = x.shape(-2), n = y.shape(-1), items = lhs.size();
+  const int64_t x_items = x.size() / std::max<int64_t>(1, m * k), w_items = w.size() / (w.shape(-2) * w.shape(-1));
+  const uint32_t *li = lhs.data<uint32_t>(), *ri = rhs.data<uint32_t>();
+  for (int64_t i = 0; i < items; ++i)
+    if (li[i] >= x_items || ri[i] >= w_items)
+      throw KernelError(EvalErrorKind::index, "index " + std::to_string(li[i] >= x_items ? li[i] : ri[i]) +
+                                                  " is out of bounds for the " + (li[i] >= x_items ? "lhs" : "rhs") +
+                                                  " batch of size " + std::to_string(li[i] >= x_items ? x_items : w_items));
+  into_output(y, [&](float* ybase) {
+    if (m * k == 0) return std::fill(ybase, ybase + y.size(), 0.0f);
+    Weights ws{w, s, b};
+    const int64_t wsize = w.shape(-2) * w.shape(-1), ssize = s.shape(-2) * s.shape(-1);
+    std::vector<QmmProblem> ps;
+    for (int64_t i = 0; i < items;) {
+      int64_t j = i + 1;
+      while (j < items && ri[j] == ri[i] && li[j] == li[j - 1] + 1) ++j;
+      QmmProblem p = ws.at(ri[i] * wsize, ri[i] * ssize, ri[i] * ssize);
+      p.x = x.data<float>() + li[i] * m * k;
+      p.y = ybase + i * m * n;
+      p.m = (j - i) * m, p.n = n, p.k = k, p.bits = q.bits, p.group = q.group_size;
+      ps.push_back(p);
+      i = j;
+    }
+    run_products(ps, prim.transpose());
+  });
 }
 
 }  // namespace
 
-void register_quantized_matmul_kernels(Backend& b) { b.add<QuantizedMatmul, eval_qmm>(); }
+void register_quantized_matmul_kernels(Backend& b) {
+  b.add<QuantizedMatmul, eval_qmm>();
+  b.add<GatherQmm, eval_gather_qmm>();
+}
 
 }  // namespace nuvec::cpu

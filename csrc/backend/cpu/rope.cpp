@@ -34,6 +34,9 @@ struct RopeTable {
     if (p.has_offsets) {
       Array o = row_contiguous(in[k++]);
       batches = o.ndim() == 1 ? b : 1;
+      if (o.size() != batches)  // a shapeless compiled call can meet a new batch size
+        throw KernelError(EvalErrorKind::other, "rope: " + std::to_string(o.size()) + " offsets for " +
+                                                    std::to_string(b) + " batch rows");
       offset.assign(o.data<int32_t>(), o.data<int32_t>() + batches);
     }
     std::vector<double> inv(static_cast<size_t>(half));
@@ -83,7 +86,7 @@ void eval_rope(const Rope& prim, const std::vector<Array>& in, std::vector<Array
   RopeTable table(p, in, 1, y.shape(0), t);
   int64_t per_batch = rows / y.shape(0), item = int64_t(y.itemsize());
   auto rotate = NUVEC_FOR_ISA(rope_row);
-  bool f32 = y.dtype() == Dtype::float32;
+  bool f32 = y.dtype() == Dtype::float32, stream = f32 && stream_output(y.nbytes());
   parallel_for(rows, std::max<int64_t>(1, kGrain / d), [&](int64_t r0, int64_t r1) {
     std::vector<float> buf(f32 ? 0 : size_t(d));
     for (int64_t r = r0; r < r1; ++r) {
@@ -92,13 +95,15 @@ void eval_rope(const Rope& prim, const std::vector<Array>& in, std::vector<Array
       int64_t k = table.row_of(r, per_batch) * table.half;
       if (f32) {
         rotate(reinterpret_cast<const float*>(xr), reinterpret_cast<float*>(yr), &table.cs[size_t(k)],
-               &table.sn[size_t(k)], table.half, d, p.traditional);
+               &table.sn[size_t(k)], table.half, d, p.traditional, stream);
         continue;
       }
       to_f32(xr, x.dtype(), d, buf.data());
-      rotate(buf.data(), buf.data(), &table.cs[size_t(k)], &table.sn[size_t(k)], table.half, d, p.traditional);
+      rotate(buf.data(), buf.data(), &table.cs[size_t(k)], &table.sn[size_t(k)], table.half, d, p.traditional,
+             false);
       from_f32(buf.data(), y.dtype(), d, yr);
     }
+    if (stream) stream_fence();
   });
 }
 
@@ -133,13 +138,16 @@ void eval_norm_rope(const NormRope& prim, const std::vector<Array>& in, std::vec
     std::vector<float> buf(size_t(2 * d));
     float *bx = buf.data(), *by = bx + d;
     for (int64_t r = r0; r < r1; ++r) {
-      to_f32(x.data_bytes() + r * d * int64_t(x.itemsize()), x.dtype(), d, bx);
-      rms(bx, w, by, d, prim.eps());
+      const char* xb = x.data_bytes() + r * d * int64_t(x.itemsize());
+      const float* xr = x.dtype() == Dtype::float32 ? reinterpret_cast<const float*>(xb) : bx;
+      if (xr == bx) to_f32(xb, x.dtype(), d, bx);
       char* yr = y.data_bytes() + r * d * item;
+      float* yf = dt == Dtype::float32 ? reinterpret_cast<float*>(yr) : by;  // float32: in place
+      rms(xr, w, yf, d, prim.eps(), false);
       if (dt != Dtype::float32) from_f32(by, dt, d, yr), to_f32(yr, dt, d, by);  // the norm's rounding
       int64_t k = table.row_of(r, per_batch) * table.half;
-      rotate(by, by, &table.cs[size_t(k)], &table.sn[size_t(k)], table.half, d, p.traditional);
-      from_f32(by, dt, d, yr);
+      rotate(yf, yf, &table.cs[size_t(k)], &table.sn[size_t(k)], table.half, d, p.traditional, false);
+      if (dt != Dtype::float32) from_f32(by, dt, d, yr);
       int64_t b = table.batches > 1 ? r / per_batch : 0;
       int64_t cache_row = (r / t) * s + table.offset[size_t(b)] + r % t;
       std::memcpy(cache.data_bytes() + cache_row * d * item, yr, size_t(d * item));

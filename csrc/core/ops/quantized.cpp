@@ -62,7 +62,6 @@ Shape with_last(Shape s, int64_t last) {
 
 std::vector<Array> quantize(const Array& w, QuantSpec q, const std::optional<Array>& global_scale, Stream s) {
   check_global_scale(global_scale, q, "quantize");
-  if (q.mode != QuantMode::affine) throw OpError("quantize", std::string(mode_name(q.mode)) + " is not supported yet");
   if (!is_floating(w.dtype()))
     throw OpError("quantize",
                   std::string("Only real floating types can be quantized but w has type ") + name_of(w.dtype()) + ".");
@@ -85,9 +84,9 @@ std::vector<Array> quantize(const Array& w, QuantSpec q, const std::optional<Arr
 Array dequantize(const Array& w, const Array& scales, const std::optional<Array>& biases, QuantSpec q,
                  const std::optional<Array>& global_scale, std::optional<Dtype> dtype, Stream s) {
   check_global_scale(global_scale, q, "dequantize");
-  if (q.mode != QuantMode::affine)
-    throw OpError("dequantize", std::string(mode_name(q.mode)) + " is not supported yet");
-  if (!biases) throw OpError("dequantize", "Biases must be provided for affine quantization.");
+  if (q.has_biases() && !biases) throw OpError("dequantize", "Biases must be provided for affine quantization.");
+  if (!q.has_biases() && scales.dtype() != Dtype::uint8)
+    throw OpError("dequantize", std::string("Scale type must be uint8 but received type ") + name_of(scales.dtype()) + ".");
   if (w.dtype() != Dtype::uint32) throw OpError("dequantize", "The matrix should be given as a uint32");
   if (w.ndim() < 2)
     throw OpError("dequantize", "The matrix to be dequantized must have at least 2 dimension but it has only " +
@@ -100,6 +99,13 @@ Array dequantize(const Array& w, const Array& scales, const std::optional<Array>
                   "matrix of shape " +
                       shape_str(w.shape()) + " and scales/biases of shape " + shape_str(scales.shape()) +
                       " with group_size=" + std::to_string(q.group_size) + " and bits=" + std::to_string(q.bits) + ".");
+  if (!q.has_biases()) {
+    Dtype out = dtype.value_or(Dtype::bfloat16);
+    if (!is_floating(out))
+      throw OpError("dequantize",
+                    std::string("Only real floating types are supported but output dtype == ") + name_of(out) + ".");
+    return Array::lazy(with_last(w.shape(), k), out, std::make_shared<Dequantize>(q), {w, scales}, s);
+  }
   // MLX computes q * scale in the scales' dtype, then adds the biases with promotion.
   Array sc = is_floating(scales.dtype()) ? scales : astype(scales, Dtype::float32, s);
   Array bi = is_floating(biases->dtype()) ? *biases : astype(*biases, Dtype::float32, s);
@@ -117,11 +123,12 @@ namespace {
 // weight's last dimension.
 int64_t check_weight(const Array& w, const Array& scales, const std::optional<Array>& biases, QuantSpec q,
                      const char* op) {
-  if (q.mode != QuantMode::affine) throw OpError(op, std::string(mode_name(q.mode)) + " is not supported yet");
-  if (!biases) throw OpError(op, "Biases must be provided for affine quantization.");
+  if (q.has_biases() && !biases) throw OpError(op, "Biases must be provided for affine quantization.");
+  if (!q.has_biases() && scales.dtype() != Dtype::uint8)
+    throw OpError(op, std::string("Scale type must be uint8 but received type ") + name_of(scales.dtype()) + ".");
   if (w.dtype() != Dtype::uint32)
     throw OpError(op, std::string("The weight matrix should be uint32 but received ") + name_of(w.dtype()));
-  if (scales.shape() != biases->shape())
+  if (q.has_biases() && scales.shape() != biases->shape())
     throw OpError(op, "Scales and biases should have the same shape. Received scales with shape " +
                           shape_str(scales.shape()) + " and biases with " + shape_str(biases->shape()));
   if (w.ndim() < 2) throw OpError(op, "The weight matrix must have at least 2 dimensions, not " + shape_str(w.shape()));
@@ -136,10 +143,41 @@ int64_t check_weight(const Array& w, const Array& scales, const std::optional<Ar
 
 Shape batch_of(const Array& a) { return Shape(a.shape().begin(), a.shape().end() - 2); }
 
+// The last dimension x must have, with MLX's message when it has another.
+void check_x(const Array& x, const Array& w, int64_t k, int64_t n, bool transpose, QuantSpec q, const char* op) {
+  if (x.shape(-1) == k) return;
+  throw OpError(op, "Last dimension of first input with shape (..., " + std::to_string(x.shape(-1)) +
+                        ") does not match the expanded quantized matrix (" + std::to_string(transpose ? n : k) + ", " +
+                        std::to_string(transpose ? k : n) + ") computed from shape " + shape_str(w.shape()) +
+                        " with group_size=" + std::to_string(q.group_size) + ", bits=" + std::to_string(q.bits) +
+                        " and transpose=" + (transpose ? "true" : "false"));
+}
+
+// The product's dtype (MLX: x's and the scales' promotion), and x in float32.
+Dtype product_dtype(const Array& x, const Array& scales, const char* op) {
+  Dtype out = promote(x.dtype(), scales.dtype());
+  if (!is_floating(out)) out = Dtype::float32;
+  if (out == Dtype::float64) throw OpError(op, "float64 is not supported");
+  return out;
+}
+
+Array half_or_f32(const Array& a, Stream s) {
+  bool ok = a.dtype() == Dtype::float32 || a.dtype() == Dtype::float16 || a.dtype() == Dtype::bfloat16;
+  return ok ? a : astype(a, Dtype::float32, s);
+}
+
 Shape cat(Shape a, std::initializer_list<int64_t> tail) {
   a.insert(a.end(), tail);
   return a;
 }
+
+// The floating-point modes: the dequantized float32 weight through the dense product (whose rows
+// are independent as well).
+Array fp_weight(const Array& w, const Array& scales, QuantSpec q, Stream s) {
+  return dequantize(w, scales, std::nullopt, q, std::nullopt, Dtype::float32, s);
+}
+
+Dtype fp_product_dtype(const Array& x) { return is_floating(x.dtype()) && x.dtype() != Dtype::float64 ? x.dtype() : Dtype::float32; }
 
 }  // namespace
 
@@ -149,21 +187,15 @@ Array quantized_matmul(const Array& x, const Array& w, const Array& scales, cons
   int64_t wk = check_weight(w, scales, biases, q, op);
   if (x.ndim() == 0) throw OpError(op, "x must have at least one dimension");
   int64_t k = transpose ? wk : w.shape(-2), n = transpose ? w.shape(-2) : wk;
-  if (x.shape(-1) != k)
-    throw OpError(op, "Last dimension of first input with shape (..., " + std::to_string(x.shape(-1)) +
-                          ") does not match the expanded quantized matrix (" +
-                          std::to_string(transpose ? n : k) + ", " + std::to_string(transpose ? k : n) +
-                          ") computed from shape " + shape_str(w.shape()) + " with group_size=" +
-                          std::to_string(q.group_size) + ", bits=" + std::to_string(q.bits) +
-                          " and transpose=" + (transpose ? "true" : "false"));
-  Dtype out = promote(x.dtype(), scales.dtype());
-  if (!is_floating(out)) out = Dtype::float32;
-  if (out == Dtype::float64) throw OpError(op, "float64 is not supported");
+  check_x(x, w, k, n, transpose, q, op);
+  if (!q.has_biases()) {
+    Array wd = fp_weight(w, scales, q, s);
+    Array y = matmul(astype(x, Dtype::float32, s), transpose ? swapaxes(wd, -1, -2, s) : wd, s);
+    return astype(y, fp_product_dtype(x), s);
+  }
+  Dtype out = product_dtype(x, scales, op);
   Array xf = x.dtype() == Dtype::float32 ? x : astype(x, Dtype::float32, s);
-  Array sc = scales, bi = *biases;
-  for (Array* a : {&sc, &bi})
-    if (a->dtype() != Dtype::float32 && a->dtype() != Dtype::float16 && a->dtype() != Dtype::bfloat16)
-      *a = astype(*a, Dtype::float32, s);
+  Array sc = half_or_f32(scales, s), bi = half_or_f32(*biases, s);
   bool vec = x.ndim() == 1;
   if (vec) xf = reshape(xf, {1, k}, s);
   auto prim = std::make_shared<QuantizedMatmul>(q, transpose);
@@ -177,6 +209,40 @@ Array quantized_matmul(const Array& x, const Array& w, const Array& scales, cons
   auto full = [&](const Array& a) { return broadcast_to(a, cat(batch, {a.shape(-2), a.shape(-1)}), s); };
   Array r = Array::lazy(cat(batch, {m, n}), out, prim, {full(xf), full(w), full(sc), full(bi)}, s);
   return vec ? reshape(r, cat(batch, {n}), s) : r;
+}
+
+Array gather_qmm(const Array& x, const Array& w, const Array& scales, const std::optional<Array>& biases,
+                 const std::optional<Array>& lhs_indices, const std::optional<Array>& rhs_indices, bool transpose,
+                 QuantSpec q, Stream s) {
+  const char* op = "gather_qmm";
+  int64_t wk = check_weight(w, scales, biases, q, op);
+  if (x.ndim() < 2)
+    throw OpError(op, "Input must have at least two dimensions but got input with shape " + shape_str(x.shape()) + ".");
+  int64_t k = transpose ? wk : w.shape(-2), n = transpose ? w.shape(-2) : wk, m = x.shape(-2);
+  check_x(x, w, k, n, transpose, q, op);
+  // By default every batch item in order: arange over the batch, shaped as it.
+  auto indices = [&](const std::optional<Array>& given, const Array& of) {
+    if (given) {
+      if (!is_integer(given->dtype())) throw OpError(op, "Got indices with invalid dtype. Indices must be integral.");
+      return astype(*given, Dtype::uint32, s);
+    }
+    Shape b = batch_of(of);
+    return reshape(arange(0, double(shape_size(b)), 1, Dtype::uint32, s), b, s);
+  };
+  Array lhs = indices(lhs_indices, x), rhs = indices(rhs_indices, w);
+  Shape items = broadcast_shapes(lhs.shape(), rhs.shape(), op);
+  Array xf = x.dtype() == Dtype::float32 ? x : astype(x, Dtype::float32, s);
+  if (!q.has_biases()) {
+    Array wd = fp_weight(w, scales, q, s);
+    Array xi = take(reshape(xf, {-1, m, k}, s), broadcast_to(lhs, items, s), 0, s);
+    Array wi = take(reshape(wd, {-1, wd.shape(-2), wd.shape(-1)}, s), broadcast_to(rhs, items, s), 0, s);
+    return astype(matmul(xi, transpose ? swapaxes(wi, -1, -2, s) : wi, s), fp_product_dtype(x), s);
+  }
+  Dtype out = product_dtype(x, scales, op);
+  return Array::lazy(cat(items, {m, n}), out, std::make_shared<GatherQmm>(q, transpose),
+                     {xf, w, half_or_f32(scales, s), half_or_f32(*biases, s), broadcast_to(lhs, items, s),
+                      broadcast_to(rhs, items, s)},
+                     s);
 }
 
 }  // namespace nuvec

@@ -19,5 +19,11 @@ Array dequantize(const Array& w, const Array& scales, const std::optional<Array>
 // promote(x, scales)'s dtype; batch axes of x and w broadcast.
 Array quantized_matmul(const Array& x, const Array& w, const Array& scales, const std::optional<Array>& biases,
                        bool transpose, QuantSpec q, Stream s);
+// quantized_matmul of x's batch items lhs_indices with w's rhs_indices (indices into the flattened
+// batches; by default every item in order), as MLX's gather_qmm: the result has the indices'
+// broadcast shape, then (M, N).
+Array gather_qmm(const Array& x, const Array& w, const Array& scales, const std::optional<Array>& biases,
+                 const std::optional<Array>& lhs_indices, const std::optional<Array>& rhs_indices, bool transpose,
+                 QuantSpec q, Stream s);
 
 }  // namespace nuvec

@@ -40,7 +40,8 @@ std::vector<Array> GatherMM::vjp(const std::vector<Array>& primals, const std::v
     if (k > 1) {
       out.push_back(zeros_like(primals[k]));
     } else if (kind_ == Kind::product) {  // out[i] = x[li] @ y[ri]
-      out.push_back(k == 0 ? gather_mm_grad_a(c, y, li, ri, x.shape(), s) : gather_mm_grad_b(x, c, li, ri, y.shape(), s));
+      out.push_back(k == 0 ? gather_mm_grad_a(c, y, li, ri, x.shape(), s)
+                           : gather_mm_grad_b(x, c, li, ri, y.shape(), s));
     } else {  // out[e] = sum of x[li]^T @ y[i] over ri = e
       out.push_back(k == 0 ? gather_mm_grad_a(y, c, li, ri, x.shape(), s)
                            : again(*std::make_shared<GatherMM>(Kind::product), y, {x, c, li, ri}));

@@ -38,7 +38,8 @@ std::pair<Array, Array> fold(const Array& x, int ax, const Array& idx, int iax, 
 
 }  // namespace
 
-Result GatherMM::vmap(const std::vector<Array>& inputs, const std::vector<int>& axes, const std::vector<Array>& outputs) {
+Result GatherMM::vmap(const std::vector<Array>& inputs, const std::vector<int>& axes,
+                      const std::vector<Array>& outputs) {
   const Array& out = outputs[0];
   Stream s = out.stream();
   int64_t n = batch_size(inputs, axes);

@@ -47,12 +47,14 @@ class Quantize : public Primitive {
 
 // Inputs: the packed words, scales and (affine) biases, one batch shape; output (..., K) of the
 // node's dtype. Affine: w = round_S(round_S(q * scale) + bias) computed in the scales' dtype S
-// (then the biases' promotion) as MLX's op chain rounds it, then converted.
+// (then the biases' promotion) as MLX's op chain rounds it, then converted. Differentiable in the
+// scales and biases of affine mode (as MLX: the codes, and ones, per group).
 class Dequantize : public Primitive {
  public:
   explicit Dequantize(QuantSpec q) : q_(q) {}
   const char* name() const override { return "dequantize"; }
   NUVEC_KERNEL_SLOT
+  NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
   bool is_equivalent(const Primitive& o) const override {
     auto* p = dynamic_cast<const Dequantize*>(&o);
@@ -80,6 +82,29 @@ class QuantizedMatmul : public Primitive {
   NUVEC_VMAP_RULE
   bool is_equivalent(const Primitive& o) const override {
     auto* p = dynamic_cast<const QuantizedMatmul*>(&o);
+    return p && p->q_ == q_ && p->transpose_ == transpose_;
+  }
+  const QuantSpec& spec() const { return q_; }
+  bool transpose() const { return transpose_; }
+
+ private:
+  QuantSpec q_;
+  bool transpose_;
+};
+
+// quantized_matmul with a gather along the batch: inputs x (X..., M, K) float32, w, scales, biases
+// (W..., ...) as quantized_matmul's, then lhs and rhs uint32 indices of one shape I into the
+// flattened batches of x and w; output (I..., M, N): item i is x[lhs_i] times weight rhs_i, with
+// the bits of that quantized_matmul (so each row has its one-row bits).
+class GatherQmm : public Primitive {
+ public:
+  GatherQmm(QuantSpec q, bool transpose) : q_(q), transpose_(transpose) {}
+  const char* name() const override { return "gather_qmm"; }
+  NUVEC_KERNEL_SLOT
+  NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
+  bool is_equivalent(const Primitive& o) const override {
+    auto* p = dynamic_cast<const GatherQmm*>(&o);
     return p && p->q_ == q_ && p->transpose_ == transpose_;
   }
   const QuantSpec& spec() const { return q_; }

@@ -50,4 +50,44 @@ Result QuantizedMatmul::vmap(const std::vector<Array>& inputs, const std::vector
   return {{astype(r, out.dtype(), s)}, {0}};
 }
 
+// The batch folds into the items: a batched x (or weight) becomes B times as many batch items, and
+// example b's indices move by b times one example's item count.
+Result GatherQmm::vmap(const std::vector<Array>& inputs, const std::vector<int>& axes,
+                       const std::vector<Array>& outputs) {
+  const Array& out = outputs[0];
+  Stream s = out.stream();
+  int64_t n = batch_size(inputs, axes);
+  // Folds operand `a` (matrices in its last two axes) and shifts its indices `idx` to match.
+  auto fold = [&](const Array& a, int a_axis, const Array& idx, int idx_axis, bool batched, Array& folded) {
+    // contiguous: works around a wrong element-wise add over a broadcast of a broadcast view.
+    Array ix = contiguous(front_or_repeated(idx, idx_axis, n), s);
+    if (!batched) {
+      folded = a;
+      return ix;
+    }
+    Array f = to_front(a, a_axis);
+    int64_t per = shape_size(Shape(f.shape().begin() + 1, f.shape().end() - 2));
+    folded = reshape(f, {-1, f.shape(-2), f.shape(-1)}, s);
+    Shape step(size_t(ix.ndim()), 1);
+    step[0] = n;
+    Array shift = reshape(arange(0, double(n * per), double(per), Dtype::uint32, s), step, s);
+    return binary(BinaryOp::add, ix, shift, s);
+  };
+  bool wb = axes[1] >= 0 || axes[2] >= 0 || axes[3] >= 0;
+  Array x, w, sc, bi;
+  Array lhs = fold(inputs[0], axes[0], inputs[4], axes[4], axes[0] >= 0, x);
+  Array rhs = fold(wb ? front_or_repeated(inputs[1], axes[1], n) : inputs[1], 0, inputs[5], axes[5], wb, w);
+  if (wb) {
+    auto folded = [&](int i) {
+      Array f = front_or_repeated(inputs[size_t(i)], axes[size_t(i)], n);
+      return reshape(f, {-1, f.shape(-2), f.shape(-1)}, s);
+    };
+    sc = folded(2), bi = folded(3);
+  } else {
+    sc = inputs[2], bi = inputs[3];
+  }
+  Array r = gather_qmm(x, w, sc, bi, lhs, rhs, transpose_, q_, s);
+  return {{astype(r, out.dtype(), s)}, {0}};
+}
+
 }  // namespace nuvec

@@ -48,6 +48,8 @@ class NormRope : public Primitive {
   NormRope(RopeParams p, float eps, bool weighted) : p_(p), eps_(eps), weighted_(weighted) {}
   const char* name() const override { return "norm_rope"; }
   NUVEC_KERNEL_SLOT
+  NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
   bool is_equivalent(const Primitive& o) const override {
     auto* r = dynamic_cast<const NormRope*>(&o);
     return r && r->p_ == p_ && r->eps_ == eps_ && r->weighted_ == weighted_;
@@ -55,6 +57,7 @@ class NormRope : public Primitive {
   const RopeParams& params() const { return p_; }
   float eps() const { return eps_; }
   bool weighted() const { return weighted_; }
+  size_t cache_index() const { return weighted_ ? 2 : 1; }
 
  private:
   RopeParams p_;

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "backend/cpu/simd/simd.h"
+#include "backend/cpu/simd/fast_norms_store.h"
 
 namespace nuvec::cpu::NUVEC_ISA {
 
@@ -13,32 +13,45 @@ namespace {
 constexpr int kSumLanes = 16;
 constexpr int kSumVecs = kSumLanes / kLanesF;
 
-// sum_j f(x[j]): lane j % 16 adds element j in order, then the lanes combine as a fixed tree.
-template <class F> float row_sum(const float* x, int64_t d, F f) {
+// sum_j f(x[j]) in 16 lanes: lane j % 16 adds element j in order (chunk by chunk through add,
+// the tail through finish), then the lanes combine as a fixed tree.
+struct LaneSum {
   VecF acc[kSumVecs];
-  for (auto& a : acc) a = splat(0.0f);
-  int64_t j = 0;
-  for (; j + kSumLanes <= d; j += kSumLanes)
-    for (int k = 0; k < kSumVecs; ++k) acc[k] += f(load(x + j + k * kLanesF));
-  if (j < d) {  // the tail through the same lanes, the padding's terms dropped
-    float t[kSumLanes] = {};
-    std::memcpy(t, x + j, size_t(d - j) * 4);
-    for (int k = 0; k < kSumVecs; ++k) store(t + k * kLanesF, f(load(t + k * kLanesF)));
-    for (int64_t l = d - j; l < kSumLanes; ++l) t[l] = 0.0f;
-    for (int k = 0; k < kSumVecs; ++k) acc[k] += load(t + k * kLanesF);
+  LaneSum() {
+    for (auto& a : acc) a = splat(0.0f);
   }
-  float lanes[kSumLanes];
-  for (int k = 0; k < kSumVecs; ++k) store(lanes + k * kLanesF, acc[k]);
-  for (int w = kSumLanes / 2; w > 0; w /= 2)
-    for (int l = 0; l < w; ++l) lanes[l] += lanes[l + w];
-  return lanes[0];
+  template <class F> void add(const float* p, F f) {  // elements p[0..16)
+    for (int k = 0; k < kSumVecs; ++k) acc[k] += f(load(p + k * kLanesF));
+  }
+  template <class F> float finish(const float* x, int64_t j, int64_t d, F f) {  // elements j..d, j + 16 > d
+    if (j < d) {  // the padding's terms dropped
+      float t[kSumLanes] = {};
+      std::memcpy(t, x + j, size_t(d - j) * 4);
+      for (int k = 0; k < kSumVecs; ++k) store(t + k * kLanesF, f(load(t + k * kLanesF)));
+      for (int64_t l = d - j; l < kSumLanes; ++l) t[l] = 0.0f;
+      for (int k = 0; k < kSumVecs; ++k) acc[k] += load(t + k * kLanesF);
+    }
+    float lanes[kSumLanes];
+    for (int k = 0; k < kSumVecs; ++k) store(lanes + k * kLanesF, acc[k]);
+    for (int w = kSumLanes / 2; w > 0; w /= 2)
+      for (int l = 0; l < w; ++l) lanes[l] += lanes[l + w];
+    return lanes[0];
+  }
+};
+
+template <class F> float row_sum(const float* x, int64_t d, F f) {
+  LaneSum s;
+  int64_t j = 0;
+  for (; j + kSumLanes <= d; j += kSumLanes) s.add(x + j, f);
+  return s.finish(x, j, d, f);
 }
 
 // y[j] = ((x[j] - m) * r) * w[j] + b[j], each factor present or not; the same ops per lane and
-// in the scalar tail.
+// in the scalar tail. `stream`: past the caches where y is aligned.
 template <bool kCentred, bool kWeighted, bool kBiased>
-void scale_row(const float* x, const float* w, const float* b, float* y, int64_t d, float m, float r) {
+void scale_row(const float* x, const float* w, const float* b, float* y, int64_t d, float m, float r, bool stream) {
   VecF vm = splat(m), vr = splat(r);
+  stream = stream && vector_aligned(y);
   int64_t j = 0;
   for (; j + kLanesF <= d; j += kLanesF) {
     VecF v = load(x + j);
@@ -46,7 +59,7 @@ void scale_row(const float* x, const float* w, const float* b, float* y, int64_t
     v = v * vr;
     if (kWeighted) v = v * load(w + j);
     if (kBiased) v = v + load(b + j);
-    store(y + j, v);
+    stream ? store_stream(y + j, v) : store(y + j, v);
   }
   for (; j < d; ++j) {
     float v = x[j];
@@ -60,22 +73,90 @@ void scale_row(const float* x, const float* w, const float* b, float* y, int64_t
 
 float inv_root(float sum, int64_t d, float eps) { return 1.0f / std::sqrt(sum / float(d) + eps); }
 
-}  // namespace
-
-void rms_row(const float* x, const float* w, float* y, int64_t d, float eps) {
-  float r = inv_root(row_sum(x, d, [](VecF v) { return v * v; }), d, eps);
-  w ? scale_row<false, true, false>(x, w, nullptr, y, d, 0.0f, r)
-    : scale_row<false, false, false>(x, nullptr, nullptr, y, d, 0.0f, r);
+// The largest element (NaNs skipped; exact in any order).
+float row_max(const float* x, int64_t d) {
+  VecF acc = splat(-INFINITY);
+  int64_t j = 0;
+  for (; j + kLanesF <= d; j += kLanesF) {
+    VecF v = load(x + j);
+    acc = v > acc ? v : acc;
+  }
+  float m = -INFINITY;
+  for (int l = 0; l < kLanesF; ++l) m = acc[l] > m ? acc[l] : m;
+  for (; j < d; ++j) m = x[j] > m ? x[j] : m;
+  return m;
 }
 
-void layer_row(const float* x, const float* w, const float* b, float* y, int64_t d, float eps) {
+inline VecF vexp(VecF v) {
+#ifdef NUVEC_HAS_VECTOR_MATH
+  return NUVEC_MVEC(exp)(v);
+#else
+  for (int l = 0; l < kLanesF; ++l) v[l] = std::exp(v[l]);
+  return v;
+#endif
+}
+
+}  // namespace
+
+void rms_row(const float* x, const float* w, float* y, int64_t d, float eps, bool stream) {
+  float r = inv_root(row_sum(x, d, [](VecF v) { return v * v; }), d, eps);
+  w ? scale_row<false, true, false>(x, w, nullptr, y, d, 0.0f, r, stream)
+    : scale_row<false, false, false>(x, nullptr, nullptr, y, d, 0.0f, r, stream);
+}
+
+// Row r's output pass runs beside row r + 1's sum of squares, so memory sees one stream of reads
+// and writes (as a copy does) instead of a read burst then a write burst per row. The sums and
+// the outputs are those of rms_row, element by element.
+template <bool kWeighted>
+void rms_pipelined(const float* x, const float* w, float* y, int64_t rows, int64_t d, float eps, bool stream) {
+  auto square = [](VecF v) { return v * v; };
+  float sum = row_sum(x, d, square);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * d;
+    float* yr = y + r * d;
+    float inv = inv_root(sum, d, eps);
+    int64_t j = 0;
+    if (r + 1 < rows) {
+      const float* xn = xr + d;
+      LaneSum next;
+      VecF vr = splat(inv);
+      bool nt = stream && vector_aligned(yr);
+      for (; j + kSumLanes <= d; j += kSumLanes) {
+        next.add(xn + j, square);
+        for (int k = 0; k < kSumVecs; ++k) {
+          int64_t i = j + k * kLanesF;
+          VecF v = load(xr + i) * vr;
+          if (kWeighted) v = v * load(w + i);
+          nt ? store_stream(yr + i, v) : store(yr + i, v);
+        }
+      }
+      sum = next.finish(xn, j, d, square);
+    }
+    scale_row<false, kWeighted, false>(xr + j, kWeighted ? w + j : nullptr, nullptr, yr + j, d - j, 0.0f, inv, stream);
+  }
+}
+
+void rms_rows(const float* x, const float* w, float* y, int64_t rows, int64_t d, float eps, bool stream) {
+  w ? rms_pipelined<true>(x, w, y, rows, d, eps, stream) : rms_pipelined<false>(x, w, y, rows, d, eps, stream);
+}
+
+void layer_row(const float* x, const float* w, const float* b, float* y, int64_t d, float eps, bool stream) {
   float m = row_sum(x, d, [](VecF v) { return v; }) / float(d);
   VecF vm = splat(m);
   float r = inv_root(row_sum(x, d, [vm](VecF v) { return (v - vm) * (v - vm); }), d, eps);
-  if (w && b) scale_row<true, true, true>(x, w, b, y, d, m, r);
-  else if (w) scale_row<true, true, false>(x, w, nullptr, y, d, m, r);
-  else if (b) scale_row<true, false, true>(x, nullptr, b, y, d, m, r);
-  else scale_row<true, false, false>(x, nullptr, nullptr, y, d, m, r);
+  if (w && b) scale_row<true, true, true>(x, w, b, y, d, m, r, stream);
+  else if (w) scale_row<true, true, false>(x, w, nullptr, y, d, m, r, stream);
+  else if (b) scale_row<true, false, true>(x, nullptr, b, y, d, m, r, stream);
+  else scale_row<true, false, false>(x, nullptr, nullptr, y, d, m, r, stream);
+}
+
+float xent_row(const float* x, int64_t d, int64_t target) {
+  if (target < 0 || target >= d) return NAN;
+  float m = row_max(x, d);
+  if (!std::isfinite(m)) m = 0.0f;  // all -inf (or an inf): no shift
+  VecF vm = splat(m);
+  float s = row_sum(x, d, [vm](VecF v) { return vexp(v - vm); });
+  return (m + std::log(s)) - x[target];
 }
 
 }  // namespace nuvec::cpu::NUVEC_ISA

@@ -3,7 +3,12 @@
 // `scale` afterwards, and the m-point part; exactly as MLX's CPU kernel rounds them (no
 // contraction in these files).
 #include <cstdint>
+#include <cstring>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
+#include "backend/cpu/ctypes.h"
 #include "backend/cpu/hadamard.h"
 
 namespace nuvec::cpu::NUVEC_ISA {
@@ -48,6 +53,46 @@ void hadamard_m_f32(float* w, int64_t n, int64_t m, const char* h, bool transpos
 
 void hadamard_m_f64(double* w, int64_t n, int64_t m, const char* h, bool transposed, double scale, double* tmp) {
   m_point(w, n, m, h, transposed, scale, tmp);
+}
+
+int hadamard_first_stages_f32(float* w, int64_t len) {
+#if defined(__AVX2__)
+  // Stages h = 1, 2, 4 on each block of 8 in a register: the same adds and subtracts (a + b and
+  // b + a round alike), in one pass.
+  for (int64_t i = 0; i < len; i += 8) {
+    __m256 v = _mm256_loadu_ps(w + i);
+    __m256 t = _mm256_permute_ps(v, 0xB1);  // h = 1: lanes 2j + 1 take x - y
+    v = _mm256_blend_ps(_mm256_add_ps(v, t), _mm256_sub_ps(t, v), 0xAA);
+    t = _mm256_permute_ps(v, 0x4E);  // h = 2
+    v = _mm256_blend_ps(_mm256_add_ps(v, t), _mm256_sub_ps(t, v), 0xCC);
+    t = _mm256_permute2f128_ps(v, v, 0x01);  // h = 4
+    v = _mm256_blend_ps(_mm256_add_ps(v, t), _mm256_sub_ps(t, v), 0xF0);
+    _mm256_storeu_ps(w + i, v);
+  }
+  return 3;
+#else
+  (void)w, (void)len;
+  return 0;
+#endif
+}
+
+void hadamard_round(float* w, int64_t n, bool bfloat) {
+  if (!bfloat) {  // float16: F16C's conversions where the build has them
+    int64_t i = 0;
+#if defined(__F16C__)
+    for (; i + 8 <= n; i += 8)
+      _mm256_storeu_ps(w + i, _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(w + i), _MM_FROUND_TO_NEAREST_INT)));
+#endif
+    for (; i < n; ++i) w[i] = float(f16(w[i]));
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {  // bfloat16: to nearest even, NaN kept quiet (ctypes.h's rule)
+    uint32_t u;
+    std::memcpy(&u, w + i, 4);
+    uint32_t r = (u & 0x7fffffffu) > 0x7f800000u ? (u | 0x400000u) : u + 0x7fffu + ((u >> 16) & 1u);
+    r &= 0xffff0000u;
+    std::memcpy(w + i, &r, 4);
+  }
 }
 
 void hadamard_stage_f32(float* w, int64_t len, int64_t h, float scale, bool scaled) {

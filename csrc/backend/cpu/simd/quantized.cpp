@@ -63,77 +63,117 @@ inline float halving_sum(VecF v) {
   return t[0];
 }
 
+// The codes of elements [e, e + 2L) as two vectors in the transposed kernels' lane order
+// (backend/cpu/quantized.h): consecutive elements, except for 4 bits in the AVX2 build, where 8
+// bytes hold 16 codes: the low nibbles (even elements) make the first vector, the high nibbles
+// (odd elements) the second.
+template <int B> inline void decode_pair(const uint32_t* row, int64_t e, VecF& a, VecF& b) {
+#if defined(__AVX2__) && !defined(__AVX512F__)
+  if constexpr (B == 4) {
+    const auto* at = reinterpret_cast<const uint8_t*>(row) + e / 2;
+    __m256i c = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(at)));
+    a = _mm256_cvtepi32_ps(_mm256_and_si256(c, _mm256_set1_epi32(15)));
+    b = _mm256_cvtepi32_ps(_mm256_srli_epi32(c, 4));
+    return;
+  }
+#endif
+  a = decode<B>(row, e), b = decode<B>(row, e + L);
+}
+
 template <int B> struct FromPacked {
   const uint32_t* row;
-  VecF at(int64_t e) const { return decode<B>(row, e); }
+  void pair(int64_t e, VecF& a, VecF& b) const { decode_pair<B>(row, e, a, b); }
 };
 struct FromDecoded {
   const float* q;
-  VecF at(int64_t e) const { return load(q + e); }
+  void pair(int64_t e, VecF& a, VecF& b) const { a = load(q + e), b = load(q + e + L); }
 };
 
-// y[r] for R weight rows (first row n0) against one row of x: the transposed sequence.
-template <int R, class Src> void dot_rows(const QmmProblem& p, const Src* src, int64_t n0, const float* x,
-                                          const float* xsum, float* y) {
+// Element i of a scales array of element type S, as a float.
+template <class S> inline float param(const void* p, int64_t i) { return convert<float>(static_cast<const S*>(p)[i]); }
+
+// The bias term of one weight row: its biases against the row of x's group sums, L groups per
+// vector (the last padded with zeros), then halved.
+template <class S> inline float bias_dot(const QmmProblem& p, int64_t row, const float* xsum, int64_t groups) {
+  VecF acc = splat(0.0f);
+  const bool same = p.bdtype == p.sdtype;  // the biases' element type is S (the usual case)
+  int64_t g = 0;
+  if (same && std::is_same_v<S, float>)
+    for (; g + L <= groups; g += L) acc = fmadd(load(static_cast<const float*>(p.biases) + row * groups + g), load(xsum + g), acc);
+  for (; g < groups; g += L) {
+    float b[L] = {}, xs[L] = {};
+    for (int64_t j = 0; j < L && g + j < groups; ++j) {
+      int64_t i = row * groups + g + j;
+      b[j] = same ? param<S>(p.biases, i) : qparam(p.biases, p.bdtype, i), xs[j] = xsum[g + j];
+    }
+    acc = fmadd(load(b), load(xs), acc);
+  }
+  return halving_sum(acc);
+}
+
+// y[r] for R weight rows (first row n0) against one row of x: the transposed sequence, with
+// scales of element type S.
+template <int R, class S, class Src> void dot_rows(const QmmProblem& p, const Src* src, int64_t n0, const float* x,
+                                                   const float* xsum, float* y) {
   const int64_t groups = p.k / p.group, V = p.group / L;
   VecF acc[R];
-  float bsum[R];
-  for (int r = 0; r < R; ++r) acc[r] = splat(0.0f), bsum[r] = 0.0f;
+  for (int r = 0; r < R; ++r) acc[r] = splat(0.0f);
   for (int64_t g = 0; g < groups; ++g) {
     const int64_t e = g * p.group;
-    VecF d0[R], d1[R];
+    VecF d0[R], d1[R], qa, qb;
     VecF x0 = load(x + e), x1 = load(x + e + L);
-    for (int r = 0; r < R; ++r) d0[r] = src[r].at(e) * x0, d1[r] = src[r].at(e + L) * x1;
+    for (int r = 0; r < R; ++r) src[r].pair(e, qa, qb), d0[r] = qa * x0, d1[r] = qb * x1;
     for (int64_t v = 2; v < V; v += 2) {
       VecF xa = load(x + e + v * L), xb = load(x + e + (v + 1) * L);
       for (int r = 0; r < R; ++r) {
-        d0[r] = fmadd(src[r].at(e + v * L), xa, d0[r]);
-        d1[r] = fmadd(src[r].at(e + (v + 1) * L), xb, d1[r]);
+        src[r].pair(e + v * L, qa, qb);
+        d0[r] = fmadd(qa, xa, d0[r]);
+        d1[r] = fmadd(qb, xb, d1[r]);
       }
     }
-    for (int r = 0; r < R; ++r) {
-      int64_t i = (n0 + r) * groups + g;
-      acc[r] = fmadd(splat(qparam(p.scales, p.sdtype, i)), d0[r] + d1[r], acc[r]);
-      bsum[r] = bsum[r] + qparam(p.biases, p.bdtype, i) * xsum[g];
-    }
+    for (int r = 0; r < R; ++r) acc[r] = fmadd(splat(param<S>(p.scales, (n0 + r) * groups + g)), d0[r] + d1[r], acc[r]);
   }
-  for (int r = 0; r < R; ++r) y[r] = halving_sum(acc[r]) + bsum[r];
+  for (int r = 0; r < R; ++r) y[r] = halving_sum(acc[r]) + bias_dot<S>(p, n0 + r, xsum, groups);
 }
 
-template <int B, int R> void rows_packed(const QmmProblem& p, int64_t n0) {
+template <int B, int R, class S> void rows_packed(const QmmProblem& p, int64_t n0) {
   FromPacked<B> src[R];
   for (int r = 0; r < R; ++r) src[r] = {p.w + (n0 + r) * (p.k * B / 32)};
   float y[R];
-  dot_rows<R>(p, src, n0, p.x, p.xsum, y);
+  dot_rows<R, S>(p, src, n0, p.xt, p.xsum, y);
   for (int r = 0; r < R; ++r) p.y[n0 + r] = y[r];
 }
 
-template <int B, int R> void rows_decoded(const QmmProblem& p, int64_t n0, float* scratch) {
+template <int B, int R, class S> void rows_decoded(const QmmProblem& p, int64_t n0, float* scratch) {
   FromDecoded src[R];
   for (int r = 0; r < R; ++r) {
     const uint32_t* row = p.w + (n0 + r) * (p.k * B / 32);
     float* q = scratch + r * p.k;
-    for (int64_t e = 0; e < p.k; e += L) store(q + e, decode<B>(row, e));
+    for (int64_t e = 0; e < p.k; e += 2 * L) {
+      VecF a, b;
+      decode_pair<B>(row, e, a, b);
+      store(q + e, a), store(q + e + L, b);
+    }
     src[r] = {q};
   }
   const int64_t groups = p.k / p.group;
   for (int64_t m = 0; m < p.m; ++m) {
     float y[R];
-    dot_rows<R>(p, src, n0, p.x + m * p.k, p.xsum + m * groups, y);
+    dot_rows<R, S>(p, src, n0, p.xt + m * p.k, p.xsum + m * groups, y);
     for (int r = 0; r < R; ++r) p.y[m * p.n + n0 + r] = y[r];
   }
 }
 
-template <int B> void transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
+template <int B, class S> void transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
   constexpr int R = kQmmRowBlock;
   int64_t n = n0;
   if (p.m == 1) {
-    for (; n + R <= n1; n += R) rows_packed<B, R>(p, n);
-    for (; n < n1; ++n) rows_packed<B, 1>(p, n);
+    for (; n + R <= n1; n += R) rows_packed<B, R, S>(p, n);
+    for (; n < n1; ++n) rows_packed<B, 1, S>(p, n);
     return;
   }
-  for (; n + R <= n1; n += R) rows_decoded<B, R>(p, n, scratch);
-  for (; n < n1; ++n) rows_decoded<B, 1>(p, n, scratch);
+  for (; n + R <= n1; n += R) rows_decoded<B, R, S>(p, n, scratch);
+  for (; n < n1; ++n) rows_decoded<B, 1, S>(p, n, scratch);
 }
 
 // bsum[m * ng + j] = sum over k in order of x_mk * bias_k(g0 + j), for ng groups from g0.
@@ -149,10 +189,10 @@ void bias_sums(const QmmProblem& p, int64_t g0, int64_t ng, float* bsum) {
   }
 }
 
-// One row of x, output columns [col0, col1): kQmmKBlockOne weight rows at a time over all the
+// One row of x, output columns [col0, col1): kKBlockOne weight rows at a time over all the
 // columns, the accumulators kept in y between blocks (a float32 store and reload changes no bits).
-constexpr int kKBlockOne = 4;
-template <int B> void plain_one(const QmmProblem& p, int64_t col0, int64_t col1, float* scratch) {
+constexpr int kKBlockOne = 8;
+template <int B, class S> void plain_one(const QmmProblem& p, int64_t col0, int64_t col1, float* scratch) {
   const int64_t words = p.n * B / 32, gpr = p.n / p.group, g0 = col0 / p.group, ng = (col1 - col0) / p.group;
   const int64_t vg = p.group / L;
   float* bsum = scratch;
@@ -160,15 +200,22 @@ template <int B> void plain_one(const QmmProblem& p, int64_t col0, int64_t col1,
   bias_sums(p, g0, ng, bsum);
   float* y = p.y + col0;
   for (int64_t kb = 0; kb < p.k; kb += kKBlockOne) {
-    const int64_t ke = std::min<int64_t>(p.k, kb + kKBlockOne);
-    for (int64_t k = kb; k < ke; ++k)
-      for (int64_t j = 0; j < ng; ++j) t[(k - kb) * ng + j] = p.x[k] * qparam(p.scales, p.sdtype, k * gpr + g0 + j);
+    const int64_t nk = std::min<int64_t>(kKBlockOne, p.k - kb);
+    const uint32_t* rows[kKBlockOne];
+    for (int64_t i = 0; i < nk; ++i) {
+      rows[i] = p.w + (kb + i) * words;
+      for (int64_t j = 0; j < ng; ++j) t[i * ng + j] = p.x[kb + i] * param<S>(p.scales, (kb + i) * gpr + g0 + j);
+    }
     for (int64_t j = 0; j < ng; ++j)
       for (int64_t v = j * vg; v < (j + 1) * vg; ++v) {
+        const int64_t c = col0 + v * L;
         VecF acc = kb == 0 ? splat(0.0f) : load(y + v * L);
-        for (int64_t k = kb; k < ke; ++k)
-          acc = fmadd(splat(t[(k - kb) * ng + j]), decode<B>(p.w + k * words, col0 + v * L), acc);
-        if (ke == p.k) acc = acc + splat(bsum[j]);
+        if (nk == kKBlockOne) {  // the same steps with a constant count (unrolled)
+          for (int i = 0; i < kKBlockOne; ++i) acc = fmadd(splat(t[i * ng + j]), decode<B>(rows[i], c), acc);
+        } else {
+          for (int64_t i = 0; i < nk; ++i) acc = fmadd(splat(t[i * ng + j]), decode<B>(rows[i], c), acc);
+        }
+        if (kb + nk == p.k) acc = acc + splat(bsum[j]);
         store(y + v * L, acc);
       }
   }
@@ -206,7 +253,14 @@ template <int B> void plain_many(const QmmProblem& p, int64_t col0, int64_t col1
 
 // Column chunks [c0, c1) of kQmmChunk columns (the last may be narrower, a multiple of the group).
 template <int B> void plain(const QmmProblem& p, int64_t c0, int64_t c1, float* scratch) {
-  if (p.m == 1) return plain_one<B>(p, c0 * kQmmChunk, std::min(p.n, c1 * kQmmChunk), scratch);
+  if (p.m == 1) {
+    const int64_t col0 = c0 * kQmmChunk, col1 = std::min(p.n, c1 * kQmmChunk);
+    switch (p.sdtype) {
+      case Dtype::float16: return plain_one<B, f16>(p, col0, col1, scratch);
+      case Dtype::bfloat16: return plain_one<B, bf16>(p, col0, col1, scratch);
+      default: return plain_one<B, float>(p, col0, col1, scratch);
+    }
+  }
   for (int64_t c = c0; c < c1; ++c) plain_many<B>(p, c * kQmmChunk, std::min(p.n, (c + 1) * kQmmChunk), scratch);
 }
 
@@ -225,6 +279,20 @@ template <class F> void with_bits(int bits, F&& f) {
 
 }  // namespace
 
+bool qmm_lane_order(int bits) {
+#if defined(__AVX2__) && !defined(__AVX512F__)
+  return bits == 4;
+#else
+  (void)bits;
+  return false;
+#endif
+}
+
+void qmm_to_lane_order(const float* x, int64_t count, float* out) {
+  for (int64_t b = 0; b < count; b += 16)
+    for (int l = 0; l < 8; ++l) out[b + l] = x[b + 2 * l], out[b + 8 + l] = x[b + 2 * l + 1];
+}
+
 void qmm_group_sums(const float* x, int64_t m, int64_t k, int group, float* xsum) {
   for (int64_t i = 0; i < m * (k / group); ++i) {
     const float* g = x + i * group;
@@ -235,7 +303,13 @@ void qmm_group_sums(const float* x, int64_t m, int64_t k, int group, float* xsum
 }
 
 void qmm_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
-  with_bits(p.bits, [&](auto b) { transposed<b.value>(p, n0, n1, scratch); });
+  with_bits(p.bits, [&](auto b) {
+    switch (p.sdtype) {
+      case Dtype::float16: return transposed<b.value, f16>(p, n0, n1, scratch);
+      case Dtype::bfloat16: return transposed<b.value, bf16>(p, n0, n1, scratch);
+      default: return transposed<b.value, float>(p, n0, n1, scratch);
+    }
+  });
 }
 
 void qmm_plain(const QmmProblem& p, int64_t c0, int64_t c1, float* scratch) {

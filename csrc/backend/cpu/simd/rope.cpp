@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "backend/cpu/fast_norms.h"
-#include "backend/cpu/simd/simd.h"
+#include "backend/cpu/simd/fast_norms_store.h"
 
 namespace nuvec::cpu::NUVEC_ISA {
 
@@ -35,32 +35,51 @@ inline VecD cos_kernel(VecD x) {
 
 }  // namespace
 
+namespace {
+
+typedef float VecHalfF __attribute__((vector_size(kVecBytes / 2)));  // kLanesD floats
+
+// The cos and sin of kLanesD angles pos * f.
+inline void angles(VecD f, double pos, bool inverse, float* cs, float* sn) {
+  VecD a = pos * f;
+  VecD shifted = a * kInvPio2 + kRound;
+  VecD k = shifted - kRound;
+  VecL q;
+  std::memcpy(&q, &shifted, sizeof(q));  // the low bits of the shifted sum are k's
+  VecD r = (a - k * kPio2Hi) - k * kPio2Lo;
+  VecD s = sin_kernel(r), c = cos_kernel(r);
+  VecL odd = (q & 1) != 0;
+  VecD sin_v = odd ? c : s, cos_v = odd ? s : c;
+  VecD one = VecD{} + 1.0;
+  sin_v = sin_v * (((q & 2) != 0) ? -one : one);
+  cos_v = cos_v * ((((q + 1) & 2) != 0) ? -one : one);
+  if (inverse) sin_v = -sin_v;
+  VecHalfF cf = __builtin_convertvector(cos_v, VecHalfF), sf = __builtin_convertvector(sin_v, VecHalfF);
+  std::memcpy(cs, &cf, sizeof(cf));
+  std::memcpy(sn, &sf, sizeof(sf));
+}
+
+}  // namespace
+
 void rope_angles(const double* inv_freq, int64_t half, double pos, bool inverse, float* cs, float* sn) {
-  for (int64_t i = 0; i < half; i += kLanesD) {
-    int64_t n = half - i < kLanesD ? half - i : kLanesD;
-    double f[kLanesD] = {};
-    std::memcpy(f, inv_freq + i, size_t(n) * 8);
-    VecD a, fv;
-    std::memcpy(&fv, f, sizeof(fv));
-    a = pos * fv;
-    VecD shifted = a * kInvPio2 + kRound;
-    VecD k = shifted - kRound;
-    VecL q;
-    std::memcpy(&q, &shifted, sizeof(q));  // the low bits of the shifted sum are k's
-    VecD r = (a - k * kPio2Hi) - k * kPio2Lo;
-    VecD s = sin_kernel(r), c = cos_kernel(r);
-    VecL odd = (q & 1) != 0;
-    VecD sin_v = odd ? c : s, cos_v = odd ? s : c;
-    VecD one = VecD{} + 1.0;
-    sin_v = sin_v * (((q & 2) != 0) ? -one : one);
-    cos_v = cos_v * ((((q + 1) & 2) != 0) ? -one : one);
-    if (inverse) sin_v = -sin_v;
-    for (int64_t l = 0; l < n; ++l) cs[i + l] = float(cos_v[l]), sn[i + l] = float(sin_v[l]);
+  int64_t i = 0;
+  VecD f;
+  for (; i + kLanesD <= half; i += kLanesD) {
+    std::memcpy(&f, inv_freq + i, sizeof(f));
+    angles(f, pos, inverse, cs + i, sn + i);
   }
+  if (i == half) return;
+  double t[kLanesD] = {};
+  float c[kLanesD], s[kLanesD];
+  std::memcpy(t, inv_freq + i, size_t(half - i) * 8);
+  std::memcpy(&f, t, sizeof(f));
+  angles(f, pos, inverse, c, s);
+  std::memcpy(cs + i, c, size_t(half - i) * 4);
+  std::memcpy(sn + i, s, size_t(half - i) * 4);
 }
 
 void rope_row(const float* x, float* y, const float* cs, const float* sn, int64_t half, int64_t d,
-              bool traditional) {
+              bool traditional, bool stream) {
   if (traditional) {
     for (int64_t i = 0; i < half; ++i) {
       float a = x[2 * i], b = x[2 * i + 1], c = cs[i], s = sn[i];
@@ -69,10 +88,12 @@ void rope_row(const float* x, float* y, const float* cs, const float* sn, int64_
     }
   } else {
     int64_t i = 0;
+    bool nt = stream && vector_aligned(y) && vector_aligned(y + half);
     for (; i + kLanesF <= half; i += kLanesF) {
       VecF a = load(x + i), b = load(x + half + i), c = load(cs + i), s = load(sn + i);
-      store(y + i, a * c - b * s);
-      store(y + half + i, a * s + b * c);
+      VecF lo = a * c - b * s, hi = a * s + b * c;
+      nt ? store_stream(y + i, lo) : store(y + i, lo);
+      nt ? store_stream(y + half + i, hi) : store(y + half + i, hi);
     }
     for (; i < half; ++i) {
       float a = x[i], b = x[half + i], c = cs[i], s = sn[i];

@@ -26,3 +26,17 @@ class Embedding(Module):
     def as_linear(self, x: Any) -> Any:
         """``x @ weight.T``: the table as an output projection (tied input and output weights)."""
         return x @ self.weight.T
+
+    def to_quantized(
+        self,
+        group_size: int | None = None,
+        bits: int | None = None,
+        mode: str = "affine",
+        quantize_input: bool = False,
+    ) -> Module:
+        """A ``QuantizedEmbedding`` with this layer's table quantized."""
+        from .quantized import QuantizedEmbedding
+
+        if quantize_input:
+            raise ValueError("Quantized input is not supported.")
+        return QuantizedEmbedding.from_embedding(self, group_size, bits, mode)

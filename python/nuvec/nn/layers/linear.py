@@ -47,6 +47,22 @@ class Linear(Module):
             return mx.addmm(self["bias"], x, w.T)
         return x @ w.T
 
+    def to_quantized(
+        self,
+        group_size: int | None = None,
+        bits: int | None = None,
+        mode: str = "affine",
+        quantize_input: bool = False,
+    ) -> Module:
+        """A ``QuantizedLinear`` with this layer's weight quantized (and its bias)."""
+        from .quantized import QuantizedLinear
+
+        if quantize_input:
+            raise ValueError(
+                "Quantized activations (QQLinear, 'nvfp4' and 'mxfp8' modes) are not supported"
+            )
+        return QuantizedLinear.from_linear(self, group_size, bits, mode)
+
 
 class Bilinear(Module):
     """``y_o = x1^T W_o x2 + b_o`` with ``weight`` of shape ``(output_dims, input2_dims,

@@ -54,12 +54,9 @@ class LayerNorm(Module):
     def __call__(self, x: mx.array) -> mx.array:
         if "weight" in self:
             check_features("LayerNorm", x, self.dims)
-        y = _standardize(x, (x.ndim - 1,), self.eps)
-        if "weight" in self:
-            y = y * self.weight
-        if "bias" in self:
-            y = y + self.bias
-        return y
+        weight = self.weight if "weight" in self else None
+        bias = self.bias if "bias" in self else None
+        return mx.fast.layer_norm(x, weight, bias, self.eps)
 
 
 class RMSNorm(Module):
@@ -76,9 +73,7 @@ class RMSNorm(Module):
 
     def __call__(self, x: mx.array) -> mx.array:
         check_features("RMSNorm", x, self.weight.shape[0])
-        xf = x.astype(mx.float32) if x.dtype in _LOW_PRECISION else x
-        ms = mx.mean(mx.square(xf), axis=-1, keepdims=True)
-        return (xf * mx.rsqrt(ms + self.eps)).astype(x.dtype) * self.weight
+        return mx.fast.rms_norm(x, self.weight, self.eps)
 
 
 class GroupNorm(Module):

@@ -10,71 +10,6 @@ from ..._errors import op_error
 from .base import Module
 
 
-def _rope_positions(x: mx.array, offset: int | mx.array) -> mx.array:
-    """Positions of the sequence axis (-2), shaped to broadcast against x[..., :1]."""
-    length = x.shape[-2]
-    positions = mx.arange(length, dtype=mx.float32)
-    if not isinstance(offset, mx.array):
-        return (positions + offset).reshape(length, 1)
-    if not mx.issubdtype(offset.dtype, mx.integer):
-        raise ValueError(f"[rope] offset must be an integer but got type {offset.dtype}.")
-    if offset.ndim == 0:
-        return (positions + offset).reshape(length, 1)
-    if offset.ndim != 1 or offset.size != x.shape[0]:
-        raise ValueError(
-            f"[rope] offset must be a scalar or vector with {x.shape[0]} elements"
-            f" but has shape {tuple(offset.shape)}."
-        )
-    # One offset per batch entry (the first axis).
-    batch_shape = (x.shape[0],) + (1,) * (x.ndim - 1)
-    return positions.reshape(length, 1) + offset.reshape(batch_shape)
-
-
-def _rope(
-    x: mx.array,
-    dims: int,
-    traditional: bool,
-    base: float,
-    scale: float,
-    offset: int | mx.array,
-) -> mx.array:
-    """Rotates feature pairs of x[..., :dims] by angles (offset + position) * scale * base^(-2i/dims).
-
-    Pairs are (i, i + dims/2), or adjacent (2i, 2i + 1) when ``traditional``; features past
-    ``dims`` pass unchanged. Computed as mx.fast.rope does, so results agree to the bit in float32.
-    """
-    if x.ndim < 3:
-        raise ValueError(
-            f"[rope] Input must have at least 3 dimensions but got input with {x.ndim} dimensions."
-        )
-    if not mx.issubdtype(x.dtype, mx.floating):
-        raise ValueError(f"[rope] Input must be a floating type but got {x.dtype}.")
-    if dims % 2 != 0:
-        raise ValueError(f"[rope] dims must be even but got {dims}.")
-    if dims > x.shape[-1]:
-        raise ValueError(
-            f"[rope] dims must not exceed the input's last dimension ({x.shape[-1]}) but got {dims}."
-        )
-    half = dims // 2
-    inv_freq = mx.exp(mx.arange(half, dtype=mx.float32) * (-math.log(base) / half))
-    theta = _rope_positions(x, offset) * scale * inv_freq
-    cos, sin = mx.cos(theta), mx.sin(theta)
-    if traditional:
-        x1, x2 = x[..., 0:dims:2], x[..., 1:dims:2]
-    else:
-        x1, x2 = x[..., :half], x[..., half:dims]
-    y1 = x1 * cos - x2 * sin
-    y2 = x1 * sin + x2 * cos
-    if traditional:
-        rotated = mx.stack([y1, y2], axis=-1).reshape(*x.shape[:-1], dims)
-    else:
-        rotated = mx.concatenate([y1, y2], axis=-1)
-    rotated = rotated.astype(x.dtype)
-    if dims < x.shape[-1]:
-        rotated = mx.concatenate([rotated, x[..., dims:]], axis=-1)
-    return rotated
-
-
 class RoPE(Module):
     """Rotary positional encoding of the first ``dims`` features (as mx.fast.rope computes it)."""
 
@@ -91,7 +26,14 @@ class RoPE(Module):
         return f"{self.dims}, traditional={self.traditional}"
 
     def __call__(self, x: mx.array, offset: int | mx.array = 0) -> mx.array:
-        return _rope(x, self.dims, self.traditional, self.base, self.scale, offset)
+        return mx.fast.rope(
+            x,
+            self.dims,
+            traditional=self.traditional,
+            base=self.base,
+            scale=self.scale,
+            offset=offset,
+        )
 
 
 class SinusoidalPositionalEncoding(Module):

@@ -1,0 +1,144 @@
+"""nuvec.lm on SmolLM2-135M-Instruct: prompt processing (512 tokens) and decode (128 tokens)
+speeds, Q4_1 as the GGUF holds it and dequantized to float32, against PyTorch running the same
+float32 weights (torch.set_num_threads(2)) and llama.cpp's figures measured on this machine type.
+
+    PYTHONPATH=python python bench/lm.py [--trials 3]
+
+pp512 is one 512-token prompt into an empty cache, tg128 128 greedy tokens after a one-token prompt
+(llama-bench's tests); medians of the trials. The bandwidth limit is the machine's two-core copy
+bandwidth over the bytes of weights one decode step reads. The machine may be shared: read ratios.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import nuvec as mx
+from nuvec.lm import load
+from nuvec.lm.bench import measure
+from nuvec.lm.utils import dequantize_model
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import machine_bandwidth  # noqa: E402
+
+LLAMA_CPP = {"Q4_1": (360.0, 167.0), "F32": (900.0, 78.0)}  # (pp512, tg128) tok/s, 2 threads
+
+
+def weight_bytes(model):
+    from nuvec.utils import tree_flatten
+
+    return sum(v.nbytes for _, v in tree_flatten(model.parameters()))
+
+
+def torch_llama(torch, model):
+    """The same forward in PyTorch, float32, from the nuvec model's dequantized weights."""
+    a = model.args
+    w = {k: torch.from_numpy(np.array(v)) for k, v in _flat(model)}
+    hd, nh, nkv = a.head_dim, a.num_attention_heads, a.num_key_value_heads
+    inv = 1.0 / a.rope_theta ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd)
+
+    def rope(x, pos):  # x (H, T, D), halves rotated (Hugging Face's layout)
+        ang = (pos[:, None].double() * inv[None]).float()
+        c, s = torch.cos(ang), torch.sin(ang)
+        x1, x2 = x[..., : hd // 2], x[..., hd // 2 :]
+        return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], -1)
+
+    def norm(x, g):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + a.rms_norm_eps) * g
+
+    def forward(tokens, cache):
+        T, start = tokens.shape[0], cache[0][0].shape[1] if cache[0][0] is not None else 0
+        pos = torch.arange(start, start + T)
+        h = w["model.embed_tokens.weight"][tokens]
+        for i in range(a.num_hidden_layers):
+            p = f"model.layers.{i}."
+            x = norm(h, w[p + "input_layernorm.weight"])
+            q = (x @ w[p + "self_attn.q_proj.weight"].T).view(T, nh, hd).transpose(0, 1)
+            k = (x @ w[p + "self_attn.k_proj.weight"].T).view(T, nkv, hd).transpose(0, 1)
+            v = (x @ w[p + "self_attn.v_proj.weight"].T).view(T, nkv, hd).transpose(0, 1)
+            q, k = rope(q, pos), rope(k, pos)
+            if cache[i][0] is not None:
+                k, v = torch.cat([cache[i][0], k], 1), torch.cat([cache[i][1], v], 1)
+            cache[i] = (k, v)
+            o = torch.nn.functional.scaled_dot_product_attention(
+                q[None], k[None], v[None], is_causal=T > 1, enable_gqa=True
+            )[0]
+            h = h + o.transpose(0, 1).reshape(T, -1) @ w[p + "self_attn.o_proj.weight"].T
+            x = norm(h, w[p + "post_attention_layernorm.weight"])
+            g, u = x @ w[p + "mlp.gate_proj.weight"].T, x @ w[p + "mlp.up_proj.weight"].T
+            h = h + (torch.nn.functional.silu(g) * u) @ w[p + "mlp.down_proj.weight"].T
+        return norm(h[-1:], w["model.norm.weight"]) @ w["model.embed_tokens.weight"].T
+
+    return forward
+
+
+def _flat(model):
+    from nuvec.utils import tree_flatten
+
+    return tree_flatten(model.parameters())
+
+
+def torch_measure(torch, forward, layers, vocab, prompt_tokens, generation_tokens):
+    with torch.inference_mode():
+        prompt = (torch.arange(prompt_tokens) * 7919 + 17) % vocab
+        tic = time.perf_counter()
+        forward(prompt, [(None, None)] * layers)
+        pp = prompt_tokens / (time.perf_counter() - tic)
+        cache = [(None, None)] * layers
+        y = forward(torch.tensor([17]), cache).argmax(-1)
+        tic = time.perf_counter()
+        for _ in range(generation_tokens):
+            y = forward(y, cache).argmax(-1)
+        return {"pp": pp, "tg": generation_tokens / (time.perf_counter() - tic)}
+
+
+def median(trials):
+    return {k: statistics.median(t[k] for t in trials) for k in trials[0]}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--trials", type=int, default=3)
+    ap.add_argument("--prompt-tokens", type=int, default=512)
+    ap.add_argument("--generation-tokens", type=int, default=128)
+    args = ap.parse_args()
+    n_pp, n_tg = args.prompt_tokens, args.generation_tokens
+    bandwidth = machine_bandwidth()
+    rows = []
+    model, _ = load()
+    for kind in ("Q4_1", "F32"):
+        if kind == "F32":
+            dequantize_model(model)
+        measure(model, 16, 4)  # warm-up
+        r = median([measure(model, n_pp, n_tg) for _ in range(args.trials)])
+        limit = bandwidth * 1e9 / weight_bytes(model)
+        rows.append((f"nuvec {kind}", r["pp"], r["tg"], r["peak"], limit, LLAMA_CPP[kind]))
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None:
+        torch.set_num_threads(2)
+        fwd = torch_llama(torch, model)
+        a = model.args
+        r = median(
+            [torch_measure(torch, fwd, a.num_hidden_layers, a.vocab_size, n_pp, n_tg)
+             for _ in range(args.trials)]
+        )  # fmt: skip
+        rows.append(("PyTorch F32", r["pp"], r["tg"], float("nan"), rows[-1][4], LLAMA_CPP["F32"]))
+    print(f"two-core copy bandwidth: {bandwidth:.1f} GB/s; {mx.__name__} threads: default")
+    print(f"| run | pp{n_pp} tok/s | tg{n_tg} tok/s | peak GB | decode bandwidth limit tok/s "
+          f"| llama.cpp pp / tg (same weights) |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
+    for name, pp, tg, peak, limit, (lpp, ltg) in rows:
+        print(
+            f"| {name} | {pp:.1f} | {tg:.1f} | {peak:.3f} | {limit:.0f} | {lpp:.0f} / {ltg:.0f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+"""``python -m nuvec.lm {generate,chat,bench}``: mlx-lm's commands on nuvec.
+
+Tokens stream to stdout; speeds and peak memory go to stderr. A missing path, an unsupported
+architecture or a corrupt file ends with one line ``error: ...`` on stderr and exit status 1."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from .. import random
+from .generate import stream_generate
+from .models.cache import make_prompt_cache
+from .sample_utils import make_sampler
+from .utils import load
+
+__all__ = ["main"]
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default=None, help="a GGUF file (default: SmolLM2-135M-Instruct)")
+    p.add_argument("--max-tokens", "-m", type=int, default=256)
+    p.add_argument("--temp", type=float, default=0.0, help="sampling temperature (0: greedy)")
+    p.add_argument("--top-p", type=float, default=1.0)
+    p.add_argument("--top-k", type=int, default=0)
+    p.add_argument("--min-p", type=float, default=0.0)
+    p.add_argument("--seed", type=int, default=None, help="seed of nuvec.random for sampling")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m nuvec.lm", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    g = sub.add_parser("generate", help="generate text from a prompt")
+    _common(g)
+    g.add_argument("--prompt", "-p", default="Hello", help="the prompt ('-': read stdin)")
+    g.add_argument("--system-prompt", default=None)
+    g.add_argument("--ignore-chat-template", action="store_true", help="use the prompt as is")
+    c = sub.add_parser("chat", help="an interactive chat (reads stdin lines)")
+    _common(c)
+    c.add_argument("--system-prompt", default=None)
+    b = sub.add_parser("bench", help="prompt and decode tokens per second")
+    b.add_argument("--model", default=None)
+    b.add_argument("--prompt-tokens", type=int, default=512)
+    b.add_argument("--generation-tokens", type=int, default=128)
+    b.add_argument("--trials", type=int, default=3)
+    return parser
+
+
+def _sampler(args: argparse.Namespace) -> Any:
+    if args.seed is not None:
+        random.seed(args.seed)
+    return make_sampler(args.temp, args.top_p, args.min_p, top_k=args.top_k)
+
+
+def _stream(model: Any, tokenizer: Any, prompt: Any, args: argparse.Namespace, **kw: Any) -> Any:
+    response, text, tokens = None, "", []
+    for response in stream_generate(
+        model, tokenizer, prompt, max_tokens=args.max_tokens, sampler=_sampler(args), **kw
+    ):
+        print(response.text, end="", flush=True)
+        text += response.text
+        tokens.append(response.token)
+    print(flush=True)
+    return response, text, tokens
+
+
+def _report(r: Any) -> None:
+    if r is None:
+        return
+    print(
+        f"Prompt: {r.prompt_tokens} tokens, {r.prompt_tps:.3f} tokens-per-sec\n"
+        f"Generation: {r.generation_tokens} tokens, {r.generation_tps:.3f} tokens-per-sec\n"
+        f"Peak memory: {r.peak_memory:.3f} GB",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _generate(args: argparse.Namespace) -> None:
+    model, tokenizer = load(args.model)
+    prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+    if not args.ignore_chat_template and tokenizer.has_chat_template:
+        messages = [{"role": "system", "content": args.system_prompt}] if args.system_prompt else []
+        messages.append({"role": "user", "content": prompt})
+        prompt = tokenizer.apply_chat_template(messages, add_generation_prompt=True)
+    response, _, _ = _stream(model, tokenizer, prompt, args)
+    _report(response)
+
+
+def _chat(args: argparse.Namespace) -> None:
+    """Each stdin line is a user turn. The cache keeps the conversation: a turn prefills only the
+    tokens after the longest prefix the cache already holds (trimming what the template renders
+    differently, such as a reply that re-tokenizes otherwise)."""
+    model, tokenizer = load(args.model)
+    cache = make_prompt_cache(model)
+    history = [{"role": "system", "content": args.system_prompt}] if args.system_prompt else []
+    seen: list[int] = []
+    interactive = sys.stdin.isatty()
+    while True:
+        if interactive:
+            print(">> ", end="", flush=True)
+        line = sys.stdin.readline()
+        if not line:
+            break
+        if not line.strip():
+            continue
+        history.append({"role": "user", "content": line.rstrip("\n")})
+        ids = tokenizer.apply_chat_template(history, add_generation_prompt=True)
+        common = 0
+        while common < min(len(seen), len(ids) - 1) and seen[common] == ids[common]:
+            common += 1
+        for c in cache:
+            c.trim(len(seen) - common)
+        response, text, tokens = _stream(model, tokenizer, ids[common:], args, prompt_cache=cache)
+        history.append({"role": "assistant", "content": text})
+        seen = (ids + tokens)[: cache[0].offset]  # what the cache holds now
+        _report(response)
+
+
+def _bench(args: argparse.Namespace) -> None:
+    from .bench import run
+
+    model, _ = load(args.model)
+    run(model, args.prompt_tokens, args.generation_tokens, args.trials)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    command = {"generate": _generate, "chat": _chat, "bench": _bench}[args.command]
+    try:
+        command(args)
+    except (OSError, ValueError, RuntimeError) as e:
+        print(f"error: {e}".splitlines()[0], file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0

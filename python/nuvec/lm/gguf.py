@@ -1,0 +1,142 @@
+"""A model from a GGUF file: the architecture from its metadata, the weights renamed to mlx-lm's
+names, llama.cpp's Q/K row permutation undone, quantized tensors kept quantized.
+
+``nuvec.load`` maps the file and gives Q4_0/Q4_1/Q8_0 tensors as MLX's ``(w, scales, biases)``
+triple with groups of 32 (docs/io.md); those become ``QuantizedLinear`` / ``QuantizedEmbedding``
+layers. Other tensors (F32, F16, BF16, the K-quants dequantized to float16) become float32
+weights of ordinary layers: this CPU computes in float32, so converting once at load is cheaper
+than converting each step."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .. import _core as mx
+from .. import io as nio
+from ..utils import tree_flatten
+from .models import llama
+from .models.quantized import QuantizedEmbedding, QuantizedLinear
+
+__all__ = ["load_gguf", "model_args", "unpermute"]
+
+GROUP_SIZE = 32  # every GGUF block type nuvec loads quantized holds 32 elements
+ARCHITECTURES = ("llama",)
+
+# GGUF tensor name -> mlx-lm parameter path (per block: the part after "blk.N.").
+_BLOCK = {
+    "attn_q": "self_attn.q_proj",
+    "attn_k": "self_attn.k_proj",
+    "attn_v": "self_attn.v_proj",
+    "attn_output": "self_attn.o_proj",
+    "ffn_gate": "mlp.gate_proj",
+    "ffn_up": "mlp.up_proj",
+    "ffn_down": "mlp.down_proj",
+    "attn_norm": "input_layernorm",
+    "ffn_norm": "post_attention_layernorm",
+}
+_TOP = {"token_embd": "model.embed_tokens", "output_norm": "model.norm", "output": "lm_head"}
+
+
+def _int(meta: dict, key: str, default: Any = None) -> Any:
+    value = meta.get(key)
+    return default if value is None else value.item()
+
+
+def model_args(meta: dict, arrays: dict) -> llama.ModelArgs:
+    """The architecture a GGUF's metadata describes (as a ``config.json`` would)."""
+    arch = meta.get("general.architecture")
+    if arch not in ARCHITECTURES:
+        raise ValueError(
+            f"unsupported architecture {arch!r} (supported: {', '.join(ARCHITECTURES)})"
+        )
+    p = f"{arch}."
+    try:
+        heads = _int(meta, p + "attention.head_count")
+        dim = _int(meta, p + "embedding_length")
+        vocab = _int(meta, p + "vocab_size") or len(meta["tokenizer.ggml.tokens"])
+        return llama.ModelArgs(
+            model_type=arch,
+            hidden_size=dim,
+            num_hidden_layers=_int(meta, p + "block_count"),
+            intermediate_size=_int(meta, p + "feed_forward_length"),
+            num_attention_heads=heads,
+            num_key_value_heads=_int(meta, p + "attention.head_count_kv", heads),
+            head_dim=_int(meta, p + "attention.key_length", dim // heads),
+            vocab_size=vocab,
+            rms_norm_eps=_int(meta, p + "attention.layer_norm_rms_epsilon", 1e-5),
+            rope_theta=_int(meta, p + "rope.freq_base", 10000.0),
+            tie_word_embeddings="output.weight" not in arrays,
+            max_position_embeddings=_int(meta, p + "context_length"),
+        )
+    except (KeyError, AttributeError, TypeError) as e:
+        raise ValueError(f"the GGUF metadata lacks a llama hyper-parameter ({e})") from None
+
+
+def unpermute(w: Any, heads: int) -> Any:
+    """Undo llama.cpp's Q/K row order: its converter interleaves each head's two rotary halves
+    (row ``2i + h`` of a head is Hugging Face's row ``h * d/2 + i``) so its rope can turn adjacent
+    pairs; this restores the halves that ``fast.rope(traditional=False)`` turns."""
+    rows = w.shape[0]
+    half = rows // heads // 2
+    order = mx.arange(rows).reshape(heads, half, 2).transpose(0, 2, 1).reshape(rows)
+    return mx.take(w, order, axis=0)
+
+
+def _tensors(arrays: dict) -> dict[str, dict[str, Any]]:
+    """GGUF base name -> {"weight": ..., "scales": ..., "biases": ...} (the last two if quantized)."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, value in arrays.items():
+        m = re.fullmatch(r"(.+)\.(weight|scales|biases)", name)
+        if m is None:
+            raise ValueError(f"unexpected tensor {name!r} in the GGUF file")
+        out.setdefault(m.group(1), {})[m.group(2)] = value
+    return out
+
+
+def _path(base: str) -> str:
+    m = re.fullmatch(r"blk\.(\d+)\.(\w+)", base)
+    if m and m.group(2) in _BLOCK:
+        return f"model.layers.{m.group(1)}.{_BLOCK[m.group(2)]}"
+    if base in _TOP:
+        return _TOP[base]
+    raise ValueError(f"unexpected tensor {base!r} in the GGUF file")
+
+
+def _node(model: Any, path: str) -> Any:
+    node = model
+    for p in path.split("."):
+        node = node[int(p)] if isinstance(node, list) else getattr(node, p)
+    return node
+
+
+def load_gguf(path: str) -> tuple[llama.Model, dict]:
+    """The model in ``path`` and the file's metadata (for the tokenizer)."""
+    arrays, meta = nio.load(path, return_metadata=True)
+    args = model_args(meta, arrays)
+    model = llama.Model(args)
+    expected = {k for k, _ in tree_flatten(model.parameters())}
+    seen = set()
+    heads = {"attn_q": args.num_attention_heads, "attn_k": args.num_key_value_heads}
+    for base, parts in _tensors(arrays).items():
+        path_ = _path(base)
+        kind = base.rsplit(".", 1)[-1]
+        if kind in heads:
+            parts = {k: unpermute(v, heads[kind]) for k, v in parts.items()}
+        parent_path, attr = path_.rsplit(".", 1)
+        parent = _node(model, parent_path)
+        w = parts["weight"]
+        if "scales" in parts:
+            cls = QuantizedEmbedding if base == "token_embd" else QuantizedLinear
+            setattr(parent, attr, cls(w, parts["scales"], parts["biases"], GROUP_SIZE))
+        else:
+            layer = getattr(parent, attr)
+            if tuple(layer.weight.shape) != tuple(w.shape):
+                raise ValueError(f"tensor {base!r} has shape {w.shape}, not {layer.weight.shape}")
+            layer.weight = w.astype(mx.float32)
+        seen.add(path_ + ".weight")
+    missing = sorted(expected - seen)
+    if missing:
+        raise ValueError(f"the GGUF file lacks tensors for {missing[:3]}")
+    mx.eval(model.parameters())
+    return model, meta

@@ -1,0 +1,88 @@
+"""`python -m nuvec.lm` in a subprocess: generate, chat (stdin lines), bench, and the one-line
+errors with a non-zero exit for a missing path, an unsupported architecture or a corrupt file."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import nuvec as mx
+from lm_reference import smollm2_path
+
+pytestmark = pytest.mark.nuvec_only
+
+pytest.importorskip("tokenizers")
+pytest.importorskip("jinja2")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _run(*args, stdin=None):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.dirname(os.path.dirname(mx.__file__)), env.get("PYTHONPATH", "")]
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "nuvec.lm", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def test_generate_streams_text_and_reports_speeds():
+    model = smollm2_path()
+    r = _run("generate", "--model", model, "--prompt", "What is the capital of France?")
+    assert r.returncode == 0, r.stderr
+    assert "Paris" in r.stdout
+    for what in ("Prompt:", "Generation:", "tokens-per-sec", "Peak memory:"):
+        assert what in r.stderr
+    raw = _run("generate", "--prompt", "The capital of France is", "--ignore-chat-template",
+               "--max-tokens", "5", "--temp", "0.7", "--top-p", "0.9", "--seed", "1")  # fmt: skip
+    again = _run("generate", "--prompt", "The capital of France is", "--ignore-chat-template",
+                 "--max-tokens", "5", "--temp", "0.7", "--top-p", "0.9", "--seed", "1")  # fmt: skip
+    assert raw.returncode == 0 and raw.stdout == again.stdout and raw.stdout.strip()
+    assert "Generation: 5 tokens" in raw.stderr
+
+
+def test_chat_keeps_the_history():
+    r = _run(
+        "chat", "--max-tokens", "40", stdin="What is the capital of France?\nAnd of Germany?\n"
+    )
+    assert r.returncode == 0, r.stderr
+    first, second = r.stdout.strip().split("\n", 1)
+    assert "Paris" in first and "Berlin" in second
+    assert r.stderr.count("Prompt:") == 2
+
+
+def test_bench_prints_a_table():
+    r = _run("bench", "--prompt-tokens", "16", "--generation-tokens", "4", "--trials", "1")
+    assert r.returncode == 0, r.stderr
+    assert "| prompt (16 tokens), tok/s |" in r.stdout and "| peak memory, GB |" in r.stdout
+
+
+@pytest.mark.parametrize("kind", ["missing", "corrupt", "architecture", "directory"])
+def test_bad_models_fail_with_one_line(tmp_path, kind):
+    path = tmp_path / "m.gguf"
+    if kind == "corrupt":
+        path.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\xff" * 40)
+    elif kind == "architecture":
+        mx.save_gguf(str(path), {"w": mx.ones((2,))}, {"general.architecture": "mamba"})
+    elif kind == "directory":
+        path = tmp_path
+    r = _run("generate", "--model", str(path), "--prompt", "hi")
+    assert r.returncode == 1 and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert {"missing": "no such model", "corrupt": str(path), "architecture": "'mamba'",
+            "directory": "GGUF"}[kind] in lines[0]  # fmt: skip
+
+
+def test_bad_arguments_exit_non_zero():
+    assert _run("generate", "--max-tokens", "x").returncode == 2
+    assert _run("nonsense").returncode == 2
+    r = _run("generate", "--temp", "-1", "--prompt", "hi")
+    assert r.returncode == 1 and "temp" in r.stderr
