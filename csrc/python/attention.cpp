@@ -33,8 +33,7 @@ void init_attention(nb::module_& m) {
         auto [mode, marr] = mask_arg(mask);
         std::optional<Array> s;
         if (!sinks.is_none()) s = arg(sinks);
-        return scaled_dot_product_attention(arg(q), arg(k), arg(v), scale, mode, marr,
-                                            s, to_stream(stream));
+        return scaled_dot_product_attention(arg(q), arg(k), arg(v), scale, mode, marr, s, to_stream(stream));
       },
       nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("scale"), nb::arg("mask").none(), nb::arg("sinks").none(),
       nb::arg("stream").none(), "scaled_dot_product_attention (nuvec.fast's).");

@@ -59,8 +59,8 @@ void init_fast_norms(nb::module_& m) {
       "_fast_norm_rope",
       [](nb::handle x, nb::handle w, float eps, nb::handle cache, nb::handle offset, int64_t dims, bool traditional,
          nb::handle base, float scale, nb::handle freqs, nb::handle s) {
-        auto [y, c] = norm_rope(arg(x), opt(w), eps, arg(cache), to_offset(offset), dims, traditional,
-                                opt_float(base), scale, opt(freqs), to_stream(s));
+        auto [y, c] = norm_rope(arg(x), opt(w), eps, arg(cache), to_offset(offset), dims, traditional, opt_float(base),
+                                scale, opt(freqs), to_stream(s));
         return nb::make_tuple(y, c);
       },
       nb::arg("x"), nb::arg("weight").none(), nb::arg("eps"), nb::arg("cache"), nb::arg("offset"), nb::arg("dims"),

@@ -29,8 +29,7 @@ void init_gathered(nb::module_& m) {
       [](nb::handle a, nb::handle b, nb::handle segments, nb::handle s) {
         return segmented_mm(arg(a), arg(b), arg(segments), to_stream(s));
       },
-      nb::arg("a"), nb::arg("b"), nb::arg("segments"), nb::kw_only(),
-      nb::arg("stream").none() = nb::none(),
+      nb::arg("a"), nb::arg("b"), nb::arg("segments"), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "a[:, s0:s1] @ b[s0:s1, :] for each segment (s0, s1) of `segments` (..., 2).");
   m.def(
       "block_masked_mm",

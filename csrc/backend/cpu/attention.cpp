@@ -65,7 +65,8 @@ void prefill(const AttentionOperands& a) {
   const int64_t kt = (a.Lk + TK - 1) / TK, kheads = a.B * a.Hkv;
   const int64_t ksize = prefill_k_floats(mr, a.D), vsize = prefill_v_floats(mr, a.Dv);
   // From the caching allocator: a call's packs are the next call's, without new pages.
-  auto kbuf = Buffer::allocate(size_t(kheads * kt * ksize) * 4), vbuf = Buffer::allocate(size_t(kheads * kt * vsize) * 4);
+  auto kbuf = Buffer::allocate(size_t(kheads * kt * ksize) * 4),
+       vbuf = Buffer::allocate(size_t(kheads * kt * vsize) * 4);
   float *kpack = static_cast<float*>(kbuf->data()), *vpack = static_cast<float*>(vbuf->data());
   auto pack = NUVEC_FOR_ISA(attention_prefill_pack);
   parallel_for(kheads * kt, std::max<int64_t>(1, 16384 / ksize), [&](int64_t t0, int64_t t1) {
@@ -79,8 +80,7 @@ void prefill(const AttentionOperands& a) {
       // The heaviest (last) tiles of a head first, so no thread is left with one at the end.
       int64_t bh = t / tiles, i0 = (tiles - 1 - t % tiles) * kAttentionTileQ, b = bh / a.Hq, h = bh % a.Hq;
       int64_t kh = b * a.Hkv + h / rep;
-      tile(a, kpack + kh * kt * ksize, vpack + kh * kt * vsize, b, h, i0,
-           std::min(a.Lq, i0 + kAttentionTileQ));
+      tile(a, kpack + kh * kt * ksize, vpack + kh * kt * vsize, b, h, i0, std::min(a.Lq, i0 + kAttentionTileQ));
     }
   });
 }
@@ -94,11 +94,10 @@ void eval_attention(const ScaledDotProductAttention& prim, const std::vector<Arr
   // transposed out of (B, L, H, D)); others are copied.
   auto rows = [](const Array& x) { return x.shape(3) == 1 || x.strides()[3] == 1 ? x : row_contiguous(x); };
   Array q = rows(in[0]), k = rows(in[1]), v = rows(in[2]);
-  AttentionOperands a{q.data<float>(), k.data_bytes(),  v.data_bytes(),  o.data<float>(),
-                      q.shape(0),      q.shape(1),      k.shape(1),      q.shape(2),
-                      k.shape(2),      q.shape(3),      v.shape(3),      p.scale,
-                      p.mask,          nullptr,         {},              nullptr,
-                      &matmul_kernels()};
+  AttentionOperands a{q.data<float>(), k.data_bytes(),   v.data_bytes(), o.data<float>(), q.shape(0),
+                      q.shape(1),      k.shape(1),       q.shape(2),     k.shape(2),      q.shape(3),
+                      v.shape(3),      p.scale,          p.mask,         nullptr,         {},
+                      nullptr,         &matmul_kernels()};
   for (auto [x, st] : {std::pair{&q, a.qst}, {&k, a.kst}, {&v, a.vst}}) std::copy_n(x->strides().begin(), 3, st);
   a.kv = k.dtype();
   if (p.mask == AttentionMask::additive || p.mask == AttentionMask::boolean) {

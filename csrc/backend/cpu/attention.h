@@ -15,16 +15,16 @@ inline int64_t prefill_k_floats(int64_t mr, int64_t D) { return (kAttentionTileK
 inline int64_t prefill_v_floats(int64_t mr, int64_t Dv) { return (Dv + mr - 1) / mr * mr * kAttentionTileK; }
 
 struct AttentionOperands {
-  const float* q;          // (B, Hq, Lq, D), rows of unit stride
-  const void *k, *v;       // (B, Hkv, Lk, D), (B, Hkv, Lk, Dv) of dtype kv, rows of unit stride
-  float* out;              // (B, Hq, Lq, Dv), row-contiguous
+  const float* q;     // (B, Hq, Lq, D), rows of unit stride
+  const void *k, *v;  // (B, Hkv, Lk, D), (B, Hkv, Lk, Dv) of dtype kv, rows of unit stride
+  float* out;         // (B, Hq, Lq, Dv), row-contiguous
   int64_t B, Hq, Hkv, Lq, Lk, D, Dv;
   float scale;
   AttentionMask mask;
   const char* mask_data;  // float32 or bool elements of (B, Hq, Lq, Lk) at mask_strides (elements)
   int64_t mask_strides[4];
-  const float* sinks;  // Hq values, or null
-  const MatmulKernels* mm;  // the matrix-product micro-kernels of the same build
+  const float* sinks;              // Hq values, or null
+  const MatmulKernels* mm;         // the matrix-product micro-kernels of the same build
   int64_t qst[3], kst[3], vst[3];  // q, k, v strides (elements) of batch, head and row
   Dtype kv = Dtype::float32;       // k and v: float32, float16 or bfloat16 (read as float32)
 };
@@ -36,16 +36,14 @@ struct AttentionOperands {
 // Prefill: pack key tile [j0, j0 + kAttentionTileK) of key head (b, g) as the micro-kernels' A
 // panels of mr rows (k: prefill_k_floats at kp; v^T: prefill_v_floats at vp); then query rows
 // [i0, i1) of head (b, h) over the packed tiles of its key head.
-#define NUVEC_DECLARE_ATTENTION_ISA(ns)                                                                     \
-  namespace ns {                                                                                            \
-  void attention_decode_block(const AttentionOperands& a, int64_t b, int64_t h, int64_t i, int64_t k0,      \
-                              int64_t k1, bool all_masked, float* part);                                    \
-  void attention_decode_merge(const AttentionOperands& a, const float* parts, int64_t nb, int64_t h,        \
-                              float* out);                                                                  \
-  void attention_prefill_pack(const AttentionOperands& a, int64_t b, int64_t g, int64_t j0, float* kp,       \
-                              float* vp);                                                                   \
-  void attention_prefill_tile(const AttentionOperands& a, const float* kpack, const float* vpack, int64_t b, \
-                              int64_t h, int64_t i0, int64_t i1);                                           \
+#define NUVEC_DECLARE_ATTENTION_ISA(ns)                                                                            \
+  namespace ns {                                                                                                   \
+  void attention_decode_block(const AttentionOperands& a, int64_t b, int64_t h, int64_t i, int64_t k0, int64_t k1, \
+                              bool all_masked, float* part);                                                       \
+  void attention_decode_merge(const AttentionOperands& a, const float* parts, int64_t nb, int64_t h, float* out);  \
+  void attention_prefill_pack(const AttentionOperands& a, int64_t b, int64_t g, int64_t j0, float* kp, float* vp); \
+  void attention_prefill_tile(const AttentionOperands& a, const float* kpack, const float* vpack, int64_t b,       \
+                              int64_t h, int64_t i0, int64_t i1);                                                  \
   }
 NUVEC_DECLARE_ATTENTION_ISA(portable)
 #if defined(__x86_64__)

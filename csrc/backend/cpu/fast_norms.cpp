@@ -25,9 +25,12 @@ float load_f32(const void* p, Dtype dt, int64_t i) {
   return static_cast<const float*>(p)[i];
 }
 void store_as(void* p, Dtype dt, int64_t i, float v) {
-  if (dt == Dtype::float16) static_cast<f16*>(p)[i] = f16(v);
-  else if (dt == Dtype::bfloat16) static_cast<bf16*>(p)[i] = float_to_bf16(v);
-  else static_cast<float*>(p)[i] = v;
+  if (dt == Dtype::float16)
+    static_cast<f16*>(p)[i] = f16(v);
+  else if (dt == Dtype::bfloat16)
+    static_cast<bf16*>(p)[i] = float_to_bf16(v);
+  else
+    static_cast<float*>(p)[i] = v;
 }
 
 // Row r of a (rows, d) array as float32: in place for float32, else converted into buf.
@@ -107,8 +110,10 @@ void eval_norm(const RowNorm& prim, const std::vector<Array>& in, std::vector<Ar
         }
       }
       float* yr = row_target(y, r, d, by);
-      if (prim.kind() == NormKind::layer) layer(xr, w, b, yr, d, eps, stream);
-      else rms(xr, w, yr, d, eps, stream);
+      if (prim.kind() == NormKind::layer)
+        layer(xr, w, b, yr, d, eps, stream);
+      else
+        rms(xr, w, yr, d, eps, stream);
       row_out(y, r, d, yr);
     }
     if (stream) stream_fence();

@@ -29,7 +29,8 @@ void eval_cross_entropy(const CrossEntropy&, const std::vector<Array>& in, std::
       const float* xr = x.data<float>() + r * d;
       if (dt != Dtype::float32) {
         for (int64_t j = 0; j < d; ++j)
-          buf[size_t(j)] = dt == Dtype::float16 ? float(x.data<f16>()[r * d + j]) : bf16_to_float(x.data<bf16>()[r * d + j]);
+          buf[size_t(j)] =
+              dt == Dtype::float16 ? float(x.data<f16>()[r * d + j]) : bf16_to_float(x.data<bf16>()[r * d + j]);
         xr = buf.data();
       }
       y.data<float>()[r] = row(xr, d, t.data<int32_t>()[r]);

@@ -11,15 +11,14 @@
 
 namespace nuvec::cpu {
 
-#define NUVEC_DECLARE_HADAMARD(ns)                                                             \
-  namespace ns {                                                                               \
-  void hadamard_stage_f32(float* w, int64_t len, int64_t h, float scale, bool scaled);         \
-  void hadamard_stage_f64(double* w, int64_t len, int64_t h, double scale, bool scaled);       \
-  void hadamard_m_f32(float* w, int64_t n, int64_t m, const char* h, bool transposed, float scale, float* tmp); \
-  void hadamard_m_f64(double* w, int64_t n, int64_t m, const char* h, bool transposed, double scale,           \
-                      double* tmp);                                                            \
-  void hadamard_round(float* w, int64_t n, bool bfloat);                                       \
-  int hadamard_first_stages_f32(float* w, int64_t len);                                        \
+#define NUVEC_DECLARE_HADAMARD(ns)                                                                                 \
+  namespace ns {                                                                                                   \
+  void hadamard_stage_f32(float* w, int64_t len, int64_t h, float scale, bool scaled);                             \
+  void hadamard_stage_f64(double* w, int64_t len, int64_t h, double scale, bool scaled);                           \
+  void hadamard_m_f32(float* w, int64_t n, int64_t m, const char* h, bool transposed, float scale, float* tmp);    \
+  void hadamard_m_f64(double* w, int64_t n, int64_t m, const char* h, bool transposed, double scale, double* tmp); \
+  void hadamard_round(float* w, int64_t n, bool bfloat);                                                           \
+  int hadamard_first_stages_f32(float* w, int64_t len);                                                            \
   }
 NUVEC_DECLARE_HADAMARD(portable)
 #if defined(__x86_64__)

@@ -24,7 +24,7 @@ constexpr int64_t kGrain = int64_t(1) << 14;  // elements per piece below which 
 // The angles' cos and sin for every (batch row, position) a call reads. `first` is the index of
 // the offsets input (then freqs) among the primitive's inputs.
 struct RopeTable {
-  int64_t half, t, batches;   // batches: 1 unless the offsets are per batch row
+  int64_t half, t, batches;     // batches: 1 unless the offsets are per batch row
   std::vector<int64_t> offset;  // per table batch row
   std::vector<float> cs, sn;    // (batches * t, half)
 
@@ -35,15 +35,15 @@ struct RopeTable {
       Array o = row_contiguous(in[k++]);
       batches = o.ndim() == 1 ? b : 1;
       if (o.size() != batches)  // a shapeless compiled call can meet a new batch size
-        throw KernelError(EvalErrorKind::other, "rope: " + std::to_string(o.size()) + " offsets for " +
-                                                    std::to_string(b) + " batch rows");
+        throw KernelError(EvalErrorKind::other,
+                          "rope: " + std::to_string(o.size()) + " offsets for " + std::to_string(b) + " batch rows");
       offset.assign(o.data<int32_t>(), o.data<int32_t>() + batches);
     }
     std::vector<double> inv(static_cast<size_t>(half));
     Array f = p.has_freqs ? row_contiguous(in[k]) : Array();
     for (int64_t i = 0; i < half; ++i)
-      inv[size_t(i)] = p.has_freqs ? 1.0 / double(f.data<float>()[i])
-                                   : std::pow(double(p.base), -double(i) / double(half));
+      inv[size_t(i)] =
+          p.has_freqs ? 1.0 / double(f.data<float>()[i]) : std::pow(double(p.base), -double(i) / double(half));
     cs.resize(size_t(batches * t * half)), sn.resize(cs.size());
     auto angles = NUVEC_FOR_ISA(rope_angles);
     parallel_for(batches * t, std::max<int64_t>(1, 4096 / std::max<int64_t>(half, 1)), [&](int64_t r0, int64_t r1) {
@@ -65,9 +65,12 @@ float load_f32(const char* p, Dtype dt, int64_t i) {
   return reinterpret_cast<const float*>(p)[i];
 }
 void store_as(char* p, Dtype dt, int64_t i, float v) {
-  if (dt == Dtype::float16) reinterpret_cast<f16*>(p)[i] = f16(v);
-  else if (dt == Dtype::bfloat16) reinterpret_cast<bf16*>(p)[i] = float_to_bf16(v);
-  else reinterpret_cast<float*>(p)[i] = v;
+  if (dt == Dtype::float16)
+    reinterpret_cast<f16*>(p)[i] = f16(v);
+  else if (dt == Dtype::bfloat16)
+    reinterpret_cast<bf16*>(p)[i] = float_to_bf16(v);
+  else
+    reinterpret_cast<float*>(p)[i] = v;
 }
 void to_f32(const char* p, Dtype dt, int64_t d, float* v) {
   for (int64_t j = 0; j < d; ++j) v[j] = load_f32(p, dt, j);
@@ -99,8 +102,7 @@ void eval_rope(const Rope& prim, const std::vector<Array>& in, std::vector<Array
         continue;
       }
       to_f32(xr, x.dtype(), d, buf.data());
-      rotate(buf.data(), buf.data(), &table.cs[size_t(k)], &table.sn[size_t(k)], table.half, d, p.traditional,
-             false);
+      rotate(buf.data(), buf.data(), &table.cs[size_t(k)], &table.sn[size_t(k)], table.half, d, p.traditional, false);
       from_f32(buf.data(), y.dtype(), d, yr);
     }
     if (stream) stream_fence();
@@ -123,9 +125,8 @@ void eval_norm_rope(const NormRope& prim, const std::vector<Array>& in, std::vec
   RopeTable table(p, in, ci + 1, y.shape(0), t);
   for (int64_t o : table.offset)
     if (o < 0 || o + t > s)
-      throw KernelError(EvalErrorKind::index, "norm_rope: rows " + std::to_string(o) + " to " +
-                                                  std::to_string(o + t) + " do not fit a cache of " +
-                                                  std::to_string(s) + " rows");
+      throw KernelError(EvalErrorKind::index, "norm_rope: rows " + std::to_string(o) + " to " + std::to_string(o + t) +
+                                                  " do not fit a cache of " + std::to_string(s) + " rows");
   Array x = row_contiguous(in[0]);
   const float* w = nullptr;
   Array wc;

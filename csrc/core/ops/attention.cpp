@@ -47,8 +47,7 @@ Dtype check(const Shape& q, const Shape& k, const Shape& v, Dtype qd, Dtype kd, 
                     "Shapes " + shape_str(*ms) + " and " + shape_str(full) + " cannot be broadcast.");
   }
   if (sd) {
-    if (promote(*sd, out) != out)
-      fail(std::string("Type of sinks must promote to output type ") + name_of(out) + ".");
+    if (promote(*sd, out) != out) fail(std::string("Type of sinks must promote to output type ") + name_of(out) + ".");
     if (ss->size() != 1 || (*ss)[0] != q[1]) fail("Received invalid shape for sinks " + shape_str(*ss) + ".");
   }
   return out;
@@ -89,15 +88,14 @@ AttentionPlan plan_attention(const Shape& q, const Shape& k, const Shape& v, Dty
   return p;
 }
 
-Array scaled_dot_product_attention(const Array& q, const Array& k, const Array& v, float scale,
-                                   const std::string& mode, const std::optional<Array>& mask,
-                                   const std::optional<Array>& sinks, Stream s) {
+Array scaled_dot_product_attention(const Array& q, const Array& k, const Array& v, float scale, const std::string& mode,
+                                   const std::optional<Array>& mask, const std::optional<Array>& sinks, Stream s) {
   std::optional<Dtype> md, sd;
   std::optional<Shape> ms, ss;
   if (mask) md = mask->dtype(), ms = mask->shape();
   if (sinks) sd = sinks->dtype(), ss = sinks->shape();
-  AttentionPlan plan = plan_attention(q.shape(), k.shape(), v.shape(), q.dtype(), k.dtype(), v.dtype(), mode, md, ms,
-                                      sd, ss);
+  AttentionPlan plan =
+      plan_attention(q.shape(), k.shape(), v.shape(), q.dtype(), k.dtype(), v.dtype(), mode, md, ms, sd, ss);
   Dtype out = promote(promote(q.dtype(), k.dtype()), v.dtype());
   Shape out_shape{q.shape(0), q.shape(1), q.shape(2), v.shape(3)};
   if (plan.kernel == "empty") return full(out_shape, scalar_array(int64_t(0), out), out, s);

@@ -18,12 +18,12 @@ constexpr int64_t kAttentionKeyBlock = 256;
 constexpr int64_t kAttentionTileQ = 64, kAttentionTileK = 64;
 
 struct AttentionPlan {
-  std::string kernel;          // "decode", "prefill", "reference" (float64: the op composition) or "empty"
+  std::string kernel;  // "decode", "prefill", "reference" (float64: the op composition) or "empty"
   Dtype compute = Dtype::float32;
-  int64_t key_block = 0;       // decode: keys per block
-  int64_t key_blocks = 0;      // decode: blocks of the last query row (it sees every key)
+  int64_t key_block = 0;           // decode: keys per block
+  int64_t key_blocks = 0;          // decode: blocks of the last query row (it sees every key)
   int64_t tile_q = 0, tile_k = 0;  // prefill
-  int64_t tasks = 0;           // independent pieces of work the threads share
+  int64_t tasks = 0;               // independent pieces of work the threads share
 };
 
 // Validates as MLX does (OpError, a ValueError, with MLX's reasons) and returns the plan.

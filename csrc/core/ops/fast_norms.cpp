@@ -15,8 +15,7 @@ bool kernel_dtype(Dtype d) { return d == Dtype::float32 || d == Dtype::float16 |
 
 void check_vector(const char* op, const char* what, const Array& v, const Array& x) {
   if (v.ndim() != 1)
-    throw OpError(op, std::string(what) + " must have 1 dimension but has " + std::to_string(v.ndim()) +
-                          " dimensions");
+    throw OpError(op, std::string(what) + " must have 1 dimension but has " + std::to_string(v.ndim()) + " dimensions");
   if (v.shape(0) != x.shape(-1))
     throw OpError(op, std::string(what) + " must have the same size as the last dimension of x but has " +
                           std::to_string(v.shape(0)) + " elements");
@@ -25,8 +24,7 @@ void check_vector(const char* op, const char* what, const Array& v, const Array&
 // The output dtype (x's, promoted with the weight's and bias's), checked floating as MLX checks it.
 Dtype result_dtype(const char* op, const Array& x, const std::optional<Array>& weight,
                    const std::optional<Array>& bias) {
-  if (x.ndim() == 0)
-    throw OpError(op, "Input must have at least 1 dimension but got input with 0 dimensions");
+  if (x.ndim() == 0) throw OpError(op, "Input must have at least 1 dimension but got input with 0 dimensions");
   Dtype out = x.dtype();
   if (weight) check_vector(op, "weight", *weight, x), out = promote(out, weight->dtype());
   if (bias) check_vector(op, "bias", *bias, x), out = promote(out, bias->dtype());
@@ -42,7 +40,8 @@ Array composed(NormKind kind, Array x, const std::optional<Array>& w, const std:
   x = astype(x, out, s);
   Array e = scalar_array(double(eps), out);
   if (kind == NormKind::layer) x = binary(BinaryOp::subtract, x, mean(x, std::vector<int>{-1}, true, s), s);
-  Array r = unary(UnaryOp::rsqrt, binary(BinaryOp::add, mean(unary(UnaryOp::square, x, s), std::vector<int>{-1}, true, s), e, s), s);
+  Array r = unary(UnaryOp::rsqrt,
+                  binary(BinaryOp::add, mean(unary(UnaryOp::square, x, s), std::vector<int>{-1}, true, s), e, s), s);
   Array y = binary(BinaryOp::multiply, x, r, s);
   if (w) y = binary(BinaryOp::multiply, y, astype(*w, out, s), s);
   if (b) y = binary(BinaryOp::add, y, astype(*b, out, s), s);
@@ -81,8 +80,8 @@ Array layer_norm(const Array& x, const std::optional<Array>& weight, const std::
 std::pair<Array, Array> add_rms_norm(const Array& x, const Array& residual, const std::optional<Array>& weight,
                                      float eps, Stream s) {
   if (x.shape() != residual.shape() || x.dtype() != residual.dtype())
-    throw OpError("add_rms_norm", "x and residual must have one shape and dtype but got " + shape_str(x.shape()) +
-                                      " " + name_of(x.dtype()) + " and " + shape_str(residual.shape()) + " " +
+    throw OpError("add_rms_norm", "x and residual must have one shape and dtype but got " + shape_str(x.shape()) + " " +
+                                      name_of(x.dtype()) + " and " + shape_str(residual.shape()) + " " +
                                       name_of(residual.dtype()));
   Dtype out = result_dtype("add_rms_norm", x, weight, std::nullopt);
   if (!kernel_dtype(x.dtype()) || !kernel_dtype(out)) {

@@ -17,14 +17,14 @@ RopeParams rope_params(const char* op, const Array& x, int64_t dims, bool tradit
                        float scale, const RopeOffset& offset, const std::optional<Array>& freqs,
                        std::vector<Array>& inputs, Stream s) {
   if (x.ndim() < 3)
-    throw OpError(op, "Input must have at least 3 dimensions but got input with " + std::to_string(x.ndim()) +
-                          " dimensions");
+    throw OpError(
+        op, "Input must have at least 3 dimensions but got input with " + std::to_string(x.ndim()) + " dimensions");
   if (!is_floating(x.dtype()))
     throw OpError(op, std::string("Input must be a floating type but got ") + name_of(x.dtype()));
   if (dims % 2 != 0 || dims <= 0) throw OpError(op, "dims must be even but got " + std::to_string(dims));
   if (dims > x.shape(-1))
-    throw OpError(op, "dims must not exceed the input's last dimension (" + std::to_string(x.shape(-1)) +
-                          ") but got " + std::to_string(dims));
+    throw OpError(op, "dims must not exceed the input's last dimension (" + std::to_string(x.shape(-1)) + ") but got " +
+                          std::to_string(dims));
   if (base.has_value() == freqs.has_value())
     throw OpError(op, base ? "Only one of base or freqs can have a value." : "Neither base nor freqs has a value.");
   RopeParams p;
@@ -59,15 +59,14 @@ Array rope(const Array& x, int64_t dims, bool traditional, std::optional<float> 
   std::vector<Array> inputs{x};
   RopeParams p = rope_params("rope", x, dims, traditional, base, scale, offset, freqs, inputs, s);
   if (!kernel_dtype(x.dtype()))
-    throw OpError("rope", std::string("the fused kernel takes float32, float16 or bfloat16, not ") +
-                              name_of(x.dtype()));
+    throw OpError("rope",
+                  std::string("the fused kernel takes float32, float16 or bfloat16, not ") + name_of(x.dtype()));
   return Array::lazy(x.shape(), x.dtype(), std::make_shared<Rope>(p), std::move(inputs), s);
 }
 
 std::pair<Array, Array> norm_rope(const Array& x, const std::optional<Array>& weight, float eps, const Array& cache,
-                                  const RopeOffset& offset, int64_t dims, bool traditional,
-                                  std::optional<float> base, float scale, const std::optional<Array>& freqs,
-                                  Stream s) {
+                                  const RopeOffset& offset, int64_t dims, bool traditional, std::optional<float> base,
+                                  float scale, const std::optional<Array>& freqs, Stream s) {
   const char* op = "norm_rope";
   std::vector<Array> inputs{x};
   Dtype out = x.dtype();
@@ -86,14 +85,16 @@ std::pair<Array, Array> norm_rope(const Array& x, const std::optional<Array>& we
     throw OpError(op, "the cache " + shape_str(cache.shape()) + " must match x " + shape_str(x.shape()) +
                           " on every axis but the sequence axis (-2)");
   if (cache.dtype() != out)
-    throw OpError(op, std::string("the cache must have the result's dtype ") + name_of(out) + ", not " +
-                          name_of(cache.dtype()));
+    throw OpError(
+        op, std::string("the cache must have the result's dtype ") + name_of(out) + ", not " + name_of(cache.dtype()));
   if (!p.has_offsets && (p.offset < 0 || p.offset + x.shape(-2) > cache.shape(-2)))
-    throw OpError(op, "rows " + std::to_string(p.offset) + " to " + std::to_string(p.offset + x.shape(-2)) +
-                          " do not fit a cache of " + std::to_string(cache.shape(-2)) + " rows", true);
+    throw OpError(op,
+                  "rows " + std::to_string(p.offset) + " to " + std::to_string(p.offset + x.shape(-2)) +
+                      " do not fit a cache of " + std::to_string(cache.shape(-2)) + " rows",
+                  true);
   auto prim = std::make_shared<NormRope>(p, eps, weight.has_value());
-  std::vector<Array> r = Array::lazy_multi({x.shape(), cache.shape()}, {out, out}, std::move(prim),
-                                           std::move(inputs), s);
+  std::vector<Array> r =
+      Array::lazy_multi({x.shape(), cache.shape()}, {out, out}, std::move(prim), std::move(inputs), s);
   return {r[0], r[1]};
 }
 

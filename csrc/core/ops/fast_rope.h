@@ -18,8 +18,7 @@ Array rope(const Array& x, int64_t dims, bool traditional, std::optional<float> 
 // (y, new_cache): y = rope(rms_norm(x, weight, eps), ...) and the cache with y written at rows
 // offset .. offset + T - 1 of its sequence axis (-2), per batch row b for an offset array.
 std::pair<Array, Array> norm_rope(const Array& x, const std::optional<Array>& weight, float eps, const Array& cache,
-                                  const RopeOffset& offset, int64_t dims, bool traditional,
-                                  std::optional<float> base, float scale, const std::optional<Array>& freqs,
-                                  Stream s);
+                                  const RopeOffset& offset, int64_t dims, bool traditional, std::optional<float> base,
+                                  float scale, const std::optional<Array>& freqs, Stream s);
 
 }  // namespace nuvec

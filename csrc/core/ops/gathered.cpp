@@ -17,8 +17,8 @@ Array as_dtype(const Array& x, Dtype d, Stream s) { return x.dtype() == d ? x : 
 Dtype real_product_dtype(const Array& a, const Array& b, const char* op) {
   Dtype d = promote(a.dtype(), b.dtype());
   if (!is_floating(d))
-    throw OpError(op, std::string("only real floating point types are supported, but ") + name_of(a.dtype()) +
-                          " and " + name_of(b.dtype()) + " give " + name_of(d));
+    throw OpError(op, std::string("only real floating point types are supported, but ") + name_of(a.dtype()) + " and " +
+                          name_of(b.dtype()) + " give " + name_of(d));
   return d;
 }
 
@@ -65,8 +65,8 @@ Array gather_product(const Array& a, const Array& b, const Array& li, const Arra
 
 }  // namespace
 
-Array gather_mm(const Array& a, const Array& b, const std::optional<Array>& lhs, const std::optional<Array>& rhs,
-                bool, Stream s) {
+Array gather_mm(const Array& a, const Array& b, const std::optional<Array>& lhs, const std::optional<Array>& rhs, bool,
+                Stream s) {
   if (!lhs && !rhs) return matmul(a, b, s);
   auto [x, y] = as_matrices(a, b, "gather_mm", s);
   Array li = checked_indices(lhs ? *lhs : default_indices(x, s), "gather_mm", "lhs_indices", s);
@@ -108,8 +108,8 @@ Array segmented_mm(const Array& a, const Array& b, const Array& segments, Stream
     throw OpError(op, std::string("segments must be integral, not ") + name_of(segments.dtype()));
   // MLX reads past b here; nuvec refuses the mismatch.
   if (a.shape(1) != b.shape(0))
-    throw OpError(op, "the last dimension of a " + shape_str(a.shape()) + " must match the first of b " +
-                          shape_str(b.shape()));
+    throw OpError(
+        op, "the last dimension of a " + shape_str(a.shape()) + " must match the first of b " + shape_str(b.shape()));
   Shape out = segments.shape();
   out.back() = a.shape(0);
   out.push_back(b.shape(1));

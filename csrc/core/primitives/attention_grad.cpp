@@ -27,8 +27,8 @@ Array sink_column(const AttentionWeights& a, Stream s) {
 }  // namespace
 
 std::vector<Array> ScaledDotProductAttention::vjp(const std::vector<Array>& primals,
-                                                  const std::vector<Array>& cotangents,
-                                                  const std::vector<int>& argnums, const std::vector<Array>&) {
+                                                  const std::vector<Array>& cotangents, const std::vector<int>& argnums,
+                                                  const std::vector<Array>&) {
   Stream s = cotangents[0].stream();
   int64_t hkv = primals[1].shape(1);
   AttentionWeights a = attention_weights(primals, p_, s);
@@ -58,8 +58,7 @@ std::vector<Array> ScaledDotProductAttention::vjp(const std::vector<Array>& prim
   return out;
 }
 
-std::vector<Array> ScaledDotProductAttention::jvp(const std::vector<Array>& primals,
-                                                  const std::vector<Array>& tangents,
+std::vector<Array> ScaledDotProductAttention::jvp(const std::vector<Array>& primals, const std::vector<Array>& tangents,
                                                   const std::vector<int>& argnums, const std::vector<Array>&) {
   Stream s = tangents[0].stream();
   int64_t hkv = primals[1].shape(1);

@@ -21,8 +21,7 @@ Array cross_entropy(const Array& logits, const Array& targets, Stream s) {
     throw OpError(op, "targets shape " + shape_str(targets.shape()) + " does not match logits shape " +
                           shape_str(logits.shape()) + " with the last axis removed.");
   Array x = logits.dtype() == Dtype::float64 ? astype(logits, Dtype::float32, s) : logits;
-  return Array::lazy(rows, Dtype::float32, std::make_shared<CrossEntropy>(),
-                     {x, astype(targets, Dtype::int32, s)}, s);
+  return Array::lazy(rows, Dtype::float32, std::make_shared<CrossEntropy>(), {x, astype(targets, Dtype::int32, s)}, s);
 }
 
 std::vector<Array> CrossEntropy::vjp(const std::vector<Array>& primals, const std::vector<Array>& cotangents,

@@ -22,9 +22,7 @@ Array lead_sum(const Array& a) {
 }
 
 // The normalized row (x*r for RMS, xhat for layer) and r, in float32.
-struct Normed {
-  Array xn, r;
-};
+struct Normed { Array xn, r; };
 Normed normalize(NormKind kind, Array x, float eps) {
   if (kind == NormKind::layer) x = sub(x, row_mean(x));
   Array r = unary(UnaryOp::rsqrt, add(row_mean(mul(x, x)), lit(eps, x)), x.stream());

@@ -1,8 +1,8 @@
 // Rules of the Hadamard transform: it is linear, so its tangent is the transform of the tangent
 // and its cotangent the transposed transform of the cotangent; rows are independent, so a
 // vmapped axis just becomes another row axis.
-#include "core/primitives/grad_util.h"
 #include "core/primitives/hadamard.h"
+#include "core/primitives/grad_util.h"
 #include "core/primitives/vmap_util.h"
 
 namespace nuvec {
@@ -19,8 +19,8 @@ std::vector<Array> Hadamard::vjp(const std::vector<Array>&, const std::vector<Ar
   return {transform(cotangents[0], scale_, !transposed_, outputs[0])};
 }
 
-std::vector<Array> Hadamard::jvp(const std::vector<Array>&, const std::vector<Array>& tangents,
-                                 const std::vector<int>&, const std::vector<Array>& outputs) {
+std::vector<Array> Hadamard::jvp(const std::vector<Array>&, const std::vector<Array>& tangents, const std::vector<int>&,
+                                 const std::vector<Array>& outputs) {
   return {transform(tangents[0], scale_, transposed_, outputs[0])};
 }
 

@@ -88,8 +88,10 @@ std::vector<Array> NormRope::jvp(const std::vector<Array>& primals, const std::v
   std::vector<Array> norm_tangents;
   std::optional<Array> tc;
   for (size_t k = 0; k < argnums.size(); ++k) {
-    if (size_t(argnums[k]) < ci) norm_args.push_back(argnums[k]), norm_tangents.push_back(tangents[k]);
-    else tc = tangents[k];
+    if (size_t(argnums[k]) < ci)
+      norm_args.push_back(argnums[k]), norm_tangents.push_back(tangents[k]);
+    else
+      tc = tangents[k];
   }
   Array ty = grad::zeros_like(outputs[0]);
   if (!norm_args.empty()) {

@@ -104,8 +104,10 @@ batching::Result Rope::vmap(const std::vector<Array>& inputs, const std::vector<
   std::vector<Array> in{reshape(x, folded, s)};
   if (p_.has_offsets) {
     Array o = inputs[1];
-    if (axes[1] < 0) o = expand_dims(o, {0}, s);  // (1,) or (1, B)
-    else o = to_front(o, axes[1]);                // (n,) or (n, B)
+    if (axes[1] < 0)
+      o = expand_dims(o, {0}, s);  // (1,) or (1, B)
+    else
+      o = to_front(o, axes[1]);  // (n,) or (n, B)
     if (o.ndim() == 1) o = expand_dims(o, {1}, s);
     in.push_back(reshape(broadcast_to(o, {n, b}, s), {n * b}, s));
   }

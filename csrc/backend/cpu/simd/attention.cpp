@@ -165,9 +165,8 @@ void finish_row(const AttentionOperands& a, int64_t h, float m, float l, float* 
 
 namespace {
 
-template <class T>
-void decode_block(const AttentionOperands& a, int64_t b, int64_t h, int64_t i, int64_t k0, int64_t k1, bool all_masked,
-                  float* part) {
+template <class T> void decode_block(const AttentionOperands& a, int64_t b, int64_t h, int64_t i, int64_t k0,
+                                     int64_t k1, bool all_masked, float* part) {
   const int64_t D = a.D, Dv = a.Dv, n = k1 - k0, g = h / (a.Hq / a.Hkv);
   const float* q = row_of<float>(a.q, a.qst, b, h, i);
   const T* K = row_of<T>(a.k, a.kst, b, g, k0);
@@ -229,7 +228,8 @@ void attention_decode_merge(const AttentionOperands& a, const float* parts, int6
 
 namespace {
 
-template <class T> void prefill_pack(const AttentionOperands& a, int64_t b, int64_t g, int64_t j0, float* kp, float* vp) {
+template <class T>
+void prefill_pack(const AttentionOperands& a, int64_t b, int64_t g, int64_t j0, float* kp, float* vp) {
   const MatmulKernels& mm = *a.mm;
   const int64_t mr = mm.f32_shape.mr, TK = kAttentionTileK, D = a.D, Dv = a.Dv;
   const int64_t C = std::min(TK, a.Lk - j0);

@@ -24,7 +24,7 @@ struct LaneSum {
     for (int k = 0; k < kSumVecs; ++k) acc[k] += f(load(p + k * kLanesF));
   }
   template <class F> float finish(const float* x, int64_t j, int64_t d, F f) {  // elements j..d, j + 16 > d
-    if (j < d) {  // the padding's terms dropped
+    if (j < d) {                                                                // the padding's terms dropped
       float t[kSumLanes] = {};
       std::memcpy(t, x + j, size_t(d - j) * 4);
       for (int k = 0; k < kSumVecs; ++k) store(t + k * kLanesF, f(load(t + k * kLanesF)));
@@ -121,9 +121,9 @@ template <bool kLayer> void row_stats(const float* x, int64_t d, float first, fl
 // Row r's output pass runs beside row r + 1's first sum, so memory sees one stream of reads and
 // writes (as a copy does) instead of a read burst then a write burst per row. The sums and the
 // outputs are rms_row's and layer_row's, element by element.
-template <bool kLayer, bool kWeighted, bool kBiased>
-void pipelined(const float* x, const float* w, const float* b, float* y, int64_t rows, int64_t d, float eps,
-               bool stream) {
+template <bool kLayer, bool kWeighted, bool kBiased> void pipelined(const float* x, const float* w, const float* b,
+                                                                    float* y, int64_t rows, int64_t d, float eps,
+                                                                    bool stream) {
   auto first = [](VecF v) { return kLayer ? v : v * v; };
   float m, inv;
   row_stats<kLayer>(x, d, row_sum(x, d, first), eps, m, inv);
@@ -150,33 +150,41 @@ void pipelined(const float* x, const float* w, const float* b, float* y, int64_t
       }
       next_sum = next.finish(xn, j, d, first);
     }
-    scale_row<kLayer, kWeighted, kBiased>(xr + j, kWeighted ? w + j : nullptr, kBiased ? b + j : nullptr, yr + j,
-                                          d - j, m, inv, stream);
+    scale_row<kLayer, kWeighted, kBiased>(xr + j, kWeighted ? w + j : nullptr, kBiased ? b + j : nullptr, yr + j, d - j,
+                                          m, inv, stream);
     if (r + 1 < rows) row_stats<kLayer>(xn, d, next_sum, eps, m, inv);
   }
 }
 
 }  // namespace
 
-void norm_rows(bool layer, const float* x, const float* w, const float* b, float* y, int64_t rows, int64_t d,
-               float eps, bool stream) {
+void norm_rows(bool layer, const float* x, const float* w, const float* b, float* y, int64_t rows, int64_t d, float eps,
+               bool stream) {
   if (!layer)
     w ? pipelined<false, true, false>(x, w, b, y, rows, d, eps, stream)
       : pipelined<false, false, false>(x, w, b, y, rows, d, eps, stream);
-  else if (w && b) pipelined<true, true, true>(x, w, b, y, rows, d, eps, stream);
-  else if (w) pipelined<true, true, false>(x, w, b, y, rows, d, eps, stream);
-  else if (b) pipelined<true, false, true>(x, w, b, y, rows, d, eps, stream);
-  else pipelined<true, false, false>(x, w, b, y, rows, d, eps, stream);
+  else if (w && b)
+    pipelined<true, true, true>(x, w, b, y, rows, d, eps, stream);
+  else if (w)
+    pipelined<true, true, false>(x, w, b, y, rows, d, eps, stream);
+  else if (b)
+    pipelined<true, false, true>(x, w, b, y, rows, d, eps, stream);
+  else
+    pipelined<true, false, false>(x, w, b, y, rows, d, eps, stream);
 }
 
 void layer_row(const float* x, const float* w, const float* b, float* y, int64_t d, float eps, bool stream) {
   float m = row_sum(x, d, [](VecF v) { return v; }) / float(d);
   VecF vm = splat(m);
   float r = inv_root(row_sum(x, d, [vm](VecF v) { return (v - vm) * (v - vm); }), d, eps);
-  if (w && b) scale_row<true, true, true>(x, w, b, y, d, m, r, stream);
-  else if (w) scale_row<true, true, false>(x, w, nullptr, y, d, m, r, stream);
-  else if (b) scale_row<true, false, true>(x, nullptr, b, y, d, m, r, stream);
-  else scale_row<true, false, false>(x, nullptr, nullptr, y, d, m, r, stream);
+  if (w && b)
+    scale_row<true, true, true>(x, w, b, y, d, m, r, stream);
+  else if (w)
+    scale_row<true, true, false>(x, w, nullptr, y, d, m, r, stream);
+  else if (b)
+    scale_row<true, false, true>(x, nullptr, b, y, d, m, r, stream);
+  else
+    scale_row<true, false, false>(x, nullptr, nullptr, y, d, m, r, stream);
 }
 
 float xent_row(const float* x, int64_t d, int64_t target) {

@@ -78,8 +78,8 @@ void rope_angles(const double* inv_freq, int64_t half, double pos, bool inverse,
   std::memcpy(sn + i, s, size_t(half - i) * 4);
 }
 
-void rope_row(const float* x, float* y, const float* cs, const float* sn, int64_t half, int64_t d,
-              bool traditional, bool stream) {
+void rope_row(const float* x, float* y, const float* cs, const float* sn, int64_t half, int64_t d, bool traditional,
+              bool stream) {
   if (traditional) {
     for (int64_t i = 0; i < half; ++i) {
       float a = x[2 * i], b = x[2 * i + 1], c = cs[i], s = sn[i];
