@@ -18,7 +18,10 @@ pytestmark = pytest.mark.nuvec_only  # nuvec.lm is mlx-lm's counterpart; mlx.cor
 pytest.importorskip("tokenizers")
 pytest.importorskip("jinja2")
 
-POEM = [{"role": "user", "content": "Write a short poem about the sea."}]
+# Every one of the reference's 20 greedy steps for this prompt wins by at least 0.118 in the
+# logits, four times the float32-vs-float64 deviation (under 0.03): rounding cannot flip a token.
+# (Other prompts have near ties: "Write a short poem about the sea." starts with a 0.012 margin.)
+QUESTION = [{"role": "user", "content": "What is gravity?"}]
 N = 20
 
 
@@ -54,14 +57,17 @@ def test_greedy_tokens_equal_an_independent_float64_llama(loaded):
     """The reference (tests/lm_reference.py) reads the weights with the `gguf` package and rotates
     llama.cpp's permuted rows as llama.cpp does: it shares no code with nuvec.lm."""
     model, tokenizer = loaded
-    prompt = tokenizer.apply_chat_template(POEM, add_generation_prompt=True)
+    prompt = tokenizer.apply_chat_template(QUESTION, add_generation_prompt=True)
     want, want_logits = Reference(smollm2_path()).greedy(prompt, N)
+    ranked = np.sort(want_logits, axis=-1)
+    margin = (ranked[:, -1] - ranked[:, -2]).min()
     got = list(generate_step(prompt, model, max_tokens=N))
     assert [t for t, _ in got] == want, tokenizer.decode(want)
     logprobs = np.stack([np.array(lp) for _, lp in got])
-    # float32 with float16 group scales against float64: close, not equal.
-    np.testing.assert_allclose(logprobs, _logsoftmax(want_logits), atol=0.1)
-    assert tokenizer.decode(want).strip()
+    # float32 against float64: close, not equal, and well inside the margins.
+    deviation = np.abs(logprobs - _logsoftmax(want_logits)).max()
+    assert deviation < 0.05 and margin > 2 * deviation, (deviation, margin)
+    assert tokenizer.decode(want).startswith("Gravity is")
 
 
 def test_prefill_equals_step_by_step_and_chunked(loaded):
