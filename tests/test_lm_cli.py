@@ -48,6 +48,13 @@ def test_generate_streams_text_and_reports_speeds():
     assert "Generation: 5 tokens" in raw.stderr
 
 
+def test_generate_reads_the_prompt_from_stdin():
+    r = _run(
+        "generate", "--prompt", "-", "--max-tokens", "20", stdin="What is the capital of France?"
+    )
+    assert r.returncode == 0 and "Paris" in r.stdout, r.stderr
+
+
 def test_chat_keeps_the_history():
     r = _run(
         "chat", "--max-tokens", "40", stdin="What is the capital of France?\nAnd of Germany?\n"

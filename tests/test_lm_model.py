@@ -18,7 +18,10 @@ pytestmark = pytest.mark.nuvec_only  # nuvec.lm is mlx-lm's counterpart; mlx.cor
 pytest.importorskip("tokenizers")
 pytest.importorskip("jinja2")
 
-POEM = [{"role": "user", "content": "Write a short poem about the sea."}]
+# Every one of the reference's 20 greedy steps for this prompt wins by at least 0.118 in the
+# logits, four times the float32-vs-float64 deviation (under 0.03): rounding cannot flip a token.
+# (Other prompts have near ties: "Write a short poem about the sea." starts with a 0.012 margin.)
+QUESTION = [{"role": "user", "content": "What is gravity?"}]
 N = 20
 
 
@@ -54,14 +57,17 @@ def test_greedy_tokens_equal_an_independent_float64_llama(loaded):
     """The reference (tests/lm_reference.py) reads the weights with the `gguf` package and rotates
     llama.cpp's permuted rows as llama.cpp does: it shares no code with nuvec.lm."""
     model, tokenizer = loaded
-    prompt = tokenizer.apply_chat_template(POEM, add_generation_prompt=True)
+    prompt = tokenizer.apply_chat_template(QUESTION, add_generation_prompt=True)
     want, want_logits = Reference(smollm2_path()).greedy(prompt, N)
+    ranked = np.sort(want_logits, axis=-1)
+    margin = (ranked[:, -1] - ranked[:, -2]).min()
     got = list(generate_step(prompt, model, max_tokens=N))
     assert [t for t, _ in got] == want, tokenizer.decode(want)
     logprobs = np.stack([np.array(lp) for _, lp in got])
-    # float32 with float16 group scales against float64: close, not equal.
-    np.testing.assert_allclose(logprobs, _logsoftmax(want_logits), atol=0.1)
-    assert tokenizer.decode(want).strip()
+    # float32 against float64: close, not equal, and well inside the margins.
+    deviation = np.abs(logprobs - _logsoftmax(want_logits)).max()
+    assert deviation < 0.05 and margin > 2 * deviation, (deviation, margin)
+    assert tokenizer.decode(want).startswith("Gravity is")
 
 
 def test_prefill_equals_step_by_step_and_chunked(loaded):
@@ -178,24 +184,29 @@ print(hashlib.sha256(np.array(logits).tobytes()).hexdigest(), tokens)
 """
 
 
-def test_same_bits_for_every_thread_count_and_instruction_set():
+def test_same_bits_for_every_thread_count_within_each_instruction_set():
     """The determinism contract carries through the model: prefill logits and greedy tokens are
-    bit for bit the same with 1, 2 or 3 threads and under the portable and AVX2 kernels."""
+    bit for bit the same with 1 or 3 threads, under the portable and under the AVX2 kernels.
+    Across the two builds quantized_matmul rounds differently (its contract is per build): the
+    tokens agree there, not necessarily the bits."""
     import subprocess
     import sys
 
     path = smollm2_path()
-    pythonpath = os.pathsep.join([os.path.dirname(os.path.dirname(mx.__file__))])
+    pythonpath = os.path.dirname(os.path.dirname(mx.__file__))
     outs = {}
-    for env in ({"NUVEC_NUM_THREADS": "1"}, {"NUVEC_NUM_THREADS": "3"},
-                {"NUVEC_CPU_ISA": "portable"}, {"NUVEC_CPU_ISA": "avx2"}):  # fmt: skip
-        r = subprocess.run(
-            [sys.executable, "-c", _BITS, path],
-            env={**os.environ, "PYTHONPATH": pythonpath, **env},
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert r.returncode == 0, r.stderr
-        outs[str(env)] = r.stdout
-    assert len(set(outs.values())) == 1, outs
+    for isa in ("portable", "avx2"):
+        for threads in ("1", "3"):
+            r = subprocess.run(
+                [sys.executable, "-c", _BITS, path],
+                env={**os.environ, "PYTHONPATH": pythonpath, "NUVEC_CPU_ISA": isa,
+                     "NUVEC_NUM_THREADS": threads},
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )  # fmt: skip
+            assert r.returncode == 0, r.stderr
+            outs[isa, threads] = r.stdout.split(" ", 1)
+    for isa in ("portable", "avx2"):
+        assert outs[isa, "1"] == outs[isa, "3"], isa
+    assert outs["portable", "1"][1] == outs["avx2", "1"][1]

@@ -16,7 +16,7 @@ from .. import _core as mx
 from .. import io as nio
 from ..utils import tree_flatten
 from .models import llama
-from .models.quantized import QuantizedEmbedding, QuantizedLinear
+from .models.quantized import QuantizedEmbedding, QuantizedLinear, from_packed
 
 __all__ = ["load_gguf", "model_args", "unpermute"]
 
@@ -128,7 +128,7 @@ def load_gguf(path: str) -> tuple[llama.Model, dict]:
         w = parts["weight"]
         if "scales" in parts:
             cls = QuantizedEmbedding if base == "token_embd" else QuantizedLinear
-            setattr(parent, attr, cls(w, parts["scales"], parts["biases"], GROUP_SIZE))
+            setattr(parent, attr, from_packed(cls, w, parts["scales"], parts["biases"], GROUP_SIZE))
         else:
             layer = getattr(parent, attr)
             if tuple(layer.weight.shape) != tuple(w.shape):

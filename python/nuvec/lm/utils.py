@@ -7,8 +7,8 @@ import os
 from typing import Any
 
 from .. import _core as mx
+from ..nn.layers.quantized import QuantizedEmbedding, QuantizedLinear
 from .gguf import load_gguf
-from .models.quantized import QuantizedEmbedding, QuantizedLinear
 from .tokenizer_utils import TokenizerWrapper, from_gguf_metadata
 
 __all__ = ["default_model_path", "dequantize_model", "load"]

@@ -1,18 +1,16 @@
-"""Layers over MLX's affine-quantized weights (the ``(w, scales, biases)`` triple that
-``nuvec.quantize`` makes and a GGUF's Q4_0/Q4_1/Q8_0 tensors load as).
-
-nuvec.nn has no ``QuantizedLinear`` / ``QuantizedEmbedding`` yet; these two private layers hold the
-same entries (``weight``, ``scales``, ``biases``, ``group_size``, ``bits``) so a later switch to
-``nn.QuantizedLinear`` keeps the weight names."""
+"""Quantized layers holding a file's packed weights: ``nn.QuantizedLinear`` and
+``nn.QuantizedEmbedding`` over MLX's affine ``(w, scales, biases)`` triple (what
+``nuvec.quantize`` makes and a GGUF's Q4_0/Q4_1/Q8_0 tensors load as)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ... import _core as mx
-from ...nn.layers.base import Module
+from ...nn.layers.quantized import QuantizedEmbedding as _QuantizedEmbedding
+from ...nn.layers.quantized import QuantizedLinear
 
-__all__ = ["QuantizedEmbedding", "QuantizedLinear", "bits_of"]
+__all__ = ["QuantizedEmbedding", "QuantizedLinear", "bits_of", "from_packed"]
 
 
 def bits_of(w: Any, scales: Any, group_size: int) -> int:
@@ -20,39 +18,27 @@ def bits_of(w: Any, scales: Any, group_size: int) -> int:
     return w.shape[-1] * 32 // (scales.shape[-1] * group_size)
 
 
-class QuantizedLinear(Module):
-    """``x @ W.T (+ bias)`` with ``W`` affine-quantized: ``nuvec.quantized_matmul``."""
-
-    def __init__(self, weight: Any, scales: Any, biases: Any, group_size: int, bias: Any = None):
-        super().__init__()
-        self.weight, self.scales, self.biases = weight, scales, biases
-        if bias is not None:
-            self.bias = bias
-        self.group_size = group_size
-        self.bits = bits_of(weight, scales, group_size)
+class QuantizedEmbedding(_QuantizedEmbedding):
+    """``nn.QuantizedEmbedding`` whose looked-up rows dequantize to float32. The layer of
+    mlx.nn returns the scales' dtype, and a GGUF's scales are float16: each embedding value
+    would be rounded to float16 (a Q8_0 value, an 8-bit code times an 11-bit scale, needs up to
+    19 bits), where llama.cpp keeps float32."""
 
     def __call__(self, x: Any) -> Any:
-        y = mx.quantized_matmul(
-            x, self.weight, self.scales, self.biases, True, self.group_size, self.bits
-        )
-        return y + self["bias"] if "bias" in self else y
-
-
-class QuantizedEmbedding(Module):
-    """Rows of an affine-quantized table, dequantized on lookup; ``as_linear`` is the tied head."""
-
-    def __init__(self, weight: Any, scales: Any, biases: Any, group_size: int):
-        super().__init__()
-        self.weight, self.scales, self.biases = weight, scales, biases
-        self.group_size = group_size
-        self.bits = bits_of(weight, scales, group_size)
-
-    def __call__(self, ids: Any) -> Any:
         return mx.dequantize(
-            self.weight[ids], self.scales[ids], self.biases[ids], self.group_size, self.bits
-        )
+            self["weight"][x], self["scales"][x], self["biases"][x], self.group_size, self.bits,
+            dtype=mx.float32,
+        )  # fmt: skip
 
-    def as_linear(self, x: Any) -> Any:
-        return mx.quantized_matmul(
-            x, self.weight, self.scales, self.biases, True, self.group_size, self.bits
-        )
+
+def from_packed(kind: type, w: Any, scales: Any, biases: Any, group_size: int) -> Any:
+    """A ``QuantizedLinear`` (no bias) or ``QuantizedEmbedding`` holding ``w``, ``scales`` and
+    ``biases`` (rows: output features or table entries)."""
+    bits = bits_of(w, scales, group_size)
+    rows, dims = w.shape[0], w.shape[1] * 32 // bits
+    if kind is QuantizedLinear:
+        layer = QuantizedLinear(dims, rows, bias=False, group_size=group_size, bits=bits)
+    else:
+        layer = kind(rows, dims, group_size=group_size, bits=bits)
+    layer.weight, layer.scales, layer.biases = w, scales, biases
+    return layer
