@@ -59,7 +59,8 @@ def test_pages_have_examples():
     BLOCKS,
     ids=[f"{os.path.basename(p)}:{line}" for p, line, _ in BLOCKS],
 )
-def test_example_runs_and_prints_what_the_page_says(page, line, source):
+def test_example_runs_and_prints_what_the_page_says(page, line, source, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the files an example writes land in a scratch folder
     printed = {}
     real_print = builtins.print
 
