@@ -76,7 +76,7 @@ __all__ = [
     "signedinteger", "stream", "StreamContext", "to_fp8", "unique", "unsignedinteger", "utils",
     "value_and_grad", "vjp", "vmap",
 ]  # fmt: skip
-__all__ += ["nn"]  # noqa: F405 - a subpackage, loaded on first import (as mlx.nn)
+__all__ += ["nn"]  # noqa: F405 - nuvec.nn (as mlx.nn), loaded on first use: __getattr__ below
 __all__ += ["lm"]  # noqa: F405 - nuvec.lm (as mlx-lm), loaded on first use: __getattr__ below
 _core.__all__ = [n for n in dir(_core) if not n.startswith("_")]
 __all__ += _core.__all__
@@ -88,13 +88,13 @@ from ._vmap import vmap  # noqa: E402,F401
 
 if not _stdtyping.TYPE_CHECKING:  # hidden from type checkers, which would let any name through it
 
-    def __getattr__(name):  # `nuvec.lm` imports nuvec.nn, which a plain `import nuvec` does without
-        if name == "lm":
+    def __getattr__(name):  # the subpackages load on first use, so `import nuvec` stays light
+        if name in ("lm", "nn"):
             import importlib
 
-            return importlib.import_module(".lm", __name__)
+            return importlib.import_module("." + name, __name__)
         raise AttributeError(f"module 'nuvec' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | {"lm"})
+    return sorted(set(globals()) | {"lm", "nn"})
