@@ -5,6 +5,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <typeinfo>
 
 #include "core/primitive.h"
 
@@ -66,52 +67,48 @@ class Dequantize : public Primitive {
   QuantSpec q_;
 };
 
+// What both quantized products carry: the weight's format and its orientation.
+class QuantizedProduct : public Primitive {
+ public:
+  QuantizedProduct(QuantSpec q, bool transpose) : q_(q), transpose_(transpose) {}
+  bool is_equivalent(const Primitive& o) const override {
+    auto* p = dynamic_cast<const QuantizedProduct*>(&o);
+    return p && typeid(*p) == typeid(*this) && p->q_ == q_ && p->transpose_ == transpose_;
+  }
+  const QuantSpec& spec() const { return q_; }
+  bool transpose() const { return transpose_; }
+
+ protected:  // the rules of the products (quantized_grad.cpp, quantized_vmap.cpp) read them
+  QuantSpec q_;
+  bool transpose_;
+};
+
 // Inputs: x (..., M, K) float32, the packed words w, scales and (affine) biases of the weight:
 // transposed, w (..., N, K * bits / 32) and scales (..., N, K / group_size) for x @ W.T; else
 // w (..., K, N * bits / 32) and scales (..., K, N / group_size) for x @ W. Either w is 2-D (every
 // row of x uses it) or every input has the output's batch shape (broadcast views). Output
 // (..., M, N) of the node's dtype, computed in float32 (backend/cpu/quantized.h gives the
 // sequence of operations, so each row has the bits of its one-row product).
-class QuantizedMatmul : public Primitive {
+class QuantizedMatmul : public QuantizedProduct {
  public:
-  QuantizedMatmul(QuantSpec q, bool transpose) : q_(q), transpose_(transpose) {}
+  using QuantizedProduct::QuantizedProduct;
   const char* name() const override { return "quantized_matmul"; }
   NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
-  bool is_equivalent(const Primitive& o) const override {
-    auto* p = dynamic_cast<const QuantizedMatmul*>(&o);
-    return p && p->q_ == q_ && p->transpose_ == transpose_;
-  }
-  const QuantSpec& spec() const { return q_; }
-  bool transpose() const { return transpose_; }
-
- private:
-  QuantSpec q_;
-  bool transpose_;
 };
 
 // quantized_matmul with a gather along the batch: inputs x (X..., M, K) float32, w, scales, biases
 // (W..., ...) as quantized_matmul's, then lhs and rhs uint32 indices of one shape I into the
 // flattened batches of x and w; output (I..., M, N): item i is x[lhs_i] times weight rhs_i, with
 // the bits of that quantized_matmul (so each row has its one-row bits).
-class GatherQmm : public Primitive {
+class GatherQmm : public QuantizedProduct {
  public:
-  GatherQmm(QuantSpec q, bool transpose) : q_(q), transpose_(transpose) {}
+  using QuantizedProduct::QuantizedProduct;
   const char* name() const override { return "gather_qmm"; }
   NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
-  bool is_equivalent(const Primitive& o) const override {
-    auto* p = dynamic_cast<const GatherQmm*>(&o);
-    return p && p->q_ == q_ && p->transpose_ == transpose_;
-  }
-  const QuantSpec& spec() const { return q_; }
-  bool transpose() const { return transpose_; }
-
- private:
-  QuantSpec q_;
-  bool transpose_;
 };
 
 }  // namespace nuvec
