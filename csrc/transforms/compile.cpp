@@ -407,9 +407,8 @@ std::vector<Shape> output_shapes(const TapeStep& st, const std::vector<Shape>& i
     return {reduced({int(in.size()) - 1})};
   if (dynamic_cast<const Count*>(&p)) return st.shapes;  // a scalar whatever the input
   if (dynamic_cast<const Softmax*>(&p) || dynamic_cast<const Scan*>(&p) || dynamic_cast<const Contiguous*>(&p) ||
-      dynamic_cast<const Sort*>(&p) || dynamic_cast<const Partition*>(&p))
-    return std::vector<Shape>(st.shapes.size(), in);
-  if (dynamic_cast<const RowNorm*>(&p) || dynamic_cast<const Rope*>(&p))  // nuvec.fast: x's shape
+      dynamic_cast<const Sort*>(&p) || dynamic_cast<const Partition*>(&p) || dynamic_cast<const RowNorm*>(&p) ||
+      dynamic_cast<const Rope*>(&p))  // every output has the first input's shape
     return std::vector<Shape>(st.shapes.size(), in);
   if (auto* t = dynamic_cast<const Transpose*>(&p)) {
     Shape s;

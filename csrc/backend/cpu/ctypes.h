@@ -95,4 +95,20 @@ template <class To, class From> inline To convert(From v) {
   }
 }
 
+// Element i of a float32, float16 or bfloat16 buffer of dtype d, as a float (the kernels that
+// compute half types in float32 read and write through these).
+inline float load_float(const void* p, Dtype d, int64_t i) {
+  if (d == Dtype::float16) return float(static_cast<const f16*>(p)[i]);
+  if (d == Dtype::bfloat16) return bf16_to_float(static_cast<const bf16*>(p)[i]);
+  return static_cast<const float*>(p)[i];
+}
+inline void store_float(void* p, Dtype d, int64_t i, float v) {
+  if (d == Dtype::float16)
+    static_cast<f16*>(p)[i] = f16(v);
+  else if (d == Dtype::bfloat16)
+    static_cast<bf16*>(p)[i] = float_to_bf16(v);
+  else
+    static_cast<float*>(p)[i] = v;
+}
+
 }  // namespace nuvec::cpu

@@ -19,25 +19,11 @@ namespace {
 
 constexpr int64_t kGrain = int64_t(1) << 14;  // elements per piece below which one thread runs it
 
-float load_f32(const void* p, Dtype dt, int64_t i) {
-  if (dt == Dtype::float16) return float(static_cast<const f16*>(p)[i]);
-  if (dt == Dtype::bfloat16) return bf16_to_float(static_cast<const bf16*>(p)[i]);
-  return static_cast<const float*>(p)[i];
-}
-void store_as(void* p, Dtype dt, int64_t i, float v) {
-  if (dt == Dtype::float16)
-    static_cast<f16*>(p)[i] = f16(v);
-  else if (dt == Dtype::bfloat16)
-    static_cast<bf16*>(p)[i] = float_to_bf16(v);
-  else
-    static_cast<float*>(p)[i] = v;
-}
-
 // Row r of a (rows, d) array as float32: in place for float32, else converted into buf.
 const float* row_in(const Array& a, int64_t r, int64_t d, float* buf) {
   if (a.dtype() == Dtype::float32) return a.data<float>() + r * d;
   const char* p = a.data_bytes() + r * d * int64_t(a.itemsize());
-  for (int64_t j = 0; j < d; ++j) buf[j] = load_f32(p, a.dtype(), j);
+  for (int64_t j = 0; j < d; ++j) buf[j] = load_float(p, a.dtype(), j);
   return buf;
 }
 // Where row r of `a` is computed: its own memory for float32, else buf (then row_out).
@@ -47,7 +33,7 @@ float* row_target(Array& a, int64_t r, int64_t d, float* buf) {
 void row_out(Array& a, int64_t r, int64_t d, const float* v) {
   if (a.dtype() == Dtype::float32) return;
   char* p = a.data_bytes() + r * d * int64_t(a.itemsize());
-  for (int64_t j = 0; j < d; ++j) store_as(p, a.dtype(), j, v[j]);
+  for (int64_t j = 0; j < d; ++j) store_float(p, a.dtype(), j, v[j]);
 }
 
 // dst[0, n) = src[0, n), past the caches where dst is aligned (x86-64's baseline SSE stores).

@@ -39,13 +39,6 @@ struct QmmProblem {
   int bits, group;
 };
 
-// The float32 value of element i of a scales or biases array.
-inline float qparam(const void* p, Dtype d, int64_t i) {
-  if (d == Dtype::float32) return static_cast<const float*>(p)[i];
-  if (d == Dtype::float16) return float(static_cast<const f16*>(p)[i]);
-  return bf16_to_float(static_cast<const bf16*>(p)[i]);
-}
-
 // The floating-point modes' quantize (w row-contiguous; codes and scales allocated) and dequantize
 // (backend/cpu/quantized_fp.cpp).
 void quantize_fp(QuantSpec q, const Array& w, Array& codes, Array& scales);

@@ -59,24 +59,11 @@ struct RopeTable {
   }
 };
 
-float load_f32(const char* p, Dtype dt, int64_t i) {
-  if (dt == Dtype::float16) return float(reinterpret_cast<const f16*>(p)[i]);
-  if (dt == Dtype::bfloat16) return bf16_to_float(reinterpret_cast<const bf16*>(p)[i]);
-  return reinterpret_cast<const float*>(p)[i];
-}
-void store_as(char* p, Dtype dt, int64_t i, float v) {
-  if (dt == Dtype::float16)
-    reinterpret_cast<f16*>(p)[i] = f16(v);
-  else if (dt == Dtype::bfloat16)
-    reinterpret_cast<bf16*>(p)[i] = float_to_bf16(v);
-  else
-    reinterpret_cast<float*>(p)[i] = v;
-}
 void to_f32(const char* p, Dtype dt, int64_t d, float* v) {
-  for (int64_t j = 0; j < d; ++j) v[j] = load_f32(p, dt, j);
+  for (int64_t j = 0; j < d; ++j) v[j] = load_float(p, dt, j);
 }
 void from_f32(const float* v, Dtype dt, int64_t d, char* p) {
-  for (int64_t j = 0; j < d; ++j) store_as(p, dt, j, v[j]);
+  for (int64_t j = 0; j < d; ++j) store_float(p, dt, j, v[j]);
 }
 
 void eval_rope(const Rope& prim, const std::vector<Array>& in, std::vector<Array>& out) {

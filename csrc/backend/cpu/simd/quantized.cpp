@@ -113,7 +113,7 @@ template <class S> inline float bias_dot(const QmmProblem& p, int64_t row, const
     float b[L] = {}, xs[L] = {};
     for (int64_t j = 0; j < L && g + j < groups; ++j) {
       int64_t i = row * groups + g + j;
-      b[j] = same ? param<S>(p.biases, i) : qparam(p.biases, p.bdtype, i), xs[j] = xsum[g + j];
+      b[j] = same ? param<S>(p.biases, i) : load_float(p.biases, p.bdtype, i), xs[j] = xsum[g + j];
     }
     acc = fmadd(load(b), load(xs), acc);
   }
@@ -194,7 +194,7 @@ void bias_sums(const QmmProblem& p, int64_t g0, int64_t ng, float* bsum) {
     for (int64_t j = 0; j < ng; ++j) b[j] = 0.0f;
     for (int64_t k = 0; k < p.k; ++k) {
       const float xk = p.x[m * p.k + k];
-      for (int64_t j = 0; j < ng; ++j) b[j] = b[j] + xk * qparam(p.biases, p.bdtype, k * gpr + g0 + j);
+      for (int64_t j = 0; j < ng; ++j) b[j] = b[j] + xk * load_float(p.biases, p.bdtype, k * gpr + g0 + j);
     }
   }
 }
@@ -250,7 +250,7 @@ template <int B> void plain_many(const QmmProblem& p, int64_t col0, int64_t col1
       for (int64_t k = kb; k < ke; ++k) {
         const float xk = p.x[m * p.k + k];
         for (int64_t j = 0; j < ng; ++j) {
-          VecF t = splat(xk * qparam(p.scales, p.sdtype, k * gpr + g0 + j));
+          VecF t = splat(xk * load_float(p.scales, p.sdtype, k * gpr + g0 + j));
           for (int64_t v = j * vg; v < (j + 1) * vg; ++v) acc[v] = fmadd(t, load(q + (k - kb) * width + v * L), acc[v]);
         }
       }
