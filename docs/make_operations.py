@@ -57,7 +57,7 @@ def groups():
     """(title, intro, names) of each section after the element-wise tables, in page order."""
     out = []
     for key, (title, intro) in registry.GROUPS.items():
-        if key in registry.ELEMENTWISE_GROUPS or key == "random":
+        if key in registry.ELEMENTWISE_GROUPS or key in registry.MODULE_OPS:
             continue
         out.append((title, intro, registry.group_names(key)))
     return out

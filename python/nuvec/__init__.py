@@ -7,6 +7,10 @@ import os as _os
 import typing as _stdtyping
 from math import e, inf, nan, pi  # noqa: F401  (MLX's constants)
 
+from . import _openblas  # noqa: F401  (before _core, which links it)
+
+# isort: split
+
 from . import (  # noqa: F401
     _array_methods,  # noqa: F401  (attaches __repr__, __array__ and friends)
     _core,

@@ -58,6 +58,8 @@ FAMILIES = (
     "sort",
     "scan",
     "random",
+    "linalg",
+    "fft",
     "io",
     "interop",
 )
@@ -582,33 +584,24 @@ _INTEROP = _ops(
     batchable="imports a buffer, not an op on arrays",
 )
 
-# nuvec.random's samplers (public in that module, not in nuvec's namespace). MLX is the reference:
-# their bits are MLX's.
-_RANDOM = _ops(
-    "random",
-    "random",
-    "given",
-    [
-        (n, 0, f"mlx.core.random.{n}")
-        for n in (
-            "key",
-            "split",
-            "seed",
-            "uniform",
-            "normal",
-            "randint",
-            "bernoulli",
-            "truncated_normal",
-            "gumbel",
-            "categorical",
-            "laplace",
-            "permutation",
-            "multivariate_normal",
-        )
-    ]
-    + [("bits", 0, "numpy.random.Generator.bytes")],
-    public=False,
-)
+def _load_sibling(name):
+    # The registry is loaded by path (tools/gen_registry.py, tests, docs), not as a package
+    # module, so its siblings are loaded by path too.
+    import importlib.util
+    import os
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"nuvec{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_modules = _load_sibling("_registry_modules")
+_MODULE_OPS = {
+    family: _ops(family, group, dtype, _modules.ROWS[family], public=False, **kw)
+    for family, (group, dtype, kw) in _modules.MODULES.items()
+}
 
 OPS = (
     _ELEMENTWISE
@@ -625,10 +618,12 @@ OPS = (
     + _INTEROP
     + _FP8
     + _QUANTIZED
-    + _RANDOM
+    + [op for rows in _MODULE_OPS.values() for op in rows]
 )
-OPS_BY_NAME = {op.name: op for op in OPS if op.family != "random"}
-RANDOM = {op.name: op for op in _RANDOM}
+OPS_BY_NAME = {op.name: op for op in OPS if op.family not in _MODULE_OPS}
+# The rows of each submodule (random, linalg, fft) by name: they are not in nuvec's namespace.
+MODULE_OPS = {family: {op.name: op for op in rows} for family, rows in _MODULE_OPS.items()}
+RANDOM = MODULE_OPS["random"]
 
 # Other names bound to an op's function: `alias is target` in nuvec.
 ALIASES = {
@@ -755,20 +750,8 @@ NON_OPS = {
 }
 
 
-def _load_groups():
-    # The registry is loaded by path (tools/gen_registry.py, tests, docs), not as a package
-    # module, so its sibling is loaded by path too.
-    import importlib.util
-    import os
-
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_registry_groups.py")
-    spec = importlib.util.spec_from_file_location("nuvec_registry_groups", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.GROUPS, module.ELEMENTWISE_GROUPS
-
-
-GROUPS, ELEMENTWISE_GROUPS = _load_groups()
+_groups = _load_sibling("_registry_groups")
+GROUPS, ELEMENTWISE_GROUPS = _groups.GROUPS, _groups.ELEMENTWISE_GROUPS
 
 
 def kernel_ops(primitive):

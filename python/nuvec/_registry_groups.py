@@ -115,6 +115,8 @@ GROUPS = {
         "evaluation failure.",
     ),
     "random": ("Random", "nuvec.random's samplers (documented in docs/random.md)."),
+    "linalg": ("Linear algebra", "nuvec.linalg, MLX's mx.linalg (documented in docs/linalg.md)."),
+    "fft": ("Fourier transforms", "nuvec.fft, MLX's mx.fft (documented in docs/fft.md)."),
 }
 
 ELEMENTWISE_GROUPS = ("unary", "binary", "ternary")
