@@ -9,6 +9,7 @@ from typing import Any
 
 from ... import _core as mx
 from ... import fast
+from ..._dtype_info import finfo
 
 __all__ = ["create_attention_mask", "create_causal_mask", "scaled_dot_product_attention"]
 
@@ -60,7 +61,7 @@ def quantized_scaled_dot_product_attention(
         mask = create_causal_mask(q_len, k_len - q_len)
     if mask is not None:
         if mask.dtype == mx.bool_:
-            scores = mx.where(mask, scores, mx.finfo(scores.dtype).min)
+            scores = mx.where(mask, scores, finfo(scores.dtype).min)
         else:
             scores = scores + mask
     scores = mx.softmax(scores, axis=-1, precise=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import _core as mx
+from ... import io
 from .base import create_causal_mask
 
 __all__ = [
@@ -109,7 +110,7 @@ class KVCache(_BaseCache):
         q = QuantizedKVCache(group_size, bits)
         q.offset = self.offset
         if self.keys is not None:
-            k, v = self.state
+            k, v, _ = self.state
             q.keys = mx.quantize(k, group_size, bits)
             q.values = mx.quantize(v, group_size, bits)
         return q
@@ -410,16 +411,20 @@ def save_prompt_cache(file: str, cache: list[Any], metadata: dict[str, str] | No
         arrays[key] = item
     classes = [type(c).__name__ for c in cache]
     meta = dict(tree_flatten([dict(metadata or {}), classes, scalars]))
-    mx.save_safetensors(file, arrays, meta)
+    io.save_safetensors(file, arrays, meta)
 
 
 def load_prompt_cache(file: str, return_metadata: bool = False) -> Any:
     """The caches ``save_prompt_cache`` (or mlx-lm's) wrote, and with ``return_metadata`` the
     user's metadata too. ``ValueError`` for a file that is not a prompt cache."""
-    arrays, meta = mx.load(file, return_metadata=True)
+    arrays, meta = io.load(file, return_metadata=True)
     classes = {int(k[2:]): v for k, v in meta.items() if k.startswith("1.")}
     user = {k[2:]: v for k, v in meta.items() if k.startswith("0.")}
-    kinds = {meta[k]: meta[k[:-1] + "1"] for k in meta if k.startswith("2.") and k.endswith(".0")}
+    kinds = {
+        meta[k]: meta[k[:-1] + "1"]
+        for k in meta
+        if k.startswith("2.") and k.count(".") == 2 and k.endswith(".0")
+    }
     if not classes or any(c not in _CLASSES for c in classes.values()):
         raise ValueError(f"{file}: not a prompt cache of {', '.join(_CLASSES)}")
     states: list[dict] = [{} for _ in classes]

@@ -1,0 +1,187 @@
+"""nuvec.lm's caches: RotatingKVCache against a full cache with a window mask, QuantizedKVCache
+against the float cache, prompt-cache files (ours and mlx-lm's layout), trimming."""
+
+import numpy as np
+import pytest
+
+import nuvec as mx
+from lm_arch_models import VOCAB, mlx_lm_module, tiny
+from nuvec.lm.models.base import create_causal_mask, scaled_dot_product_attention
+from nuvec.lm.models.cache import (
+    KVCache,
+    QuantizedKVCache,
+    RotatingKVCache,
+    can_trim_prompt_cache,
+    load_prompt_cache,
+    make_prompt_cache,
+    save_prompt_cache,
+    trim_prompt_cache,
+)
+
+pytestmark = pytest.mark.nuvec_only
+
+
+def _qkv(T, seed=0):
+    r = np.random.RandomState(seed)
+    return [mx.array(r.standard_normal((1, 2, T, 64)).astype(np.float32)) for _ in range(3)]
+
+
+def _windowed_reference(q, k, v, window, keep=0):
+    """Full attention where query i sees key j when j <= i and (i - j < window or j < keep)."""
+    T = q.shape[2]
+    i, j = np.arange(T)[:, None], np.arange(T)[None]
+    mask = (j <= i) & ((i - j < window) | (j < keep))
+    return np.array(mx.fast.scaled_dot_product_attention(q, k, v, scale=0.125, mask=mx.array(mask)))
+
+
+@pytest.mark.parametrize("chunks", [[1] * 20, [7, 1, 1, 5, 1, 1, 1, 3], [3, 9, 8]])
+def test_rotating_cache_equals_a_full_cache_with_a_window_mask(chunks):
+    q, k, v = _qkv(sum(chunks))
+    window = 6
+    cache, outs, start = RotatingKVCache(window), [], 0
+    for n in chunks:
+        sl = slice(start, start + n)
+        mask = cache.make_mask(n, window_size=window)
+        kk, vv = cache.update_and_fetch(k[:, :, sl], v[:, :, sl])
+        if not isinstance(mask, (str, type(None))):
+            mask = mask[..., -kk.shape[2] :]
+        outs.append(np.array(scaled_dot_product_attention(q[:, :, sl], kk, vv, cache, 0.125, mask)))
+        start += n
+        assert cache.offset == start and kk.shape[2] <= window + n - 1
+    ref = _windowed_reference(q, k, v, window)
+    np.testing.assert_allclose(np.concatenate(outs, 2), ref, atol=1e-5)
+
+
+def test_rotating_cache_keeps_the_first_positions():
+    q, k, v = _qkv(16, seed=1)
+    cache, outs = RotatingKVCache(8, keep=2), []
+    for t in range(16):
+        kk, vv = cache.update_and_fetch(k[:, :, t : t + 1], v[:, :, t : t + 1])
+        outs.append(
+            np.array(mx.fast.scaled_dot_product_attention(q[:, :, t : t + 1], kk, vv, scale=0.125))
+        )
+    np.testing.assert_allclose(
+        np.concatenate(outs, 2), _windowed_reference(q, k, v, 6, keep=2), atol=1e-5
+    )
+
+
+def test_max_kv_size_makes_rotating_caches():
+    model = tiny("qwen3")
+    caches = make_prompt_cache(model, max_kv_size=32)
+    assert all(isinstance(c, RotatingKVCache) and (c.max_size, c.keep) == (32, 4) for c in caches)
+    gemma = make_prompt_cache(tiny("gemma3_text"), max_kv_size=32)
+    # The sliding layers keep their windows; the global one becomes a rotating cache.
+    assert [(type(c).__name__, c.max_size) for c in gemma] == [
+        ("RotatingKVCache", 4),
+        ("RotatingKVCache", 32),
+        ("RotatingKVCache", 4),
+    ]
+
+
+def test_causal_mask_with_a_window():
+    m = np.array(create_causal_mask(3, 2, window_size=2))
+    assert m.tolist() == [[0, 1, 1, 0, 0], [0, 0, 1, 1, 0], [0, 0, 0, 1, 1]]
+
+
+@pytest.mark.parametrize("bits", [8, 4])
+def test_quantized_cache_logits_are_close_to_the_float_cache(bits):
+    model = tiny("qwen3")
+    tokens = mx.array(np.random.RandomState(4).randint(0, VOCAB, (1, 12)))
+    ref, qc = make_prompt_cache(model), [QuantizedKVCache(32, bits) for _ in model.layers]
+    out = {}
+    for name, cache in [("float", ref), ("quant", qc)]:
+        first = model(tokens[:, :8], cache=cache)
+        rest = [model(tokens[:, t : t + 1], cache=cache) for t in range(8, 12)]
+        out[name] = np.array(mx.concatenate([first, *rest], 1))
+    assert qc[0].keys[0].dtype == mx.uint32 and qc[0].offset == 12
+    tol = {8: 0.05, 4: 1.0}[bits]  # what packing the keys and values costs
+    np.testing.assert_allclose(out["quant"], out["float"], atol=tol)
+    assert not np.array_equal(out["quant"], out["float"])
+
+
+@pytest.mark.parametrize("mask", ["causal", None, "array"])
+def test_quantized_attention_equals_attention_over_the_dequantized_cache(mask):
+    r = np.random.RandomState(6)
+    q = mx.array(r.standard_normal((1, 4, 3, 64)).astype(np.float32))
+    k, v = (mx.array(r.standard_normal((1, 2, 10, 64)).astype(np.float32)) for _ in range(2))
+    cache = QuantizedKVCache(32, 8)
+    cache.update_and_fetch(k[:, :, :7], v[:, :, :7])
+    qk, qv = cache.update_and_fetch(k[:, :, 7:], v[:, :, 7:])
+    m = create_causal_mask(3, 7) if mask == "array" else mask
+    ours = scaled_dot_product_attention(q, qk, qv, cache, 0.125, m)
+    dk, dv = (mx.dequantize(*t, group_size=32, bits=8) for t in (qk, qv))
+    ref = mx.fast.scaled_dot_product_attention(q, dk, dv, scale=0.125, mask=m)
+    np.testing.assert_allclose(np.array(ours), np.array(ref), atol=2e-5)
+
+
+def test_to_quantized_packs_what_the_cache_holds():
+    k, v, _ = _qkv(5)
+    c = KVCache()
+    c.update_and_fetch(k, v)
+    q = c.to_quantized(group_size=32, bits=8)
+    assert q.offset == 5 and q.keys[0].shape == (1, 2, 5, 16)  # 64 dims at 8 bits
+    back = mx.dequantize(*q.keys, group_size=32, bits=8)
+    np.testing.assert_allclose(np.array(back), np.array(k), atol=0.05)
+
+
+def _filled(kind):
+    model = tiny("gemma3_text" if kind == "rotating" else "qwen3")
+    cache = (
+        [QuantizedKVCache(32, 8) for _ in model.layers] if kind == "quantized"
+        else make_prompt_cache(model)
+    )  # fmt: skip
+    tokens = mx.array(np.random.RandomState(5).randint(0, VOCAB, (1, 10)))
+    model(tokens[:, :7], cache=cache)
+    for t in range(7, 10):
+        model(tokens[:, t : t + 1], cache=cache)
+    return model, cache
+
+
+@pytest.mark.parametrize("kind", ["plain", "rotating", "quantized"])
+def test_prompt_cache_file_round_trip(kind, tmp_path):
+    model, cache = _filled(kind)
+    path = str(tmp_path / "cache.safetensors")
+    save_prompt_cache(path, cache, {"model": "tiny", "chat": "x"})
+    loaded, meta = load_prompt_cache(path, return_metadata=True)
+    assert meta == {"model": "tiny", "chat": "x"}
+    assert [type(c) for c in loaded] == [type(c) for c in cache]
+    assert [c.offset for c in loaded] == [c.offset for c in cache]
+    nxt = mx.array([[3, 1, 4]])
+    assert np.array_equal(np.array(model(nxt, cache=loaded)), np.array(model(nxt, cache=cache)))
+    assert len(load_prompt_cache(path)) == len(cache)
+
+
+def test_mlx_lm_reads_our_prompt_cache_file_and_we_read_its(tmp_path):
+    mlx_cache = mlx_lm_module("cache")
+    _, cache = _filled("rotating")
+    ours = str(tmp_path / "ours.safetensors")
+    save_prompt_cache(ours, cache, {"a": "b"})
+    theirs, meta = mlx_cache.load_prompt_cache(ours, return_metadata=True)
+    assert meta == {"a": "b"} and [type(c).__name__ for c in theirs] == [
+        type(c).__name__ for c in cache
+    ]
+    for a, b in zip(theirs, cache):
+        assert a.offset == b.offset
+        assert np.array_equal(np.array(a.state[0]), np.array(b.state[0]))
+    back = str(tmp_path / "theirs.safetensors")
+    mlx_cache.save_prompt_cache(back, theirs, {"c": "d"})
+    again, meta = load_prompt_cache(back, return_metadata=True)
+    assert meta == {"c": "d"}
+    for a, b in zip(again, cache):
+        assert a.state[2:] == b.state[2:]
+        assert np.array_equal(np.array(a.state[1]), np.array(b.state[1]))
+
+
+def test_a_file_that_is_not_a_prompt_cache_raises(tmp_path):
+    path = str(tmp_path / "w.safetensors")
+    mx.save_safetensors(path, {"a": mx.ones((2,))})
+    with pytest.raises(ValueError, match="not a prompt cache"):
+        load_prompt_cache(path)
+
+
+def test_trim_prompt_cache():
+    model, cache = _filled("plain")
+    assert can_trim_prompt_cache(cache) and trim_prompt_cache(cache, 4) == 4
+    assert all(c.offset == 6 for c in cache)
+    _, rot = _filled("rotating")  # 10 positions through windows of 4: overwritten
+    assert not can_trim_prompt_cache(rot) and trim_prompt_cache(rot, 1) == 0
