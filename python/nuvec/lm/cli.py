@@ -36,6 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--prompt", "-p", default="Hello", help="the prompt ('-': read stdin)")
     g.add_argument("--system-prompt", default=None)
     g.add_argument("--ignore-chat-template", action="store_true", help="use the prompt as is")
+    g.add_argument("--draft-model", default=None, help="a draft model for speculative decoding")
+    g.add_argument("--num-draft-tokens", type=int, default=2, help="tokens the draft proposes")
     c = sub.add_parser("chat", help="an interactive chat (reads stdin lines)")
     _common(c)
     c.add_argument("--system-prompt", default=None)
@@ -84,7 +86,13 @@ def _generate(args: argparse.Namespace) -> None:
         messages = [{"role": "system", "content": args.system_prompt}] if args.system_prompt else []
         messages.append({"role": "user", "content": prompt})
         prompt = tokenizer.apply_chat_template(messages, add_generation_prompt=True)
-    response, _, _ = _stream(model, tokenizer, prompt, args)
+    draft = {}
+    if args.draft_model is not None:
+        draft = {
+            "draft_model": load(args.draft_model)[0],
+            "num_draft_tokens": args.num_draft_tokens,
+        }
+    response, _, _ = _stream(model, tokenizer, prompt, args, **draft)
     _report(response)
 
 

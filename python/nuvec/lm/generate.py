@@ -17,6 +17,7 @@ from typing import Any
 from .. import _core as mx
 from .models.cache import make_prompt_cache
 from .sample_utils import make_sampler
+from .speculative import speculative_generate_step
 
 __all__ = [
     "BatchResponse",
@@ -24,6 +25,7 @@ __all__ = [
     "batch_generate",
     "generate",
     "generate_step",
+    "speculative_generate_step",
     "stream_generate",
 ]
 
@@ -111,19 +113,32 @@ def _encode(tokenizer: Any, prompt: Any) -> Any:
 
 
 def stream_generate(
-    model: Any, tokenizer: Any, prompt: Any, max_tokens: int = 256, **kwargs: Any
+    model: Any,
+    tokenizer: Any,
+    prompt: Any,
+    max_tokens: int = 256,
+    draft_model: Any = None,
+    **kwargs: Any,
 ) -> Generator[GenerationResponse, None, None]:
     """Generate from ``prompt`` (a string, already templated if it should be, or token ids),
     yielding a ``GenerationResponse`` per token; stops at an end token or after ``max_tokens``.
-    ``kwargs`` go to ``generate_step`` (``sampler``, ``logits_processors``, ``prompt_cache``)."""
+    ``kwargs`` go to ``generate_step`` (``sampler``, ``logits_processors``, ``prompt_cache``), or
+    with a ``draft_model`` to ``speculative_generate_step`` (also ``num_draft_tokens``)."""
     prompt = _encode(tokenizer, prompt)
+    if draft_model is None:
+        steps = (
+            (t, lp, False)
+            for t, lp in generate_step(prompt, model, max_tokens=max_tokens, **kwargs)
+        )
+    else:
+        steps = speculative_generate_step(
+            prompt, model, draft_model, max_tokens=max_tokens, **kwargs
+        )
     detokenizer = tokenizer.detokenizer
     mx.reset_peak_memory()
     tic = time.perf_counter()
-    token, logprobs, n, prompt_tps = None, None, -1, 0.0
-    for n, (token, logprobs) in enumerate(
-        generate_step(prompt, model, max_tokens=max_tokens, **kwargs)
-    ):
+    token, logprobs, n, prompt_tps, from_draft = None, None, -1, 0.0, False
+    for n, (token, logprobs, from_draft) in enumerate(steps):
         if n == 0:
             prompt_tps = prompt.size / (time.perf_counter() - tic)
             tic = time.perf_counter()
@@ -133,7 +148,7 @@ def stream_generate(
         if n + 1 == max_tokens:
             break
         yield GenerationResponse(
-            detokenizer.last_segment, token, logprobs, False, prompt.size, prompt_tps,
+            detokenizer.last_segment, token, logprobs, from_draft, prompt.size, prompt_tps,
             n + 1, (n + 1) / (time.perf_counter() - tic), mx.get_peak_memory() / 1e9,
         )  # fmt: skip
     if token is None:
@@ -141,7 +156,7 @@ def stream_generate(
     detokenizer.finalize()
     stopped = token in tokenizer.eos_token_ids
     yield GenerationResponse(
-        detokenizer.last_segment, token, logprobs, False, prompt.size, prompt_tps,
+        detokenizer.last_segment, token, logprobs, from_draft, prompt.size, prompt_tps,
         n + 1, (n + 1) / max(time.perf_counter() - tic, 1e-9), mx.get_peak_memory() / 1e9,
         "stop" if stopped else "length",
     )  # fmt: skip
