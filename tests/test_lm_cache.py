@@ -185,3 +185,18 @@ def test_trim_prompt_cache():
     assert all(c.offset == 6 for c in cache)
     _, rot = _filled("rotating")  # 10 positions through windows of 4: overwritten
     assert not can_trim_prompt_cache(rot) and trim_prompt_cache(rot, 1) == 0
+
+
+def test_generate_step_options_make_rotating_or_quantized_caches():
+    from nuvec.lm.generate import generate_step
+
+    model = tiny("qwen3")
+    prompt = mx.array(np.random.RandomState(9).randint(0, VOCAB, 10))
+    plain = [t for t, _ in generate_step(prompt, model, max_tokens=8)]
+    cache = make_prompt_cache(model)
+    quant = [t for t, _ in generate_step(prompt, model, max_tokens=8, prompt_cache=cache, kv_bits=8,
+                                         kv_group_size=32, quantized_kv_start=6)]  # fmt: skip
+    assert all(isinstance(c, QuantizedKVCache) and c.offset == 17 for c in cache)
+    assert sum(a == b for a, b in zip(plain, quant)) >= 6  # 8 bits: nearly the same tokens
+    # A window larger than the text changes nothing, bit for bit.
+    assert [t for t, _ in generate_step(prompt, model, max_tokens=8, max_kv_size=64)] == plain

@@ -138,3 +138,16 @@ def test_stream_generate_and_the_cli_take_a_draft_model(smollm2, capsys):
     assert capsys.readouterr().out == expected
     assert main(args + ["--draft-model", path + ".missing"]) == 1
     assert "error:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("k", [3, 7])
+def test_quantized_caches_speculative_equals_greedy_bit_for_bit(k):
+    """Quantized attention of a causal chunk of up to 8 rows runs row by row over each row's key
+    prefix (models/base.py): one masked call over all keys rounds differently (its softmax and
+    scores-by-values product reduce over more keys), and the log-probabilities then differed in
+    the last bits."""
+    model, draft = tiny("qwen3"), tiny("qwen3", seed=3)  # head_dim 32: one group
+    kv = dict(kv_bits=8, kv_group_size=32, quantized_kv_start=4)
+    plain = [(t, np.array(lp)) for t, lp in generate_step(PROMPT, model, max_tokens=15, **kv)]
+    _same(plain, _spec(model, draft, 15, k, **kv))
+    _same(plain, _spec(model, model, 15, k, **kv))

@@ -38,6 +38,10 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--ignore-chat-template", action="store_true", help="use the prompt as is")
     g.add_argument("--draft-model", default=None, help="a draft model for speculative decoding")
     g.add_argument("--num-draft-tokens", type=int, default=2, help="tokens the draft proposes")
+    g.add_argument("--max-kv-size", type=int, default=None, help="rotating caches of this size")
+    g.add_argument("--kv-bits", type=int, default=None, help="quantize the caches to these bits")
+    g.add_argument("--kv-group-size", type=int, default=64)
+    g.add_argument("--quantized-kv-start", type=int, default=0)
     c = sub.add_parser("chat", help="an interactive chat (reads stdin lines)")
     _common(c)
     c.add_argument("--system-prompt", default=None)
@@ -86,13 +90,15 @@ def _generate(args: argparse.Namespace) -> None:
         messages = [{"role": "system", "content": args.system_prompt}] if args.system_prompt else []
         messages.append({"role": "user", "content": prompt})
         prompt = tokenizer.apply_chat_template(messages, add_generation_prompt=True)
-    draft = {}
-    if args.draft_model is not None:
-        draft = {
-            "draft_model": load(args.draft_model)[0],
-            "num_draft_tokens": args.num_draft_tokens,
-        }
-    response, _, _ = _stream(model, tokenizer, prompt, args, **draft)
+    kw: dict[str, Any] = {
+        "kv_bits": args.kv_bits, "kv_group_size": args.kv_group_size,
+        "quantized_kv_start": args.quantized_kv_start,
+    }  # fmt: skip
+    if args.draft_model is not None:  # (speculative decoding cannot rewind a rotating cache)
+        kw.update(draft_model=load(args.draft_model)[0], num_draft_tokens=args.num_draft_tokens)
+    else:
+        kw["max_kv_size"] = args.max_kv_size
+    response, _, _ = _stream(model, tokenizer, prompt, args, **kw)
     _report(response)
 
 

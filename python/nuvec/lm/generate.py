@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import _core as mx
-from .models.cache import make_prompt_cache
+from .models.cache import make_prompt_cache, maybe_quantize_kv_cache
 from .sample_utils import make_sampler
 from .speculative import speculative_generate_step
 
@@ -61,22 +61,32 @@ def generate_step(
     logits_processors: list[Callable[[Any, Any], Any]] | None = None,
     prompt_cache: list | None = None,
     prefill_step_size: int = 2048,
+    max_kv_size: int | None = None,
+    kv_bits: int | None = None,
+    kv_group_size: int = 64,
+    quantized_kv_start: int = 0,
 ) -> Generator[tuple[int, Any], None, None]:
     """Yield ``(token, logprobs)`` for up to ``max_tokens`` tokens after ``prompt`` (1-d ids).
     The prompt is prefilled in chunks of at most ``prefill_step_size`` tokens; ``prompt_cache`` (from
-    ``make_prompt_cache``) may hold earlier turns and is extended in place."""
+    ``make_prompt_cache``) may hold earlier turns and is extended in place. ``max_kv_size``:
+    rotating caches of that size; ``kv_bits``: caches quantized once they hold
+    ``quantized_kv_start`` positions (mlx-lm's options)."""
     prompt = mx.array(prompt) if not isinstance(prompt, mx.array) else prompt
     if prompt.ndim != 1 or prompt.size == 0:
         raise ValueError("the prompt must be a non-empty 1-d sequence of token ids")
     sampler = sampler or make_sampler()
-    cache = prompt_cache if prompt_cache is not None else make_prompt_cache(model)
+    cache = prompt_cache if prompt_cache is not None else make_prompt_cache(model, max_kv_size)
     tokens = None  # what the logits processors see: the prompt and the tokens so far
+
+    def quantize() -> None:
+        maybe_quantize_kv_cache(cache, quantized_kv_start, kv_group_size, kv_bits)
 
     def step(y: Any) -> tuple[Any, Any]:
         nonlocal tokens
         if logits_processors:
             tokens = y if tokens is None else mx.concatenate([tokens, y])
         logits = model(y[None], cache=cache)[:, -1, :]
+        quantize()
         for processor in logits_processors or ():
             logits = processor(tokens, logits)
         logprobs = _logprobs(logits)
@@ -90,6 +100,7 @@ def generate_step(
         if logits_processors:
             tokens = chunk if tokens is None else mx.concatenate([tokens, chunk])
         model(chunk[None], cache=cache)
+        quantize()
         mx.eval([c.state for c in cache])
     y, logprobs = step(prompt)
     mx.async_eval(y, logprobs)

@@ -15,7 +15,12 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from .. import _core as mx
-from .models.cache import can_trim_prompt_cache, make_prompt_cache, trim_prompt_cache
+from .models.cache import (
+    can_trim_prompt_cache,
+    make_prompt_cache,
+    maybe_quantize_kv_cache,
+    trim_prompt_cache,
+)
 from .sample_utils import make_sampler
 
 __all__ = ["speculative_generate_step"]
@@ -42,10 +47,14 @@ def speculative_generate_step(
     logits_processors: list[Callable[[Any, Any], Any]] | None = None,
     prompt_cache: list | None = None,
     prefill_step_size: int = 2048,
+    kv_bits: int | None = None,
+    kv_group_size: int = 64,
+    quantized_kv_start: int = 0,
 ) -> Generator[tuple[int, Any, bool], None, None]:
     """Yield ``(token, logprobs, from_draft)`` for up to ``max_tokens`` tokens after ``prompt``.
     ``prompt_cache``: the model's caches followed by the draft model's (extended in place);
-    ``from_draft`` says whether the token was the draft's proposal, accepted."""
+    ``from_draft`` says whether the token was the draft's proposal, accepted; ``kv_bits``,
+    ``kv_group_size``, ``quantized_kv_start``: as ``generate_step``'s."""
     prompt = mx.array(prompt) if not isinstance(prompt, mx.array) else prompt
     if prompt.ndim != 1 or prompt.size == 0:
         raise ValueError("the prompt must be a non-empty 1-d sequence of token ids")
@@ -69,6 +78,7 @@ def speculative_generate_step(
         """The tokens and log-probabilities after each of ``y``'s last ``n_predict`` positions."""
         nonlocal history
         logits = net(y[None], cache=cache)[0, -n_predict:, :]
+        maybe_quantize_kv_cache(cache, quantized_kv_start, kv_group_size, kv_bits)
         if not logits_processors:
             return sample(None, logits)
         out_y, out_lp = [], []
@@ -85,6 +95,7 @@ def speculative_generate_step(
         while y.size > 1:
             size = min(prefill_step_size, y.size - 1)
             net(y[:size][None], cache=cache)
+            maybe_quantize_kv_cache(cache, quantized_kv_start, kv_group_size, kv_bits)
             mx.eval([c.state for c in cache])
             y = y[size:]
 

@@ -48,6 +48,8 @@ def quantized_scaled_dot_product_attention(
     are two ``quantized_matmul``s (query heads grouped over their key/value head), a precise
     softmax between them, as mlx-lm's."""
     B, n_q, L, D = queries.shape
+    if isinstance(mask, str) and 1 < L <= SERIAL_ROWS:
+        return _row_by_row(queries, q_keys, q_values, scale, group_size, bits)
     n_kv = q_keys[0].shape[-3]
     repeats = n_q // n_kv
     queries = queries * scale
@@ -67,6 +69,31 @@ def quantized_scaled_dot_product_attention(
     scores = mx.softmax(scores, axis=-1, precise=True)
     out = mx.quantized_matmul(scores, *q_values, transpose=False, group_size=group_size, bits=bits)
     return out.reshape(B, n_q, L, -1) if repeats > 1 else out
+
+
+SERIAL_ROWS = 8  # as the serial rule of fast.scaled_dot_product_attention
+
+
+def _row_by_row(
+    queries: Any, q_keys: tuple, q_values: tuple, scale: float, group_size: int, bits: int
+) -> Any:
+    """Causal quantized attention of a few query rows as one-row calls over each row's key
+    prefix. The softmax and the scores-by-values product reduce along the keys in an order that
+    depends on their number, so one call over all keys with masked scores would round
+    differently from decoding the rows one by one; this way a verify step of speculative
+    decoding (or a small chunk) gets the bits of one-by-one decoding."""
+    L, k_len = queries.shape[2], q_keys[0].shape[-2]
+    rows = []
+    for i in range(L):
+        end = k_len - L + i + 1
+        keys = tuple(x[..., :end, :] for x in q_keys)
+        values = tuple(x[..., :end, :] for x in q_values)
+        rows.append(
+            quantized_scaled_dot_product_attention(
+                queries[:, :, i : i + 1], keys, values, scale, None, group_size, bits
+            )
+        )
+    return mx.concatenate(rows, axis=2)
 
 
 def scaled_dot_product_attention(

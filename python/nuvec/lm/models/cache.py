@@ -24,6 +24,7 @@ __all__ = [
     "can_trim_prompt_cache",
     "load_prompt_cache",
     "make_prompt_cache",
+    "maybe_quantize_kv_cache",
     "save_prompt_cache",
     "trim_prompt_cache",
 ]
@@ -364,6 +365,18 @@ def make_prompt_cache(
     if max_kv_size is not None:
         caches = [RotatingKVCache(max_kv_size, keep=4) if type(c) is KVCache else c for c in caches]
     return caches
+
+
+def maybe_quantize_kv_cache(
+    cache: list[Any], quantized_kv_start: int, kv_group_size: int, kv_bits: int | None
+) -> None:
+    """Replace, in place, each plain cache holding at least ``quantized_kv_start`` positions by
+    its ``QuantizedKVCache`` (mlx-lm's ``kv_bits`` option; rotating caches stay float)."""
+    if kv_bits is None:
+        return
+    for i, c in enumerate(cache):
+        if type(c) is KVCache and c.offset >= quantized_kv_start:
+            cache[i] = c.to_quantized(group_size=kv_group_size, bits=kv_bits)
 
 
 def can_trim_prompt_cache(cache: list[Any]) -> bool:
