@@ -233,3 +233,44 @@ def model_gs(model, key):
 
 def model_bits(model, key):
     return _module_at(model, key).bits
+
+
+_BITS = """
+import hashlib, sys
+import numpy as np
+import nuvec as mx
+import nuvec.nn as nn
+from lm_arch_models import CONFIGS, VOCAB, tiny
+from nuvec.lm.models.cache import make_prompt_cache
+tokens = mx.array(np.random.RandomState(2).randint(0, VOCAB, (2, 40)))
+for name in CONFIGS:
+    model = tiny(name)
+    if name == "qwen3_moe":
+        nn.quantize(model, 32, 4, class_predicate=model.quant_predicate)
+    cache = make_prompt_cache(model)
+    out = [model(tokens, cache=cache), model(tokens[:, :1], cache=cache)]
+    print(name, hashlib.sha256(b"".join(np.array(o).tobytes() for o in out)).hexdigest()[:16])
+"""
+
+
+def test_same_bits_for_every_thread_count():
+    """The determinism contract through every architecture (40-token prefill of a batch of 2,
+    then a decode step; Qwen3-MoE with quantized experts): 1, 2 and 3 threads, each build."""
+    import os
+    import subprocess
+    import sys
+
+    tests = os.path.dirname(os.path.abspath(__file__))
+    pythonpath = os.pathsep.join([os.path.dirname(os.path.dirname(mx.__file__)), tests])
+    for isa in ("portable", "avx2"):
+        outs = {}
+        for threads in ("1", "2", "3"):
+            env = {**os.environ, "PYTHONPATH": pythonpath, "NUVEC_CPU_ISA": isa,
+                   "NUVEC_NUM_THREADS": threads}  # fmt: skip
+            r = subprocess.run(
+                [sys.executable, "-c", _BITS], env=env, capture_output=True, text=True, timeout=300
+            )
+            assert r.returncode == 0, r.stderr
+            outs[threads] = r.stdout
+        assert len(outs["1"].split()) == 2 * len(CONFIGS)
+        assert outs["1"] == outs["2"] == outs["3"], isa
