@@ -147,13 +147,17 @@ def test_a_chunk_of_up_to_8_tokens_has_the_bits_of_one_by_one_decode(name):
 def _hf_weights(model, name):
     """The model's weights as a Hugging Face file names them (experts one tensor each)."""
     flat = dict(tree_flatten(model.parameters()))
-    if name != "qwen3_moe":
+    if name not in ("qwen3_moe", "mixtral"):
         return flat
+    hf = {"gate_proj": "w1", "down_proj": "w2", "up_proj": "w3"} if name == "mixtral" else {}
     out = {}
     for k, v in flat.items():
         if ".switch_mlp." in k:
             for e in range(v.shape[0]):
-                out[k.replace(".switch_mlp.", f".experts.{e}.")] = v[e]
+                key = k.replace(".switch_mlp.", f".experts.{e}.")
+                for ours, theirs in hf.items():
+                    key = key.replace(f".{ours}.", f".{theirs}.")
+                out[key] = v[e]
         else:
             out[k] = v
     return out
@@ -198,14 +202,17 @@ def test_gemma3_layer_kinds_follow_the_pattern_or_layer_types():
     assert [type(c).__name__[0] for c in make_prompt_cache(build(config))] == ["K", "K", "R"]
 
 
-def test_quantized_experts_run_through_gather_qmm():
-    model = tiny("qwen3_moe")
+@pytest.mark.parametrize("name", ["qwen3_moe", "mixtral"])
+def test_quantized_experts_run_through_gather_qmm(name):
+    model = tiny(name)
     nn.quantize(model, 32, 4, class_predicate=model.quant_predicate)
-    moe = model.layers[0].mlp
+    moe = model.layers[0]["mlp" if name == "qwen3_moe" else "block_sparse_moe"]
     assert isinstance(moe.switch_mlp.gate_proj, QuantizedSwitchLinear)
-    assert moe.gate.bits == 8 and model.layers[1].mlp.gate_proj.bits == 4  # router at 8 bits
+    assert moe.gate.bits == 8  # the router at 8 bits
+    if name == "qwen3_moe":
+        assert model.layers[1].mlp.gate_proj.bits == 4  # a dense layer (mlp_only_layers)
     # The same model with each packed weight dequantized back to float.
-    ref = tiny("qwen3_moe")
+    ref = tiny(name)
     flat = dict(tree_flatten(model.parameters()))
     deq = [
         (k[: -len("weight")] + "weight", mx.dequantize(v, flat[k[:-6] + "scales"],
@@ -245,7 +252,7 @@ from nuvec.lm.models.cache import make_prompt_cache
 tokens = mx.array(np.random.RandomState(2).randint(0, VOCAB, (2, 40)))
 for name in CONFIGS:
     model = tiny(name)
-    if name == "qwen3_moe":
+    if name in ("qwen3_moe", "mixtral"):
         nn.quantize(model, 32, 4, class_predicate=model.quant_predicate)
     cache = make_prompt_cache(model)
     out = [model(tokens, cache=cache), model(tokens[:, :1], cache=cache)]
@@ -255,7 +262,7 @@ for name in CONFIGS:
 
 def test_same_bits_for_every_thread_count():
     """The determinism contract through every architecture (40-token prefill of a batch of 2,
-    then a decode step; Qwen3-MoE with quantized experts): 1, 2 and 3 threads, each build."""
+    then a decode step; the mixtures of experts with quantized experts): 1, 2 and 3 threads, each build."""
     import os
     import subprocess
     import sys

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from . import gemma3_text, llama, phi3, qwen2, qwen3, qwen3_moe
+from . import gemma3_text, llama, mixtral, phi3, qwen2, qwen3, qwen3_moe
 
 MODELS = {
     "llama": llama,
@@ -16,6 +16,7 @@ MODELS = {
     "gemma3_text": gemma3_text,
     "phi3": phi3,
     "qwen3_moe": qwen3_moe,
+    "mixtral": mixtral,
 }
 
 

@@ -160,7 +160,7 @@ class TransformerBlock(Module):
 
 
 class LlamaModel(Module):
-    def __init__(self, args: ModelArgs, attention: Any = None, mlp: Any = None):
+    def __init__(self, args: ModelArgs, attention: Any = None, mlp: Any = None, block: Any = None):
         super().__init__()
         from ...nn.layers.embedding import Embedding
 
@@ -168,7 +168,8 @@ class LlamaModel(Module):
         self.sliding = [args.is_sliding(i) for i in range(args.num_hidden_layers)]
         self.embed_tokens = Embedding(args.vocab_size, args.hidden_size)
         self.layers = [
-            TransformerBlock(args, i, attention, mlp) for i in range(args.num_hidden_layers)
+            (block or TransformerBlock)(args, i, attention, mlp)
+            for i in range(args.num_hidden_layers)
         ]
         self.norm = RMSNorm(args.hidden_size, args.rms_norm_eps)
 
@@ -194,11 +195,13 @@ def run_layers(h: Any, model: Any, cache: list | None) -> Any:
 class Model(Module):
     """``model(inputs, cache=None)``: logits ``(B, L, vocab)`` for token ids ``(B, L)``."""
 
-    def __init__(self, args: ModelArgs, attention: Any = None, mlp: Any = None):
+    def __init__(
+        self, args: ModelArgs, attention: Any = None, mlp: Any = None, block: Any = None
+    ) -> None:
         super().__init__()
         self.args = args
         self.model_type = args.model_type
-        self.model = LlamaModel(args, attention, mlp)
+        self.model = LlamaModel(args, attention, mlp, block)
         if not args.tie_word_embeddings:
             self.lm_head = _linear(args.hidden_size, args.vocab_size)
 

@@ -78,12 +78,14 @@ class Model(qwen3.Model):
     @property
     def quant_predicate(self) -> Any:
         """The router stays at 8 bits when the model is quantized (mlx-lm's choice)."""
+        return router_at_8_bits
 
-        def predicate(path: str, module: Module) -> Any:
-            if not hasattr(module, "to_quantized"):
-                return False
-            if path.endswith("mlp.gate"):
-                return {"group_size": 64, "bits": 8}
-            return True
 
-        return predicate
+def router_at_8_bits(path: str, module: Module) -> Any:
+    """``nn.quantize``'s predicate for mixtures of experts: the routers (``...gate``) at 8 bits
+    in groups of 64, every other layer that can be quantized at the call's settings."""
+    if not hasattr(module, "to_quantized"):
+        return False
+    if path.endswith(".gate"):
+        return {"group_size": 64, "bits": 8}
+    return True
