@@ -34,6 +34,11 @@ CONFIGS = {
         rope_theta=10000.0, rope_scaling={"rope_type": "linear", "factor": 2.0},
     ),
     "phi3": dict(_BASE, model_type="phi3", partial_rotary_factor=0.5),
+    "phi3_longrope": dict(
+        _BASE, model_type="phi3", partial_rotary_factor=0.5, max_position_embeddings=131072,
+        rope_scaling={"type": "longrope", "long_factor": [1.0, 1.5, 3.0, 8.0],
+                      "short_factor": [1.0] * 4},
+    ),
     "qwen3_moe": dict(
         _BASE, model_type="qwen3_moe", head_dim=16, num_experts=8, num_experts_per_tok=2,
         moe_intermediate_size=32, norm_topk_prob=True, mlp_only_layers=[1],

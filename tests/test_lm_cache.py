@@ -52,6 +52,20 @@ def test_rotating_cache_equals_a_full_cache_with_a_window_mask(chunks):
     np.testing.assert_allclose(np.concatenate(outs, 2), ref, atol=1e-5)
 
 
+@pytest.mark.parametrize("keep", [0, 2])
+def test_one_token_window_masks_inside_a_larger_rotating_cache(keep):
+    """A window of 5 inside a cache of 8 (mask by slot age after rotation). mlx-lm's mask takes
+    the write position as 0 and ignores kept positions, which is wrong where keep > 0."""
+    q, k, v = _qkv(20, seed=2)
+    cache, outs = RotatingKVCache(8, keep=keep), []
+    for t in range(20):
+        mask = cache.make_mask(1, window_size=5)
+        kk, vv = cache.update_and_fetch(k[:, :, t : t + 1], v[:, :, t : t + 1])
+        o = mx.fast.scaled_dot_product_attention(q[:, :, t : t + 1], kk, vv, scale=0.125, mask=mask)
+        outs.append(np.array(o))
+    np.testing.assert_allclose(np.concatenate(outs, 2), _windowed_reference(q, k, v, 5), atol=1e-5)
+
+
 def test_rotating_cache_keeps_the_first_positions():
     q, k, v = _qkv(16, seed=1)
     cache, outs = RotatingKVCache(8, keep=2), []
@@ -200,3 +214,43 @@ def test_generate_step_options_make_rotating_or_quantized_caches():
     assert sum(a == b for a, b in zip(plain, quant)) >= 6  # 8 bits: nearly the same tokens
     # A window larger than the text changes nothing, bit for bit.
     assert [t for t, _ in generate_step(prompt, model, max_tokens=8, max_kv_size=64)] == plain
+
+
+def test_quantized_attention_equals_mlx_lm():
+    mlx = pytest.importorskip("mlx.core")
+    base = mlx_lm_module("base")
+    r = np.random.RandomState(7)
+    q = r.standard_normal((1, 4, 3, 64)).astype(np.float32)
+    k, v = (r.standard_normal((1, 2, 9, 64)).astype(np.float32) for _ in range(2))
+    for mask in ("causal", None):
+        ours = scaled_dot_product_attention(
+            mx.array(q), mx.quantize(mx.array(k), 64, 4), mx.quantize(mx.array(v), 64, 4),
+            QuantizedKVCache(64, 4), 0.125, mask,
+        )  # fmt: skip
+        theirs = base.quantized_scaled_dot_product_attention(
+            mlx.array(q), mlx.quantize(mlx.array(k), 64, 4), mlx.quantize(mlx.array(v), 64, 4),
+            0.125, mask, group_size=64, bits=4,
+        )  # fmt: skip
+        np.testing.assert_allclose(np.array(ours), np.array(theirs), atol=2e-5)
+
+
+@pytest.mark.parametrize("keep", [0, 2])
+def test_rotating_cache_holds_what_mlx_lm_holds(keep):
+    """The same updates (prompt chunks and single tokens) into ours and mlx-lm's RotatingKVCache:
+    the same keys returned, offsets, write positions and masks."""
+    mlx = pytest.importorskip("mlx.core")
+    theirs = mlx_lm_module("cache").RotatingKVCache(max_size=6, keep=keep)
+    ours = RotatingKVCache(6, keep=keep)
+    r = np.random.RandomState(8)
+    for n in [3, 1, 1, 1, 1, 4, 1, 1, 2, 1, 1, 1, 1, 1]:
+        k = r.standard_normal((1, 1, n, 4)).astype(np.float32)
+        for window in (None, 4, 6) if keep == 0 else (None, 6):  # (keep > 0: see below)
+            a = ours.make_mask(n, window_size=window)
+            b = theirs.make_mask(n, window_size=window)
+            assert (a is None) == (b is None) and isinstance(a, str) == isinstance(b, str)
+            if a is not None and not isinstance(a, str):
+                assert np.array_equal(np.array(a), np.array(b))
+        ka, _ = ours.update_and_fetch(mx.array(k), mx.array(k))
+        kb, _ = theirs.update_and_fetch(mlx.array(k), mlx.array(k))
+        assert np.array_equal(np.array(ka), np.array(kb))
+        assert (ours.offset, ours._idx) == (theirs.offset, theirs._idx)

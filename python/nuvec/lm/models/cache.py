@@ -270,9 +270,13 @@ class RotatingKVCache(_BaseCache):
             return "causal"
         if window_size is None or self.offset < window_size or self.max_size <= window_size:
             return None
+        # Ages of the slots once the new key is written at idx: the kept first positions are as
+        # old as they are; the others rotate through slots keep..size (mlx-lm takes idx = 0 and
+        # no kept positions, which differs where keep > 0).
         size = min(self.max_size, self.offset + 1)
-        idx = self._idx if self._idx < self.max_size else self.keep  # where the new key goes
-        age = (idx - mx.arange(size) + size) % size  # slot idx - a holds the key a steps older
+        idx = self._idx if self._idx < self.max_size else self.keep
+        slots = mx.arange(size)
+        age = mx.where(slots < self.keep, self.offset - slots, (idx - slots) % (size - self.keep))
         return age < window_size
 
 

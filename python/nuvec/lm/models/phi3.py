@@ -45,7 +45,7 @@ class Attention(llama.Attention):
             default = math.sqrt(
                 1 + math.log(factor) / math.log(args.original_max_position_embeddings)
             )
-            self.mscale = scaling.get("long_mscale") or (1.0 if factor <= 1.0 else default)
+            self.mscale = 1.0 if factor <= 1.0 else default
         elif kind is not None:
             raise ValueError(f"phi3: unsupported rope scaling {kind!r}")
 
