@@ -165,7 +165,7 @@ def _matrix_last(a, axis):
 
 def _matrix_norm(a, ord, axis, keepdims, s):
     dt = _at_least_float(a.dtype)
-    row, col = axis
+    row, col = (x + a.ndim if x < 0 else x for x in axis)
     if isinstance(ord, str):
         if ord in ("f", "fro"):
             return _l2(a, list(axis), keepdims, s)
