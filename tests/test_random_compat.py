@@ -6,7 +6,7 @@ permutation, split, key and uniform with array bounds; and the errors MLX raises
 import numpy as np
 import pytest
 
-from _impl import IS_MLX, mx
+from _impl import mx
 from helpers import to_np
 
 try:
