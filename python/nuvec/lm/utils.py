@@ -64,10 +64,11 @@ def load(
     return (model, tokenizer, config) if return_config else (model, tokenizer)
 
 
-def dequantize_model(model: Any) -> Any:
+def dequantize_model(model: Any, evaluate: bool = True) -> Any:
     """``model`` with every quantized layer replaced by its float32 equivalent (mlx-lm's
-    ``dequantize_model``): ``nn.Linear`` / ``nn.Embedding`` holding the weights dequantized in float32 (a GGUF's float16
-    scales would round each value to float16 in their own dtype)."""
+    ``dequantize_model``): ``nn.Linear`` / ``nn.Embedding`` holding the weights dequantized in
+    float32 (in a GGUF's float16 scales' own dtype each value would round to float16);
+    ``evaluate=False`` leaves them lazy."""
     from ..nn.layers.embedding import Embedding
     from ..nn.layers.linear import Linear
 
@@ -90,5 +91,6 @@ def dequantize_model(model: Any) -> Any:
                 walk(child)
 
     walk(model)
-    mx.eval(model.parameters())
+    if evaluate:
+        mx.eval(model.parameters())
     return model
