@@ -6,13 +6,11 @@ _LINALG = "linear algebra and FFT: issue 17"
 
 MISSING = {
     # Modules of later issues.
-    "linalg": _LINALG,
     "fft": _LINALG,
     **{
         n: "products that quantize their input on the fly: MLX's CPU build raises NYI for them"
         for n in ("qqmm", "gather_qqmm")
     },
-    "matrix_norm": _LINALG,
     # Names no issue lists yet.
     "ArrayIterator": "MLX's iterator class of `array.__iter__`; nuvec's arrays iterate without one",
     "ArrayLike": "MLX's typing protocol (objects with __mlx_array__); nuvec has no such hook",

@@ -29,7 +29,7 @@ def _tokens(n, batch=1, seed=1):
 def test_every_architecture_is_registered_by_model_type():
     for config in CONFIGS.values():
         assert config["model_type"] in MODELS
-    with pytest.raises(ValueError, match="unsupported architecture"):
+    with pytest.raises(ValueError, match="unsupported model type"):
         build({"model_type": "nope"})
 
 
@@ -195,8 +195,8 @@ def test_gemma3_layer_kinds_follow_the_pattern_or_layer_types():
         "RotatingKVCache", "KVCache", "RotatingKVCache",
     ]  # fmt: skip
     attn = [layer.self_attn for layer in model.layers]
-    assert [a.rope_theta for a in attn] == [100.0, 10000.0, 100.0]
-    assert [a.rope_scale for a in attn] == [1.0, 0.5, 1.0] and attn[0].scale == 16**-0.5
+    assert [a.rope.base for a in attn] == [100.0, 10000.0, 100.0]
+    assert [a.rope.scale for a in attn] == [1.0, 0.5, 1.0] and attn[0].scale == 16**-0.5
     config = dict(
         CONFIGS["gemma3_text"], layer_types=["full_attention"] * 2 + ["sliding_attention"]
     )
@@ -282,3 +282,40 @@ def test_same_bits_for_every_thread_count():
             outs[threads] = r.stdout
         assert len(outs["1"].split()) == 2 * len(CONFIGS)
         assert outs["1"] == outs["2"] == outs["3"], isa
+
+
+@pytest.mark.parametrize("name", ARCHS)
+def test_a_hugging_face_directory_of_each_architecture_loads(name, tmp_path):
+    """config.json and the weights under Hugging Face's names, through nuvec.lm.hf.load_model
+    (sanitize, then load by name): the same bits as the model written."""
+    import json
+
+    from nuvec.lm.hf import load_model
+
+    model = tiny(name)
+    mx.save_safetensors(str(tmp_path / "model.safetensors"), _hf_weights(model, name))
+    (tmp_path / "config.json").write_text(json.dumps(CONFIGS[name]))
+    loaded, _ = load_model(str(tmp_path), progress=False)
+    tokens = _tokens(9)
+    assert np.array_equal(np.array(loaded(tokens)), np.array(model(tokens)))
+
+
+@pytest.mark.parametrize("name", ["qwen3_moe", "mixtral", "gemma3_text"])
+def test_an_mlx_quantized_directory_loads_with_its_quantized_layers(name, tmp_path):
+    """mlx-lm's convert layout (quantized switch layers, the router at 8 bits by the model's
+    quant_predicate) read back by nuvec.lm.hf.load_model: the same bits."""
+    import json
+
+    from nuvec.lm.convert import quantize_model
+    from nuvec.lm.hf import load_model
+
+    model = tiny(name)
+    predicate = getattr(model, "quant_predicate", None)
+    model, config = quantize_model(model, CONFIGS[name], 32, 4, quant_predicate=predicate)
+    mx.save_safetensors(str(tmp_path / "model.safetensors"), dict(tree_flatten(model.parameters())))
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    loaded, _ = load_model(str(tmp_path), progress=False)
+    if name != "gemma3_text":
+        assert any(isinstance(m, QuantizedSwitchLinear) for _, m in loaded.named_modules())
+    tokens = _tokens(9)
+    assert np.array_equal(np.array(loaded(tokens)), np.array(model(tokens)))

@@ -18,6 +18,7 @@ from . import (  # noqa: F401
     distributed,
     fast,
     io,
+    linalg,
     metal,
     optimizers,
     random,
@@ -44,6 +45,7 @@ from ._dtypes import (  # noqa: F401
 from ._export import FunctionExporter, export_function, exporter, import_function  # noqa: F401
 from ._export_dot import export_to_dot  # noqa: F401
 from ._fp8 import from_fp8, to_fp8  # noqa: F401
+from ._linalg_spectral import matrix_norm  # noqa: F401  (MLX's other name of linalg.norm)
 from ._printoptions import PrintOptions, get_printoptions, printoptions, set_printoptions  # noqa: F401
 from ._streams import StreamContext, stream  # noqa: F401
 from .io import load, save, save_gguf, save_safetensors, savez, savez_compressed  # noqa: F401
@@ -80,6 +82,7 @@ __all__ = [
     "signedinteger", "stream", "StreamContext", "to_fp8", "unique", "unsignedinteger", "utils",
     "value_and_grad", "vjp", "vmap",
 ]  # fmt: skip
+__all__ += ["linalg", "matrix_norm"]  # nuvec.linalg (docs/linalg.md)
 __all__ += ["nn"]  # noqa: F405 - nuvec.nn (as mlx.nn), loaded on first use: __getattr__ below
 __all__ += ["lm"]  # noqa: F405 - nuvec.lm (as mlx-lm), loaded on first use: __getattr__ below
 _core.__all__ = [n for n in dir(_core) if not n.startswith("_")]

@@ -20,6 +20,7 @@ from ...nn.layers.activations import gelu_approx
 from ...nn.layers.base import Module
 from . import llama
 from .cache import KVCache, RotatingKVCache
+from .rope_utils import initialize_rope
 
 __all__ = ["Model", "ModelArgs"]
 
@@ -66,13 +67,15 @@ class Attention(llama.Attention):
         super().__init__(args, layer_idx)  # type: ignore[arg-type]
         self.scale = args.query_pre_attn_scalar**-0.5
         self.is_sliding = args.is_sliding(layer_idx)
-        scaling = args.rope_scaling or {}
-        if self.is_sliding:
-            self.rope_theta = args.rope_local_base_freq
-        elif scaling.get("rope_type", scaling.get("type")) == "linear":
-            self.rope_scale = 1.0 / scaling["factor"]
         self.q_norm = RMSNorm(args.head_dim, args.rms_norm_eps)
         self.k_norm = RMSNorm(args.head_dim, args.rms_norm_eps)
+
+    def make_rope(self, args: Any, layer_idx: int) -> Module:
+        """The local base without scaling on sliding layers; the global one with the config's
+        scaling on the others."""
+        if args.is_sliding(layer_idx):
+            return initialize_rope(args.head_dim, args.rope_local_base_freq, args.rope_traditional)
+        return super().make_rope(args, layer_idx)
 
     def norm_qk(self, q: Any, k: Any) -> tuple[Any, Any]:
         return self.q_norm(q), self.k_norm(k)

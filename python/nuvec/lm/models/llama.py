@@ -17,6 +17,7 @@ from ...nn.layers.activations import silu
 from ...nn.layers.base import Module
 from .base import create_attention_mask, scaled_dot_product_attention
 from .cache import KVCache, RotatingKVCache
+from .rope_utils import initialize_rope
 
 __all__ = ["Attention", "MLP", "Model", "ModelArgs", "RMSNorm", "TransformerBlock"]
 
@@ -36,6 +37,7 @@ class ModelArgs:
     head_dim: int | None = None
     rope_theta: float = 10000.0
     rope_traditional: bool = False
+    rope_scaling: dict | None = None
     tie_word_embeddings: bool = True
     max_position_embeddings: int | None = None
     attention_bias: bool = False
@@ -78,7 +80,7 @@ def _linear(din: int, dout: int, bias: bool = False) -> Module:
 
 class Attention(Module):
     """Grouped-query attention. Subclasses change ``project`` (fused or biased projections),
-    ``norm_qk`` (per-head norms) and the rope and scale attributes."""
+    ``norm_qk`` (per-head norms), ``rope`` (a module called with ``offset``) and ``scale``."""
 
     def __init__(self, args: ModelArgs, layer_idx: int = 0):
         super().__init__()
@@ -86,10 +88,15 @@ class Attention(Module):
         self.n_heads, self.n_kv_heads = args.num_attention_heads, args.num_key_value_heads
         self.scale = hd**-0.5
         self.head_dim = hd
-        self.rope_dims, self.rope_scale = hd, 1.0
-        self.rope_theta, self.rope_traditional = args.rope_theta, args.rope_traditional
+        self.rope = self.make_rope(args, layer_idx)
         self.make_projections(args)
         self.o_proj = _linear(self.n_heads * hd, dim)
+
+    def make_rope(self, args: Any, layer_idx: int) -> Module:
+        return initialize_rope(
+            args.head_dim, args.rope_theta, args.rope_traditional, args.rope_scaling,
+            args.max_position_embeddings,
+        )  # fmt: skip
 
     def make_projections(self, args: ModelArgs) -> None:
         dim, hd, bias = args.hidden_size, args.head_dim, args.attention_bias
@@ -104,12 +111,6 @@ class Attention(Module):
         """Queries and keys ``(B, L, heads, head_dim)`` before rope (Qwen3 and Gemma 3 norm them)."""
         return q, k
 
-    def _rope(self, x: Any, offset: Any) -> Any:
-        return fast.rope(
-            x, self.rope_dims, traditional=self.rope_traditional, base=self.rope_theta,
-            scale=self.rope_scale, offset=offset,
-        )  # fmt: skip
-
     def __call__(self, x: Any, mask: Any = None, cache: KVCache | None = None) -> Any:
         B, L, _ = x.shape
         q, k, v = self.project(x)
@@ -117,7 +118,7 @@ class Attention(Module):
         q, k = q.transpose(0, 2, 1, 3), k.transpose(0, 2, 1, 3)
         v = v.reshape(B, L, self.n_kv_heads, -1).transpose(0, 2, 1, 3)
         offset = cache.offset if cache is not None else 0
-        q, k = self._rope(q, offset), self._rope(k, offset)
+        q, k = self.rope(q, offset), self.rope(k, offset)
         if cache is not None:
             k, v = cache.update_and_fetch(k, v)
         if not isinstance(mask, (str, type(None))) and mask.shape[-1] != _length(k):

@@ -14,8 +14,9 @@ from ... import fast
 from ...nn.layers.activations import silu
 from ...nn.layers.base import Module
 from . import llama
+from .rope_utils import initialize_rope
 
-__all__ = ["Model", "ModelArgs"]
+__all__ = ["Model", "ModelArgs", "SuScaledRoPE"]
 
 
 @dataclass
@@ -27,27 +28,39 @@ class ModelArgs(llama.ModelArgs):
     max_position_embeddings: int | None = 131072
 
 
+class SuScaledRoPE(Module):
+    """LongRoPE (``su`` / ``longrope``), as mlx-lm's: the periods times the long factors (always
+    those), the rotated features scaled by ``sqrt(1 + ln(f) / ln(original context))`` where the
+    context grew by ``f``."""
+
+    def __init__(self, dims: int, args: ModelArgs):
+        super().__init__()
+        self.dims = dims
+        periods = args.rope_theta ** (mx.arange(0, dims, 2, dtype=mx.float32) / dims)
+        self._freqs = mx.array(args.rope_scaling["long_factor"], dtype=mx.float32) * periods
+        factor = args.max_position_embeddings / args.original_max_position_embeddings
+        grown = math.sqrt(1 + math.log(factor) / math.log(args.original_max_position_embeddings))
+        self.mscale = 1.0 if factor <= 1.0 else grown
+
+    def __call__(self, x: Any, offset: Any = 0) -> Any:
+        d = self.dims
+        if self.mscale != 1.0:
+            x = mx.concatenate([x[..., :d] * self.mscale, x[..., d:]], axis=-1)
+        return fast.rope(
+            x, d, traditional=False, base=None, scale=1.0, offset=offset, freqs=self._freqs
+        )
+
+
 class Attention(llama.Attention):
-    def __init__(self, args: ModelArgs, layer_idx: int = 0):
-        super().__init__(args, layer_idx)
-        self.rope_dims = int(args.head_dim * args.partial_rotary_factor)
+    def make_rope(self, args: Any, layer_idx: int) -> Module:
+        dims = int(args.head_dim * args.partial_rotary_factor)
         scaling = args.rope_scaling or {}
-        kind = scaling.get("rope_type", scaling.get("type"))
-        self._freqs, self.mscale = None, 1.0
-        if kind == "linear":
-            self.rope_scale = 1.0 / scaling["factor"]
-        elif kind in ("su", "longrope"):
-            # As mlx-lm's SuScaledRoPE: always the long factors.
-            d = self.rope_dims
-            periods = args.rope_theta ** (mx.arange(0, d, 2, dtype=mx.float32) / d)
-            self._freqs = mx.array(scaling["long_factor"], dtype=mx.float32) * periods
-            factor = args.max_position_embeddings / args.original_max_position_embeddings
-            default = math.sqrt(
-                1 + math.log(factor) / math.log(args.original_max_position_embeddings)
-            )
-            self.mscale = 1.0 if factor <= 1.0 else default
-        elif kind is not None:
-            raise ValueError(f"phi3: unsupported rope scaling {kind!r}")
+        if scaling.get("rope_type", scaling.get("type")) in ("su", "longrope"):
+            return SuScaledRoPE(dims, args)
+        return initialize_rope(
+            dims, args.rope_theta, args.rope_traditional, args.rope_scaling,
+            args.max_position_embeddings,
+        )  # fmt: skip
 
     def make_projections(self, args: llama.ModelArgs) -> None:
         size = (self.n_heads + 2 * self.n_kv_heads) * args.head_dim
