@@ -79,6 +79,30 @@ def test_rotating_cache_keeps_the_first_positions():
     )
 
 
+def test_rotating_cache_forgets_the_end_of_an_appended_chunk():
+    """Past its window, a rotating cache can forget up to the newest positions of the chunk just
+    appended (what speculative decoding's rewind needs); attention afterwards equals the window
+    over the text as kept."""
+    q, k, v = _qkv(30, seed=3)
+    cache, text, outs = RotatingKVCache(6), [], []
+    # (position of the chunk in q/k/v, its length, how many of its positions to forget after)
+    plan = [(0, 5, 0), (5, 4, 2), (9, 1, 0), (10, 1, 0), (11, 4, 3), (15, 1, 0), (16, 3, 0),
+            (19, 4, 1), (23, 1, 0), (24, 1, 0)]  # fmt: skip
+    for start, n, forget in plan:
+        sl = slice(start, start + n)
+        mask = cache.make_mask(n, window_size=6)
+        kk, vv = cache.update_and_fetch(k[:, :, sl], v[:, :, sl])
+        if not isinstance(mask, (str, type(None))):
+            mask = mask[..., -kk.shape[2] :]
+        o = scaled_dot_product_attention(q[:, :, sl], kk, vv, cache, 0.125, mask)
+        text += list(range(start, start + n - forget))
+        outs.append(np.array(o)[:, :, : n - forget])
+        assert cache.trim(forget) == forget and cache.offset == len(text)
+    idx = np.array(text)
+    ref = _windowed_reference(q[:, :, idx], k[:, :, idx], v[:, :, idx], 6)
+    np.testing.assert_allclose(np.concatenate(outs, 2), ref, atol=1e-5)
+
+
 def test_max_kv_size_makes_rotating_caches():
     model = tiny("qwen3")
     caches = make_prompt_cache(model, max_kv_size=32)
@@ -197,7 +221,7 @@ def test_trim_prompt_cache():
     model, cache = _filled("plain")
     assert can_trim_prompt_cache(cache) and trim_prompt_cache(cache, 4) == 4
     assert all(c.offset == 6 for c in cache)
-    _, rot = _filled("rotating")  # 10 positions through windows of 4: overwritten
+    _, rot = _filled("rotating")  # 10 positions through windows of 4, the last 3 one by one
     assert not can_trim_prompt_cache(rot) and trim_prompt_cache(rot, 1) == 0
 
 

@@ -15,25 +15,27 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from .. import _core as mx
-from .models.cache import (
-    can_trim_prompt_cache,
-    make_prompt_cache,
-    maybe_quantize_kv_cache,
-    trim_prompt_cache,
-)
+from .models.cache import KVCache, RotatingKVCache, make_prompt_cache, maybe_quantize_kv_cache
 from .sample_utils import make_sampler
 
 __all__ = ["speculative_generate_step"]
 
 
 def _rewind(cache: list, n: int) -> None:
-    if n > 0:
-        if not can_trim_prompt_cache(cache):
-            raise ValueError(
-                "speculative decoding needs trimmable caches; a rotating cache can no longer "
-                "trim once its window is full"
-            )
-        trim_prompt_cache(cache, n)
+    if n > 0 and any(c.trim(n) != n for c in cache):
+        raise ValueError(
+            "speculative decoding needs caches that can forget the rejected drafts (a rotating "
+            "cache updated one token at a time cannot, once its window is full)"
+        )
+
+
+def _draft_caches(draft_model: Any) -> list:
+    """The draft model's caches, with plain caches where it has sliding windows: a rotating
+    cache the draft fills one token at a time cannot forget rejected drafts, while a plain one
+    with the window's mask attends to the same keys (at the cost of keeping them all)."""
+    return [
+        KVCache() if isinstance(c, RotatingKVCache) else c for c in make_prompt_cache(draft_model)
+    ]
 
 
 def speculative_generate_step(
@@ -62,7 +64,7 @@ def speculative_generate_step(
         raise ValueError("num_draft_tokens must be at least 1")
     sampler = sampler or make_sampler()
     if prompt_cache is None:
-        model_cache, draft_cache = make_prompt_cache(model), make_prompt_cache(draft_model)
+        model_cache, draft_cache = make_prompt_cache(model), _draft_caches(draft_model)
     else:
         model_cache = prompt_cache[: len(model.layers)]
         draft_cache = prompt_cache[len(model.layers) :]

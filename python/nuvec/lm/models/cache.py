@@ -232,7 +232,10 @@ class RotatingKVCache(_BaseCache):
         return self.keys, self.values
 
     def update_and_fetch(self, keys: Any, values: Any) -> tuple[Any, Any]:
-        if keys.shape[2] == 1:
+        # A buffer trimmed after it rotated holds fewer than max_size positions of a longer
+        # text: it grows by appending until it is whole again.
+        short = self.keys is not None and self.keys.shape[2] < min(self.offset, self.max_size)
+        if keys.shape[2] == 1 and not short:
             return self._update_in_place(keys, values)
         return self._update_concat(keys, values)
 
@@ -248,14 +251,34 @@ class RotatingKVCache(_BaseCache):
     def state(self, v: tuple) -> None:
         self.keys, self.values, self.offset, self.keep, self.max_size, self._idx = v
 
+    def _spare(self) -> int:
+        """How many of the newest positions can be forgotten with the keys left still covering
+        the window of the next query: any while the buffer holds every position in order, else
+        (a prompt appended after the last ``max_size - 1``) those beyond ``max_size - 1``."""
+        if self.keys is None or self._idx != self.keys.shape[2]:
+            return 0
+        if self._idx == self.offset:
+            return self.offset
+        return max(self._idx - (self.max_size - 1), 0)
+
     def is_trimmable(self) -> bool:
-        """Only while nothing has been overwritten."""
-        return self.offset < self.max_size
+        """While nothing has been overwritten (mlx-lm's rule), or after a prompt was appended:
+        then its positions beyond a window (what speculative decoding's verify step rewinds)."""
+        return self.offset < self.max_size or self._spare() > 0
 
     def trim(self, n: int) -> int:
-        n = min(self.offset, n)
-        self.offset -= n
+        """Forget the last ``n`` positions, or as many as can be (returned)."""
+        if self.offset < self.max_size:
+            n = min(self.offset, n)
+            self.offset -= n
+            self._idx -= n
+            return n
+        n = min(n, self._spare())
+        if n == 0:
+            return 0
         self._idx -= n
+        self.offset -= n
+        self.keys, self.values = self.keys[..., : self._idx, :], self.values[..., : self._idx, :]
         return n
 
     def make_mask(self, n: int, window_size: int | None = None, return_array: bool = False) -> Any:
