@@ -278,3 +278,22 @@ def test_rotating_cache_holds_what_mlx_lm_holds(keep):
         kb, _ = theirs.update_and_fetch(mlx.array(k), mlx.array(k))
         assert np.array_equal(np.array(ka), np.array(kb))
         assert (ours.offset, ours._idx) == (theirs.offset, theirs._idx)
+
+
+@pytest.mark.parametrize("name", ["gemma3_text", "mistral", "qwen3_moe", "phi3"])
+def test_a_prompt_in_a_left_padded_batch_gets_its_own_bits(name):
+    """BatchKVCache masks hide each row's pads (and, on sliding layers, the keys outside the
+    window): each row's prefill and decode logits are those of the row alone. Prompts longer
+    than 8 tokens: prefill attention takes another path for 2 to 8 query rows (the serial
+    rule's), so a prompt of at most 8 tokens alone and in a wider batch differ in rounding."""
+    model = tiny(name)
+    r = np.random.RandomState(10)
+    prompts = [list(r.randint(0, VOCAB, n)) for n in (40, 12, 33)]
+    pads = [40 - len(p) for p in prompts]
+    cache = make_prompt_cache(model, left_padding=pads)
+    first = np.array(model(mx.array([[0] * n + p for n, p in zip(pads, prompts)]), cache=cache))
+    nxt = np.array(model(mx.array([[5], [6], [7]]), cache=cache))
+    for i, p in enumerate(prompts):
+        alone = make_prompt_cache(model, left_padding=[0])
+        assert np.array_equal(np.array(model(mx.array([p]), cache=alone))[0, -1], first[i, -1])
+        assert np.array_equal(np.array(model(mx.array([[5 + i]]), cache=alone))[0, -1], nxt[i, -1])
