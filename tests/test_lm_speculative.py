@@ -168,3 +168,30 @@ def test_quantized_caches_speculative_equals_greedy_bit_for_bit(k):
     plain = [(t, np.array(lp)) for t, lp in generate_step(PROMPT, model, max_tokens=15, **kv)]
     _same(plain, _spec(model, draft, 15, k, **kv))
     _same(plain, _spec(model, model, 15, k, **kv))
+
+
+def test_a_stopped_run_leaves_caches_that_plain_decoding_continues():
+    """The rejected drafts are forgotten before tokens are handed out, so a consumer that stops
+    mid-way (an end token, a chat turn) leaves caches holding only kept positions."""
+    from nuvec.lm.models.cache import make_prompt_cache, trim_prompt_cache
+
+    model, draft = tiny("qwen3"), tiny("qwen3", seed=3)
+    plain = [t for t, _ in generate_step(PROMPT, model, max_tokens=12)]
+    flags = [f for _, _, f in _spec(model, draft, 12, 3)]
+    assert 0 < sum(flags) < 12  # some drafts kept, some rejected
+    for stop in range(1, 9):
+        caches = make_prompt_cache(model) + make_prompt_cache(draft)
+        run = speculative_generate_step(
+            PROMPT, model, draft, num_draft_tokens=3, prompt_cache=caches
+        )
+        got = [next(run)[0] for _ in range(stop)]
+        run.close()
+        assert got == plain[:stop]
+        # Exactly the prompt and the tokens before the model's own token that ends the round.
+        held = caches[0].offset
+        assert held == PROMPT.size + flags.index(False, stop - 1)
+        trim_prompt_cache(caches[:3], held - (PROMPT.size + stop - 1))
+        rest = generate_step(
+            mx.array(got[-1:]), model, max_tokens=12 - stop, prompt_cache=caches[:3]
+        )
+        assert [t for t, _ in rest] == plain[stop:]

@@ -123,18 +123,17 @@ def speculative_generate_step(
         )
         mx.eval(tokens, draft_tokens)
         tokens, draft_list = tokens.tolist(), draft_tokens.tolist()
-        n = 0
-        while n < num_draft and tokens[n] == draft_list[n] and ntoks < max_tokens:
-            yield tokens[n], logprobs[n], True
+        n = 0  # drafts accepted
+        while n < num_draft and tokens[n] == draft_list[n]:
             n += 1
-            ntoks += 1
-        if ntoks < max_tokens:
-            yield tokens[n], logprobs[n], False
-            ntoks += 1
-        if history is not None:  # forget the rejected drafts' positions
+        # Forget the rejected drafts before handing out tokens: the consumer may stop at any.
+        if history is not None:
             history = history[: history.size - (num_draft - n)]
         _rewind(model_cache, num_draft - n)
         _rewind(draft_cache, max(num_draft - n - 1, 0))
+        for i in range(min(n + 1, max_tokens - ntoks)):
+            yield tokens[i], logprobs[i], i < n
+        ntoks += min(n + 1, max_tokens - ntoks)
         y = mx.array([tokens[n]], dtype=prompt.dtype)
         # All drafts kept: the draft model has not seen its last one yet.
         draft_y = mx.array([draft_list[-1], tokens[n]], prompt.dtype) if n == num_draft else y
