@@ -43,6 +43,10 @@ CONFIGS = {
         _BASE, model_type="qwen3_moe", head_dim=16, num_experts=8, num_experts_per_tok=2,
         moe_intermediate_size=32, norm_topk_prob=True, mlp_only_layers=[1],
     ),
+    "qwen2_moe": dict(
+        _BASE, model_type="qwen2_moe", num_experts=8, num_experts_per_tok=3,
+        moe_intermediate_size=32, shared_expert_intermediate_size=64,
+    ),
     "mixtral": dict(_BASE, model_type="mixtral", num_local_experts=4, num_experts_per_tok=2),
 }  # fmt: skip
 

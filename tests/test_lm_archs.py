@@ -148,7 +148,7 @@ def test_a_chunk_of_up_to_8_tokens_has_the_bits_of_one_by_one_decode(name):
 def _hf_weights(model, name):
     """The model's weights as a Hugging Face file names them (experts one tensor each)."""
     flat = dict(tree_flatten(model.parameters()))
-    if name not in ("qwen3_moe", "mixtral"):
+    if name not in ("qwen3_moe", "qwen2_moe", "mixtral"):
         return flat
     hf = {"gate_proj": "w1", "down_proj": "w2", "up_proj": "w3"} if name == "mixtral" else {}
     out = {}
@@ -203,13 +203,13 @@ def test_gemma3_layer_kinds_follow_the_pattern_or_layer_types():
     assert [type(c).__name__[0] for c in make_prompt_cache(build(config))] == ["K", "K", "R"]
 
 
-@pytest.mark.parametrize("name", ["qwen3_moe", "mixtral"])
+@pytest.mark.parametrize("name", ["qwen3_moe", "mixtral", "qwen2_moe"])
 def test_quantized_experts_run_through_gather_qmm(name):
     model = tiny(name)
-    nn.quantize(model, 32, 4, class_predicate=model.quant_predicate)
-    moe = model.layers[0]["mlp" if name == "qwen3_moe" else "block_sparse_moe"]
+    nn.quantize(model, 32, 4, class_predicate=getattr(model, "quant_predicate", None))
+    moe = model.layers[0]["block_sparse_moe" if name == "mixtral" else "mlp"]
     assert isinstance(moe.switch_mlp.gate_proj, QuantizedSwitchLinear)
-    assert moe.gate.bits == 8  # the router at 8 bits
+    assert moe.gate.bits == (8 if name == "qwen3_moe" else 4)  # mlx-lm's Qwen3-MoE router: 8
     if name == "qwen3_moe":
         assert model.layers[1].mlp.gate_proj.bits == 4  # a dense layer (mlp_only_layers)
     # The same model with each packed weight dequantized back to float.
@@ -253,8 +253,8 @@ from nuvec.lm.models.cache import make_prompt_cache
 tokens = mx.array(np.random.RandomState(2).randint(0, VOCAB, (2, 40)))
 for name in CONFIGS:
     model = tiny(name)
-    if name in ("qwen3_moe", "mixtral"):
-        nn.quantize(model, 32, 4, class_predicate=model.quant_predicate)
+    if name in ("qwen3_moe", "qwen2_moe", "mixtral"):
+        nn.quantize(model, 32, 4, class_predicate=getattr(model, "quant_predicate", None))
     cache = make_prompt_cache(model)
     out = [model(tokens, cache=cache), model(tokens[:, :1], cache=cache)]
     print(name, hashlib.sha256(b"".join(np.array(o).tobytes() for o in out)).hexdigest()[:16])
@@ -300,7 +300,7 @@ def test_a_hugging_face_directory_of_each_architecture_loads(name, tmp_path):
     assert np.array_equal(np.array(loaded(tokens)), np.array(model(tokens)))
 
 
-@pytest.mark.parametrize("name", ["qwen3_moe", "mixtral", "gemma3_text"])
+@pytest.mark.parametrize("name", ["qwen3_moe", "qwen2_moe", "mixtral", "gemma3_text"])
 def test_an_mlx_quantized_directory_loads_with_its_quantized_layers(name, tmp_path):
     """mlx-lm's convert layout (quantized switch layers, the router at 8 bits by the model's
     quant_predicate) read back by nuvec.lm.hf.load_model: the same bits."""

@@ -43,7 +43,7 @@ def _quantized(name):
     return model
 
 
-@pytest.mark.parametrize("name", ["llama", "qwen3", "phi3", "qwen3_moe", "mixtral"])
+@pytest.mark.parametrize("name", ["llama", "qwen3", "phi3", "qwen3_moe", "qwen2_moe", "mixtral"])
 @pytest.mark.parametrize("draft", ["itself", "other", "quantized"])
 @pytest.mark.parametrize("k", [1, 3, 7])
 def test_greedy_speculative_equals_greedy_bit_for_bit(name, draft, k):

@@ -22,6 +22,7 @@ MODELS = {
     "phi3": "phi3",
     "qwen3_moe": "qwen3_moe",
     "mixtral": "mixtral",
+    "qwen2_moe": "qwen2_moe",
 }
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from ... import _core as mx
 from ...nn.layers.base import Module
 from . import llama
-from .switch_layers import SwitchGLU
+from .switch_layers import SwitchGLU, stack_experts
 
 __all__ = ["Model", "ModelArgs", "SparseMoeBlock"]
 
@@ -60,22 +60,8 @@ class Model(llama.Model):
         super().__init__(args, block=TransformerBlock)
 
     def sanitize(self, weights: dict[str, Any]) -> dict[str, Any]:
-        weights = dict(weights)
+        prefixes = [
+            f"model.layers.{i}.block_sparse_moe" for i in range(self.args.num_hidden_layers)
+        ]
         names = {"w1": "gate_proj", "w2": "down_proj", "w3": "up_proj"}
-        for i in range(self.args.num_hidden_layers):
-            prefix = f"model.layers.{i}.block_sparse_moe"
-            for hf, ours in names.items():
-                for part in ("weight", "scales", "biases"):
-                    if f"{prefix}.experts.0.{hf}.{part}" in weights:
-                        weights[f"{prefix}.switch_mlp.{ours}.{part}"] = mx.stack([
-                            weights.pop(f"{prefix}.experts.{e}.{hf}.{part}")
-                            for e in range(self.args.num_local_experts)
-                        ])  # fmt: skip
-        return weights
-
-    @property
-    def quant_predicate(self) -> Any:
-        """The router stays at 8 bits when the model is quantized, as Qwen3-MoE's."""
-        from .qwen3_moe import router_at_8_bits
-
-        return router_at_8_bits
+        return stack_experts(weights, prefixes, self.args.num_local_experts, names)

@@ -15,7 +15,7 @@ from typing import Any
 from ... import _core as mx
 from ...nn.layers.base import Module
 from . import llama, qwen3
-from .switch_layers import SwitchGLU
+from .switch_layers import SwitchGLU, stack_experts
 
 __all__ = ["Model", "ModelArgs", "SparseMoeBlock"]
 
@@ -62,18 +62,9 @@ class Model(qwen3.Model):
 
     def sanitize(self, weights: dict[str, Any]) -> dict[str, Any]:
         """Stack Hugging Face's per-expert tensors into the switch layers' weights."""
-        weights = dict(weights)
-        for i in range(self.args.num_hidden_layers):
-            prefix = f"model.layers.{i}.mlp"
-            for name in ("gate_proj", "up_proj", "down_proj"):
-                for part in ("weight", "scales", "biases"):
-                    key = f"{prefix}.experts.0.{name}.{part}"
-                    if key in weights:
-                        weights[f"{prefix}.switch_mlp.{name}.{part}"] = mx.stack([
-                            weights.pop(f"{prefix}.experts.{e}.{name}.{part}")
-                            for e in range(self.args.num_experts)
-                        ])  # fmt: skip
-        return weights
+        prefixes = [f"model.layers.{i}.mlp" for i in range(self.args.num_hidden_layers)]
+        names = {n: n for n in ("gate_proj", "up_proj", "down_proj")}
+        return stack_experts(weights, prefixes, self.args.num_experts, names)
 
     @property
     def quant_predicate(self) -> Any:
@@ -82,10 +73,10 @@ class Model(qwen3.Model):
 
 
 def router_at_8_bits(path: str, module: Module) -> Any:
-    """``nn.quantize``'s predicate for mixtures of experts: the routers (``...gate``) at 8 bits
-    in groups of 64, every other layer that can be quantized at the call's settings."""
+    """``nn.quantize``'s predicate: the routers (``mlp.gate``) at 8 bits in groups of 64, every
+    other layer that can be quantized at the call's settings (mlx-lm's choice for Qwen3-MoE)."""
     if not hasattr(module, "to_quantized"):
         return False
-    if path.endswith(".gate"):
+    if path.endswith("mlp.gate"):
         return {"group_size": 64, "bits": 8}
     return True

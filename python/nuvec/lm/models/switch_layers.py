@@ -17,7 +17,7 @@ from ... import random
 from ...nn.layers.activations import silu
 from ...nn.layers.base import Module
 
-__all__ = ["QuantizedSwitchLinear", "SwitchGLU", "SwitchLinear"]
+__all__ = ["QuantizedSwitchLinear", "SwitchGLU", "SwitchLinear", "stack_experts"]
 
 
 class SwitchLinear(Module):
@@ -110,3 +110,21 @@ class SwitchGLU(Module):
         if do_sort:
             x = x[inverse].reshape(*indices.shape, *x.shape[1:])
         return x.squeeze(-2)
+
+
+def stack_experts(
+    weights: dict[str, Any], prefixes: list[str], num_experts: int, names: dict[str, str]
+) -> dict[str, Any]:
+    """Hugging Face's per-expert tensors ``{prefix}.experts.{e}.{name}.{part}`` stacked into the
+    switch layers' ``{prefix}.switch_mlp.{ours}.{part}`` (``names``: theirs to ours), for the
+    weights, and the scales and biases of a quantized file."""
+    weights = dict(weights)
+    for prefix in prefixes:
+        for theirs, ours in names.items():
+            for part in ("weight", "scales", "biases"):
+                if f"{prefix}.experts.0.{theirs}.{part}" in weights:
+                    weights[f"{prefix}.switch_mlp.{ours}.{part}"] = mx.stack([
+                        weights.pop(f"{prefix}.experts.{e}.{theirs}.{part}")
+                        for e in range(num_experts)
+                    ])  # fmt: skip
+    return weights
