@@ -1,7 +1,8 @@
 """The decompositions' bits depend on shapes only: the same for NUVEC_NUM_THREADS 1, 2 and 3
 within each of NUVEC_CPU_ISA portable and avx2 (subprocesses; LAPACK's outputs are the same in
-both, pinv's products round as nuvec's matmul does in each build), and each matrix of a batch as when factorised alone (the batch is split over
-nuvec's pool, a matrix per task). OpenBLAS's own thread count is fixed within a process."""
+both, pinv's products round as nuvec's matmul does in each build), and each matrix of a batch
+as when factorised alone (the batch is split over nuvec's pool, a matrix per task). OpenBLAS's
+own thread count is fixed within a process."""
 
 import hashlib
 import os
