@@ -7,7 +7,6 @@ _LINALG = "linear algebra and FFT: issue 17"
 MISSING = {
     # Modules of later issues.
     "linalg": _LINALG,
-    "fft": _LINALG,
     **{
         n: "products that quantize their input on the fly: MLX's CPU build raises NYI for them"
         for n in ("qqmm", "gather_qqmm")

@@ -647,7 +647,7 @@ NON_OPS = {
     "broadcast_shapes": ("shape", "shape arithmetic, no array"),
     **{
         n: ("modules", "a module")
-        for n in "random utils io metal cuda nn distributed optimizers fast".split()
+        for n in "random utils io metal cuda nn distributed optimizers fast fft".split()
     },
     "lm": ("modules", "a package: language models with mlx-lm's names (docs/lm.md)"),
     **{

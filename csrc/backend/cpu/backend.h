@@ -27,6 +27,7 @@ void register_attention_kernels(Backend& b);
 void register_gathered_kernels(Backend& b);
 void register_hadamard_kernels(Backend& b);
 void register_quantized_matmul_kernels(Backend& b);
+void register_fft_kernels(Backend& b);
 Fusion fusion();
 
 }  // namespace nuvec::cpu
