@@ -34,6 +34,7 @@ void init_attention(nb::module_& m);
 void init_gathered(nb::module_& m);
 void init_linalg_spectral(nb::module_& m);  // nuvec.linalg's decompositions
 void init_linalg(nb::module_& m);  // nuvec.linalg: LU, triangular, Cholesky
+void init_fft(nb::module_& m);
 }  // namespace nuvec::python
 
 NB_MODULE(_core, m) {
@@ -65,6 +66,7 @@ NB_MODULE(_core, m) {
   nuvec::python::init_gathered(m);
   nuvec::python::init_linalg_spectral(m);
   nuvec::python::init_linalg(m);
+  nuvec::python::init_fft(m);
   m.def(
       "_cpu_isa", [] { return nuvec::backend_for(nuvec::DeviceType::cpu)->description; },
       "The kernel build chosen for this processor.");

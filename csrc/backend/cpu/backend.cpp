@@ -14,7 +14,8 @@ void register_cpu_backend() {
           register_quantized_kernels, register_quantized_matmul_kernels, register_fast_norm_kernels,
           register_attention_kernels, register_gathered_kernels, register_hadamard_kernels,
           register_linalg_spectral_kernels,
-          register_linalg_kernels})
+          register_linalg_kernels,
+          register_fft_kernels})
       add(*b);
     return b;
   }();
