@@ -27,10 +27,10 @@ MAX_FILE_SIZE_GB = 5
 DTYPES = ("float16", "bfloat16", "float32")
 
 
-def make_shards(weights: dict[str, Any], max_file_size_gb: float = MAX_FILE_SIZE_GB) -> list[dict]:
-    """``weights`` split in order into shards of at most ``max_file_size_gb`` GiB each (a tensor
-    larger than that alone in its shard), as mlx-lm splits them."""
-    limit = int(max_file_size_gb * (1 << 30))
+def make_shards(weights: dict[str, Any], max_file_size_gb: float | None = None) -> list[dict]:
+    """``weights`` split in order into shards of at most ``max_file_size_gb`` GiB each (default
+    ``MAX_FILE_SIZE_GB``; a tensor larger than that alone in its shard), as mlx-lm splits them."""
+    limit = int((max_file_size_gb or MAX_FILE_SIZE_GB) * (1 << 30))
     shards: list[dict] = [{}]
     size = 0
     for k, v in weights.items():
@@ -46,7 +46,7 @@ def save_weights(
     path: str,
     weights: dict[str, Any],
     progress: bool = True,
-    max_file_size_gb: float = MAX_FILE_SIZE_GB,
+    max_file_size_gb: float | None = None,
 ) -> None:
     """``weights`` into ``path`` as model.safetensors, or model-0000i-of-0000n.safetensors shards,
     with metadata ``{"format": "mlx"}`` and the index mlx-lm writes. Each tensor is evaluated
