@@ -26,7 +26,7 @@ from nuvec.lm import generate, generate_step, load  # noqa: E402
 from nuvec.lm.convert import convert, make_shards  # noqa: E402
 from nuvec.lm.utils import dequantize_model  # noqa: E402
 from nuvec.nn import Embedding, Linear, QuantizedEmbedding, QuantizedLinear, quantize  # noqa: E402
-from test_lm_load import CONFIG, PROMPT, logits, tiny_model, write_dir  # noqa: E402
+from test_lm_load import CONFIG, logits, tiny_model, write_dir  # noqa: E402
 
 
 @pytest.fixture(scope="module")
