@@ -151,7 +151,7 @@ def convert(
         dequantize_model(model, evaluate=False)
         config.pop("quantization", None)
         config.pop("quantization_config", None)
-    dtype = dtype or config.get("torch_dtype")
+    dtype = dtype or config.get("torch_dtype") or config.get("dtype")  # transformers 5: "dtype"
     if dtype in DTYPES:
         model.set_dtype(getattr(mx, dtype))  # the floating parameters
         config["torch_dtype"] = dtype

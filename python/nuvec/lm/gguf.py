@@ -133,8 +133,8 @@ def load_gguf(path: str) -> tuple[Any, dict, dict]:
         kind = base.rsplit(".", 1)[-1]
         if kind in heads:
             parts = {k: unpermute(v, heads[kind]) for k, v in parts.items()}
-        parent_path, attr = path_.rsplit(".", 1)
-        parent = _node(model, parent_path)
+        parent_path, _, attr = path_.rpartition(".")
+        parent = _node(model, parent_path) if parent_path else model  # lm_head: at the top
         w = parts["weight"]
         if "scales" in parts:
             cls = QuantizedEmbedding if base == "token_embd" else QuantizedLinear

@@ -1,0 +1,140 @@
+"""nuvec.lm.load of GGUF files of every tensor type a llama checkpoint comes in (F32, F16, BF16,
+Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and the K-quants): tiny llama files written with the `gguf`
+package (Q and K rows permuted as llama.cpp's converter permutes them) load into a model whose
+weights are the `gguf` package's dequantization of the same bytes, in Hugging Face's row order."""
+
+import numpy as np
+import pytest
+
+import nuvec as mx
+from nuvec.utils import tree_flatten
+
+pytestmark = pytest.mark.nuvec_only
+
+pytest.importorskip("tokenizers")
+pytest.importorskip("jinja2")
+gguf = pytest.importorskip("gguf")
+
+from gguf.constants import GGMLQuantizationType as T  # noqa: E402
+
+from nuvec.lm import load  # noqa: E402
+from nuvec.lm.models import build  # noqa: E402
+from nuvec.lm.utils import dequantize_model  # noqa: E402
+from nuvec.nn import QuantizedLinear  # noqa: E402
+from test_io_compat import _dequantized, _random_blocks  # noqa: E402
+from test_lm_load import SPECIALS, tiny_tokenizer  # noqa: E402
+
+DIM, HEADS, KV, FF, VOCAB = 256, 4, 2, 256, 272  # rows of 256: whole K-quant blocks
+CONFIG = {
+    "model_type": "llama", "hidden_size": DIM, "num_hidden_layers": 1, "intermediate_size": FF,
+    "num_attention_heads": HEADS, "num_key_value_heads": KV, "vocab_size": VOCAB,
+    "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "tie_word_embeddings": False,
+}  # fmt: skip
+HF = {  # GGUF name -> Hugging Face name, shape
+    "token_embd": ("model.embed_tokens", (VOCAB, DIM)),
+    "output": ("lm_head", (VOCAB, DIM)),
+    "blk.0.attn_q": ("model.layers.0.self_attn.q_proj", (DIM, DIM)),
+    "blk.0.attn_k": ("model.layers.0.self_attn.k_proj", (KV * DIM // HEADS, DIM)),
+    "blk.0.attn_v": ("model.layers.0.self_attn.v_proj", (KV * DIM // HEADS, DIM)),
+    "blk.0.attn_output": ("model.layers.0.self_attn.o_proj", (DIM, DIM)),
+    "blk.0.ffn_gate": ("model.layers.0.mlp.gate_proj", (FF, DIM)),
+    "blk.0.ffn_up": ("model.layers.0.mlp.up_proj", (FF, DIM)),
+    "blk.0.ffn_down": ("model.layers.0.mlp.down_proj", (DIM, FF)),
+}
+NORMS = {
+    "blk.0.attn_norm": "model.layers.0.input_layernorm",
+    "blk.0.ffn_norm": "model.layers.0.post_attention_layernorm",
+    "output_norm": "model.norm",
+}
+KEPT_QUANTIZED = (T.Q4_0, T.Q4_1, T.Q8_0)  # nuvec.load gives MLX's triple: QuantizedLinear
+FLOAT16_LOADED = (T.Q5_0, T.Q5_1, T.Q2_K, T.Q3_K, T.Q4_K, T.Q5_K, T.Q6_K, T.Q8_K)
+
+
+def _permute(w, heads):
+    """convert_hf_to_gguf.py's LlamaModel.permute (Hugging Face rows -> llama.cpp's)."""
+    return (
+        w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+    )
+
+
+def _encode(w, kind, seed):
+    """(raw data for the writer, the values the `gguf` package reads back from it)."""
+    if kind == T.F32:
+        return w, w
+    if kind == T.F16:
+        return w.astype(np.float16), w.astype(np.float16).astype(np.float32)
+    if kind in (T.BF16, *KEPT_QUANTIZED, T.Q5_0, T.Q5_1):
+        raw = gguf.quants.quantize(w, kind)
+    else:  # the gguf package cannot quantize K-quants: random valid blocks
+        raw = _random_blocks(kind, *w.shape, seed)
+    return raw, _dequantized(raw, kind).reshape(w.shape).astype(np.float32)
+
+
+def _write(path, kind):
+    """A tiny llama GGUF whose 2-d tensors are of ``kind``; its weights in Hugging Face's order."""
+    rng = np.random.default_rng(int(kind))
+    writer = gguf.GGUFWriter(str(path), "llama")
+    for key, value in (("block_count", 1), ("context_length", 128), ("embedding_length", DIM),
+                       ("feed_forward_length", FF), ("attention.head_count", HEADS),
+                       ("attention.head_count_kv", KV), ("vocab_size", VOCAB)):  # fmt: skip
+        writer.add_uint32(f"llama.{key}", value)
+    writer.add_float32("llama.rope.freq_base", 10000.0)
+    writer.add_float32("llama.attention.layer_norm_rms_epsilon", 1e-5)
+    tok = tiny_tokenizer()
+    vocab = sorted(tok.get_vocab().items(), key=lambda kv: kv[1])
+    tokens = [t for t, _ in vocab] + [f"<unused{i}>" for i in range(VOCAB - len(vocab))]
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre("default")
+    writer.add_token_list(tokens)
+    writer.add_token_types([3 if t in SPECIALS else 1 for t in tokens])
+    writer.add_token_merges(["Ġ t", "h e", "Ġt he", "1 2"])
+    writer.add_bos_token_id(tokens.index("<s>"))
+    writer.add_eos_token_id(tokens.index("</s>"))
+    weights = {}
+    for i, (name, (hf, shape)) in enumerate(HF.items()):
+        w = (rng.standard_normal(shape) * 0.05).astype(np.float32)
+        heads = {"blk.0.attn_q": HEADS, "blk.0.attn_k": KV}.get(name)
+        raw, back = _encode(_permute(w, heads) if heads else w, kind, i)
+        weights[hf + ".weight"] = back if heads is None else _permute_back(back, heads)
+        if kind in (T.F32, T.F16):
+            writer.add_tensor(name + ".weight", raw)
+        else:
+            writer.add_tensor(name + ".weight", raw, raw_shape=raw.shape, raw_dtype=kind)
+    for name, hf in NORMS.items():
+        w = (1 + 0.1 * rng.standard_normal(DIM)).astype(np.float32)
+        writer.add_tensor(name + ".weight", w)
+        weights[hf + ".weight"] = w
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return weights
+
+
+def _permute_back(w, heads):
+    return w.reshape(heads, w.shape[0] // heads // 2, 2, -1).swapaxes(1, 2).reshape(w.shape)
+
+
+TYPES = [T.F32, T.F16, T.BF16, *KEPT_QUANTIZED, *FLOAT16_LOADED]
+
+
+@pytest.mark.parametrize("kind", TYPES, ids=[t.name for t in TYPES])
+def test_every_tensor_type_loads(tmp_path, kind):
+    path = tmp_path / f"tiny-{kind.name}.gguf"
+    weights = _write(path, kind)
+    model, tokenizer = load(str(path))
+    assert isinstance(model.layers[0].mlp.up_proj, QuantizedLinear) == (kind in KEPT_QUANTIZED)
+    assert tokenizer.encode("the 12") == tiny_tokenizer().encode("the 12").ids
+    tokens = mx.array([[3, 200, 17, 260, 9, 100]])
+    as_loaded = np.array(model(tokens))
+    dequantize_model(model)
+    ours = dict(tree_flatten(model.parameters()))
+    for name, want in weights.items():
+        if kind in FLOAT16_LOADED and want.ndim == 2:  # nuvec.load rounds these to float16
+            weights[name] = want = want.astype(np.float16).astype(np.float32)
+        np.testing.assert_array_equal(np.array(ours[name]), want, err_msg=name)
+    reference = build(CONFIG)
+    reference.load_weights([(k, mx.array(v)) for k, v in weights.items()])
+    expected = np.array(reference(tokens))
+    np.testing.assert_array_equal(np.array(model(tokens)), expected)
+    np.testing.assert_allclose(as_loaded, expected, atol=1e-4, rtol=1e-4)
