@@ -138,3 +138,73 @@ def test_every_tensor_type_loads(tmp_path, kind):
     expected = np.array(reference(tokens))
     np.testing.assert_array_equal(np.array(model(tokens)), expected)
     np.testing.assert_allclose(as_loaded, expected, atol=1e-4, rtol=1e-4)
+
+
+# --- SentencePiece tokenizers (tokenizer.ggml.model "llama") ------------------------------------
+
+SPM_PIECES = ["▁", "t", "h", "e", "a", "n", "d", "i", "s", "1", "2", "é", "th", "he", "▁t",
+              "▁th", "▁the", "an", "and", "▁and", "is", "▁is", "12", "▁a", "in", "▁i"]  # fmt: skip
+
+
+def _spm_meta(add_space_prefix=True):
+    """llama.cpp's metadata for a SentencePiece vocabulary: <unk>, <s>, </s>, the 256 byte
+    tokens, then pieces scored so that longer ones merge first (distinct scores)."""
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)] + SPM_PIECES
+    types = [2, 3, 3] + [6] * 256 + [1] * len(SPM_PIECES)
+    scores = [0.0] * 259 + [-(i + 0.5 * (10 - len(p))) for i, p in enumerate(SPM_PIECES)]
+    return {
+        "tokenizer.ggml.model": "llama",
+        "tokenizer.ggml.tokens": tokens,
+        "tokenizer.ggml.token_type": mx.array(types, dtype=mx.int32),
+        "tokenizer.ggml.scores": mx.array(scores),
+        "tokenizer.ggml.bos_token_id": mx.array(1, dtype=mx.uint32),
+        "tokenizer.ggml.eos_token_id": mx.array(2, dtype=mx.uint32),
+        "tokenizer.ggml.unknown_token_id": mx.array(0, dtype=mx.uint32),
+        "tokenizer.ggml.add_space_prefix": mx.array(add_space_prefix),
+    }
+
+
+def _llama_cpp_spm(text, meta):
+    """llama.cpp's SPM tokenizer, from scratch: spaces as "▁" (one prepended), characters as
+    symbols, then repeatedly the adjacent pair whose concatenation is a piece of the highest score
+    (the leftmost on a tie) merged; a symbol outside the vocabulary becomes its UTF-8 bytes."""
+    tokens = meta["tokenizer.ggml.tokens"]
+    scores = np.array(meta["tokenizer.ggml.scores"])
+    vocab = {t: i for i, t in enumerate(tokens)}
+    prefix = "▁" if meta["tokenizer.ggml.add_space_prefix"].item() else ""
+    symbols = list(prefix + text.replace(" ", "▁"))
+    while True:
+        best = None
+        for i in range(len(symbols) - 1):
+            j = vocab.get(symbols[i] + symbols[i + 1])
+            if j is not None and (best is None or scores[j] > best[0]):
+                best = (scores[j], i)
+        if best is None:
+            break
+        i = best[1]
+        symbols[i : i + 2] = [symbols[i] + symbols[i + 1]]
+    out = []
+    for s in symbols:
+        out += [vocab[s]] if s in vocab else [vocab[f"<0x{b:02X}>"] for b in s.encode()]
+    return out
+
+
+SPM_TEXTS = ["the and this is 12", "thethe  and", "hé then 121 ann", "日本 ok", "  spaces  ", "a"]
+
+
+@pytest.mark.parametrize("prefix", [True, False])
+def test_sentencepiece_tokenizers_tokenize_as_llama_cpp(prefix):
+    from nuvec.lm.tokenizer_utils import from_gguf_metadata
+
+    meta = _spm_meta(prefix)
+    tok = from_gguf_metadata(meta)
+    for text in SPM_TEXTS:
+        want = _llama_cpp_spm(text, meta)
+        assert tok.encode(text) == [1, *want], text  # llama's default: BOS added
+        assert tok.encode(text, add_special_tokens=False) == want
+        assert tok.decode(want) == text
+    assert tok.encode("<s>the</s>", add_special_tokens=False)[0] == 1
+    assert tok.decode(tok.encode("the"), skip_special_tokens=True) == "the"
+    assert (tok.bos_token, tok.eos_token, tok.unk_token, tok.eos_token_ids) == (
+        "<s>", "</s>", "<unk>", {2},
+    )  # fmt: skip

@@ -21,7 +21,8 @@ _SPECIALS = ("bos_token", "eos_token", "pad_token", "unk_token")
 # llama.cpp's pre-tokenizers (tokenizer.ggml.pre) -> whether digits split one by one before the
 # GPT-2 regex (Hugging Face's Digits(individual_digits=True) ahead of ByteLevel).
 _PRE_DIGITS = {"smollm": True, "gpt2": False, "default": False}
-_CONTROL, _USER_DEFINED = 3, 4  # llama.cpp's token types that are added (not merged) tokens
+# llama.cpp's token types; unknown, control and user-defined tokens are added (not merged) tokens
+_NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED = 1, 2, 3, 4
 
 
 def _meta_int(meta: dict, key: str) -> int | None:
@@ -29,21 +30,14 @@ def _meta_int(meta: dict, key: str) -> int | None:
     return None if value is None else int(value.item())
 
 
-def from_gguf_metadata(meta: dict) -> TokenizerWrapper:
-    """The tokenizer a GGUF file's metadata describes (``tokenizer.ggml.model`` "gpt2": byte-level
-    BPE). Other tokenizer models (llama's SentencePiece) raise ``ValueError``."""
-    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+def _bpe(meta: dict, tokens: list[str], types: list[int]) -> Any:
+    """``tokenizer.ggml.model`` "gpt2": byte-level BPE with the file's merges."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
-    kind = meta.get("tokenizer.ggml.model")
-    if kind != "gpt2":
-        raise ValueError(f"unsupported GGUF tokenizer model {kind!r} (supported: 'gpt2')")
     pre = meta.get("tokenizer.ggml.pre", "default")
     if pre not in _PRE_DIGITS:
         raise ValueError(f"unsupported GGUF pre-tokenizer {pre!r}")
-    tokens = list(meta["tokenizer.ggml.tokens"])
     merges = [tuple(m.split(" ", 1)) for m in meta["tokenizer.ggml.merges"]]
-    types = meta.get("tokenizer.ggml.token_type")
-    types = [1] * len(tokens) if types is None else types.tolist()
     vocab = {t: i for i, t in enumerate(tokens)}
     tok = Tokenizer(models.BPE(vocab, merges, fuse_unk=False, byte_fallback=False))
     byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
@@ -54,10 +48,74 @@ def from_gguf_metadata(meta: dict) -> TokenizerWrapper:
     else:
         tok.pre_tokenizer = byte_level
     tok.decoder = decoders.ByteLevel()
+    return tok
+
+
+def _spm(meta: dict, tokens: list[str], types: list[int]) -> Any:
+    """``tokenizer.ggml.model`` "llama": SentencePiece's BPE as Hugging Face's llama
+    tokenizer.json spells it. Spaces become "▁" (and one is prepended with
+    ``add_space_prefix``); merges come from the scores as transformers' SentencePiece converter
+    makes them (every normal piece that splits into two pieces of the vocabulary, the higher
+    score first), which picks the pair llama.cpp's SPM tokenizer merges; characters outside the
+    vocabulary fall back to the ``<0xXX>`` byte tokens."""
+    from tokenizers import Tokenizer, decoders, models, normalizers
+
+    scores = meta.get("tokenizer.ggml.scores")
+    scores = [0.0] * len(tokens) if scores is None else [float(x) for x in scores.tolist()]
+    vocab = {t: i for i, t in enumerate(tokens)}
+    ranked = []
+    for i, piece in enumerate(tokens):
+        if types[i] != _NORMAL:
+            continue
+        for j in range(1, len(piece)):
+            left, right = piece[:j], piece[j:]
+            if left in vocab and right in vocab:
+                ranked.append((-scores[i], i, vocab[left], vocab[right], left, right))
+    merges = [(left, right) for *_, left, right in sorted(ranked)]
+    unk = _meta_int(meta, "tokenizer.ggml.unknown_token_id")
+    tok = Tokenizer(
+        models.BPE(
+            vocab, merges, unk_token=tokens[unk] if unk is not None else None, fuse_unk=True,
+            byte_fallback=True,
+        )
+    )  # fmt: skip
+    prefix = _flag(meta, "tokenizer.ggml.add_space_prefix", True)
+    replace = normalizers.Replace(" ", "\u2581")
+    tok.normalizer = (
+        normalizers.Sequence([normalizers.Prepend("\u2581"), replace]) if prefix else replace
+    )
+    steps = [decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse()]
+    tok.decoder = decoders.Sequence(steps + ([decoders.Strip(" ", 1, 0)] if prefix else []))
+    return tok
+
+
+def _flag(meta: dict, key: str, default: bool) -> bool:
+    return bool(meta[key].item()) if key in meta else default
+
+
+# tokenizer.ggml.model -> (builder, whether BOS is added when the file does not say)
+_MODELS = {"gpt2": (_bpe, False), "llama": (_spm, True)}
+
+
+def from_gguf_metadata(meta: dict) -> TokenizerWrapper:
+    """The tokenizer a GGUF file's metadata describes: ``tokenizer.ggml.model`` "gpt2"
+    (byte-level BPE) or "llama" (SentencePiece BPE); others raise ``ValueError``."""
+    from tokenizers import AddedToken
+
+    kind = meta.get("tokenizer.ggml.model")
+    if kind not in _MODELS:
+        raise ValueError(
+            f"unsupported GGUF tokenizer model {kind!r} (supported: {', '.join(map(repr, _MODELS))})"
+        )
+    build, bos_default = _MODELS[kind]
+    tokens = list(meta["tokenizer.ggml.tokens"])
+    types = meta.get("tokenizer.ggml.token_type")
+    types = [_NORMAL] * len(tokens) if types is None else types.tolist()
+    tok = build(meta, tokens, types)
     added = [
-        AddedToken(tokens[i], special=t == _CONTROL, normalized=False)
+        AddedToken(tokens[i], special=t in (_UNKNOWN, _CONTROL), normalized=False)
         for i, t in enumerate(types)
-        if t in (_CONTROL, _USER_DEFINED)
+        if t in (_UNKNOWN, _CONTROL, _USER_DEFINED)
     ]
     tok.add_tokens(added)
 
@@ -65,17 +123,14 @@ def from_gguf_metadata(meta: dict) -> TokenizerWrapper:
         i = _meta_int(meta, key)
         return tokens[i] if i is not None and 0 <= i < len(tokens) else None
 
-    def flag(key: str) -> bool:
-        return bool(meta[key].item()) if key in meta else False
-
     return TokenizerWrapper(
         tok,
         bos_token=token("tokenizer.ggml.bos_token_id"),
         eos_token=token("tokenizer.ggml.eos_token_id"),
         pad_token=token("tokenizer.ggml.padding_token_id"),
         unk_token=token("tokenizer.ggml.unknown_token_id"),
-        add_bos_token=flag("tokenizer.ggml.add_bos_token"),
-        add_eos_token=flag("tokenizer.ggml.add_eos_token"),
+        add_bos_token=_flag(meta, "tokenizer.ggml.add_bos_token", bos_default),
+        add_eos_token=_flag(meta, "tokenizer.ggml.add_eos_token", False),
         chat_template=meta.get("tokenizer.chat_template"),
     )
 
