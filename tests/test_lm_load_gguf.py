@@ -208,3 +208,18 @@ def test_sentencepiece_tokenizers_tokenize_as_llama_cpp(prefix):
     assert (tok.bos_token, tok.eos_token, tok.unk_token, tok.eos_token_ids) == (
         "<s>", "</s>", "<unk>", {2},
     )  # fmt: skip
+
+
+def test_sentencepiece_text_streams_with_its_spaces():
+    from nuvec.lm.tokenizer_utils import from_gguf_metadata
+
+    tok = from_gguf_metadata(_spm_meta())
+    for text in SPM_TEXTS:
+        d = tok.detokenizer
+        pieces = []
+        for i in tok.encode(text, add_special_tokens=False):
+            d.add_token(i)
+            pieces.append(d.last_segment)
+        d.finalize()
+        pieces.append(d.last_segment)
+        assert "".join(pieces) == text and all("\ufffd" not in p for p in pieces), text

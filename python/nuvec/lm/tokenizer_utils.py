@@ -306,16 +306,28 @@ class StreamingDetokenizer:
         self.offset = 0
         self._start = 0
 
+    def _pending(self) -> str:
+        """The text of the undecided tokens. A SentencePiece decoder strips the leading space of
+        whatever it decodes first (right at the start of the text only), so they are decoded
+        after a decided token and its own text removed; that token is the last one that decodes
+        alone to whole characters (a lone byte token would spoil the run of bytes after it)."""
+        decode, pending = self._tokenizer.decode, self.tokens[self._start :]
+        for i in range(self._start - 1, max(self._start - 8, 0) - 1, -1):
+            before = decode(self.tokens[i : i + 1])
+            if "\ufffd" not in before:
+                return decode(self.tokens[i : i + 1] + pending)[len(before) :]
+        return decode(pending)
+
     def add_token(self, token: int) -> None:
         self.tokens.append(int(token))
-        pending = self._tokenizer.decode(self.tokens[self._start :])
+        pending = self._pending()
         if not pending.endswith("\ufffd"):
             self.text += pending
             self._start = len(self.tokens)
 
     def finalize(self) -> None:
         if self._start < len(self.tokens):
-            self.text += self._tokenizer.decode(self.tokens[self._start :])
+            self.text += self._pending()
             self._start = len(self.tokens)
 
     @property
