@@ -104,9 +104,8 @@ def from_gguf_metadata(meta: dict) -> TokenizerWrapper:
 
     kind = meta.get("tokenizer.ggml.model")
     if kind not in _MODELS:
-        raise ValueError(
-            f"unsupported GGUF tokenizer model {kind!r} (supported: {', '.join(map(repr, _MODELS))})"
-        )
+        supported = ", ".join(map(repr, _MODELS))
+        raise ValueError(f"unsupported GGUF tokenizer model {kind!r} (supported: {supported})")
     build, bos_default = _MODELS[kind]
     tokens = list(meta["tokenizer.ggml.tokens"])
     types = meta.get("tokenizer.ggml.token_type")
@@ -212,7 +211,7 @@ class TokenizerWrapper:
 
     def _set_post_processor(self) -> None:
         """Add BOS / EOS as ``add_bos_token`` / ``add_eos_token`` say (what transformers' llama
-        tokenizers do with these entries), in the tokenizer itself, so its tokenizer.json says it."""
+        tokenizers do with these entries), in the tokenizer itself: its tokenizer.json says so."""
         from tokenizers import processors
 
         pre = [self.bos_token] if self.add_bos_token and self.bos_token_id is not None else []
