@@ -70,10 +70,13 @@ def _encode(w, kind, seed):
     return raw, _dequantized(raw, kind).reshape(w.shape).astype(np.float32)
 
 
-def _write(path, kind):
+def _write(path, kind, scaling=None):
     """A tiny llama GGUF whose 2-d tensors are of ``kind``; its weights in Hugging Face's order."""
     rng = np.random.default_rng(int(kind))
     writer = gguf.GGUFWriter(str(path), "llama")
+    if scaling is not None:
+        writer.add_string("llama.rope.scaling.type", scaling[0])
+        writer.add_float32("llama.rope.scaling.factor", scaling[1])
     for key, value in (("block_count", 1), ("context_length", 128), ("embedding_length", DIM),
                        ("feed_forward_length", FF), ("attention.head_count", HEADS),
                        ("attention.head_count_kv", KV), ("vocab_size", VOCAB)):  # fmt: skip
@@ -138,6 +141,16 @@ def test_every_tensor_type_loads(tmp_path, kind):
     expected = np.array(reference(tokens))
     np.testing.assert_array_equal(np.array(model(tokens)), expected)
     np.testing.assert_allclose(as_loaded, expected, atol=1e-4, rtol=1e-4)
+
+
+def test_linear_rope_scaling(tmp_path):
+    _write(tmp_path / "linear.gguf", T.F32, ("linear", 4.0))
+    model, _ = load(str(tmp_path / "linear.gguf"))
+    assert model.args.rope_scaling == {"type": "linear", "factor": 4.0}
+    assert model.layers[0].self_attn.rope.scale == 0.25
+    _write(tmp_path / "yarn.gguf", T.F32, ("yarn", 4.0))
+    with pytest.raises(ValueError, match="unsupported GGUF rope scaling 'yarn'"):
+        load(str(tmp_path / "yarn.gguf"))
 
 
 # --- SentencePiece tokenizers (tokenizer.ggml.model "llama") ------------------------------------

@@ -72,6 +72,11 @@ def model_config(meta: dict, arrays: dict) -> dict:
         }
     except (KeyError, AttributeError, TypeError) as e:
         raise ValueError(f"the GGUF metadata lacks a llama hyper-parameter ({e})") from None
+    scaling = meta.get(p + "rope.scaling.type")
+    if scaling == "linear":
+        config["rope_scaling"] = {"type": "linear", "factor": _int(meta, p + "rope.scaling.factor")}
+    elif scaling not in (None, "none"):
+        raise ValueError(f"unsupported GGUF rope scaling {scaling!r} (supported: 'linear')")
     if config["max_position_embeddings"] is None:
         del config["max_position_embeddings"]
     if None in config.values():
