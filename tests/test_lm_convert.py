@@ -85,6 +85,13 @@ def test_per_layer_quantization_entries(tmp_path, src_dir):
     down = model.layers[1].mlp.down_proj
     assert isinstance(down, QuantizedLinear) and (down.bits, down.group_size) == (8, 32)
     assert model.layers[1].mlp.up_proj.bits == 4 and isinstance(model.lm_head, Linear)
+    # quantizing again quantizes what is float (as mlx-lm: a per-layer entry)
+    again = str(tmp_path / "again")
+    convert(out, again, quantize=True, q_group_size=32, q_bits=8)
+    q2 = _config(again)["quantization"]
+    assert q2 == {**q, "lm_head": {"group_size": 32, "bits": 8, "mode": "affine"}}
+    model, _ = load(again)
+    assert (model.lm_head.bits, model.layers[1].mlp.up_proj.bits) == (8, 4)
     # a layer the config refuses stays float even where the file holds scales for it
     q["model.layers.0.self_attn.o_proj"] = False
     config = {**_config(out), "quantization": q}
@@ -133,8 +140,8 @@ def test_dtype_shards_and_dequantize(tmp_path, src_dir, source, monkeypatch):
     monkeypatch.undo()
     quantized, back = str(tmp_path / "q"), str(tmp_path / "back")
     convert(src_dir, quantized, quantize=True, q_group_size=32)
-    with pytest.raises(ValueError, match="quantized already"):
-        convert(quantized, str(tmp_path / "again"), quantize=True)
+    with pytest.raises(ValueError, match="either quantize or dequantize"):
+        convert(quantized, str(tmp_path / "both"), quantize=True, dequantize=True)
     convert(quantized, back, dequantize=True)
     assert "quantization" not in _config(back)
     model, _ = load(back)
@@ -143,6 +150,26 @@ def test_dtype_shards_and_dequantize(tmp_path, src_dir, source, monkeypatch):
     np.testing.assert_array_equal(logits(model), logits(expected))
     with pytest.raises(ValueError, match="already exists"):
         convert(src_dir, back)
+
+
+def test_mixed_recipes_and_the_index(tmp_path, src_dir, source):
+    out = str(tmp_path / "mixed")
+    convert(src_dir, out, quantize=True, q_group_size=32, quant_predicate="mixed_3_6")
+    q = _config(out)["quantization"]
+    six, three = ({"group_size": 32, "bits": b, "mode": "affine"} for b in (6, 3))
+    # 2 layers: the last eighth is layer 1, whose v_proj and down_proj get the high bits
+    assert q["model.layers.1.self_attn.v_proj"] == q["lm_head"] == six
+    assert q["model.layers.1.mlp.down_proj"] == six
+    assert q["model.layers.0.self_attn.v_proj"] == q["model.layers.1.mlp.up_proj"] == three
+    model, _ = load(out)
+    assert (model.layers[1].mlp.down_proj.bits, model.layers[0].mlp.down_proj.bits) == (6, 3)
+    with open(os.path.join(out, "model.safetensors.index.json")) as f:
+        index = json.load(f)
+    n = sum(v.size for _, v in tree_flatten(source.parameters()))
+    assert index["metadata"]["total_parameters"] == n
+    assert set(index["weight_map"]) == set(dict(tree_flatten(model.parameters())))
+    with pytest.raises(ValueError, match="unknown quantization recipe"):
+        convert(src_dir, str(tmp_path / "x"), quantize=True, quant_predicate="mixed_1_9")
 
 
 def test_make_shards_keeps_order_and_limit():
@@ -247,6 +274,10 @@ def test_the_convert_command(tmp_path, src_dir, source):
              "--out", out)  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert _config(out)["quantization"] == {"group_size": 32, "bits": 8, "mode": "affine"}
+    mixed = str(tmp_path / "mixed")
+    r = _run("convert", "--hf-path", src_dir, "-q", "--q-group-size", "32", "--quant-predicate",
+             "mixed_2_6", "--mlx-path", mixed)  # fmt: skip
+    assert r.returncode == 0 and _config(mixed)["quantization"]["lm_head"]["bits"] == 6
     r = _run("generate", "--model", out, "--prompt", "the", "--max-tokens", "3",
              "--ignore-chat-template")  # fmt: skip
     assert r.returncode == 0 and "Generation: 3 tokens" in r.stderr, r.stderr

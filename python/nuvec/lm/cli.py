@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from .. import random
+from .convert import RECIPES
 from .generate import stream_generate
 from .models.cache import make_prompt_cache
 from .sample_utils import make_sampler
@@ -50,9 +51,11 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--model", "--hf-path", required=True, help="a GGUF file or model directory")
     v.add_argument("--out", "--mlx-path", default="mlx_model", help="the new directory")
     v.add_argument("-q", "--quantize", action="store_true", help="quantize the weights")
-    v.add_argument("--q-bits", type=int, default=4)
-    v.add_argument("--q-group-size", type=int, default=64)
+    v.add_argument("--q-bits", type=int, default=None, help="bits per weight (default: 4)")
+    v.add_argument("--q-group-size", type=int, default=None, help="group size (default: 64)")
     v.add_argument("--q-mode", default="affine", choices=["affine", "mxfp4", "nvfp4", "mxfp8"])
+    v.add_argument("--quant-predicate", default=None, choices=sorted(RECIPES),
+                   help="a mixed-bit recipe (low and high bits)")  # fmt: skip
     v.add_argument("--dtype", default=None, choices=["float16", "bfloat16", "float32"])
     v.add_argument("-d", "--dequantize", action="store_true", help="dequantize a quantized model")
     return parser
@@ -64,6 +67,7 @@ def _convert(args: argparse.Namespace) -> None:
     convert(
         args.model, args.out, quantize=args.quantize, q_group_size=args.q_group_size,
         q_bits=args.q_bits, q_mode=args.q_mode, dtype=args.dtype, dequantize=args.dequantize,
+        quant_predicate=args.quant_predicate,
     )  # fmt: skip
     print(f"wrote {args.out}", file=sys.stderr)
 
