@@ -179,7 +179,8 @@ class TokenizerWrapper:
         self._tokenizer = tokenizer
         self.bos_token, self.eos_token = bos_token, eos_token
         self.pad_token, self.unk_token = pad_token, unk_token
-        self.add_bos_token, self.add_eos_token = add_bos_token, add_eos_token
+        # (the EOS flag is private: ``add_eos_token`` is mlx-lm's method that adds a stop token)
+        self.add_bos_token, self._add_eos = add_bos_token, add_eos_token
         self.chat_template = chat_template
         self._template: Any = None
         self._config = dict(config or {})  # a tokenizer_config.json's other entries, kept to save
@@ -187,8 +188,19 @@ class TokenizerWrapper:
             self._set_post_processor()
         if isinstance(eos_token_ids, int):
             eos_token_ids = [eos_token_ids]
-        ids = {self.eos_token_id} if self.eos_token_id is not None else set()
-        self.eos_token_ids = ids | set(eos_token_ids or ())
+        if eos_token_ids is None:  # as mlx-lm: the given ids replace the EOS token's
+            eos_token_ids = [] if self.eos_token_id is None else [self.eos_token_id]
+        self.eos_token_ids = set(eos_token_ids)
+
+    def add_eos_token(self, token: str | int) -> None:
+        """Stop generation at ``token`` too (a token string or an id), as mlx-lm's wrapper."""
+        try:
+            token_id = int(token)
+        except ValueError:
+            token_id = self._id(str(token))
+        if token_id is None:
+            raise ValueError(f"{token!r} is not a token of this tokenizer")
+        self.eos_token_ids.add(token_id)
 
     def _id(self, token: str | None) -> int | None:
         return None if token is None else self._tokenizer.token_to_id(token)
@@ -215,7 +227,7 @@ class TokenizerWrapper:
         from tokenizers import processors
 
         pre = [self.bos_token] if self.add_bos_token and self.bos_token_id is not None else []
-        post = [self.eos_token] if self.add_eos_token and self.eos_token_id is not None else []
+        post = [self.eos_token] if self._add_eos and self.eos_token_id is not None else []
         specials = [(t, self._id(t)) for t in dict.fromkeys(pre + post)]
         self._tokenizer.post_processor = processors.TemplateProcessing(
             single=" ".join([*pre, "$A:0", *post]),
@@ -275,9 +287,9 @@ class TokenizerWrapper:
         for key in _SPECIALS:
             if getattr(self, key) is not None:
                 config[key] = getattr(self, key)
-        for key in ("add_bos_token", "add_eos_token"):
-            if getattr(self, key) is not None:
-                config[key] = getattr(self, key)
+        for key, value in (("add_bos_token", self.add_bos_token), ("add_eos_token", self._add_eos)):
+            if value is not None:
+                config[key] = value
         if self.chat_template:
             config["chat_template"] = self.chat_template
         with open(os.path.join(path, "tokenizer_config.json"), "w", encoding="utf-8") as f:
@@ -374,7 +386,8 @@ def load_tokenizer(
     """The tokenizer of a Hugging Face model directory: tokenizer.json through the
     ``tokenizers`` package, tokenizer_config.json (special tokens, ``add_bos_token``, chat
     template; special_tokens_map.json fills gaps) and chat_template.jinja. ``eos_token_ids``
-    (a config's or generation_config's ``eos_token_id``) stop generation with the EOS token."""
+    (a config's or generation_config's ``eos_token_id``) stop generation instead of the EOS
+    token, as in mlx-lm."""
     from tokenizers import Tokenizer
 
     file = os.path.join(path, "tokenizer.json")
