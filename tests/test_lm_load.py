@@ -22,6 +22,7 @@ pytest.importorskip("jinja2")
 pytest.importorskip("tqdm")
 
 from nuvec.lm import load  # noqa: E402
+from nuvec.lm.convert import save_model  # noqa: E402
 from nuvec.lm.hf import load_weights  # noqa: E402
 from nuvec.lm.models import MODELS, build, normalize_config  # noqa: E402
 from nuvec.lm.models.rope_utils import Llama3RoPE, initialize_rope  # noqa: E402
@@ -278,6 +279,10 @@ def test_the_progress_bar_shows_on_a_terminal_only(tmp_path, source, monkeypatch
         monkeypatch.undo()
         assert ("Loading" in err.getvalue() and "100%" in err.getvalue()) == shown
         assert set(weights) == set(dict(tree_flatten(source.parameters())))
+        monkeypatch.setattr(sys, "stderr", err := Terminal())
+        save_model(str(tmp_path / f"saved{progress}"), source, progress=progress)
+        monkeypatch.undo()
+        assert ("Converting" in err.getvalue()) == shown
 
 
 def test_the_registry():
@@ -315,6 +320,15 @@ def test_load_errors(tmp_path, source):
     with open(weights, "wb") as f:
         f.write(good[: len(good) // 2])  # truncated
     with pytest.raises(mx.io.LoadError):
+        load(path)
+    with open(os.path.join(path, "model.safetensors"), "wb") as f:
+        f.write(good)
+    with open(os.path.join(path, "tokenizer.json"), "w") as f:
+        f.write('{"version": "1.0", "model": 3}')
+    with pytest.raises(ValueError, match="not a valid tokenizer"):
+        load(path)
+    os.remove(os.path.join(path, "tokenizer.json"))
+    with pytest.raises(ValueError, match="no tokenizer.json"):
         load(path)
     os.remove(weights)
     with pytest.raises(ValueError, match="no \\*.safetensors"):

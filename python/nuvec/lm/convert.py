@@ -76,6 +76,7 @@ def save_model(
     stderr (shown on a terminal only)."""
     from tqdm import tqdm
 
+    os.makedirs(path, exist_ok=True)
     weights = dict(tree_flatten(model.parameters()))
     for v in tqdm(
         list(weights.values()), desc="Converting", unit="tensor", disable=None if progress else True
