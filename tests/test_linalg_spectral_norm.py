@@ -195,3 +195,90 @@ def test_shapes_and_dtypes_as_mlx():
                 (got if isinstance(got, tuple) else (got,)),
             )
             assert [tuple(w.shape) for w in want] == [g.shape for g in got]
+
+
+# Derivatives (norm and cross are composed of differentiable ops; the singular-value orders go
+# through the SVD, which MLX does not differentiate) and vmap.
+
+
+def finite_difference(f, x, eps=1e-6):
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        d = np.zeros_like(x)
+        d[i] = eps
+        g[i] = (f(x + d) - f(x - d)) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize(
+    "ord,axis",
+    [
+        (None, None),
+        (1, -1),
+        (2, -1),
+        (3, 0),
+        (math.inf, -1),
+        ("fro", (0, 1)),
+        (1, (0, 1)),
+        (-math.inf, (1, 0)),
+    ],
+)
+def test_norm_gradient_matches_finite_differences(ord, axis):
+    x = RNG.standard_normal((3, 4))
+
+    def f(v):
+        return float(np.sum(np.array(LA.norm(mx.array(v, dtype=mx.float64), ord, axis))))
+
+    g = mx.grad(lambda v: mx.sum(LA.norm(v, ord, axis)))(mx.array(x, dtype=mx.float64))
+    np.testing.assert_allclose(np.array(g), finite_difference(f, x), atol=1e-6)
+
+
+def test_cross_gradient_matches_finite_differences():
+    a, b = RNG.standard_normal((2, 3)), RNG.standard_normal((2, 3))
+    w = RNG.standard_normal((2, 3))
+
+    def f(v):
+        return float(
+            np.sum(
+                np.array(LA.cross(mx.array(v, dtype=mx.float64), mx.array(b, dtype=mx.float64))) * w
+            )
+        )
+
+    g = mx.grad(lambda v: mx.sum(LA.cross(v, mx.array(b, dtype=mx.float64)) * mx.array(w)))(
+        mx.array(a, dtype=mx.float64)
+    )
+    np.testing.assert_allclose(np.array(g), finite_difference(f, a), atol=1e-7)
+
+
+@pytest.mark.parametrize(
+    "ord,axis", [(None, None), (1, -1), (3, 0), (math.inf, (0, 1)), ("fro", (0, 1))]
+)
+def test_norm_and_cross_gradients_as_mlx(ord, axis):
+    mlx = pytest.importorskip("mlx.core")
+    x = RNG.standard_normal((3, 3)).astype(np.float32)
+    want = mlx.grad(lambda v: mlx.sum(mlx.linalg.norm(v, ord, axis)))(mlx.array(x))
+    got = mx.grad(lambda v: mx.sum(LA.norm(v, ord, axis)))(mx.array(x))
+    np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-5, atol=1e-6)
+    want = mlx.grad(lambda v: mlx.sum(mlx.linalg.cross(v, mlx.array(x[::-1].copy()))))(mlx.array(x))
+    got = mx.grad(lambda v: mx.sum(LA.cross(v, mx.array(x[::-1].copy()))))(mx.array(x))
+    np.testing.assert_array_equal(np.array(got), np.array(want))
+
+
+@pytest.mark.parametrize(
+    "ord,axis", [(None, None), (1, -1), (2, (0, 1)), ("nuc", (0, 1)), (-math.inf, (0, 1))]
+)
+def test_norm_vmap_is_the_loop(ord, axis):
+    x = mx.array(A3.astype(np.float32))
+    got = mx.vmap(lambda v: LA.norm(v, ord, axis), in_axes=1)(x)
+    for i in range(x.shape[1]):
+        np.testing.assert_array_equal(np.array(got[i]), np.array(LA.norm(x[:, i], ord, axis)))
+
+
+def test_cross_vmap_is_the_loop():
+    a, b = (
+        mx.array(RNG.standard_normal((4, 3)).astype(np.float32)),
+        mx.array(RNG.standard_normal((3,)).astype(np.float32)),
+    )
+    got = mx.vmap(LA.cross, in_axes=(0, None))(a, b)
+    for i in range(4):
+        np.testing.assert_array_equal(np.array(got[i]), np.array(LA.cross(a[i], b)))
