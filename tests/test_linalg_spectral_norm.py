@@ -297,3 +297,27 @@ def test_complex_eig_vectors_are_mlx_conjugated():
     np.testing.assert_allclose(w, w2, atol=2e-5)
     np.testing.assert_allclose(v, np.conj(v2), atol=2e-5)
     np.testing.assert_allclose(a @ v, v * w, atol=2e-5)
+
+
+@pytest.mark.parametrize("ord", [None, 1, 3, 0, math.inf])
+def test_bool_vector_norms_as_mlx(ord):
+    mlx = pytest.importorskip("mlx.core")
+    v = [True, False, True]
+    want = mlx.linalg.norm(mlx.array(v), ord)
+    got = LA.norm(mx.array(v), ord)
+    assert got.dtype == mx.float32
+    np.testing.assert_array_equal(np.array(got), np.array(want))
+
+
+@pytest.mark.parametrize("ord", [None, 2, "fro", "nuc", 1, -math.inf])
+def test_complex_matrix_norms_as_mlx(ord):
+    # MLX casts the 2-norm and the 1/inf norms back to the input's complex dtype; 'fro' and 'nuc' are real.
+    mlx = pytest.importorskip("mlx.core")
+    a = (RNG.standard_normal((3, 3)) + 1j * RNG.standard_normal((3, 3))).astype(np.complex64)
+    want = mlx.linalg.norm(mlx.array(a), ord, stream=mlx.cpu)
+    got = LA.norm(mx.array(a), ord)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(np.array(got), np.array(want), rtol=2e-6)
+    np.testing.assert_allclose(
+        np.abs(np.array(got)), np.linalg.norm(a.astype(np.complex128), ord), rtol=2e-6
+    )
