@@ -7,6 +7,7 @@ own OpenBLAS, PyTorch its LAPACK; "nuvec / numpy" is the ratio of median times (
 target for svd and eigh 1024: at most 1.2). Median of --reps runs after one warm-up.
 
     PYTHONPATH=$PWD/python python bench/linalg_spectral.py [--reps 5] [--only svd_1024 ...]
+        [--nuvec-blas-threads 1]   (sets the OpenBLAS nuvec links to that many threads first)
 """
 
 import argparse
@@ -80,13 +81,21 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--only", nargs="*", default=list(ROWS))
+    p.add_argument("--nuvec-blas-threads", type=int, default=None)
     args = p.parse_args()
+    if args.nuvec_blas_threads is not None:
+        from nuvec import _openblas
+
+        _openblas._lib.scipy_openblas_set_num_threads(args.nuvec_blas_threads)
     print("| op | nuvec ms | numpy ms | torch ms | nuvec / numpy |")
     print("|---|---:|---:|---:|---:|")
     for name in args.only:
         t_nv, t_np, t_tc = measure(name, args.reps)
         tc = f"{t_tc * 1e3:.1f}" if t_tc is not None else "-"
-        print(f"| {name} | {t_nv * 1e3:.1f} | {t_np * 1e3:.1f} | {tc} | {t_nv / t_np:.2f} |", flush=True)
+        print(
+            f"| {name} | {t_nv * 1e3:.1f} | {t_np * 1e3:.1f} | {tc} | {t_nv / t_np:.2f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":
