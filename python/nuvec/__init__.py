@@ -17,6 +17,7 @@ from . import (  # noqa: F401
     cuda,
     distributed,
     fast,
+    fft,
     io,
     linalg,
     metal,
@@ -71,18 +72,18 @@ __all__ = [
     "acos", "acosh", "asarray", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_left_shift",
     "bitwise_right_shift", "can_cast", "checkpoint", "compile", "complexfloating", "convolve", "cuda",
     "cumulative_prod", "cumulative_sum", "custom_function", "device_count", "device_info",
-    "disable_compile", "distributed", "enable_compile", "fast",
+    "disable_compile", "distributed", "enable_compile", "fast", "fft",
     "DtypeCategory", "e", "empty", "empty_like", "euler_gamma", "export_to_dot", "finfo",
     "floating", "from_fp8", "full_like", "generic", "get_printoptions", "grad", "iinfo",
     "export_function", "exporter", "FunctionExporter", "import_function",
-    "inexact", "inf", "integer", "io", "isdtype", "issubdtype", "jvp", "load", "load_into",
+    "inexact", "inf", "integer", "io", "isdtype", "linalg", "issubdtype", "jvp", "load", "load_into",
     "metal", "nan", "newaxis", "number", "optimizers", "permute_dims", "pi", "pow", "PrintOptions",
     "printoptions", "random", "result_type", "save", "save_gguf", "save_safetensors",
     "save_tree", "savez", "savez_compressed", "set_printoptions", "set_wired_limit",
     "signedinteger", "stream", "StreamContext", "to_fp8", "unique", "unsignedinteger", "utils",
     "value_and_grad", "vjp", "vmap",
 ]  # fmt: skip
-__all__ += ["linalg", "matrix_norm"]  # nuvec.linalg (docs/linalg.md)
+__all__ += ["matrix_norm"]  # linalg.norm (docs/linalg.md)
 __all__ += ["nn"]  # noqa: F405 - nuvec.nn (as mlx.nn), loaded on first use: __getattr__ below
 __all__ += ["lm"]  # noqa: F405 - nuvec.lm (as mlx-lm), loaded on first use: __getattr__ below
 _core.__all__ = [n for n in dir(_core) if not n.startswith("_")]

@@ -648,7 +648,7 @@ NON_OPS = {
     "matrix_norm": ("reduce", "MLX's other name of linalg.norm (the same function)"),
     **{
         n: ("modules", "a module")
-        for n in "random utils io metal cuda nn distributed optimizers fast linalg".split()
+        for n in "random utils io metal cuda nn distributed optimizers fast linalg fft".split()
     },
     "lm": ("modules", "a package: language models with mlx-lm's names (docs/lm.md)"),
     **{

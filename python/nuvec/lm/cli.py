@@ -1,4 +1,4 @@
-"""``python -m nuvec.lm {generate,chat,bench}``: mlx-lm's commands on nuvec.
+"""``python -m nuvec.lm {generate,chat,bench,convert}``: mlx-lm's commands on nuvec.
 
 Tokens stream to stdout; speeds and peak memory go to stderr. A missing path, an unsupported
 architecture or a corrupt file ends with one line ``error: ...`` on stderr and exit status 1."""
@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from .. import random
+from .convert import RECIPES
 from .generate import stream_generate
 from .models.cache import make_prompt_cache
 from .sample_utils import make_sampler
@@ -19,7 +20,9 @@ __all__ = ["main"]
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default=None, help="a GGUF file (default: SmolLM2-135M-Instruct)")
+    p.add_argument(
+        "--model", default=None, help="a GGUF file or model directory (default: SmolLM2-135M)"
+    )
     p.add_argument("--max-tokens", "-m", type=int, default=256)
     p.add_argument("--temp", type=float, default=0.0, help="sampling temperature (0: greedy)")
     p.add_argument("--top-p", type=float, default=1.0)
@@ -44,7 +47,29 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--prompt-tokens", type=int, default=512)
     b.add_argument("--generation-tokens", type=int, default=128)
     b.add_argument("--trials", type=int, default=3)
+    v = sub.add_parser("convert", help="write a model in MLX's format (quantized with -q)")
+    v.add_argument("--model", "--hf-path", required=True, help="a GGUF file or model directory")
+    v.add_argument("--out", "--mlx-path", default="mlx_model", help="the new directory")
+    v.add_argument("-q", "--quantize", action="store_true", help="quantize the weights")
+    v.add_argument("--q-bits", type=int, default=None, help="bits per weight (default: 4)")
+    v.add_argument("--q-group-size", type=int, default=None, help="group size (default: 64)")
+    v.add_argument("--q-mode", default="affine", choices=["affine", "mxfp4", "nvfp4", "mxfp8"])
+    v.add_argument("--quant-predicate", default=None, choices=sorted(RECIPES),
+                   help="a mixed-bit recipe (low and high bits)")  # fmt: skip
+    v.add_argument("--dtype", default=None, choices=["float16", "bfloat16", "float32"])
+    v.add_argument("-d", "--dequantize", action="store_true", help="dequantize a quantized model")
     return parser
+
+
+def _convert(args: argparse.Namespace) -> None:
+    from .convert import convert
+
+    convert(
+        args.model, args.out, quantize=args.quantize, q_group_size=args.q_group_size,
+        q_bits=args.q_bits, q_mode=args.q_mode, dtype=args.dtype, dequantize=args.dequantize,
+        quant_predicate=args.quant_predicate,
+    )  # fmt: skip
+    print(f"wrote {args.out}", file=sys.stderr)
 
 
 def _sampler(args: argparse.Namespace) -> Any:
@@ -127,7 +152,8 @@ def _bench(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    command = {"generate": _generate, "chat": _chat, "bench": _bench}[args.command]
+    commands = {"generate": _generate, "chat": _chat, "bench": _bench, "convert": _convert}
+    command = commands[args.command]
     try:
         command(args)
     except (OSError, ValueError, RuntimeError) as e:
