@@ -40,3 +40,22 @@ def test_bits_do_not_depend_on_threads():
     digests = {t: _run(t) for t in (1, 2, 3)}
     assert len(set(digests.values())) == 1, digests
     assert _run(2) == digests[2]
+
+
+_IDLE = r"""
+import time
+import nuvec as mx
+a = mx.random.normal((400, 400)) + 40 * mx.eye(400)
+for _ in range(3):
+    mx.eval(mx.linalg.inv(a), mx.linalg.solve(a, a), mx.linalg.cholesky(a @ a.T))
+t, c = time.perf_counter(), time.process_time()
+time.sleep(0.2)
+print((time.process_time() - c) / (time.perf_counter() - t))
+"""
+
+
+def test_no_thread_spins_after_a_call():
+    # The process's CPU time while it sleeps right after LAPACK calls: OpenBLAS's workers would
+    # spin there (burning a core that other nuvec ops need) if they had been handed work.
+    r = subprocess.run([sys.executable, "-c", _IDLE], capture_output=True, text=True, check=True)
+    assert float(r.stdout) < 0.02, r.stdout  # NumPy's threaded OpenBLAS shows about 0.15 here
