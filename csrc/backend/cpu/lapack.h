@@ -55,6 +55,11 @@ void triangular_solve(Dtype d, const char* t, int64_t n, int64_t ldt, bool lower
 // positive definite; the factorisation stops there, as LAPACK leaves it).
 int64_t cholesky(Dtype d, char* a, int64_t n, int64_t lda, bool upper);
 
+// LU with partial pivoting of a^T for the n x n row-major a, in place with no copy (LAPACK reads
+// the row-major buffer as a^T): a^T = P L U, L and U packed column-major (read row-major, the
+// buffer holds U^T on and below the diagonal and L^T above it); pivots as lu_factor's. Enough for
+// solves (a = U^T L^T P^T) without the two transposes lu_factor costs.
+int64_t lu_factor_transposed(Dtype d, char* a, int64_t n, int32_t* pivots);
 // The inverse of the n x n row-major matrix `a` in place (contiguous, lda = n); returns LAPACK's
 // info (> 0: singular).
 int64_t inverse(Dtype d, char* a, int64_t n, int32_t* pivots);

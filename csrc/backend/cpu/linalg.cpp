@@ -101,16 +101,17 @@ void eval_solve(const Solve& p, const std::vector<Array>& in, std::vector<Array>
     std::vector<char> lu(a.data_bytes() + i * n * n * int64_t(item), a.data_bytes() + (i + 1) * n * n * int64_t(item));
     std::vector<int32_t> piv(static_cast<size_t>(n));
     char* b = out[0].data_bytes() + i * n * k * int64_t(item);
-    if (lapack::lu_factor(d, lu.data(), n, n, n, piv.data()) != 0) return failed.store(true);
-    // a = P^T L U (P: the swaps): a x = b is L U x = P b; a^T x = b is U^T L^T (P x) = b.
+    if (lapack::lu_factor_transposed(d, lu.data(), n, piv.data()) != 0) return failed.store(true);
+    // a^T = P L U (the swaps P), held as R = the buffer read row-major: U^T = tril(R), L^T =
+    // triu(R) with a unit diagonal. a x = b: x = P L^-T U^-T b; a^T x = b: x = U^-1 L^-1 P^T b.
     if (!p.transpose()) {
-      swap_rows(b, n, size_t(k) * item, piv.data(), false);
-      lapack::triangular_solve(d, lu.data(), n, n, true, false, true, b, k, k);
-      lapack::triangular_solve(d, lu.data(), n, n, false, false, false, b, k, k);
-    } else {
-      lapack::triangular_solve(d, lu.data(), n, n, false, true, false, b, k, k);
-      lapack::triangular_solve(d, lu.data(), n, n, true, true, true, b, k, k);
+      lapack::triangular_solve(d, lu.data(), n, n, true, false, false, b, k, k);
+      lapack::triangular_solve(d, lu.data(), n, n, false, false, true, b, k, k);
       swap_rows(b, n, size_t(k) * item, piv.data(), true);
+    } else {
+      swap_rows(b, n, size_t(k) * item, piv.data(), false);
+      lapack::triangular_solve(d, lu.data(), n, n, false, true, true, b, k, k);
+      lapack::triangular_solve(d, lu.data(), n, n, true, true, false, b, k, k);
     }
   });
   raise_if(failed, "the matrix is singular");

@@ -29,15 +29,27 @@ template <> struct Routines<double> {
   static constexpr auto trsm = scipy_dtrsm_;
 };
 
-template <class T> int64_t lu_factor_t(T* a, int64_t m, int64_t n, int64_t lda, int32_t* pivots) {
-  std::vector<T> col(size_t(m * n));  // column-major copy, leading dimension m
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) col[size_t(j * m + i)] = a[i * lda + j];
-  lapack_int M = lapack_int(m), N = lapack_int(n), ld = li(m), info = 0;
-  Routines<T>::getrf(&M, &N, col.data(), &ld, pivots, &info);
+// dst[j * ldd + i] = src[i * lds + j] for i < rows, j < cols, in tiles that stay in cache.
+template <class T> void transpose(const T* src, int64_t lds, T* dst, int64_t ldd, int64_t rows, int64_t cols) {
+  constexpr int64_t kTile = 32;
+  for (int64_t i0 = 0; i0 < rows; i0 += kTile)
+    for (int64_t j0 = 0; j0 < cols; j0 += kTile)
+      for (int64_t i = i0; i < std::min(rows, i0 + kTile); ++i)
+        for (int64_t j = j0; j < std::min(cols, j0 + kTile); ++j) dst[j * ldd + i] = src[i * lds + j];
+}
+
+template <class T> int64_t getrf(T* a, int64_t m, int64_t n, int64_t lda, int32_t* pivots) {
+  lapack_int M = lapack_int(m), N = lapack_int(n), ld = li(lda), info = 0;
+  Routines<T>::getrf(&M, &N, a, &ld, pivots, &info);
   for (int64_t i = 0; i < std::min(m, n); ++i) pivots[i] -= 1;
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) a[i * lda + j] = col[size_t(j * m + i)];
+  return info;
+}
+
+template <class T> int64_t lu_factor_t(T* a, int64_t m, int64_t n, int64_t lda, int32_t* pivots) {
+  std::vector<T> col(static_cast<size_t>(m * n));  // column-major copy, leading dimension m
+  transpose(a, lda, col.data(), m, m, n);
+  int64_t info = getrf(col.data(), m, n, m, pivots);
+  transpose(col.data(), m, a, lda, n, m);
   return info;
 }
 
@@ -101,6 +113,12 @@ int64_t cholesky(Dtype d, char* a, int64_t n, int64_t lda, bool upper) {
   if (n == 0) return 0;
   return d == Dtype::float64 ? cholesky_t(reinterpret_cast<double*>(a), n, lda, upper)
                              : cholesky_t(reinterpret_cast<float*>(a), n, lda, upper);
+}
+
+int64_t lu_factor_transposed(Dtype d, char* a, int64_t n, int32_t* pivots) {
+  if (n == 0) return 0;
+  return d == Dtype::float64 ? getrf(reinterpret_cast<double*>(a), n, n, n, pivots)
+                             : getrf(reinterpret_cast<float*>(a), n, n, n, pivots);
 }
 
 int64_t inverse(Dtype d, char* a, int64_t n, int32_t* pivots) {
