@@ -243,8 +243,9 @@ void pack_any(const Plan& p, const Operand& op, int64_t lane0, int64_t lanes, in
 struct Out {
   char* data;  // the result's first element of this product
   Dtype dtype;
-  int64_t ld;   // result row stride in elements of the result dtype
-  bool direct;  // float32 / float64 / complex64 results take the kernels' output as is
+  int64_t ld;               // result row stride in elements of the result dtype
+  bool direct;              // float32 / float64 / complex64 results take the kernels' output as is
+  bool accumulate = false;  // C += A B (direct results only): the first k block starts from C
 };
 
 // Who computes which block of C: row blocks by column blocks of output tiles, one tile per work
@@ -403,7 +404,7 @@ void compute_tile(const Plan& p, const Tiling& t, const Operand& a, const Operan
   Tile tile = locate_tile(p, t, out, item, c_tile);
   for (int64_t k0 = 0; k0 < p.k; k0 += p.kc) {
     int64_t kb = std::min(p.kc, p.k - k0);
-    KBlock kblk{k0, kb, round_up(kb, p.P), k0 > 0};
+    KBlock kblk{k0, kb, round_up(kb, p.P), k0 > 0 || out.accumulate};
     pack_any(p, a, tile.row0, tile.rows, p.mr, k0, kb, a_packed, buf);
     const char* b_panels = nullptr;  // this k block's panels of the tile's columns, when packed whole
     if (shared_b) {
@@ -438,7 +439,7 @@ bool gemm_skinny(Mode mode, const Operand& a, const Operand& b, int64_t m, int64
   // x @ W.T with float32 W contiguous along k: a kernel that transposes W in registers.
   bool along_k =
       b.lane_stride != 1 && b.k_stride == 1 && mode == Mode::f32 && b.dtype == Dtype::float32 && g.skinny_t_f32;
-  if (m > g.skinny_rows || (b.lane_stride != 1 && !along_k) || mode == Mode::c64) return false;
+  if (m > g.skinny_rows || (b.lane_stride != 1 && !along_k) || mode == Mode::c64 || out.accumulate) return false;
   SkinnyKernel kern = nullptr;
   if (along_k)
     kern = g.skinny_t_f32;
@@ -552,15 +553,17 @@ void eval_matmul(const Matmul&, const std::vector<Array>& in, std::vector<Array>
 
 }  // namespace
 
-void gemm(Dtype d, GemmOperand a, GemmOperand b, int64_t m, int64_t n, int64_t k, char* c, int64_t ldc) {
-  if (m == 0 || n == 0) return;
+void gemm(Dtype d, GemmOperand a, GemmOperand b, int64_t m, int64_t n, int64_t k, char* c, int64_t ldc,
+          bool accumulate) {
+  if (m == 0 || n == 0 || (k == 0 && accumulate)) return;
   if (k == 0) {
     for (int64_t i = 0; i < m; ++i) std::memset(c + i * ldc * int64_t(size_of(d)), 0, size_t(n) * size_of(d));
     return;
   }
   bool direct = d == Dtype::float32 || d == Dtype::float64 || d == Dtype::complex64;
+  if (accumulate && !direct) throw KernelError(EvalErrorKind::other, "gemm: accumulates float32, float64, complex64 only");
   gemm(Operand{a.data, d, a.row_stride, a.col_stride, false}, Operand{b.data, d, b.col_stride, b.row_stride, true}, m,
-       n, k, {c, d, ldc, direct});
+       n, k, {c, d, ldc, direct, accumulate});
 }
 
 void register_matmul_kernels(Backend& b) { b.add<Matmul, eval_matmul>(); }

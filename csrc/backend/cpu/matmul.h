@@ -64,11 +64,14 @@ const MatmulKernels& matmul_kernels();
 // for the products built on it (gathered, segmented). A, B and C are of dtype `d` (a float dtype);
 // strides are in elements; C's rows are ldc elements apart, its columns contiguous. Each row of C
 // gets the bits of its one-row product, whatever m, the strides or the thread count.
+// `accumulate` (float32, float64 and complex64 only) computes C += A B instead: each element's
+// sequence starts from C's value rather than from zero (the factorisations' updates, factor.h).
 struct GemmOperand {
   const char* data;
   int64_t row_stride, col_stride;
 };
-void gemm(Dtype d, GemmOperand a, GemmOperand b, int64_t m, int64_t n, int64_t k, char* c, int64_t ldc);
+void gemm(Dtype d, GemmOperand a, GemmOperand b, int64_t m, int64_t n, int64_t k, char* c, int64_t ldc,
+          bool accumulate = false);
 
 #define NUVEC_DECLARE_MATMUL(ns)      \
   namespace ns {                      \
