@@ -241,3 +241,12 @@ def test_bad_input(case):
     f, msg = BAD[case]
     with pytest.raises(ValueError, match=msg):
         f()
+
+
+@pytest.mark.parametrize("n", (17, 150))
+def test_transposed_solve(n):
+    # solve's vjp solves with a^T: both kernels (blocked below 128, LAPACK above) in both senses.
+    a, ct = general(n, n), RNG.standard_normal((n, 2))
+    b = RNG.standard_normal((n, 2))
+    _, (g,) = mx.vjp(lambda x: la.solve(arr(a), x), [arr(b)], [arr(ct)])
+    close(g, np.linalg.solve(a.T, ct), "float64")
