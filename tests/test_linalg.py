@@ -250,3 +250,28 @@ def test_transposed_solve(n):
     b = RNG.standard_normal((n, 2))
     _, (g,) = mx.vjp(lambda x: la.solve(arr(a), x), [arr(b)], [arr(ct)])
     close(g, np.linalg.solve(a.T, ct), "float64")
+
+
+@DT
+def test_large_matrices_on_the_pool(dtype):
+    # From order 512 one matrix's LU, inverse and solves are cut into column blocks on the pool.
+    n = 600
+    a = general(n, n, dtype=dtype)
+    b = RNG.standard_normal((n, 300)).astype(dtype)
+    a64 = a.astype(np.float64)
+    close(la.solve(arr(a), arr(b)), np.linalg.solve(a64, b), dtype)
+    close(la.solve(arr(a), arr(b[:, 0])), np.linalg.solve(a64, b[:, 0]), dtype)
+    close(la.inv(arr(a)), np.linalg.inv(a64), dtype)
+    want = sl.solve_triangular(np.triu(a64), b, lower=False)
+    close(la.solve_triangular(arr(a), arr(b), upper=True), want, dtype)
+    p, lo, up = (np.asarray(x, np.float64) for x in la.lu(arr(a)))
+    close((lo @ up)[p.astype(np.int64)], a64, dtype)
+    _, piv = la.lu_factor(arr(a))
+    assert np.asarray(piv).tolist() == (sl.lu_factor(a64)[1]).tolist()
+    _, (g,) = mx.vjp(lambda x: la.solve(arr(a), x), [arr(b)], [arr(b)])
+    close(g, np.linalg.solve(a64.T, b), dtype)
+    # A singular large matrix still raises.
+    z = a.copy()
+    z[:, 5] = 0
+    with pytest.raises(RuntimeError):
+        mx.eval(la.inv(arr(z)))
