@@ -275,3 +275,11 @@ def test_large_matrices_on_the_pool(dtype):
     z[:, 5] = 0
     with pytest.raises(RuntimeError):
         mx.eval(la.inv(arr(z)))
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_large_cholesky_on_the_pool(upper):
+    s = spd(600, 600)
+    f = np.asarray(la.cholesky(arr(s), upper=upper))
+    want = np.linalg.cholesky(s)
+    close(f, want.T if upper else want, "float64")

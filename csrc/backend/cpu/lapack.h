@@ -5,9 +5,9 @@
 //
 // Thread policy: OpenBLAS's results change with its thread count (its threaded getrf and potrf
 // block differently), so nuvec fixes that count at one, whatever NUVEC_NUM_THREADS says, and
-// runs the matrices of a batch in parallel on its own pool. A large matrix's LU, inverse and
-// triangular solves run on that pool too: right-looking blocked LU whose panels LAPACK
-// factors and whose updates are cut into column blocks of a width fixed by the shape, and solves
+// runs the matrices of a batch in parallel on its own pool. A large matrix's LU, Cholesky, inverse
+// and triangular solves run on that pool too: right-looking blocked factorisations whose panels
+// LAPACK factors and whose updates are cut into column blocks of a width fixed by the shape, and solves
 // cut by right-hand sides the same way. Bits then depend on shapes alone, and OpenBLAS's own
 // workers, never handed a job, sleep instead of spinning on the cores.
 #pragma once
@@ -38,6 +38,9 @@ using lapack_int = int32_t;  // scipy-openblas32: 32-bit LAPACK integers
                         const lapack_int* k, const T* alpha, const T* a, const lapack_int* lda, const T* b,        \
                         const lapack_int* ldb, const T* beta, T* c, const lapack_int* ldc, size_t transa_len,       \
                         size_t transb_len);                                                                      \
+  void scipy_##p##syrk_(const char* uplo, const char* trans, const lapack_int* n, const lapack_int* k,           \
+                        const T* alpha, const T* a, const lapack_int* lda, const T* beta, T* c, const lapack_int* ldc, \
+                        size_t uplo_len, size_t trans_len);                                                        \
   void scipy_##p##laswp_(const lapack_int* n, T* a, const lapack_int* lda, const lapack_int* k1,                 \
                          const lapack_int* k2, const lapack_int* ipiv, const lapack_int* incx);
 NUVEC_LAPACK_DECLARE(s, float)

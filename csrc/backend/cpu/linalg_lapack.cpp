@@ -23,6 +23,7 @@ template <> struct Routines<float> {
   static constexpr auto trsm = scipy_strsm_;
   static constexpr auto gemm = scipy_sgemm_;
   static constexpr auto laswp = scipy_slaswp_;
+  static constexpr auto syrk = scipy_ssyrk_;
 };
 template <> struct Routines<double> {
   static constexpr auto getrf = scipy_dgetrf_;
@@ -32,6 +33,7 @@ template <> struct Routines<double> {
   static constexpr auto trsm = scipy_dtrsm_;
   static constexpr auto gemm = scipy_dgemm_;
   static constexpr auto laswp = scipy_dlaswp_;
+  static constexpr auto syrk = scipy_dsyrk_;
 };
 
 // Large matrices are cut into blocks of these sizes (fixed: the bits depend on the shape alone).
@@ -129,8 +131,49 @@ void triangular_solve_t(const T* t, int64_t n, int64_t ldt, bool lower, bool tra
     solve(0, nrhs);
 }
 
+// Right-looking blocked Cholesky of the column-major n x n a in its upper (A = U^T U) or lower
+// (A = L L^T) triangle: LAPACK factors each diagonal block; the block row (column) solve and the
+// trailing update run per column block on the pool. Returns LAPACK's info.
+template <class T> lapack_int blocked_potrf(T* a, int64_t n, int64_t lda, bool up) {
+  lapack_int ld = lapack_int(lda);
+  T p1 = 1, m1 = -1;
+  auto at = [&](int64_t i, int64_t j) { return a + i + j * lda; };
+  for (int64_t j = 0; j < n; j += kPanel) {
+    int64_t jb = std::min(kPanel, n - j), r = j + jb, rest = n - r;
+    lapack_int JB = lapack_int(jb), info = 0;
+    Routines<T>::potrf(up ? "U" : "L", &JB, at(j, j), &ld, &info, 1);
+    if (info > 0) return info + lapack_int(j);
+    if (rest == 0) break;
+    // U12 = U11^-T A12 (L21 = A21 L11^-T), by columns of U12 (rows of L21).
+    by_columns(rest, [&](int64_t c0, int64_t w) {
+      lapack_int W = lapack_int(w);
+      if (up)
+        Routines<T>::trsm("L", "U", "T", "N", &JB, &W, &p1, at(j, j), &ld, at(j, r + c0), &ld, 1, 1, 1, 1);
+      else
+        Routines<T>::trsm("R", "L", "T", "N", &W, &JB, &p1, at(j, j), &ld, at(r + c0, j), &ld, 1, 1, 1, 1);
+    });
+    // A22 -= U12^T U12 (L21 L21^T) in the triangle, by columns of A22.
+    by_columns(rest, [&](int64_t c0, int64_t w) {
+      lapack_int W = lapack_int(w), off = lapack_int(up ? c0 : rest - c0 - w);
+      if (up) {
+        Routines<T>::syrk("U", "T", &W, &JB, &m1, at(j, r + c0), &ld, &p1, at(r + c0, r + c0), &ld, 1, 1);
+        if (off > 0)
+          Routines<T>::gemm("T", "N", &off, &W, &JB, &m1, at(j, r), &ld, at(j, r + c0), &ld, &p1, at(r, r + c0), &ld, 1,
+                            1);
+      } else {
+        Routines<T>::syrk("L", "N", &W, &JB, &m1, at(r + c0, j), &ld, &p1, at(r + c0, r + c0), &ld, 1, 1);
+        if (off > 0)
+          Routines<T>::gemm("N", "T", &off, &W, &JB, &m1, at(r + c0 + w, j), &ld, at(r + c0, j), &ld, &p1,
+                            at(r + c0 + w, r + c0), &ld, 1, 1);
+      }
+    });
+  }
+  return 0;
+}
+
 template <class T> int64_t cholesky_t(T* a, int64_t n, int64_t lda, bool upper) {
   // Row-major A's lower triangle is column-major A^T's upper: A = L L^T is A^T = U^T U, U = L^T.
+  if (n >= kParallelFrom) return blocked_potrf(a, n, lda, !upper);
   lapack_int N = lapack_int(n), ld = li(lda), info = 0;
   Routines<T>::potrf(upper ? "L" : "U", &N, a, &ld, &info, 1);
   return info;
