@@ -138,8 +138,9 @@ template <class T> lapack_int blocked_potrf(T* a, int64_t n, int64_t lda, bool u
   lapack_int ld = lapack_int(lda);
   T p1 = 1, m1 = -1;
   auto at = [&](int64_t i, int64_t j) { return a + i + j * lda; };
-  for (int64_t j = 0; j < n; j += kPanel) {
-    int64_t jb = std::min(kPanel, n - j), r = j + jb, rest = n - r;
+  constexpr int64_t kBlock = 2 * kPanel;
+  for (int64_t j = 0; j < n; j += kBlock) {
+    int64_t jb = std::min(kBlock, n - j), r = j + jb, rest = n - r;
     lapack_int JB = lapack_int(jb), info = 0;
     Routines<T>::potrf(up ? "U" : "L", &JB, at(j, j), &ld, &info, 1);
     if (info > 0) return info + lapack_int(j);
