@@ -283,3 +283,13 @@ def test_large_cholesky_on_the_pool(upper):
     f = np.asarray(la.cholesky(arr(s), upper=upper))
     want = np.linalg.cholesky(s)
     close(f, want.T if upper else want, "float64")
+
+
+@pytest.mark.parametrize("k", (1, 3, 0))
+def test_one_matrix_many_right_hand_sides(k):
+    # One a against a batch of b: the batch is solved as columns of one right-hand side.
+    a, b = general(5, 5), RNG.standard_normal((4, 2, 5, k))
+    close(la.solve(arr(a), arr(b)), np.linalg.solve(a, b), "float64")
+    want = sl.solve_triangular(np.tril(a), b.transpose(2, 0, 1, 3).reshape(5, -1), lower=True)
+    got = la.solve_triangular(arr(a), arr(b))
+    close(np.moveaxis(np.asarray(got), 2, 0).reshape(5, -1), want, "float64")

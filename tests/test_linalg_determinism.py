@@ -45,6 +45,7 @@ def test_bits_do_not_depend_on_threads(isa):
     digests = {t: _run(t, isa) for t in (1, 2, 3)}
     assert len(set(digests.values())) == 1, digests
 
+
 _IDLE = r"""
 import time
 import nuvec as mx

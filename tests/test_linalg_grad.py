@@ -44,6 +44,11 @@ FUNCS = {
     "tri_inv_upper": (lambda a: la.tri_inv(a, upper=True), [square(N, N)]),
     "solve": (lambda a, b: la.solve(a, b), [square(2, N, N), RNG.standard_normal((2, N, 3))]),
     "solve_vec": (lambda a, b: la.solve(a, b), [square(N, N), RNG.standard_normal(N)]),
+    "solve_one_a": (lambda a, b: la.solve(a, b), [square(N, N), RNG.standard_normal((2, N, 3))]),
+    "solve_triangular_one_a": (
+        lambda a, b: la.solve_triangular(a, b),
+        [square(N, N), RNG.standard_normal((2, N, 3))],
+    ),
     "solve_triangular": (
         lambda a, b: la.solve_triangular(a, b),
         [square(N, N), RNG.standard_normal((N, 2))],
