@@ -37,13 +37,6 @@ struct Place {
   int64_t base, rs, ls;
 };
 
-void run(const FftPlan& p, FftScratch& s, bool inverse) {
-  if (inverse)
-    fft_block(p, s.im, s.re, s.wi, s.wr, s.extra);
-  else
-    fft_block(p, s.re, s.im, s.wr, s.wi, s.extra);
-}
-
 // One block of `valid` sequences from src (complex, or real for r2c) to dst.
 void block(const Pass& ps, const FftPlan& p, FftScratch& s, const float* src, Place a, float* dst, Place b,
            int valid) {
@@ -53,7 +46,7 @@ void block(const Pass& ps, const FftPlan& p, FftScratch& s, const float* src, Pl
   switch (ps.kind) {
     case Kind::c2c:
       f.gather(c, c + 1, 2 * a.rs, 2 * a.ls, n, valid, s.re, s.im);
-      run(p, s, ps.inverse);
+      s.run(p, ps.inverse);
       f.scatter(s.re, s.im, n, valid, ps.scale, dst + 2 * b.base, dst + 2 * b.base + 1, 2 * b.rs, 2 * b.ls);
       return;
     case Kind::r2c:
@@ -61,15 +54,15 @@ void block(const Pass& ps, const FftPlan& p, FftScratch& s, const float* src, Pl
         f.gather(src + a.base, src + a.base + a.rs, 2 * a.rs, a.ls, h, valid, s.re, s.im);
       else
         f.gather(src + a.base, nullptr, a.rs, a.ls, n, valid, s.re, s.im);
-      run(p, s, false);
-      if (ps.halved()) f.real_post(s.re, s.im, L, h, int(L), p.real_w.data());
+      s.run(p, false);
+      if (ps.halved()) f.real_post(s.re, s.im, L, h, int(L), p.real_w.data(), 0, h / 2 + 1);
       f.scatter(s.re, s.im, h + 1, valid, ps.scale, dst + 2 * b.base, dst + 2 * b.base + 1, 2 * b.rs, 2 * b.ls);
       return;
     case Kind::c2r:
       f.gather(c, c + 1, 2 * a.rs, 2 * a.ls, h + 1, valid, s.re, s.im);
       if (ps.halved()) {
         f.real_pre(s.re, s.im, L, h, int(L), p.real_w.data());
-        run(p, s, true);
+        s.run(p, true);
         f.scatter(s.re, s.im, h, valid, ps.scale, dst + b.base, dst + b.base + b.rs, 2 * b.rs, b.ls);
         return;
       }
@@ -79,7 +72,7 @@ void block(const Pass& ps, const FftPlan& p, FftScratch& s, const float* src, Pl
           s.im[r * L + l] = -s.im[(n - r) * L + l];
         }
       std::fill(s.im, s.im + L, 0.0f);
-      run(p, s, true);
+      s.run(p, true);
       f.scatter(s.re, s.im, n, valid, ps.scale, dst + b.base, nullptr, b.rs, b.ls);
       return;
   }
@@ -122,9 +115,13 @@ void long_sequence(const Pass& ps, const FftPlan& p, const float* src, Place a, 
   bool post = ps.kind == Kind::r2c && ps.halved();
   fft_four_step(p, x, y, ps.kind == Kind::c2r || ps.inverse, post ? 1.0f : ps.scale);
   if (post) {
-    f.real_post(y, y + 1, 2, h, 1, p.real_w.data());
-    if (ps.scale != 1.0f)
-      for (int64_t k = 0; k < 2 * (h + 1); ++k) y[k] *= ps.scale;
+    parallel_for(h / 2 + 1, 16384, [&](int64_t k0, int64_t k1) {  // pairs (k, h - k) are independent
+      f.real_post(y, y + 1, 2, h, 1, p.real_w.data(), k0, k1);
+      for (int64_t k = k0; k < k1 && ps.scale != 1.0f; ++k) {
+        y[2 * k] *= ps.scale, y[2 * k + 1] *= ps.scale;
+        if (h - k != k) y[2 * (h - k)] *= ps.scale, y[2 * (h - k) + 1] *= ps.scale;
+      }
+    });
   }
   if (direct_out) return;
   int64_t len = ps.out_len();

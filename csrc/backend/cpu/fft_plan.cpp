@@ -4,7 +4,10 @@
 // double, rounded once to float).
 #include "backend/cpu/fft_plan.h"
 
+#include <sys/mman.h>
+
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <numbers>
@@ -110,8 +113,10 @@ void add_four_step(FftPlan& p) {
   p.n1 = n1, p.n2 = n / n1, p.n2p = (p.n2 + kFftLanes - 1) / kFftLanes * kFftLanes;
   p.p1 = std::shared_ptr<const FftPlan>(&fft_plan(p.n1), [](const FftPlan*) {});
   p.p2 = std::shared_ptr<const FftPlan>(&fft_plan(p.n2), [](const FftPlan*) {});
-  p.tw4r.assign(size_t(n1 * p.n2p), 0.0f);
-  p.tw4i.assign(size_t(n1 * p.n2p), 0.0f);
+  p.tw4r = fft_big(size_t(n1 * p.n2p));
+  p.tw4i = fft_big(size_t(n1 * p.n2p));
+  std::fill(p.tw4r.get(), p.tw4r.get() + n1 * p.n2p, 0.0f);
+  std::fill(p.tw4i.get(), p.tw4i.get() + n1 * p.n2p, 0.0f);
   std::vector<float> w;
   for (int64_t k1 = 0; k1 < n1; ++k1)
     for (int64_t j = 0; j < p.n2; ++j) {
@@ -136,6 +141,26 @@ std::unique_ptr<FftPlan> make_plan(int64_t n) {
 }
 
 }  // namespace
+
+void FftFree::operator()(float* p) const { std::free(p); }
+
+constexpr size_t kHuge = size_t(2) << 20;
+
+void fft_advise_huge(void* p, size_t bytes) {
+#if defined(MADV_HUGEPAGE)
+  auto a = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) / kHuge * kHuge;
+  auto e = (reinterpret_cast<uintptr_t>(p) + bytes) / kHuge * kHuge;
+  if (e > a) madvise(reinterpret_cast<void*>(a), e - a, MADV_HUGEPAGE);
+#endif
+}
+
+FftBig fft_big(size_t floats) {
+  size_t bytes = (floats * sizeof(float) + kHuge - 1) / kHuge * kHuge;
+  auto* p = static_cast<float*>(std::aligned_alloc(kHuge, bytes));
+  if (!p) throw std::bad_alloc();
+  fft_advise_huge(p, bytes);
+  return FftBig(p);
+}
 
 int64_t FftPlan::block_floats() const { return n * kFftLanes + kFftLanes; }
 
