@@ -241,6 +241,18 @@ void rows_in(const float* src, int64_t ls, int64_t r0, int valid, float* br, flo
   for (int j = 0; j < 8; ++j) st(br + (r0 + j) * L, re[j]), st(bi + (r0 + j) * L, im[j]);
 }
 
+// The same for split arrays (re and im apart): rows r0 .. r0 + 7 of eight rows at stride ls.
+void split_rows_in(const float* re, const float* im, int64_t ls, int64_t r0, int valid, float* br, float* bi) {
+  V vr[8], vi[8];
+  for (int l = 0; l < 8; ++l) {
+    vr[l] = l < valid ? ld(re + l * ls + r0) : V{};
+    vi[l] = l < valid ? ld(im + l * ls + r0) : V{};
+  }
+  transpose8(vr);
+  transpose8(vi);
+  for (int j = 0; j < 8; ++j) st(br + (r0 + j) * L, vr[j]), st(bi + (r0 + j) * L, vi[j]);
+}
+
 void rows_out(const float* br, const float* bi, int64_t r0, int valid, float scale, float* dst, int64_t ls) {
   V re[8], im[8];
   for (int j = 0; j < 8; ++j) re[j] = ld(br + (r0 + j) * L), im[j] = ld(bi + (r0 + j) * L);
@@ -257,10 +269,12 @@ void rows_out(const float* br, const float* bi, int64_t r0, int valid, float sca
 
 void fft_gather(const float* re, const float* im, int64_t rs, int64_t ls, int64_t rows, int lanes_valid, float* br,
                 float* bi) {
-  bool interleaved = im == re + 1;
+  bool interleaved = im == re + 1, split = im && !interleaved;
   int64_t r = 0;
   if (interleaved && rs == 2)  // eight rows of a row-major array
     for (; r + 8 <= rows; r += 8) rows_in(re, ls, r, lanes_valid, br, bi);
+  if (split && rs == 1)
+    for (; r + 8 <= rows; r += 8) split_rows_in(re, im, ls, r, lanes_valid, br, bi);
   for (; r < rows; ++r) {
     float* orr = br + r * L;
     float* oi = bi + r * L;
@@ -272,6 +286,10 @@ void fft_gather(const float* re, const float* im, int64_t rs, int64_t ls, int64_
     if (interleaved && ls == 2 && lanes_valid == L) {  // eight neighbouring values
       V a = ld(pr), b = ld(pr + L);
       st(orr, evens(a, b)), st(oi, odds(a, b));
+      continue;
+    }
+    if (split && ls == 1 && lanes_valid == L) {
+      st(orr, ld(pr)), st(oi, ld(im + r * rs));
       continue;
     }
     int l = 0;
@@ -299,6 +317,10 @@ void fft_scatter(const float* br, const float* bi, int64_t rows, int lanes_valid
     }
     if (interleaved && ls == 2 && lanes_valid == L) {
       st(pr, inter_lo(vr, vi)), st(pr + L, inter_hi(vr, vi));
+      continue;
+    }
+    if (im && !interleaved && ls == 1 && lanes_valid == L) {
+      st(pr, vr), st(im + r * rs, vi);
       continue;
     }
     for (int l = 0; l < lanes_valid; ++l) pr[l * ls] = vr[l];
