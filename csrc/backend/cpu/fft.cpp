@@ -61,7 +61,7 @@ void block(const Pass& ps, const FftPlan& p, FftScratch& s, const float* src, Pl
     case Kind::c2r:
       f.gather(c, c + 1, 2 * a.rs, 2 * a.ls, h + 1, valid, s.re, s.im);
       if (ps.halved()) {
-        f.real_pre(s.re, s.im, L, h, int(L), p.real_w.data());
+        f.real_pre(s.re, s.im, L, h, int(L), p.real_w.data(), 0, h / 2 + 1);
         s.run(p, true);
         f.scatter(s.re, s.im, h, valid, ps.scale, dst + b.base, dst + b.base + b.rs, 2 * b.rs, b.ls);
         return;
@@ -101,12 +101,17 @@ void long_sequence(const Pass& ps, const FftPlan& p, const float* src, Place a, 
     }
   } else if (!direct_in) {
     int64_t len = ps.in_len();
-    for (int64_t k = 0; k < len; ++k) {
-      w[2 * k] = src[2 * (a.base + k * a.rs)];
-      w[2 * k + 1] = src[2 * (a.base + k * a.rs) + 1];
-    }
+    if (a.rs == 1)
+      std::memcpy(w, src + 2 * a.base, size_t(2 * len) * sizeof(float));
+    else
+      for (int64_t k = 0; k < len; ++k) {
+        w[2 * k] = src[2 * (a.base + k * a.rs)];
+        w[2 * k + 1] = src[2 * (a.base + k * a.rs) + 1];
+      }
     if (ps.kind == Kind::c2r && ps.halved()) {
-      f.real_pre(w, w + 1, 2, h, 1, p.real_w.data());
+      parallel_for(h / 2 + 1, 16384, [&](int64_t k0, int64_t k1) {  // pairs (k, h - k) are independent
+        f.real_pre(w, w + 1, 2, h, 1, p.real_w.data(), k0, k1);
+      });
     } else if (ps.kind == Kind::c2r) {
       for (int64_t k = h + 1; k < n; ++k) w[2 * k] = w[2 * (n - k)], w[2 * k + 1] = -w[2 * (n - k) + 1];
       w[1] = 0.0f;

@@ -17,7 +17,7 @@
 //   (wr, wi)[r * ws + l].
 // real_post / real_pre: the r2c and c2r passes between a length-2h real transform and its
 //   half-length complex one, on a block (lanes kLanes) or on one interleaved sequence (lanes 1);
-//   real_post does the pairs (k, h - k) for k in [k0, k1), k1 <= h / 2 + 1.
+//   each does the pairs (k, h - k) for k in [k0, k1), k1 <= h / 2 + 1.
 #pragma once
 #include <cstdint>
 
@@ -36,7 +36,7 @@ constexpr int kFftLanes = 8;
   void fft_mul_rows(float* br, float* bi, int64_t rows, const float* w);                                               \
   void fft_mul_cells(float* br, float* bi, int64_t rows, const float* wr, const float* wi, int64_t ws);                \
   void fft_real_post(float* re, float* im, int64_t rs, int64_t h, int lanes, const float* w, int64_t k0, int64_t k1);  \
-  void fft_real_pre(float* re, float* im, int64_t rs, int64_t h, int lanes, const float* w);                           \
+  void fft_real_pre(float* re, float* im, int64_t rs, int64_t h, int lanes, const float* w, int64_t k0, int64_t k1);   \
   }
 NUVEC_DECLARE_FFT(portable)
 #if defined(__x86_64__)

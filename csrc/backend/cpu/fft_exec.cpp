@@ -76,7 +76,8 @@ void fft_four_step(const FftPlan& p, const float* x, float* y, bool inverse, flo
       f.gather(x + 2 * c, x + 2 * c + 1, 2 * n2, 2, n1, valid, s.re, s.im);
       s.run(*p.p1, inverse);
       // The twiddles of the inverse are the conjugates: the product in the swapped block.
-      f.mul_cells(inverse ? s.im : s.re, inverse ? s.re : s.im, n1, p.tw4r.get() + c, p.tw4i.get() + c, p.n2p);
+      f.mul_cells(inverse ? s.im : s.re, inverse ? s.re : s.im, n1, p.tw4r.get() + c * n1, p.tw4i.get() + c * n1,
+                  kFftLanes);
       f.scatter(s.re, s.im, n1, valid, 1.0f, tr + c, ti + c, n2, 1);
     }
   });

@@ -122,8 +122,9 @@ void add_four_step(FftPlan& p) {
     for (int64_t j = 0; j < p.n2; ++j) {
       w.clear();
       push_root(w, k1 * j, n);
-      p.tw4r[size_t(k1 * p.n2p + j)] = w[0];
-      p.tw4i[size_t(k1 * p.n2p + j)] = w[1];
+      size_t at = size_t(j / kFftLanes * n1 * kFftLanes + k1 * kFftLanes + j % kFftLanes);
+      p.tw4r[at] = w[0];
+      p.tw4i[at] = w[1];
     }
 }
 

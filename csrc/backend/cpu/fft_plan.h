@@ -34,7 +34,8 @@ struct FftPlan {
   int64_t m = 0;
   std::shared_ptr<const FftPlan> sub;
   std::vector<float> chirp, filter;
-  // Four steps for a contiguous sequence: n = n1 * n2, twiddles w^{k1 n2} (n1 rows of n2p, split).
+  // Four steps for a contiguous sequence: n = n1 * n2, twiddles w^{k1 n2} (split), in the order
+  // the column blocks read them: block n2 / kFftLanes, then k1, then n2 % kFftLanes.
   int64_t n1 = 0, n2 = 0, n2p = 0;
   std::shared_ptr<const FftPlan> p1, p2;
   FftBig tw4r, tw4i;

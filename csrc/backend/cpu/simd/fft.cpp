@@ -160,9 +160,9 @@ template <class T> void real_post(float* re, float* im, int64_t rs, int64_t h, c
 
 // Z_k = S + T and Z_{h-k} = conj(S - T), S = X_k + C, T = i (X_k - C) conj(w^k), C = conj(X_{h-k});
 // the imaginary parts of X_0 and X_h are ignored (as NumPy does).
-template <class T> void real_pre(float* re, float* im, int64_t rs, int64_t h, const float* w) {
+template <class T> void real_pre(float* re, float* im, int64_t rs, int64_t h, const float* w, int64_t k0, int64_t k1) {
   using Ln = Lanes<T>;
-  for (int64_t k = 0; 2 * k <= h; ++k) {
+  for (int64_t k = k0; k < k1; ++k) {
     int64_t kp = h - k;
     T ar = Ln::load(re + k * rs), ai = Ln::load(im + k * rs);
     T cr = Ln::load(re + kp * rs), ci = -Ln::load(im + kp * rs);
@@ -348,9 +348,9 @@ void fft_real_post(float* re, float* im, int64_t rs, int64_t h, int lanes, const
   real_post<V>(re, im, rs, h, w, k0, k1);
 }
 
-void fft_real_pre(float* re, float* im, int64_t rs, int64_t h, int lanes, const float* w) {
-  if (lanes == 1) return real_pre<float>(re, im, rs, h, w);
-  real_pre<V>(re, im, rs, h, w);
+void fft_real_pre(float* re, float* im, int64_t rs, int64_t h, int lanes, const float* w, int64_t k0, int64_t k1) {
+  if (lanes == 1) return real_pre<float>(re, im, rs, h, w, k0, k1);
+  real_pre<V>(re, im, rs, h, w, k0, k1);
 }
 
 }  // namespace nuvec::cpu::NUVEC_ISA
