@@ -56,7 +56,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=7)
     runs = ap.parse_args().runs
-    print(f"nuvec threads: {mx.get_num_threads() if hasattr(mx, 'get_num_threads') else '?'}; torch threads: 2")
+    print(f"nuvec threads: {mx.get_num_threads()}; torch threads: 2; numpy: one thread (pocketfft)")
     print()
     print("| transform | nuvec ms | numpy ms | torch ms | numpy / nuvec | torch / nuvec |")
     print("|---|---:|---:|---:|---:|---:|")
