@@ -1,7 +1,7 @@
-// FFT plans: the radices of the Stockham steps (4s first, then 2, 3, 5 and other primes up to
-// kFftMaxRadix), Bluestein's chirp and filter for lengths with a larger prime factor, the four-step
-// split of long lengths, and every twiddle (angles reduced exactly in integers, then cos and sin in
-// double, rounded once to float).
+// FFT plans: the radices of the Stockham steps (8s for short lengths, 4s, then 2, 3, 5 and other
+// primes up to kFftMaxRadix), Bluestein's chirp and filter for lengths with a larger prime factor,
+// the four-step split of long lengths, and every twiddle (angles reduced exactly in integers, then
+// cos and sin in double, rounded once to float).
 #include "backend/cpu/fft_plan.h"
 
 #include <sys/mman.h>
@@ -28,6 +28,10 @@ void push_root(std::vector<float>& v, int64_t num, int64_t den) {
 
 std::vector<int> radices(int64_t n) {
   std::vector<int> r;
+  // Radix 8 saves passes while the block (n x 8 lanes) stays in the L2 cache; past that its 32
+  // streams conflict there more than radix 4's 16 (measured: 1024 faster, 4096 slower with 8s).
+  if (n <= 2048)
+    while (n % 8 == 0) r.push_back(8), n /= 8;
   while (n % 4 == 0) r.push_back(4), n /= 4;
   for (int p = 2; p <= kFftMaxRadix && n > 1; ++p)
     while (n % p == 0) r.push_back(p), n /= p;
@@ -59,7 +63,7 @@ void add_stages(FftPlan& p, const std::vector<int>& rs) {
     st.tw.reserve(size_t(2 * (r - 1) * st.m));
     for (int64_t j = 0; j < st.m; ++j)
       for (int k = 1; k < r; ++k) push_root(st.tw, j * k, len);
-    if (r > 5)
+    if (r > 5 && r != 8)
       for (int k = 0; k < r; ++k) {  // cos and sin of +2 pi k / r
         double a = 2.0 * std::numbers::pi * k / r;
         st.cs.push_back(float(std::cos(a)));

@@ -18,7 +18,7 @@ void fft_advise_huge(void* p, size_t bytes);
 
 // Lengths above this run as four steps (rows and columns) when they split into two factors.
 constexpr int64_t kFftDirectMax = 16384;
-// The largest prime handled as a radix; lengths with a larger prime factor run Bluestein's algorithm.
+// The largest prime handled as a radix (radices: 8, 4, 2, 3, 5, then odd primes); lengths with a larger prime factor run Bluestein's algorithm.
 constexpr int kFftMaxRadix = 31;
 
 struct FftPlan {

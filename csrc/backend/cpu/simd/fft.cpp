@@ -70,6 +70,24 @@ void butterfly4(const C* a, const Out<4>& out) {
   out(3, t1 - t3);
 }
 
+// Two 4-point transforms (even and odd inputs) joined by w8^r = e^{-i pi r / 4}.
+template <int P> void butterfly8(const C* a, const Out<P>& out) {
+  const float h = 0.707106781186547524f;  // sqrt(1/2)
+  C e[4], o[4];
+  for (int q = 0; q < 2; ++q) {
+    C* y = q ? o : e;
+    C t0 = a[q] + a[q + 4], t1 = a[q] - a[q + 4], t2 = a[q + 2] + a[q + 6], t3 = neg_i(a[q + 2] - a[q + 6]);
+    y[0] = t0 + t2, y[1] = t1 + t3, y[2] = t0 - t2, y[3] = t1 - t3;
+  }
+  o[1] = {(o[1].r + o[1].i) * h, (o[1].i - o[1].r) * h};
+  o[2] = neg_i(o[2]);
+  o[3] = {(o[3].i - o[3].r) * h, -((o[3].r + o[3].i) * h)};
+  for (int r = 0; r < 4; ++r) {
+    out(r, e[r] + o[r]);
+    out(r + 4, e[r] - o[r]);
+  }
+}
+
 void butterfly5(const C* a, const Out<5>& out) {
   const float c1 = 0.309016994374947424f, c2 = -0.809016994374947424f;  // cos(2 pi k / 5)
   const float s1 = 0.951056516295153572f, s2 = 0.587785252292473129f;   // sin(2 pi k / 5)
@@ -119,6 +137,7 @@ template <int P> void pass_radix(int p, int64_t m, int64_t s, const float* tw, c
       if constexpr (P == 3) butterfly3(a, out);
       if constexpr (P == 4) butterfly4(a, out);
       if constexpr (P == 5) butterfly5(a, out);
+      if constexpr (P == 8) butterfly8(a, out);
       if constexpr (P == 0) butterfly_odd(p, a, cs, out);
     }
   }
@@ -188,6 +207,7 @@ void fft_pass(int p, int64_t m, int64_t s, const float* tw, const float* cs, con
     case 3: return pass_radix<3>(p, m, s, tw, cs, xr, xi, yr, yi);
     case 4: return pass_radix<4>(p, m, s, tw, cs, xr, xi, yr, yi);
     case 5: return pass_radix<5>(p, m, s, tw, cs, xr, xi, yr, yi);
+    case 8: return pass_radix<8>(p, m, s, tw, cs, xr, xi, yr, yi);
     default: return pass_radix<0>(p, m, s, tw, cs, xr, xi, yr, yi);
   }
 }
