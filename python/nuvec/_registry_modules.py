@@ -10,6 +10,8 @@ MODULES = {
     "fft": ("fft", "float", {}),
 }
 
+_NO_ARRAY = "no array input: a function of the length n and the spacing d"
+
 ROWS = {
     # Their bits are MLX's: MLX is the reference.
     "random": [
@@ -59,7 +61,10 @@ ROWS = {
             (n, 1, f"numpy.fft.{n}")
             for n in ("rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn")
         ),
-        *((n, 0, f"numpy.fft.{n}") for n in ("fftfreq", "rfftfreq")),
+        *(
+            (n, 0, f"numpy.fft.{n}", {"differentiable": _NO_ARRAY, "batchable": _NO_ARRAY})
+            for n in ("fftfreq", "rfftfreq")
+        ),
         ("stft", 1, "scipy.signal.stft"),
         ("istft", 1, "scipy.signal.istft"),
     ],
