@@ -31,12 +31,12 @@ def check(got, want, n):
     assert rel_err(got, want) < 2e-7 * (2 + math.log2(max(n, 2)))
 
 
-LENGTHS = [*range(1, 65), 97, 101, 360, 1000, 1009, 4096, 4096 * 3, 1 << 15, 1 << 17, 1 << 20]
+LENGTHS = [*range(1, 65), 97, 101, 360, 1000, 1009, 4096, 4096 * 3, 15015, 16411, 59049, 1 << 15, 1 << 17, 1 << 20]
 
 
 @pytest.mark.parametrize("n", LENGTHS)
 def test_lengths_all_kinds(n):
-    batch = 3 if n < 1 << 15 else 1
+    batch = 3 if n < 1 << 14 else 1
     x = crandn(batch, n)
     x64 = x.astype(np.complex128)
     check(mx.fft.fft(mx.array(x)), np.fft.fft(x64), n)

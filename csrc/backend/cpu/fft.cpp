@@ -84,7 +84,7 @@ void long_sequence(const Pass& ps, const FftPlan& p, const float* src, Place a, 
   const FftLoops& f = fft_loops();
   int64_t n = ps.n, h = n / 2, m = p.n;
   bool direct_in = a.rs == 1 && ps.kind != Kind::c2r && (ps.kind == Kind::c2c || ps.halved());
-  bool direct_out = b.rs == 1 && (ps.kind != Kind::c2r || ps.halved());
+  bool direct_out = b.rs == 1 && (ps.kind == Kind::c2c || ps.halved());  // odd real: n values, fewer kept
   std::unique_ptr<float[]> ain(direct_in ? nullptr : new float[size_t(2 * m + 2)]);
   std::unique_ptr<float[]> aout(direct_out ? nullptr : new float[size_t(2 * m + 2)]);
   const float* x = direct_in ? src + (ps.kind == Kind::c2c ? 2 : 1) * a.base : ain.get();
