@@ -14,7 +14,7 @@ import nuvec as mx
 
 pytestmark = pytest.mark.nuvec_only
 
-# Rows and columns, real and complex, Bluestein, four steps (2^15 = 128 x 256; 3 * 2^14).
+# Rows and columns, real and complex, Bluestein (in blocks and over four steps), four steps.
 SCRIPT = r"""
 import hashlib, sys
 import numpy as np
@@ -31,6 +31,7 @@ cases = [
     mx.fft.fft(mx.array(c(1 << 15, 3)), axis=0),
     mx.fft.fft2(mx.array(c(3, 64, 60))),
     mx.fft.irfftn(mx.array(c(12, 10, 9))),
+    mx.fft.ifft(mx.array(c(2, 16411)), norm="forward"),  # Bluestein over four steps
 ]
 h = hashlib.sha256()
 for y in cases:

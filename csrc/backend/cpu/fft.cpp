@@ -78,7 +78,7 @@ void block(const Pass& ps, const FftPlan& p, FftScratch& s, const float* src, Pl
   }
 }
 
-// One long sequence through the four-step plan: prepared into a contiguous complex buffer unless
+// One long sequence through fft_long: prepared into a contiguous complex buffer unless
 // it is one already, and back.
 void long_sequence(const Pass& ps, const FftPlan& p, const float* src, Place a, float* dst, Place b) {
   const FftLoops& f = fft_loops();
@@ -118,7 +118,7 @@ void long_sequence(const Pass& ps, const FftPlan& p, const float* src, Place a, 
     }
   }
   bool post = ps.kind == Kind::r2c && ps.halved();
-  fft_four_step(p, x, y, ps.kind == Kind::c2r || ps.inverse, post ? 1.0f : ps.scale);
+  fft_long(p, x, y, ps.kind == Kind::c2r || ps.inverse, post ? 1.0f : ps.scale);
   if (post) {
     parallel_for(h / 2 + 1, 16384, [&](int64_t k0, int64_t k1) {  // pairs (k, h - k) are independent
       f.real_post(y, y + 1, 2, h, 1, p.real_w.data(), k0, k1);
@@ -143,7 +143,7 @@ void long_sequence(const Pass& ps, const FftPlan& p, const float* src, Place a, 
 void run_pass(const Pass& ps, const float* src, float* dst) {
   const FftPlan& p = ps.plan();
   int64_t nin = ps.in_len(), nout = ps.out_len();
-  if (p.n1) {
+  if (fft_is_long(p)) {
     for (int64_t o = 0; o < ps.outer; ++o)
       for (int64_t i = 0; i < ps.inner; ++i)
         long_sequence(ps, p, src, {o * nin * ps.inner + i, ps.inner, 0}, dst, {o * nout * ps.inner + i, ps.inner, 0});

@@ -62,7 +62,8 @@ bool fft_block(const FftPlan& p, float* re, float* im, float* wr, float* wi, flo
 
 // x as n1 rows of n2: the n2 columns' transforms (length n1) times w^{k1 n2} into t, then the
 // n1 rows' transforms (length n2) of t, written transposed: y[k1 + n1 k2].
-void fft_four_step(const FftPlan& p, const float* x, float* y, bool inverse, float scale) {
+namespace {
+void four_step(const FftPlan& p, const float* x, float* y, bool inverse, float scale) {
   const FftLoops& f = fft_loops();
   constexpr int64_t L = kFftLanes;
   int64_t n1 = p.n1, n2 = p.n2;
@@ -90,6 +91,51 @@ void fft_four_step(const FftPlan& p, const float* x, float* y, bool inverse, flo
       f.scatter(s.re, s.im, n2, valid, scale, y + 2 * k, y + 2 * k + 1, 2 * n1, 2);
     }
   });
+}
+
+
+// Bluestein on one sequence: a = x chirp (zero-padded to m), its transform times the filter, the
+// inverse transform (the forward one of the swapped parts), times the chirp. The inverse of the
+// whole is the forward one of the swapped parts. Each element's products are independent.
+void bluestein(const FftPlan& p, const float* x, float* y, bool inverse, float scale) {
+  int64_t n = p.n, m = p.m;
+  FftBig a = fft_big(size_t(2 * m)), b = fft_big(size_t(2 * m));
+  const float* c = p.chirp.data();
+  const float* f = p.filter.data();
+  float *pa = a.get(), *pb = b.get();
+  constexpr int64_t kGrain = 1 << 16;
+  parallel_for(m, kGrain, [&](int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k) {
+      float xr = k < n ? x[2 * k + inverse] : 0.0f, xi = k < n ? x[2 * k + !inverse] : 0.0f;
+      float cr = k < n ? c[2 * k] : 0.0f, ci = k < n ? c[2 * k + 1] : 0.0f;
+      pa[2 * k] = xr * cr - xi * ci, pa[2 * k + 1] = xr * ci + xi * cr;
+    }
+  });
+  four_step(*p.sub, pa, pb, false, 1.0f);
+  parallel_for(m, kGrain, [&](int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k) {  // the product, parts swapped
+      float vr = pb[2 * k], vi = pb[2 * k + 1], fr = f[2 * k], fi = f[2 * k + 1];
+      pa[2 * k] = vr * fi + vi * fr, pa[2 * k + 1] = vr * fr - vi * fi;
+    }
+  });
+  four_step(*p.sub, pa, pb, false, 1.0f);
+  parallel_for(n, kGrain, [&](int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k) {
+      float vr = pb[2 * k + 1], vi = pb[2 * k], cr = c[2 * k], ci = c[2 * k + 1];
+      float zr = (vr * cr - vi * ci) * scale, zi = (vr * ci + vi * cr) * scale;
+      y[2 * k + inverse] = zr, y[2 * k + !inverse] = zi;
+    }
+  });
+}
+}  // namespace
+
+bool fft_is_long(const FftPlan& p) { return p.n1 > 0 || (p.m > 0 && p.sub->n1 > 0); }
+
+void fft_long(const FftPlan& p, const float* x, float* y, bool inverse, float scale) {
+  if (p.n1)
+    four_step(p, x, y, inverse, scale);
+  else
+    bluestein(p, x, y, inverse, scale);
 }
 
 }  // namespace nuvec::cpu

@@ -34,7 +34,9 @@ struct FftScratch {
 };
 
 
-// y = scale * DFT(x) for one contiguous interleaved sequence of p.n values (p.n1 > 0), x != y.
-void fft_four_step(const FftPlan& p, const float* x, float* y, bool inverse, float scale);
+// y = scale * DFT(x) for one contiguous interleaved sequence of p.n values, x != y: in four steps
+// (p.n1 > 0), or Bluestein's algorithm over four-step transforms (p.m > 0, p.sub->n1 > 0).
+bool fft_is_long(const FftPlan& p);
+void fft_long(const FftPlan& p, const float* x, float* y, bool inverse, float scale);
 
 }  // namespace nuvec::cpu

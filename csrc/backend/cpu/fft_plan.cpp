@@ -86,23 +86,28 @@ void add_bluestein(FftPlan& p) {
     br[size_t(k)] = br[size_t((p.m - k) % p.m)] = std::cos(a);
     bi[size_t(k)] = bi[size_t((p.m - k) % p.m)] = std::sin(a);
   }
-  // A direct O(m log m) transform in double: radix-2/3/5 recursion on the smooth length.
-  std::vector<double> fr(size_t(p.m)), fi(size_t(p.m));
+  // A direct O(m log m) transform in double: radix-2/3/5 recursion on the smooth length, its
+  // twiddles read from one table of the m roots of unity.
+  std::vector<double> fr(size_t(p.m)), fi(size_t(p.m)), rc(size_t(p.m)), rs(size_t(p.m));
+  for (int64_t j = 0; j < p.m; ++j) {
+    double a = -2.0 * std::numbers::pi * double(j) / double(p.m);
+    rc[size_t(j)] = std::cos(a), rs[size_t(j)] = std::sin(a);
+  }
   auto dft = [&](auto&& self, const double* xr, const double* xi, int64_t len, int64_t stride, double* yr,
                  double* yi) -> void {
     if (len == 1) {
       yr[0] = xr[0], yi[0] = xi[0];
       return;
     }
-    int64_t r = len % 2 == 0 ? 2 : len % 3 == 0 ? 3 : 5, sub = len / r;
+    int64_t r = len % 2 == 0 ? 2 : len % 3 == 0 ? 3 : 5, sub = len / r, step = p.m / len;
     std::vector<double> tr(static_cast<size_t>(len)), ti(static_cast<size_t>(len));
     for (int64_t q = 0; q < r; ++q)
       self(self, xr + q * stride, xi + q * stride, sub, stride * r, tr.data() + q * sub, ti.data() + q * sub);
     for (int64_t k = 0; k < len; ++k) {
       double sr = 0, si = 0;
       for (int64_t q = 0; q < r; ++q) {
-        double a = -2.0 * std::numbers::pi * double(q * k % len) / double(len);
-        double c = std::cos(a), s = std::sin(a), vr = tr[size_t(q * sub + k % sub)], vi = ti[size_t(q * sub + k % sub)];
+        size_t w = size_t(q * k % len * step);
+        double c = rc[w], s = rs[w], vr = tr[size_t(q * sub + k % sub)], vi = ti[size_t(q * sub + k % sub)];
         sr += vr * c - vi * s;
         si += vr * s + vi * c;
       }
