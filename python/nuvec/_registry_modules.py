@@ -12,6 +12,7 @@ MODULES = {
 
 # MLX 0.32 has no vjp or jvp for QRF, SVD, Eigh or Eig (it raises ValueError), nor does nuvec.
 _NO_GRAD = {"differentiable": "MLX 0.32 has no derivative of its QR, SVD or eigen-decompositions"}
+_NO_ARRAY = "no array input: a function of the length n and the spacing d"
 
 ROWS = {
     # Their bits are MLX's: MLX is the reference.
@@ -62,7 +63,10 @@ ROWS = {
             (n, 1, f"numpy.fft.{n}")
             for n in ("rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn")
         ),
-        *((n, 0, f"numpy.fft.{n}") for n in ("fftfreq", "rfftfreq")),
+        *(
+            (n, 0, f"numpy.fft.{n}", {"differentiable": _NO_ARRAY, "batchable": _NO_ARRAY})
+            for n in ("fftfreq", "rfftfreq")
+        ),
         ("stft", 1, "scipy.signal.stft"),
         ("istft", 1, "scipy.signal.istft"),
     ],
