@@ -85,8 +85,9 @@ template <class T> struct Lu {
     for (int64_t i = 0; i < w1; ++i)
       for (int64_t j = 0; j < w2; ++j) neg[size_t(i * w2 + j)] = -*at(r0 + i, r0 + w1 + j);
     Dtype d = sizeof(T) == 4 ? Dtype::float32 : Dtype::float64;
-    gemm(d, {reinterpret_cast<const char*>(at(r0 + w1, r0)), lda, 1}, {reinterpret_cast<const char*>(neg.data()), w2, 1},
-         m - r0 - w1, w2, w1, reinterpret_cast<char*>(at(r0 + w1, r0 + w1)), lda, true);
+    gemm(d, {reinterpret_cast<const char*>(at(r0 + w1, r0)), lda, 1},
+         {reinterpret_cast<const char*>(neg.data()), w2, 1}, m - r0 - w1, w2, w1,
+         reinterpret_cast<char*>(at(r0 + w1, r0 + w1)), lda, true);
     factor(r0 + w1, w2);
   }
 };
