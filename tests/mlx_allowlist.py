@@ -2,17 +2,12 @@
 brings it, or why nuvec leaves it out). tests/test_mlx_names.py fails when nuvec lacks a name of
 `dir(mlx.core)` that is not here, and when a name here is one nuvec has (drop it then)."""
 
-_LINALG = "linear algebra and FFT: issue 17"
-
 MISSING = {
-    # Modules of later issues.
-    "linalg": _LINALG,
-    "fft": _LINALG,
+    # MLX's CPU build cannot run them.
     **{
         n: "products that quantize their input on the fly: MLX's CPU build raises NYI for them"
         for n in ("qqmm", "gather_qqmm")
     },
-    "matrix_norm": _LINALG,
     # Names no issue lists yet.
     "ArrayIterator": "MLX's iterator class of `array.__iter__`; nuvec's arrays iterate without one",
     "ArrayLike": "MLX's typing protocol (objects with __mlx_array__); nuvec has no such hook",

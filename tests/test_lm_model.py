@@ -141,7 +141,7 @@ def test_unpermute_inverts_llama_cpps_permutation():
 def test_load_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="no such model"):
         load(str(tmp_path / "missing.gguf"))
-    with pytest.raises(ValueError, match="GGUF"):
+    with pytest.raises(ValueError, match="config.json"):
         load(str(tmp_path))
     bad = tmp_path / "corrupt.gguf"
     bad.write_bytes(b"GGUF" + os.urandom(64))

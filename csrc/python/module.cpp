@@ -32,6 +32,9 @@ void init_quantized(nb::module_& m);
 void init_fast_norms(nb::module_& m);  // nuvec.fast: norms and RoPE
 void init_attention(nb::module_& m);
 void init_gathered(nb::module_& m);
+void init_linalg_spectral(nb::module_& m);  // nuvec.linalg's decompositions
+void init_linalg(nb::module_& m);  // nuvec.linalg: LU, triangular, Cholesky
+void init_fft(nb::module_& m);
 void init_factor_testing(nb::module_& m);  // private: the factorisation kernels' tests
 }  // namespace nuvec::python
 
@@ -62,6 +65,9 @@ NB_MODULE(_core, m) {
   nuvec::python::init_fast_norms(m);
   nuvec::python::init_attention(m);
   nuvec::python::init_gathered(m);
+  nuvec::python::init_linalg_spectral(m);
+  nuvec::python::init_linalg(m);
+  nuvec::python::init_fft(m);
   nuvec::python::init_factor_testing(m);
   m.def(
       "_cpu_isa", [] { return nuvec::backend_for(nuvec::DeviceType::cpu)->description; },

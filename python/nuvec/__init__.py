@@ -17,7 +17,9 @@ from . import (  # noqa: F401
     cuda,
     distributed,
     fast,
+    fft,
     io,
+    linalg,
     metal,
     optimizers,
     random,
@@ -44,6 +46,7 @@ from ._dtypes import (  # noqa: F401
 from ._export import FunctionExporter, export_function, exporter, import_function  # noqa: F401
 from ._export_dot import export_to_dot  # noqa: F401
 from ._fp8 import from_fp8, to_fp8  # noqa: F401
+from ._linalg_spectral import matrix_norm  # noqa: F401  (MLX's other name of linalg.norm)
 from ._printoptions import PrintOptions, get_printoptions, printoptions, set_printoptions  # noqa: F401
 from ._streams import StreamContext, stream  # noqa: F401
 from .io import load, save, save_gguf, save_safetensors, savez, savez_compressed  # noqa: F401
@@ -69,17 +72,18 @@ __all__ = [
     "acos", "acosh", "asarray", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_left_shift",
     "bitwise_right_shift", "can_cast", "checkpoint", "compile", "complexfloating", "convolve", "cuda",
     "cumulative_prod", "cumulative_sum", "custom_function", "device_count", "device_info",
-    "disable_compile", "distributed", "enable_compile", "fast",
+    "disable_compile", "distributed", "enable_compile", "fast", "fft",
     "DtypeCategory", "e", "empty", "empty_like", "euler_gamma", "export_to_dot", "finfo",
     "floating", "from_fp8", "full_like", "generic", "get_printoptions", "grad", "iinfo",
     "export_function", "exporter", "FunctionExporter", "import_function",
-    "inexact", "inf", "integer", "io", "isdtype", "issubdtype", "jvp", "load", "load_into",
+    "inexact", "inf", "integer", "io", "isdtype", "linalg", "issubdtype", "jvp", "load", "load_into",
     "metal", "nan", "newaxis", "number", "optimizers", "permute_dims", "pi", "pow", "PrintOptions",
     "printoptions", "random", "result_type", "save", "save_gguf", "save_safetensors",
     "save_tree", "savez", "savez_compressed", "set_printoptions", "set_wired_limit",
     "signedinteger", "stream", "StreamContext", "to_fp8", "unique", "unsignedinteger", "utils",
     "value_and_grad", "vjp", "vmap",
 ]  # fmt: skip
+__all__ += ["matrix_norm"]  # linalg.norm (docs/linalg.md)
 __all__ += ["nn"]  # noqa: F405 - nuvec.nn (as mlx.nn), loaded on first use: __getattr__ below
 __all__ += ["lm"]  # noqa: F405 - nuvec.lm (as mlx-lm), loaded on first use: __getattr__ below
 _core.__all__ = [n for n in dir(_core) if not n.startswith("_")]

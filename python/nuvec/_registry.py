@@ -645,9 +645,10 @@ NON_OPS = {
     "ROW_INDEPENDENT_ROWS": ("matmul", "a constant"),
     **{n: ("constants", "a constant") for n in ("pi", "e", "euler_gamma", "inf", "nan", "newaxis")},
     "broadcast_shapes": ("shape", "shape arithmetic, no array"),
+    "matrix_norm": ("reduce", "MLX's other name of linalg.norm (the same function)"),
     **{
         n: ("modules", "a module")
-        for n in "random utils io metal cuda nn distributed optimizers fast".split()
+        for n in "random utils io metal cuda nn distributed optimizers fast linalg fft".split()
     },
     "lm": ("modules", "a package: language models with mlx-lm's names (docs/lm.md)"),
     **{

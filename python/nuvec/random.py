@@ -236,8 +236,11 @@ def multivariate_normal(
     key: _core.array | None = None,
     stream: _t.StreamLike | None = None,
 ) -> _core.array:
-    """Jointly normal samples given ``mean`` and ``cov``. Needs a matrix decomposition (MLX uses
-    an SVD of ``cov``), which nuvec does not have yet: validated calls raise NotImplementedError."""
+    """Jointly normal samples given ``mean`` (..., n) and ``cov`` (..., n, n), by MLX's algorithm:
+    ``mean + z @ (U * sqrt(S)) @ Vt`` from the SVD of ``cov`` (as float32) and standard normal
+    ``z`` of the broadcast batch shape (or ``shape``). The samples ``z`` are MLX's bits; the SVD
+    is OpenBLAS's (MLX links reference LAPACK), so results agree with MLX to float32 rounding
+    (docs/linalg.md)."""
     mean, cov = _core.array(mean), _core.array(cov)
     if _dtype(dtype) != _core.float32:
         raise op_error("multivariate_normal", f"the only supported dtype is float32, not {dtype}")
@@ -252,7 +255,19 @@ def multivariate_normal(
             f"mean of shape {mean.shape} and cov of shape {cov.shape} do not "
             "describe one distribution (cov must be (..., n, n) with mean (..., n))",
         )
-    raise NotImplementedError(
-        "multivariate_normal: needs a singular value decomposition of cov, which "
-        "nuvec does not have yet (nuvec.linalg is not written)"
+    from ._linalg_spectral import svd  # nuvec.linalg imports after nuvec.random
+
+    s = stream
+    batch = _core.broadcast_shapes(tuple(mean.shape[:-1]), tuple(cov.shape[:-2]))
+    out_shape = [
+        *_core.broadcast_shapes(tuple(_shape(shape, "multivariate_normal")), batch),
+        mean.shape[-1],
+    ]
+    u, sv, vt = svd(_core.astype(cov, _core.float32, stream=s), stream=s)
+    root = _core.multiply(u, _core.expand_dims(_core.sqrt(sv, stream=s), -2, stream=s), stream=s)
+    std = _core.astype(_core.matmul(root, vt, stream=s), _core.float32, stream=s)
+    z = normal(out_shape, _core.float32, key=key, stream=s)
+    scaled = _core.squeeze(
+        _core.matmul(_core.expand_dims(z, -2, stream=s), std, stream=s), -2, stream=s
     )
+    return _core.add(mean, scaled, stream=s)

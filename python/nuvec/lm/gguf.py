@@ -15,13 +15,13 @@ from typing import Any
 from .. import _core as mx
 from .. import io as nio
 from ..utils import tree_flatten
-from .models import llama
+from .models import build
 from .models.quantized import QuantizedEmbedding, QuantizedLinear, from_packed
 
-__all__ = ["load_gguf", "model_args", "unpermute"]
+__all__ = ["load_gguf", "model_config", "unpermute"]
 
 GROUP_SIZE = 32  # every GGUF block type nuvec loads quantized holds 32 elements
-ARCHITECTURES = ("llama",)
+ARCHITECTURES = {"llama": "LlamaForCausalLM"}  # GGUF architecture -> transformers' class
 
 # GGUF tensor name -> mlx-lm parameter path (per block: the part after "blk.N.").
 _BLOCK = {
@@ -43,8 +43,9 @@ def _int(meta: dict, key: str, default: Any = None) -> Any:
     return default if value is None else value.item()
 
 
-def model_args(meta: dict, arrays: dict) -> llama.ModelArgs:
-    """The architecture a GGUF's metadata describes (as a ``config.json`` would)."""
+def model_config(meta: dict, arrays: dict) -> dict:
+    """The config.json a GGUF's metadata describes (Hugging Face's keys; ``model_type`` from
+    ``general.architecture``, the BOS/EOS ids from the tokenizer's)."""
     arch = meta.get("general.architecture")
     if arch not in ARCHITECTURES:
         raise ValueError(
@@ -54,23 +55,32 @@ def model_args(meta: dict, arrays: dict) -> llama.ModelArgs:
     try:
         heads = _int(meta, p + "attention.head_count")
         dim = _int(meta, p + "embedding_length")
-        vocab = _int(meta, p + "vocab_size") or len(meta["tokenizer.ggml.tokens"])
-        return llama.ModelArgs(
-            model_type=arch,
-            hidden_size=dim,
-            num_hidden_layers=_int(meta, p + "block_count"),
-            intermediate_size=_int(meta, p + "feed_forward_length"),
-            num_attention_heads=heads,
-            num_key_value_heads=_int(meta, p + "attention.head_count_kv", heads),
-            head_dim=_int(meta, p + "attention.key_length", dim // heads),
-            vocab_size=vocab,
-            rms_norm_eps=_int(meta, p + "attention.layer_norm_rms_epsilon", 1e-5),
-            rope_theta=_int(meta, p + "rope.freq_base", 10000.0),
-            tie_word_embeddings="output.weight" not in arrays,
-            max_position_embeddings=_int(meta, p + "context_length"),
-        )
+        config = {
+            "architectures": [ARCHITECTURES[arch]],
+            "model_type": arch,
+            "hidden_size": dim,
+            "num_hidden_layers": _int(meta, p + "block_count"),
+            "intermediate_size": _int(meta, p + "feed_forward_length"),
+            "num_attention_heads": heads,
+            "num_key_value_heads": _int(meta, p + "attention.head_count_kv", heads),
+            "head_dim": _int(meta, p + "attention.key_length", dim // heads),
+            "vocab_size": _int(meta, p + "vocab_size") or len(meta["tokenizer.ggml.tokens"]),
+            "rms_norm_eps": _int(meta, p + "attention.layer_norm_rms_epsilon", 1e-5),
+            "rope_theta": _int(meta, p + "rope.freq_base", 10000.0),
+            "tie_word_embeddings": "output.weight" not in arrays,
+            "max_position_embeddings": _int(meta, p + "context_length"),
+        }
     except (KeyError, AttributeError, TypeError) as e:
         raise ValueError(f"the GGUF metadata lacks a llama hyper-parameter ({e})") from None
+    if config["max_position_embeddings"] is None:
+        del config["max_position_embeddings"]
+    if None in config.values():
+        missing = [k for k, v in config.items() if v is None]
+        raise ValueError(f"the GGUF metadata lacks a llama hyper-parameter ({missing[0]})")
+    for key in ("bos_token_id", "eos_token_id"):
+        if f"tokenizer.ggml.{key}" in meta:
+            config[key] = _int(meta, f"tokenizer.ggml.{key}")
+    return config
 
 
 def unpermute(w: Any, heads: int) -> Any:
@@ -110,14 +120,14 @@ def _node(model: Any, path: str) -> Any:
     return node
 
 
-def load_gguf(path: str) -> tuple[llama.Model, dict]:
-    """The model in ``path`` and the file's metadata (for the tokenizer)."""
+def load_gguf(path: str) -> tuple[Any, dict, dict]:
+    """The model in ``path``, the file's metadata (for the tokenizer) and its config."""
     arrays, meta = nio.load(path, return_metadata=True)
-    args = model_args(meta, arrays)
-    model = llama.Model(args)
+    config = model_config(meta, arrays)
+    model = build(config)
     expected = {k for k, _ in tree_flatten(model.parameters())}
     seen = set()
-    heads = {"attn_q": args.num_attention_heads, "attn_k": args.num_key_value_heads}
+    heads = {"attn_q": config["num_attention_heads"], "attn_k": config["num_key_value_heads"]}
     for base, parts in _tensors(arrays).items():
         path_ = _path(base)
         kind = base.rsplit(".", 1)[-1]
@@ -139,4 +149,4 @@ def load_gguf(path: str) -> tuple[llama.Model, dict]:
     if missing:
         raise ValueError(f"the GGUF file lacks tensors for {missing[:3]}")
     mx.eval(model.parameters())
-    return model, meta
+    return model, meta, config

@@ -10,10 +10,13 @@ rebuilds the byte-level BPE that Hugging Face's tokenizer.json describes for GPT
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 from typing import Any
 
-__all__ = ["StreamingDetokenizer", "TokenizerWrapper", "from_gguf_metadata"]
+__all__ = ["StreamingDetokenizer", "TokenizerWrapper", "from_gguf_metadata", "load_tokenizer"]
+
+_SPECIALS = ("bos_token", "eos_token", "pad_token", "unk_token")
 
 # llama.cpp's pre-tokenizers (tokenizer.ggml.pre) -> whether digits split one by one before the
 # GPT-2 regex (Hugging Face's Digits(individual_digits=True) ahead of ByteLevel).
@@ -62,15 +65,17 @@ def from_gguf_metadata(meta: dict) -> TokenizerWrapper:
         i = _meta_int(meta, key)
         return tokens[i] if i is not None and 0 <= i < len(tokens) else None
 
+    def flag(key: str) -> bool:
+        return bool(meta[key].item()) if key in meta else False
+
     return TokenizerWrapper(
         tok,
         bos_token=token("tokenizer.ggml.bos_token_id"),
         eos_token=token("tokenizer.ggml.eos_token_id"),
         pad_token=token("tokenizer.ggml.padding_token_id"),
         unk_token=token("tokenizer.ggml.unknown_token_id"),
-        add_bos_token=bool(meta["tokenizer.ggml.add_bos_token"].item())
-        if "tokenizer.ggml.add_bos_token" in meta
-        else False,
+        add_bos_token=flag("tokenizer.ggml.add_bos_token"),
+        add_eos_token=flag("tokenizer.ggml.add_eos_token"),
         chat_template=meta.get("tokenizer.chat_template"),
     )
 
@@ -111,16 +116,23 @@ class TokenizerWrapper:
         eos_token: str | None = None,
         pad_token: str | None = None,
         unk_token: str | None = None,
-        add_bos_token: bool = False,
+        add_bos_token: bool | None = None,
+        add_eos_token: bool | None = None,
         chat_template: str | None = None,
-        eos_token_ids: list[int] | None = None,
+        eos_token_ids: Any = None,
+        config: dict | None = None,
     ):
         self._tokenizer = tokenizer
         self.bos_token, self.eos_token = bos_token, eos_token
         self.pad_token, self.unk_token = pad_token, unk_token
-        self.add_bos_token = add_bos_token
+        self.add_bos_token, self.add_eos_token = add_bos_token, add_eos_token
         self.chat_template = chat_template
         self._template: Any = None
+        self._config = dict(config or {})  # a tokenizer_config.json's other entries, kept to save
+        if add_bos_token is not None or add_eos_token is not None:
+            self._set_post_processor()
+        if isinstance(eos_token_ids, int):
+            eos_token_ids = [eos_token_ids]
         ids = {self.eos_token_id} if self.eos_token_id is not None else set()
         self.eos_token_ids = ids | set(eos_token_ids or ())
 
@@ -143,13 +155,24 @@ class TokenizerWrapper:
     def has_chat_template(self) -> bool:
         return bool(self.chat_template)
 
+    def _set_post_processor(self) -> None:
+        """Add BOS / EOS as ``add_bos_token`` / ``add_eos_token`` say (what transformers' llama
+        tokenizers do with these entries), in the tokenizer itself, so its tokenizer.json says it."""
+        from tokenizers import processors
+
+        pre = [self.bos_token] if self.add_bos_token and self.bos_token_id is not None else []
+        post = [self.eos_token] if self.add_eos_token and self.eos_token_id is not None else []
+        specials = [(t, self._id(t)) for t in dict.fromkeys(pre + post)]
+        self._tokenizer.post_processor = processors.TemplateProcessing(
+            single=" ".join([*pre, "$A:0", *post]),
+            pair=" ".join([*pre, "$A:0", *post, *pre, "$B:1", *post]),
+            special_tokens=specials,
+        )
+
     def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
-        """Token ids of ``text``; ``add_special_tokens`` prepends the BOS token where the model's
-        tokenizer adds one."""
-        ids = self._tokenizer.encode(text, add_special_tokens=False).ids
-        if add_special_tokens and self.add_bos_token and self.bos_token_id is not None:
-            ids = [self.bos_token_id, *ids]
-        return ids
+        """Token ids of ``text``; ``add_special_tokens`` adds what the tokenizer's post-processor
+        adds (a BOS token where the model's tokenizer prepends one)."""
+        return self._tokenizer.encode(text, add_special_tokens=add_special_tokens).ids
 
     def decode(self, ids: Any, skip_special_tokens: bool = False) -> str:
         if not isinstance(ids, (list, tuple)):
@@ -186,6 +209,25 @@ class TokenizerWrapper:
             **{**specials, **kwargs},
         )
         return self.encode(text, add_special_tokens=False) if tokenize else text
+
+    def save_pretrained(self, path: str) -> None:
+        """Write tokenizer.json and tokenizer_config.json (the special tokens, ``add_bos_token``,
+        the chat template, and the other entries of the file it was read from) into ``path``, as
+        transformers' ``save_pretrained`` writes a fast tokenizer."""
+        os.makedirs(path, exist_ok=True)
+        self._tokenizer.save(os.path.join(path, "tokenizer.json"))
+        config = {"tokenizer_class": "PreTrainedTokenizerFast", **self._config}
+        config.pop("chat_template", None)
+        for key in _SPECIALS:
+            if getattr(self, key) is not None:
+                config[key] = getattr(self, key)
+        for key in ("add_bos_token", "add_eos_token"):
+            if getattr(self, key) is not None:
+                config[key] = getattr(self, key)
+        if self.chat_template:
+            config["chat_template"] = self.chat_template
+        with open(os.path.join(path, "tokenizer_config.json"), "w", encoding="utf-8") as f:
+            json.dump(config, f, indent=2, ensure_ascii=False)
 
     @property
     def detokenizer(self) -> StreamingDetokenizer:
@@ -227,3 +269,68 @@ class StreamingDetokenizer:
         segment = self.text[self.offset :]
         self.offset = len(self.text)
         return segment
+
+
+def _read_json(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return {}
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path} is not valid JSON ({e})") from None
+
+
+def _token_text(value: Any) -> str | None:
+    """A special token as tokenizer_config.json writes it: a string or an AddedToken dict."""
+    return value.get("content") if isinstance(value, dict) else value
+
+
+def _chat_template(path: str, config: dict) -> str | None:
+    """The chat template: chat_template.jinja (which transformers prefers), else the config's
+    entry (a string, or a list of named templates: the "default" one)."""
+    jinja = os.path.join(path, "chat_template.jinja")
+    if os.path.exists(jinja):
+        with open(jinja, encoding="utf-8") as f:
+            return f.read()
+    template = config.get("chat_template") or _read_json(
+        os.path.join(path, "chat_template.json")
+    ).get("chat_template")
+    if isinstance(template, list):
+        named = {t.get("name"): t.get("template") for t in template}
+        template = named.get("default", next(iter(named.values()), None))
+    return template
+
+
+def load_tokenizer(
+    path: str, tokenizer_config_extra: dict | None = None, eos_token_ids: Any = None
+) -> TokenizerWrapper:
+    """The tokenizer of a Hugging Face model directory: tokenizer.json through the
+    ``tokenizers`` package, tokenizer_config.json (special tokens, ``add_bos_token``, chat
+    template; special_tokens_map.json fills gaps) and chat_template.jinja. ``eos_token_ids``
+    (a config's or generation_config's ``eos_token_id``) stop generation with the EOS token."""
+    from tokenizers import Tokenizer
+
+    file = os.path.join(path, "tokenizer.json")
+    if not os.path.exists(file):
+        raise ValueError(f"{path} holds no tokenizer.json")
+    try:
+        tok = Tokenizer.from_file(file)
+    except Exception as e:  # the tokenizers package raises its own Exception subclass
+        raise ValueError(f"{file} is not a valid tokenizer ({e})".splitlines()[0]) from None
+    config = {**_read_json(os.path.join(path, "tokenizer_config.json"))}
+    config.update(tokenizer_config_extra or {})
+    specials = _read_json(os.path.join(path, "special_tokens_map.json"))
+    tokens = {k: _token_text(config.get(k) or specials.get(k)) for k in _SPECIALS}
+    rest = {k: v for k, v in config.items() if k not in _SPECIALS}
+    for key in ("add_bos_token", "add_eos_token", "chat_template", "added_tokens_decoder"):
+        rest.pop(key, None)  # read here; added tokens live in tokenizer.json
+    return TokenizerWrapper(
+        tok,
+        **tokens,
+        add_bos_token=config.get("add_bos_token"),
+        add_eos_token=config.get("add_eos_token"),
+        chat_template=_chat_template(path, config),
+        eos_token_ids=eos_token_ids,
+        config=rest,
+    )

@@ -9,7 +9,8 @@ from typing import Any
 from .. import _core as mx
 from ..nn.layers.quantized import QuantizedEmbedding, QuantizedLinear
 from .gguf import load_gguf
-from .tokenizer_utils import TokenizerWrapper, from_gguf_metadata
+from .hf import load_model
+from .tokenizer_utils import from_gguf_metadata, load_tokenizer
 
 __all__ = ["default_model_path", "dequantize_model", "load"]
 
@@ -32,23 +33,42 @@ def default_model_path() -> str:
     return os.path.join(folder, files[0])
 
 
-def load(path: str | None = None) -> tuple[Any, TokenizerWrapper]:
-    """``(model, tokenizer)`` from a GGUF file (``None``: the embedded SmolLM2-135M-Instruct).
+def load(
+    path: str | None = None,
+    tokenizer_config: dict | None = None,
+    model_config: dict | None = None,
+    lazy: bool = False,
+    return_config: bool = False,
+    *,
+    progress: bool = True,
+) -> Any:
+    """``(model, tokenizer)`` (and the config with ``return_config``) from a GGUF file or a
+    Hugging Face / MLX-format model directory (``None``: the embedded SmolLM2-135M-Instruct).
+    ``tokenizer_config`` and ``model_config`` override the directory's entries; ``lazy`` leaves
+    the mapped weights unevaluated; ``progress`` shows a bar on a terminal.
 
     Raises ``FileNotFoundError`` for a missing path, ``ValueError`` for an unsupported
-    architecture or tokenizer, ``nuvec.io.LoadError`` for a corrupt file."""
+    architecture or tokenizer, a directory without config.json or weights, ``nuvec.io.LoadError``
+    for a corrupt file."""
     path = default_model_path() if path is None else os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such model file or directory: {path}")
-    if os.path.isdir(path) or not path.endswith(".gguf"):
-        raise ValueError(f"{path}: only GGUF files load yet (Hugging Face directories come later)")
-    model, meta = load_gguf(path)
-    return model, from_gguf_metadata(meta)
+    if os.path.isdir(path):
+        model, config = load_model(path, lazy=lazy, model_config=model_config, progress=progress)
+        tokenizer = load_tokenizer(path, tokenizer_config, config.get("eos_token_id"))
+    elif path.endswith(".gguf"):
+        model, meta, config = load_gguf(path)
+        tokenizer = from_gguf_metadata(meta)
+    else:
+        raise ValueError(f"{path}: not a GGUF file or a model directory")
+    return (model, tokenizer, config) if return_config else (model, tokenizer)
 
 
-def dequantize_model(model: Any) -> Any:
+def dequantize_model(model: Any, evaluate: bool = True) -> Any:
     """``model`` with every quantized layer replaced by its float32 equivalent (mlx-lm's
-    ``dequantize_model``): ``nn.Linear`` / ``nn.Embedding`` holding the dequantized weights."""
+    ``dequantize_model``): ``nn.Linear`` / ``nn.Embedding`` holding the weights dequantized in
+    float32 (in a GGUF's float16 scales' own dtype each value would round to float16);
+    ``evaluate=False`` leaves them lazy."""
     from ..nn.layers.embedding import Embedding
     from ..nn.layers.linear import Linear
 
@@ -57,10 +77,11 @@ def dequantize_model(model: Any) -> Any:
         for key, child in list(children):
             if isinstance(child, (QuantizedLinear, QuantizedEmbedding)):
                 w = mx.dequantize(
-                    child.weight, child.scales, child.biases, child.group_size, child.bits
-                )
+                    child.weight, child.scales, child.biases, child.group_size, child.bits,
+                    dtype=mx.float32,
+                )  # fmt: skip
                 layer = Embedding(1, 1) if isinstance(child, QuantizedEmbedding) else Linear(1, 1)
-                layer.weight = w.astype(mx.float32)
+                layer.weight = w
                 if "bias" in child:
                     layer.bias = child["bias"]
                 elif "bias" in layer:
@@ -70,5 +91,6 @@ def dequantize_model(model: Any) -> Any:
                 walk(child)
 
     walk(model)
-    mx.eval(model.parameters())
+    if evaluate:
+        mx.eval(model.parameters())
     return model

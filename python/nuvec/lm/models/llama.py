@@ -14,6 +14,7 @@ from ... import fast
 from ...nn.layers.activations import silu
 from ...nn.layers.base import Module
 from .cache import KVCache
+from .rope_utils import initialize_rope
 
 __all__ = ["Attention", "MLP", "Model", "ModelArgs", "RMSNorm", "TransformerBlock"]
 
@@ -33,6 +34,7 @@ class ModelArgs:
     head_dim: int | None = None
     rope_theta: float = 10000.0
     rope_traditional: bool = False
+    rope_scaling: dict | None = None
     tie_word_embeddings: bool = True
     max_position_embeddings: int | None = None
 
@@ -68,17 +70,14 @@ class Attention(Module):
         self.n_heads, self.n_kv_heads = args.num_attention_heads, args.num_key_value_heads
         self.scale = hd**-0.5
         self.head_dim = hd
-        self.rope_theta, self.rope_traditional = args.rope_theta, args.rope_traditional
+        self.rope = initialize_rope(
+            hd, args.rope_theta, args.rope_traditional, args.rope_scaling,
+            args.max_position_embeddings,
+        )  # fmt: skip
         self.q_proj = _linear(dim, self.n_heads * hd)
         self.k_proj = _linear(dim, self.n_kv_heads * hd)
         self.v_proj = _linear(dim, self.n_kv_heads * hd)
         self.o_proj = _linear(self.n_heads * hd, dim)
-
-    def _rope(self, x: Any, offset: Any) -> Any:
-        return fast.rope(
-            x, self.head_dim, traditional=self.rope_traditional, base=self.rope_theta, scale=1.0,
-            offset=offset,
-        )  # fmt: skip
 
     def __call__(self, x: Any, mask: Any = None, cache: KVCache | None = None) -> Any:
         B, L, _ = x.shape
@@ -86,7 +85,7 @@ class Attention(Module):
         k = self.k_proj(x).reshape(B, L, self.n_kv_heads, -1).transpose(0, 2, 1, 3)
         v = self.v_proj(x).reshape(B, L, self.n_kv_heads, -1).transpose(0, 2, 1, 3)
         offset = cache.offset if cache is not None else 0
-        q, k = self._rope(q, offset), self._rope(k, offset)
+        q, k = self.rope(q, offset), self.rope(k, offset)
         if cache is not None:
             k, v = cache.update_and_fetch(k, v)
         o = fast.scaled_dot_product_attention(q, k, v, scale=self.scale, mask=mask)

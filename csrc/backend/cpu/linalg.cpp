@@ -1,0 +1,175 @@
+// The CPU kernels of nuvec.linalg's LU / triangular / Cholesky primitives: each matrix of the
+// batch is worked on in place in its row-major output buffer by the routines of lapack.h, one
+// matrix per task of nuvec's pool (OpenBLAS itself runs single-threaded: see lapack.h), so the
+// bits depend on the matrix alone.
+#include <algorithm>
+#include <atomic>
+#include <numeric>
+#include <vector>
+
+#include "backend/cpu/backend.h"
+#include "backend/cpu/copy.h"
+#include "backend/cpu/lapack.h"
+#include "backend/cpu/sort.h"
+#include "core/errors.h"
+#include "core/primitives/linalg.h"
+#include "core/threads.h"
+
+namespace nuvec::cpu {
+
+namespace {
+
+// Runs fn(i) for each of `count` matrices whose work is about `flops` each, on the pool.
+template <class F> void for_each_matrix(int64_t count, int64_t flops, F fn) {
+  int64_t grain = std::max<int64_t>(1, (int64_t(1) << 18) / std::max<int64_t>(flops, 1));
+  parallel_for(count, grain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) fn(i);
+  });
+}
+
+int64_t matrices(const Array& a) {
+  int64_t c = 1;
+  for (int d = 0; d + 2 < a.ndim(); ++d) c *= a.shape(d);
+  return c;
+}
+
+// `in` copied into out's fresh row-contiguous buffer.
+void copy_to_output(const Array& in, Array& out) {
+  out.allocate_contiguous();
+  copy_into(in, out);
+}
+
+// Zeroes the strictly upper (or lower) triangle of the n x n row-major matrix at `a`.
+void zero_triangle(char* a, int64_t n, size_t item, bool upper) {
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t b = upper ? i + 1 : 0, e = upper ? n : i;
+    std::fill(a + (i * n + b) * int64_t(item), a + (i * n + e) * int64_t(item), char(0));
+  }
+}
+
+bool zero_on_diagonal(Dtype d, const char* a, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const char* p = a + (i * n + i) * int64_t(size_of(d));
+    if (d == Dtype::float64 ? *reinterpret_cast<const double*>(p) == 0 : *reinterpret_cast<const float*>(p) == 0)
+      return true;
+  }
+  return false;
+}
+
+// Applies the row swaps of `pivots` (forwards, or backwards to undo them) to the rows of b.
+void swap_rows(char* b, int64_t rows, size_t row_bytes, const int32_t* pivots, bool backwards) {
+  for (int64_t k = 0; k < rows; ++k) {
+    int64_t i = backwards ? rows - 1 - k : k;
+    if (pivots[i] != i) std::swap_ranges(b + i * int64_t(row_bytes), b + (i + 1) * int64_t(row_bytes), b + pivots[i] * int64_t(row_bytes));
+  }
+}
+
+void raise_if(const std::atomic<bool>& failed, const char* what) {
+  if (failed.load()) throw KernelError(EvalErrorKind::other, what);
+}
+
+void eval_lu(const LUFactor&, const std::vector<Array>& in, std::vector<Array>& out) {
+  copy_to_output(in[0], out[0]);
+  out[1].allocate_contiguous();
+  out[2].allocate_contiguous();
+  Dtype d = out[0].dtype();
+  int64_t m = out[0].shape(-2), n = out[0].shape(-1), k = std::min(m, n);
+  for_each_matrix(matrices(out[0]), m * n * k, [&](int64_t i) {
+    std::vector<int32_t> piv(static_cast<size_t>(k));
+    lapack::lu_factor(d, out[0].data_bytes() + i * m * n * int64_t(size_of(d)), m, n, n, piv.data());
+    // rows: a[rows] = L U; perm = its inverse, so a = (L U)[perm].
+    std::vector<uint32_t> rows(static_cast<size_t>(m));
+    std::iota(rows.begin(), rows.end(), 0u);
+    uint32_t* pv = out[1].data<uint32_t>() + i * k;
+    for (int64_t j = 0; j < k; ++j) {
+      pv[j] = uint32_t(piv[size_t(j)]);
+      std::swap(rows[size_t(j)], rows[size_t(piv[size_t(j)])]);
+    }
+    uint32_t* perm = out[2].data<uint32_t>() + i * m;
+    for (int64_t j = 0; j < m; ++j) perm[rows[size_t(j)]] = uint32_t(j);
+  });
+}
+
+void eval_solve(const Solve& p, const std::vector<Array>& in, std::vector<Array>& out) {
+  copy_to_output(in[1], out[0]);
+  Array a = row_contiguous(in[0]);
+  Dtype d = out[0].dtype();
+  size_t item = size_of(d);
+  int64_t n = a.shape(-1), k = out[0].shape(-1);
+  std::atomic<bool> failed{false};
+  for_each_matrix(matrices(a), n * n * (n + k), [&](int64_t i) {
+    std::vector<char> lu(a.data_bytes() + i * n * n * int64_t(item), a.data_bytes() + (i + 1) * n * n * int64_t(item));
+    std::vector<int32_t> piv(static_cast<size_t>(n));
+    char* b = out[0].data_bytes() + i * n * k * int64_t(item);
+    if (lapack::lu_factor(d, lu.data(), n, n, n, piv.data()) != 0) return failed.store(true);
+    // a = P^T L U (P: the swaps): a x = b is L U x = P b; a^T x = b is U^T L^T (P x) = b.
+    if (!p.transpose()) {
+      swap_rows(b, n, size_t(k) * item, piv.data(), false);
+      lapack::triangular_solve(d, lu.data(), n, n, true, false, true, b, k, k);
+      lapack::triangular_solve(d, lu.data(), n, n, false, false, false, b, k, k);
+    } else {
+      lapack::triangular_solve(d, lu.data(), n, n, false, true, false, b, k, k);
+      lapack::triangular_solve(d, lu.data(), n, n, true, true, true, b, k, k);
+      swap_rows(b, n, size_t(k) * item, piv.data(), true);
+    }
+  });
+  raise_if(failed, "the matrix is singular");
+}
+
+void eval_triangular_solve(const TriangularSolve& p, const std::vector<Array>& in, std::vector<Array>& out) {
+  copy_to_output(in[1], out[0]);
+  Array t = row_contiguous(in[0]);
+  Dtype d = out[0].dtype();
+  size_t item = size_of(d);
+  int64_t n = t.shape(-1), k = out[0].shape(-1);
+  std::atomic<bool> failed{false};
+  for_each_matrix(matrices(t), n * n * k, [&](int64_t i) {
+    const char* ti = t.data_bytes() + i * n * n * int64_t(item);
+    if (!p.unit() && zero_on_diagonal(d, ti, n)) return failed.store(true);
+    lapack::triangular_solve(d, ti, n, n, !p.upper(), p.transpose(), p.unit(),
+                             out[0].data_bytes() + i * n * k * int64_t(item), k, k);
+  });
+  raise_if(failed, "the triangular matrix is singular");
+}
+
+void eval_cholesky(const Cholesky& p, const std::vector<Array>& in, std::vector<Array>& out) {
+  copy_to_output(in[0], out[0]);
+  Dtype d = out[0].dtype();
+  int64_t n = out[0].shape(-1);
+  for_each_matrix(matrices(out[0]), n * n * n, [&](int64_t i) {
+    char* a = out[0].data_bytes() + i * n * n * int64_t(size_of(d));
+    lapack::cholesky(d, a, n, n, p.upper());  // not positive definite: left as LAPACK stops (as MLX)
+    zero_triangle(a, n, size_of(d), !p.upper());
+  });
+}
+
+void eval_inverse(const Inverse& p, const std::vector<Array>& in, std::vector<Array>& out) {
+  copy_to_output(in[0], out[0]);
+  Dtype d = out[0].dtype();
+  int64_t n = out[0].shape(-1);
+  std::atomic<bool> failed{false};
+  for_each_matrix(matrices(out[0]), n * n * n, [&](int64_t i) {
+    char* a = out[0].data_bytes() + i * n * n * int64_t(size_of(d));
+    if (p.triangular()) {
+      if (lapack::triangular_inverse(d, a, n, p.upper()) != 0) return failed.store(true);
+      zero_triangle(a, n, size_of(d), !p.upper());
+    } else {
+      std::vector<int32_t> piv(static_cast<size_t>(n));
+      if (lapack::inverse(d, a, n, piv.data()) != 0) failed.store(true);
+    }
+  });
+  raise_if(failed, "the matrix is singular");
+}
+
+}  // namespace
+
+void register_linalg_kernels(Backend& b) {
+  lapack::fix_threads();
+  b.add<LUFactor, eval_lu>();
+  b.add<Solve, eval_solve>();
+  b.add<TriangularSolve, eval_triangular_solve>();
+  b.add<Cholesky, eval_cholesky>();
+  b.add<Inverse, eval_inverse>();
+}
+
+}  // namespace nuvec::cpu
