@@ -206,6 +206,10 @@ def test_cholesky_not_positive_definite(n, bad, upper, dt):
     info = _core._factor_cholesky(s.copy(), upper)
     _, ref_info = POTRF[dt](s.copy(), lower=not upper)
     assert info == ref_info == bad + 1
+    # As LAPACK's unblocked potf2 (and MLX): the failing pivot's value is left on the diagonal.
+    two = np.array([[1.0, 2.0], [2.0, 1.0]], dt)
+    assert _core._factor_cholesky(two, upper) == 2
+    np.testing.assert_array_equal(two, [[1.0, 2.0], [2.0, -3.0]])
     nan = s.copy()
     nan[bad, bad] = np.nan
     assert _core._factor_cholesky(nan, upper) == bad + 1

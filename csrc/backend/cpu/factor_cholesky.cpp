@@ -64,8 +64,9 @@ template <class T> struct Cholesky {
       T* lj = l.data() + j * nb;
       T s = lj[j];
       for (int64_t k = 0; k < j; ++k) s -= lj[k] * lj[k];
-      if (!(s > T(0))) {  // NaN too
+      if (!(s > T(0))) {  // NaN too; the value is left on the diagonal, as LAPACK's potf2 does
         info = j + 1;
+        *at(r0 + j, r0 + j) = s;
         break;
       }
       T djj = std::sqrt(s);
