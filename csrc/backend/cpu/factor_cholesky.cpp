@@ -53,34 +53,36 @@ template <class T> struct Cholesky {
       tr(reinterpret_cast<const char*>(v), rs * item, rows, cols, w, ldw);
   }
 
-  // The unblocked factorisation of the nb x nb block at (r0, r0), on a row-major copy. Returns
-  // LAPACK's info for the block.
+  // The unblocked factorisation of the nb x nb block at (r0, r0), right-looking on a column-major
+  // copy (the scaling and rank-1 updates run along contiguous columns; element (i, j) still
+  // subtracts l_i0 l_j0, l_i1 l_j1, ... in order). Returns LAPACK's info for the block.
   int64_t factor_leaf(int64_t r0, int64_t nb) {
-    std::vector<T> l(size_t(nb * nb));
+    thread_local std::vector<T> buf;
+    buf.resize(size_t(nb * nb));
+    T* c = buf.data();  // column j at c + j * nb, rows j .. nb - 1
     for (int64_t i = 0; i < nb; ++i)
-      for (int64_t j = 0; j <= i; ++j) l[size_t(i * nb + j)] = *at(r0 + i, r0 + j);
+      for (int64_t j = 0; j <= i; ++j) c[j * nb + i] = *at(r0 + i, r0 + j);
     int64_t info = 0;
-    for (int64_t j = 0; j < nb && !info; ++j) {
-      T* lj = l.data() + j * nb;
-      T s = lj[j];
-      for (int64_t k = 0; k < j; ++k) s -= lj[k] * lj[k];
+    for (int64_t j = 0; j < nb; ++j) {
+      T* cj = c + j * nb;
+      T s = cj[j];
       if (!(s > T(0))) {  // NaN too; the value is left on the diagonal, as LAPACK's potf2 does
         info = j + 1;
         *at(r0 + j, r0 + j) = s;
         break;
       }
       T djj = std::sqrt(s);
-      lj[j] = djj;
-      for (int64_t i = j + 1; i < nb; ++i) {
-        T* li = l.data() + i * nb;
-        T v = li[j];
-        for (int64_t k = 0; k < j; ++k) v -= li[k] * lj[k];
-        li[j] = v / djj;
+      cj[j] = djj;
+      for (int64_t i = j + 1; i < nb; ++i) cj[i] /= djj;
+      for (int64_t k = j + 1; k < nb; ++k) {
+        T* ck = c + k * nb;
+        T u = cj[k];
+        for (int64_t i = k; i < nb; ++i) ck[i] -= cj[i] * u;
       }
     }
     int64_t done = info ? info - 1 : nb;  // columns finished
     for (int64_t i = 0; i < nb; ++i)
-      for (int64_t j = 0; j <= i && j < done; ++j) *at(r0 + i, r0 + j) = l[size_t(i * nb + j)];
+      for (int64_t j = 0; j <= i && j < done; ++j) *at(r0 + i, r0 + j) = c[j * nb + i];
     return info;
   }
 
