@@ -54,13 +54,15 @@ void real_only(const Array& a, const char* op) {
 // The gradient on the read triangle of the symmetric matrix's gradient g.
 Array fold(const Array& g, bool upper) {
   Array gt = mT(g);
-  return upper ? add(triu(g, 0, g.stream()), triu(gt, 1, g.stream())) : add(tril(g, 0, g.stream()), tril(gt, -1, g.stream()));
+  return upper ? add(triu(g, 0, g.stream()), triu(gt, 1, g.stream()))
+               : add(tril(g, 0, g.stream()), tril(gt, -1, g.stream()));
 }
 
 // The symmetric matrix a tangent of the read triangle stands for.
 Array unfold(const Array& t, bool upper) {
   Array tt = mT(t);
-  return upper ? add(triu(t, 0, t.stream()), tril(tt, -1, t.stream())) : add(tril(t, 0, t.stream()), triu(tt, 1, t.stream()));
+  return upper ? add(triu(t, 0, t.stream()), tril(tt, -1, t.stream()))
+               : add(tril(t, 0, t.stream()), triu(tt, 1, t.stream()));
 }
 
 // ---------------------------------------------------------------- SVD
