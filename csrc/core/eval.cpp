@@ -1,10 +1,12 @@
 #include "core/eval.h"
 
+#include <chrono>
 #include <mutex>
 #include <unordered_set>
 
 #include "core/backend.h"
 #include "core/graph_walk.h"
+#include "core/profile.h"
 
 namespace nuvec {
 namespace {
@@ -54,6 +56,8 @@ void run(Node* n, const std::unordered_set<Node*>& fused) {
     }
     for (auto& k : keep) outs.emplace_back(k);
   }
+  bool timed = profile::on();
+  auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   try {
     bool inline_inputs = false;
     if (!fused.empty())
@@ -69,6 +73,8 @@ void run(Node* n, const std::unordered_set<Node*>& fused) {
     throw EvalError(e.is_index ? EvalErrorKind::index : EvalErrorKind::other, n->primitive->name(), e.what(),
                     describe_call_site(n->site));
   }
+  if (timed)
+    profile::add(n->primitive->name(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   if (keep.empty()) {
     finish_node(n);
   } else {

@@ -204,11 +204,37 @@ Array get_item(const Array& x, nb::handle index) {
   return transpose(g, perm, s);
 }
 
+// x[index] = v for an index of integers, slices (positive steps), None and Ellipsis: one
+// slice_update, which writes in place when x's buffer is free (MLX's path for basic indices).
+std::optional<Array> window_set(const Array& x, const Parsed& p, Array v, Stream s) {
+  Shape start, stop, step, window, result;  // result: x[index]'s shape
+  for (const Entry& e : p.entries) {
+    if (e.kind == Entry::new_axis) result.push_back(1);
+    if (e.kind != Entry::integer && e.kind != Entry::range) continue;
+    int64_t len = e.kind == Entry::integer ? 1 : range_length(e);
+    if (len > 0 && e.step <= 0) return std::nullopt;
+    start.push_back(len > 0 ? e.start : 0);
+    stop.push_back(len > 0 ? e.start + (len - 1) * e.step + 1 : 0);
+    step.push_back(len > 0 ? e.step : 1);
+    window.push_back(len);
+    if (e.kind == Entry::range) result.push_back(len);
+  }
+  // The value broadcasts to x[index]'s shape (leading dimensions of size 1 may be dropped).
+  Shape vs = v.shape();
+  while (vs.size() > result.size() && vs.front() == 1) vs.erase(vs.begin());
+  if (broadcast_shapes(result, vs, "setitem") != result)
+    throw OpError("setitem", "the value cannot be broadcast to the shape of the indexed region");
+  Array u = reshape(broadcast_to(reshape(v, vs, s), result, s), window, s);
+  return slice_update(x, u, start, stop, step, s);
+}
+
 Array update_item(const Array& x, nb::handle index, nb::handle value, ScatterOp op) {
   Stream s = default_stream(default_device());
   const char* name = "setitem";
   Parsed p = parse(x, index, name);
   Array v = arg_like(value, x.dtype(), name);
+  if (op == ScatterOp::set && !p.advanced)
+    if (auto r = window_set(x, p, v, s)) return *r;
   // Index arrays for every axis of x, shaped so they broadcast to the shape x[index] has.
   bool adjacent = advanced_adjacent(p);
   Shape index_shape;

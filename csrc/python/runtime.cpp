@@ -8,6 +8,7 @@
 
 #include "core/eval.h"
 #include "core/primitives/depends.h"
+#include "core/profile.h"
 #include "core/streams.h"
 #include "core/threads.h"
 #include "python/convert.h"
@@ -95,6 +96,15 @@ void init_runtime(nb::module_& m) {
       .def("__hash__", [](const ThreadLocalStream& s) { return std::hash<int>()(s.id); })
       .def("_stream", &resolve, "The calling thread's stream of this handle.");
 
+  m.def("_profile_start", &profile::start, "Starts timing each evaluated node by primitive (bench/profile_lm.py).");
+  m.def(
+      "_profile_stop",
+      [] {
+        nb::list out;
+        for (auto& e : profile::stop()) out.append(nb::make_tuple(e.name, e.count, e.seconds));
+        return out;
+      },
+      "Stops timing: [(primitive, nodes, seconds)], longest first.");
   m.def("is_available", &is_available, nb::arg("device"), "Whether the device can run work in this build.");
   m.def("default_device", &default_device, "The device ops run on by default.");
   m.def("set_default_device", &set_default_device, nb::arg("device"), "Sets the default device.");

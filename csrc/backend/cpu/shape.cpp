@@ -17,6 +17,24 @@ void eval_slice(const Slice& prim, const std::vector<Array>& in, std::vector<Arr
   out[0].set_data(x.buffer(), std::move(st), offset);
 }
 
+// Into x's own buffer when nothing else holds it, else into a copy; then the window is written.
+void eval_slice_update(const SliceUpdate& prim, const std::vector<Array>& in, std::vector<Array>& out) {
+  const Array &x = in[0], &u = in[1];
+  Array& o = out[0];
+  if (!donate(x, o)) {
+    o.allocate_contiguous();
+    copy_into(x, o);
+  }
+  Strides st(o.ndim());
+  int64_t offset = o.offset();
+  for (int i = 0; i < o.ndim(); ++i) {
+    st[i] = o.strides()[i] * prim.step()[i];
+    offset += prim.start()[i] * o.strides()[i];
+  }
+  Array window = Array::from_buffer(u.shape(), o.dtype(), o.buffer(), std::move(st), offset);
+  copy_into(u, window);
+}
+
 void eval_transpose(const Transpose& prim, const std::vector<Array>& in, std::vector<Array>& out) {
   const Array& x = in[0];
   const std::vector<int>& perm = prim.perm();
@@ -121,6 +139,7 @@ void eval_contiguous(const Contiguous&, const std::vector<Array>& in, std::vecto
 
 void register_views_kernels(Backend& b) {
   b.add<Slice, eval_slice>();
+  b.add<SliceUpdate, eval_slice_update>();
   b.add<Transpose, eval_transpose>();
   b.add<Broadcast, eval_broadcast<Broadcast>>();
   b.add<BroadcastLike, eval_broadcast<BroadcastLike>>();

@@ -21,6 +21,10 @@ Array filled_like(const Array& a, const Array& value, Stream s, const char* op =
 // Basic slicing: start/stop/step per axis, already clamped NumPy-style (x itself when it is the
 // whole array).
 Array slice(const Array& x, const Shape& start, const Shape& stop, const Shape& step, Stream s);
+// x with x[start:stop:step] set to `update` (broadcast to the window, cast to x's dtype), as MLX's
+// slice_update; steps must be positive.
+Array slice_update(const Array& x, const Array& update, const Shape& start, const Shape& stop, const Shape& step,
+                   Stream s);
 Array view(const Array& x, Dtype dtype, Stream s);
 Array flatten(const Array& x, int start_axis, int end_axis, Stream s);
 Array unflatten(const Array& x, int axis, const Shape& shape, Stream s);

@@ -95,6 +95,24 @@ Array slice(const Array& x, const Shape& start, const Shape& stop, const Shape& 
   return Array::lazy(std::move(shape), x.dtype(), std::make_shared<Slice>(start, step), {x}, s);
 }
 
+Array slice_update(const Array& x, const Array& update, const Shape& start, const Shape& stop, const Shape& step,
+                   Stream s) {
+  int nd = x.ndim();
+  if (int(start.size()) != nd || int(stop.size()) != nd || int(step.size()) != nd)
+    throw OpError("slice_update", "start, stop and step need one entry per dimension");
+  Shape window(nd);
+  for (int i = 0; i < nd; ++i) {
+    if (step[i] <= 0) throw OpError("slice_update", "steps must be positive");
+    if (start[i] < 0 || stop[i] > x.shape(i)) throw OpError("slice_update", "the window lies outside the array");
+    window[i] = std::max<int64_t>((stop[i] - start[i] + step[i] - 1) / step[i], 0);
+  }
+  if (broadcast_shapes(window, update.shape(), "slice_update") != window)
+    throw OpError("slice_update", "the update cannot be broadcast to the window's shape");
+  Array u = astype(broadcast_to(update, window, s), x.dtype(), s);
+  if (u.size() == 0) return x;
+  return Array::lazy(x.shape(), x.dtype(), std::make_shared<SliceUpdate>(start, step), {x, u}, s);
+}
+
 Array view(const Array& x, Dtype dtype, Stream s) {
   if (dtype == x.dtype()) return x;
   size_t from = x.itemsize(), to = size_of(dtype);

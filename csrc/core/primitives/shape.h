@@ -19,6 +19,27 @@ class Slice : public Primitive {
   Shape start_, step_;
 };
 
+// x with the window x[start : start + n * step : step] (n the update's shape) replaced by the
+// update (inputs: x, update of the window's shape and x's dtype). Writes into x's buffer when
+// nothing else holds it (a KV cache's decode step writes one position, not the whole buffer).
+class SliceUpdate : public Primitive {
+ public:
+  SliceUpdate(Shape start, Shape step) : start_(std::move(start)), step_(std::move(step)) {}
+  const char* name() const override { return "slice_update"; }
+  NUVEC_KERNEL_SLOT
+  NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
+  bool is_equivalent(const Primitive& o) const override {
+    auto* p = dynamic_cast<const SliceUpdate*>(&o);
+    return p && p->start_ == start_ && p->step_ == step_;
+  }
+  const Shape& start() const { return start_; }
+  const Shape& step() const { return step_; }
+
+ private:
+  Shape start_, step_;
+};
+
 class Transpose : public Primitive {
  public:
   explicit Transpose(std::vector<int> perm) : perm_(std::move(perm)) {}

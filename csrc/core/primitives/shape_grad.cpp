@@ -1,5 +1,6 @@
 // Differentiation rules of the layout family: each is linear, so its jvp applies the same view
 // to the tangent, and its vjp puts the cotangent back where the view read it.
+#include <algorithm>
 #include <numeric>
 
 #include "core/primitives/grad_util.h"
@@ -26,6 +27,13 @@ Array range(int64_t start, int64_t step, int64_t n, Stream s) {
   return arange(double(start), double(start + n * step), double(step), Dtype::int64, s);
 }
 
+// The window's stop for a SliceUpdate's or a Slice's window of shape `window`.
+Shape window_stop(const Shape& start, const Shape& step, const Shape& window) {
+  Shape stop(start.size());
+  for (size_t d = 0; d < start.size(); ++d) stop[d] = start[d] + (window[d] - 1) * step[d] + 1;
+  return stop;
+}
+
 std::vector<int> every_axis(int n) {
   std::vector<int> axes(n);
   std::iota(axes.begin(), axes.end(), 0);
@@ -37,6 +45,9 @@ std::vector<Array> Slice::vjp(const std::vector<Array>& primals, const std::vect
                               const std::vector<int>&, const std::vector<Array>& outputs) {
   const Array& x = primals[0];
   Stream s = x.stream();
+  if (std::all_of(step_.begin(), step_.end(), [](int64_t k) { return k > 0; }))
+    return {
+        slice_update(zeros_like(x), cotangents[0], start_, window_stop(start_, step_, outputs[0].shape()), step_, s)};
   std::vector<Array> idx;
   for (int d = 0; d < x.ndim(); ++d)
     idx.push_back(along(range(start_[d], step_[d], outputs[0].shape(d), s), d, x.ndim()));
@@ -45,6 +56,26 @@ std::vector<Array> Slice::vjp(const std::vector<Array>& primals, const std::vect
 std::vector<Array> Slice::jvp(const std::vector<Array>&, const std::vector<Array>& tangents, const std::vector<int>&,
                               const std::vector<Array>& outputs) {
   return same_view(*this, tangents[0], outputs[0]);
+}
+
+// y = x with the window replaced by u: x' = g with the window zeroed, u' = g's window.
+std::vector<Array> SliceUpdate::vjp(const std::vector<Array>& primals, const std::vector<Array>& cotangents,
+                                    const std::vector<int>& argnums, const std::vector<Array>&) {
+  const Array& g = cotangents[0];
+  Stream s = g.stream();
+  Shape stop = window_stop(start_, step_, primals[1].shape());
+  std::vector<Array> out;
+  for (int k : argnums)
+    out.push_back(k == 0 ? slice_update(g, zeros_like(primals[1]), start_, stop, step_, s)
+                         : slice(g, start_, stop, step_, s));
+  return out;
+}
+std::vector<Array> SliceUpdate::jvp(const std::vector<Array>& primals, const std::vector<Array>& tangents,
+                                    const std::vector<int>& argnums, const std::vector<Array>& outputs) {
+  Stream s = outputs[0].stream();
+  Array tx = zeros_like(outputs[0]), tu = zeros_like(primals[1]);
+  for (size_t i = 0; i < argnums.size(); ++i) (argnums[i] == 0 ? tx : tu) = tangents[i];
+  return {slice_update(tx, tu, start_, window_stop(start_, step_, primals[1].shape()), step_, s)};
 }
 
 std::vector<Array> Transpose::vjp(const std::vector<Array>& primals, const std::vector<Array>& cotangents,

@@ -14,6 +14,17 @@ Result Slice::vmap(const std::vector<Array>& inputs, const std::vector<int>& axe
           {0}};
 }
 
+Result SliceUpdate::vmap(const std::vector<Array>& inputs, const std::vector<int>& axes,
+                         const std::vector<Array>& outputs) {
+  // Both operands batched in front (an unbatched one repeated), the window spanning the batch.
+  int64_t n = axes[0] >= 0 ? inputs[0].shape(axes[0]) : inputs[1].shape(axes[1]);
+  Array x = front_or_repeated(inputs[0], axes[0], n), u = front_or_repeated(inputs[1], axes[1], n);
+  Shape start = with_batch(start_, 0), step = with_batch(step_, 1);
+  return {{Array::lazy(x.shape(), x.dtype(), std::make_shared<SliceUpdate>(std::move(start), std::move(step)), {x, u},
+                       x.stream())},
+          {0}};
+}
+
 Result Transpose::vmap(const std::vector<Array>& inputs, const std::vector<int>& axes,
                        const std::vector<Array>& outputs) {
   const Array& x = inputs[0];
