@@ -100,15 +100,28 @@ struct FromDecoded {
 // Element i of a scales array of element type S, as a float.
 template <class S> inline float param(const void* p, int64_t i) { return convert<float>(static_cast<const S*>(p)[i]); }
 
+// L consecutive elements of type S (float or float16: exact conversions) as a float vector.
+template <class S> inline VecF load_params(const S* p) {
+  if constexpr (std::is_same_v<S, float>) {
+    return load(p);
+  } else {
+    typedef S Half __attribute__((vector_size(L * sizeof(S))));
+    Half h;
+    std::memcpy(&h, p, sizeof h);
+    return __builtin_convertvector(h, VecF);
+  }
+}
+
 // The bias term of one weight row: its biases against the row of x's group sums, L groups per
 // vector (the last padded with zeros), then halved.
 template <class S> inline float bias_dot(const QmmProblem& p, int64_t row, const float* xsum, int64_t groups) {
   VecF acc = splat(0.0f);
   const bool same = p.bdtype == p.sdtype;  // the biases' element type is S (the usual case)
   int64_t g = 0;
-  if (same && std::is_same_v<S, float>)
-    for (; g + L <= groups; g += L)
-      acc = fmadd(load(static_cast<const float*>(p.biases) + row * groups + g), load(xsum + g), acc);
+  if constexpr (std::is_same_v<S, float> || std::is_same_v<S, f16>)
+    if (same)
+      for (; g + L <= groups; g += L)
+        acc = fmadd(load_params(static_cast<const S*>(p.biases) + row * groups + g), load(xsum + g), acc);
   for (; g < groups; g += L) {
     float b[L] = {}, xs[L] = {};
     for (int64_t j = 0; j < L && g + j < groups; ++j) {
