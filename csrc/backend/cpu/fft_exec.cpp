@@ -1,5 +1,6 @@
-// The FFT's executors (backend/cpu/fft_exec.h). Threads only ever split independent sequences
-// (the columns, then the rows of the four-step split), so no bit depends on their number.
+// The FFT's executors (backend/cpu/fft_exec.h). Threads only ever split independent work (the
+// columns, then the rows of the four-step split; Bluestein's element-wise products), so no bit
+// depends on their number.
 #include "backend/cpu/fft_exec.h"
 
 #include <algorithm>
