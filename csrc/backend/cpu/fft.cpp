@@ -144,9 +144,18 @@ void run_pass(const Pass& ps, const float* src, float* dst) {
   const FftPlan& p = ps.plan();
   int64_t nin = ps.in_len(), nout = ps.out_len();
   if (fft_is_long(p)) {
-    for (int64_t o = 0; o < ps.outer; ++o)
-      for (int64_t i = 0; i < ps.inner; ++i)
+    auto seqs = [&](int64_t begin, int64_t end) {
+      for (int64_t q = begin; q < end; ++q) {
+        int64_t o = q / ps.inner, i = q % ps.inner;
         long_sequence(ps, p, src, {o * nin * ps.inner + i, ps.inner, 0}, dst, {o * nout * ps.inner + i, ps.inner, 0});
+      }
+    };
+    // Shorter ones one per task (their inner parallel_for then runs inline), longer ones each on
+    // the whole pool: either way the same operations on each sequence.
+    if (p.n <= kFftLongPerTask)
+      parallel_for(ps.outer * ps.inner, 1, seqs);
+    else
+      seqs(0, ps.outer * ps.inner);
     return;
   }
   // Rows of the last axis, or runs of neighbouring columns, kFftLanes at a time.

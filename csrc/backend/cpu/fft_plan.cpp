@@ -174,7 +174,13 @@ void fft_advise_huge(void* p, size_t bytes) {
 }
 
 FftBig fft_big(size_t floats) {
-  size_t bytes = (floats * sizeof(float) + kHuge - 1) / kHuge * kHuge;
+  size_t bytes = floats * sizeof(float);
+  if (bytes < 2 * kHuge) {  // small: plain memory
+    auto* p = static_cast<float*>(std::malloc(bytes ? bytes : 1));
+    if (!p) throw std::bad_alloc();
+    return FftBig(p);
+  }
+  bytes = (bytes + kHuge - 1) / kHuge * kHuge;
   auto* p = static_cast<float*>(std::aligned_alloc(kHuge, bytes));
   if (!p) throw std::bad_alloc();
   fft_advise_huge(p, bytes);
