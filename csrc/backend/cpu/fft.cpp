@@ -131,8 +131,8 @@ void long_sequence(const Pass& ps, const FftPlan& p, const float* src, Place a, 
   if (direct_out) return;
   int64_t len = ps.out_len();
   for (int64_t k = 0; k < len; ++k) {
-    if (ps.kind == Kind::c2r) {
-      dst[b.base + k * b.rs] = y[2 * k];
+    if (ps.kind == Kind::c2r) {  // halved: y holds the n reals; odd: n complex values, real parts
+      dst[b.base + k * b.rs] = y[ps.halved() ? k : 2 * k];
     } else {
       dst[2 * (b.base + k * b.rs)] = y[2 * k];
       dst[2 * (b.base + k * b.rs) + 1] = y[2 * k + 1];
