@@ -141,6 +141,16 @@ def test_long_transform_along_other_axis():
     check(mx.fft.fft(mx.array(x), axis=0), np.fft.fft(x.astype(np.complex128), axis=0), 1 << 15)
     c = x[: (1 << 14) + 1]
     check(mx.fft.irfft(mx.array(c), axis=0), np.fft.irfft(c.astype(np.complex128), axis=0), 1 << 15)
+    check(
+        mx.fft.rfft(mx.array(x.real), axis=0),
+        np.fft.rfft(x.real.astype(np.float64), axis=0),
+        1 << 15,
+    )
+    check(
+        mx.fft.ifft(mx.array(x[:12288]), axis=0, norm="ortho"),
+        np.fft.ifft(x[:12288], axis=0, norm="ortho"),
+        12288,
+    )
     y = crandn(59049, 2)  # odd four-step lengths, real both ways
     check(
         mx.fft.rfft(mx.array(y.real), axis=0), np.fft.rfft(y.real.astype(np.float64), axis=0), 59049

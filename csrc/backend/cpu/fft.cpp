@@ -131,8 +131,8 @@ void long_sequence(const Pass& ps, const FftPlan& p, const float* src, Place a, 
   if (direct_out) return;
   int64_t len = ps.out_len();
   for (int64_t k = 0; k < len; ++k) {
-    if (ps.kind == Kind::c2r) {
-      dst[b.base + k * b.rs] = y[2 * k];
+    if (ps.kind == Kind::c2r) {  // halved: y holds the n reals; odd: n complex values, real parts
+      dst[b.base + k * b.rs] = y[ps.halved() ? k : 2 * k];
     } else {
       dst[2 * (b.base + k * b.rs)] = y[2 * k];
       dst[2 * (b.base + k * b.rs) + 1] = y[2 * k + 1];
@@ -144,9 +144,18 @@ void run_pass(const Pass& ps, const float* src, float* dst) {
   const FftPlan& p = ps.plan();
   int64_t nin = ps.in_len(), nout = ps.out_len();
   if (fft_is_long(p)) {
-    for (int64_t o = 0; o < ps.outer; ++o)
-      for (int64_t i = 0; i < ps.inner; ++i)
+    auto seqs = [&](int64_t begin, int64_t end) {
+      for (int64_t q = begin; q < end; ++q) {
+        int64_t o = q / ps.inner, i = q % ps.inner;
         long_sequence(ps, p, src, {o * nin * ps.inner + i, ps.inner, 0}, dst, {o * nout * ps.inner + i, ps.inner, 0});
+      }
+    };
+    // Shorter ones one per task (their inner parallel_for then runs inline), longer ones each on
+    // the whole pool: either way the same operations on each sequence.
+    if (p.n <= kFftLongPerTask)
+      parallel_for(ps.outer * ps.inner, 1, seqs);
+    else
+      seqs(0, ps.outer * ps.inner);
     return;
   }
   // Rows of the last axis, or runs of neighbouring columns, kFftLanes at a time.

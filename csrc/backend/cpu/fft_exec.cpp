@@ -1,5 +1,6 @@
-// The FFT's executors (backend/cpu/fft_exec.h). Threads only ever split independent sequences
-// (the columns, then the rows of the four-step split), so no bit depends on their number.
+// The FFT's executors (backend/cpu/fft_exec.h). Threads only ever split independent work (the
+// columns, then the rows of the four-step split; Bluestein's element-wise products), so no bit
+// depends on their number.
 #include "backend/cpu/fft_exec.h"
 
 #include <algorithm>
@@ -67,8 +68,11 @@ void four_step(const FftPlan& p, const float* x, float* y, bool inverse, float s
   const FftLoops& f = fft_loops();
   constexpr int64_t L = kFftLanes;
   int64_t n1 = p.n1, n2 = p.n2;
-  FftBig t = fft_big(size_t(2 * n1 * n2));
-  float *tr = t.get(), *ti = tr + n1 * n2;
+  // The middle buffer's rows padded by a cache line: a power-of-two row stride would put every
+  // row of a column block in the same cache sets.
+  int64_t ts = n2 + 16;
+  FftBig t = fft_big(size_t(2 * n1 * ts));
+  float *tr = t.get(), *ti = tr + n1 * ts;
   fft_advise_huge(y, size_t(2 * n1 * n2) * sizeof(float));
   parallel_for((n2 + L - 1) / L, 1, [&](int64_t begin, int64_t end) {
     FftScratch s(*p.p1);
@@ -79,14 +83,14 @@ void four_step(const FftPlan& p, const float* x, float* y, bool inverse, float s
       // The twiddles of the inverse are the conjugates: the product in the swapped block.
       f.mul_cells(inverse ? s.im : s.re, inverse ? s.re : s.im, n1, p.tw4r.get() + c * n1, p.tw4i.get() + c * n1,
                   kFftLanes);
-      f.scatter(s.re, s.im, n1, valid, 1.0f, tr + c, ti + c, n2, 1);
+      f.scatter(s.re, s.im, n1, valid, 1.0f, tr + c, ti + c, ts, 1);
     }
   });
   parallel_for((n1 + L - 1) / L, 1, [&](int64_t begin, int64_t end) {
     FftScratch s(*p.p2);
     for (int64_t k = begin * L; k < std::min(end * L, n1); k += L) {
       int valid = int(std::min(L, n1 - k));
-      f.gather(tr + k * n2, ti + k * n2, 1, n2, n2, valid, s.re, s.im);
+      f.gather(tr + k * ts, ti + k * ts, 1, ts, n2, valid, s.re, s.im);
       s.run(*p.p2, inverse);
       f.scatter(s.re, s.im, n2, valid, scale, y + 2 * k, y + 2 * k + 1, 2 * n1, 2);
     }

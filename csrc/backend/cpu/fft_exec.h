@@ -1,5 +1,6 @@
 // The FFT's executors over the per-ISA loops: a block of kFftLanes sequences through a plan
-// (Stockham steps or Bluestein), and one long contiguous sequence in four steps on the pool.
+// (Stockham steps or Bluestein), and one long contiguous sequence (four steps, or Bluestein over
+// them) on the pool.
 #pragma once
 #include <memory>
 

@@ -86,35 +86,37 @@ void add_bluestein(FftPlan& p) {
     br[size_t(k)] = br[size_t((p.m - k) % p.m)] = std::cos(a);
     bi[size_t(k)] = bi[size_t((p.m - k) % p.m)] = std::sin(a);
   }
-  // A direct O(m log m) transform in double: radix-2/3/5 recursion on the smooth length, its
-  // twiddles read from one table of the m roots of unity.
-  std::vector<double> fr(size_t(p.m)), fi(size_t(p.m)), rc(size_t(p.m)), rs(size_t(p.m));
-  for (int64_t j = 0; j < p.m; ++j) {
-    double a = -2.0 * std::numbers::pi * double(j) / double(p.m);
+  // Its transform in double: Stockham steps of radix 2, 3 and 5 (the plan's scheme), twiddles
+  // read from one table of the m roots of unity.
+  int64_t m = p.m;
+  std::vector<double> rc(static_cast<size_t>(m)), rs(rc), yr(rc), yi(rc);
+  for (int64_t j = 0; j < m; ++j) {
+    double a = -2.0 * std::numbers::pi * double(j) / double(m);
     rc[size_t(j)] = std::cos(a), rs[size_t(j)] = std::sin(a);
   }
-  auto dft = [&](auto&& self, const double* xr, const double* xi, int64_t len, int64_t stride, double* yr,
-                 double* yi) -> void {
-    if (len == 1) {
-      yr[0] = xr[0], yi[0] = xi[0];
-      return;
-    }
-    int64_t r = len % 2 == 0 ? 2 : len % 3 == 0 ? 3 : 5, sub = len / r, step = p.m / len;
-    std::vector<double> tr(static_cast<size_t>(len)), ti(static_cast<size_t>(len));
-    for (int64_t q = 0; q < r; ++q)
-      self(self, xr + q * stride, xi + q * stride, sub, stride * r, tr.data() + q * sub, ti.data() + q * sub);
-    for (int64_t k = 0; k < len; ++k) {
-      double sr = 0, si = 0;
-      for (int64_t q = 0; q < r; ++q) {
-        size_t w = size_t(q * k % len * step);
-        double c = rc[w], s = rs[w], vr = tr[size_t(q * sub + k % sub)], vi = ti[size_t(q * sub + k % sub)];
-        sr += vr * c - vi * s;
-        si += vr * s + vi * c;
-      }
-      yr[k] = sr, yi[k] = si;
-    }
-  };
-  dft(dft, br.data(), bi.data(), p.m, 1, fr.data(), fi.data());
+  for (int64_t len = m, s = 1; len > 1;) {
+    int64_t r = len % 2 == 0 ? 2 : len % 3 == 0 ? 3 : 5, ml = len / r;
+    for (int64_t j = 0; j < ml; ++j)
+      for (int64_t q = 0; q < s; ++q)
+        for (int64_t k = 0; k < r; ++k) {
+          double sr = 0, si = 0;
+          for (int64_t t = 0; t < r; ++t) {
+            int64_t kt = k * t;  // reduced modulo r < 6 without a division
+            while (kt >= r) kt -= r;
+            size_t w = size_t(kt * (m / r));
+            double vr = br[size_t(q + s * (j + t * ml))], vi = bi[size_t(q + s * (j + t * ml))];
+            sr += vr * rc[w] - vi * rs[w];
+            si += vr * rs[w] + vi * rc[w];
+          }
+          size_t w = size_t(j * k * (m / len));  // j k < len
+          yr[size_t(q + s * (r * j + k))] = sr * rc[w] - si * rs[w];
+          yi[size_t(q + s * (r * j + k))] = sr * rs[w] + si * rc[w];
+        }
+    std::swap(br, yr);
+    std::swap(bi, yi);
+    len = ml, s *= r;
+  }
+  const std::vector<double>&fr = br, &fi = bi;
   for (int64_t k = 0; k < p.m; ++k) {
     p.filter.push_back(float(fr[size_t(k)] / double(p.m)));
     p.filter.push_back(float(fi[size_t(k)] / double(p.m)));
@@ -172,7 +174,13 @@ void fft_advise_huge(void* p, size_t bytes) {
 }
 
 FftBig fft_big(size_t floats) {
-  size_t bytes = (floats * sizeof(float) + kHuge - 1) / kHuge * kHuge;
+  size_t bytes = floats * sizeof(float);
+  if (bytes < 2 * kHuge) {  // small: plain memory
+    auto* p = static_cast<float*>(std::malloc(bytes ? bytes : 1));
+    if (!p) throw std::bad_alloc();
+    return FftBig(p);
+  }
+  bytes = (bytes + kHuge - 1) / kHuge * kHuge;
   auto* p = static_cast<float*>(std::aligned_alloc(kHuge, bytes));
   if (!p) throw std::bad_alloc();
   fft_advise_huge(p, bytes);

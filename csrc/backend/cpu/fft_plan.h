@@ -16,8 +16,13 @@ using FftBig = std::unique_ptr<float[], FftFree>;
 FftBig fft_big(size_t floats);
 void fft_advise_huge(void* p, size_t bytes);
 
-// Lengths above this run as four steps (rows and columns) when they split into two factors.
-constexpr int64_t kFftDirectMax = 16384;
+// Lengths above this run as four steps (rows and columns) when they split into two factors: a
+// block of 8 sequences of such a length outgrows the L2 cache, and a lone sequence would waste 7
+// of the 8 lanes.
+constexpr int64_t kFftDirectMax = 4096;
+// Sequences up to this length (four steps or Bluestein over them) are spread over the pool one
+// per task; longer ones run one at a time, each spread over the pool.
+constexpr int64_t kFftLongPerTask = 65536;
 // The largest prime handled as a radix (radices: 8, 4, 2, 3, 5, then odd primes); lengths with a larger prime factor run Bluestein's algorithm.
 constexpr int kFftMaxRadix = 31;
 
