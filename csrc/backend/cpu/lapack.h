@@ -47,11 +47,13 @@ NUVEC_LAPACK_DECLARE(s, float)
 NUVEC_LAPACK_DECLARE(d, double)
 #undef NUVEC_LAPACK_DECLARE
 void scipy_openblas_set_num_threads(int num_threads);
+int scipy_openblas_get_num_threads(void);
 }
 
 namespace nuvec::cpu::lapack {
 
-// Applies the thread policy above (once, at backend registration).
+// Applies the thread policy above: at backend registration, and again before each kernel's
+// calls in case something else in the process (threadpoolctl, say) changed OpenBLAS's count.
 void fix_threads();
 
 // The three factorisations nuvec's own blocked kernels (backend/cpu/factor.h) also provide, with

@@ -128,6 +128,7 @@ void raise_if(const std::atomic<bool>& failed, const char* what) {
 }
 
 void eval_lu(const LUFactor&, const std::vector<Array>& in, std::vector<Array>& out) {
+  lapack::fix_threads();
   copy_to_output(in[0], out[0]);
   out[1].allocate_contiguous();
   out[2].allocate_contiguous();
@@ -150,6 +151,7 @@ void eval_lu(const LUFactor&, const std::vector<Array>& in, std::vector<Array>& 
 }
 
 void eval_solve(const Solve& p, const std::vector<Array>& in, std::vector<Array>& out) {
+  lapack::fix_threads();
   copy_to_output(in[1], out[0]);
   Array a = row_contiguous(in[0]);
   Dtype d = out[0].dtype();
@@ -182,6 +184,7 @@ void eval_solve(const Solve& p, const std::vector<Array>& in, std::vector<Array>
 }
 
 void eval_triangular_solve(const TriangularSolve& p, const std::vector<Array>& in, std::vector<Array>& out) {
+  lapack::fix_threads();
   copy_to_output(in[1], out[0]);
   Array t = row_contiguous(in[0]);
   Dtype d = out[0].dtype();
@@ -198,6 +201,7 @@ void eval_triangular_solve(const TriangularSolve& p, const std::vector<Array>& i
 }
 
 void eval_cholesky(const Cholesky& p, const std::vector<Array>& in, std::vector<Array>& out) {
+  lapack::fix_threads();
   copy_to_output(in[0], out[0]);
   Dtype d = out[0].dtype();
   int64_t n = out[0].shape(-1);
@@ -209,6 +213,7 @@ void eval_cholesky(const Cholesky& p, const std::vector<Array>& in, std::vector<
 }
 
 void eval_inverse(const Inverse& p, const std::vector<Array>& in, std::vector<Array>& out) {
+  lapack::fix_threads();
   Dtype d = out[0].dtype();
   size_t item = size_of(d);
   int64_t n = out[0].shape(-1);
