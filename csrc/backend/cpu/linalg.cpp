@@ -93,7 +93,9 @@ bool zero_on_diagonal(Dtype d, const char* a, int64_t n) {
 void swap_rows(char* b, int64_t rows, size_t row_bytes, const int32_t* pivots, bool backwards) {
   for (int64_t k = 0; k < rows; ++k) {
     int64_t i = backwards ? rows - 1 - k : k;
-    if (pivots[i] != i) std::swap_ranges(b + i * int64_t(row_bytes), b + (i + 1) * int64_t(row_bytes), b + pivots[i] * int64_t(row_bytes));
+    if (pivots[i] != i)
+      std::swap_ranges(b + i * int64_t(row_bytes), b + (i + 1) * int64_t(row_bytes),
+                       b + pivots[i] * int64_t(row_bytes));
   }
 }
 
@@ -194,8 +196,8 @@ void eval_triangular_solve(const TriangularSolve& p, const std::vector<Array>& i
   for_each_matrix(matrices(t), n * n * k, [&](int64_t i) {
     const char* ti = t.data_bytes() + i * n * n * int64_t(item);
     if (!p.unit() && zero_on_diagonal(d, ti, n)) return failed.store(true);
-    solve_triangle(d, ti, n, n, !p.upper(), p.transpose(), p.unit(), out[0].data_bytes() + i * n * k * int64_t(item),
-                   k, k);
+    solve_triangle(d, ti, n, n, !p.upper(), p.transpose(), p.unit(), out[0].data_bytes() + i * n * k * int64_t(item), k,
+                   k);
   });
   raise_if(failed, "the triangular matrix is singular");
 }

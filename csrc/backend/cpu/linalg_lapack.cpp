@@ -73,8 +73,7 @@ template <class T> lapack_int blocked_getrf(T* a, int64_t m, int64_t n, int64_t 
         if (col >= right) {
           lapack_int JB = lapack_int(jb), rest = lapack_int(m - right);
           T p1 = 1, m1 = -1;
-          Routines<T>::trsm("L", "L", "N", "U", &JB, &W, &p1, a + j + j * lda, &ld, a + j + col * lda, &ld, 1, 1, 1,
-                            1);
+          Routines<T>::trsm("L", "L", "N", "U", &JB, &W, &p1, a + j + j * lda, &ld, a + j + col * lda, &ld, 1, 1, 1, 1);
           if (rest > 0)
             Routines<T>::gemm("N", "N", &rest, &W, &JB, &m1, a + right + j * lda, &ld, a + j + col * lda, &ld, &p1,
                               a + right + col * lda, &ld, 1, 1);
@@ -113,9 +112,8 @@ template <class T> int64_t lu_factor_t(T* a, int64_t m, int64_t n, int64_t lda, 
   return info;
 }
 
-template <class T>
-void triangular_solve_t(const T* t, int64_t n, int64_t ldt, bool lower, bool transpose, bool unit, T* b, int64_t nrhs,
-                        int64_t ldb) {
+template <class T> void triangular_solve_t(const T* t, int64_t n, int64_t ldt, bool lower, bool transpose, bool unit,
+                                           T* b, int64_t nrhs, int64_t ldb) {
   // Row-major B (n x nrhs) is column-major B^T: solve X^T op(T)^T = B^T, with column-major
   // T^T (upper when T is lower): op(T)^T is T^T itself, or its transpose. Right-hand sides are
   // rows of B^T: a large solve runs them in blocks on the pool.
