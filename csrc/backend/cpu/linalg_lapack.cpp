@@ -187,9 +187,16 @@ template <class T> int64_t inverse_t(T* a, int64_t n, int32_t* pivots) {
     std::vector<T> lu(a, a + n * n);
     info = blocked_getrf(lu.data(), n, n, n, pivots);
     if (info != 0) return info;
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t i = 0; i < n; ++i) a[j * n + i] = i <= j ? lu[size_t(j * n + i)] : T(0);
-    Routines<T>::trtri("U", "N", &N, a, &ld, &info, 1, 1);
+    // U^-1 by column blocks: block [c0, c0 + w) has rows below c0 + w zero, so solves U's leading
+    // (c0 + w) x (c0 + w) block against those columns of I.
+    by_columns(n, [&](int64_t c0, int64_t w) {
+      T* x = a + c0 * n;
+      std::fill(x, x + w * n, T(0));
+      for (int64_t i = 0; i < w; ++i) x[i * n + c0 + i] = 1;
+      lapack_int M = lapack_int(c0 + w), W = lapack_int(w);
+      T p1 = 1;
+      Routines<T>::trsm("L", "U", "N", "N", &M, &W, &p1, lu.data(), &ld, x, &ld, 1, 1, 1, 1);
+    });
     by_columns(n, [&](int64_t r0, int64_t rows) {
       lapack_int R = lapack_int(rows);
       T p1 = 1;
