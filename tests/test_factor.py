@@ -206,9 +206,35 @@ def test_cholesky_not_positive_definite(n, bad, upper, dt):
     info = _core._factor_cholesky(s.copy(), upper)
     _, ref_info = POTRF[dt](s.copy(), lower=not upper)
     assert info == ref_info == bad + 1
+    # As LAPACK's unblocked potf2 (and MLX): the failing pivot's value is left on the diagonal.
+    two = np.array([[1.0, 2.0], [2.0, 1.0]], dt)
+    assert _core._factor_cholesky(two, upper) == 2
+    np.testing.assert_array_equal(two, [[1.0, 2.0], [2.0, -3.0]])
     nan = s.copy()
     nan[bad, bad] = np.nan
     assert _core._factor_cholesky(nan, upper) == bad + 1
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize(
+    "m,n,k", [(1, 1, 1), (7, 5, 3), (300, 70, 129), (64, 300, 257), (2, 40, 0)]
+)
+def test_multiply_add(m, n, k, dt):
+    """cpu::gemm's accumulate form, C += A B, which the factorisations' updates use: each row has
+    the bits of its own one-row call, and the float64 value of c + a @ b."""
+    rng = np.random.default_rng(m * n + k)
+    a, b = (rng.standard_normal(s).astype(dt) for s in ((m, k), (k, n)))
+    c = rng.standard_normal((m, n)).astype(dt)
+    out = strided(c, 3)
+    _core._factor_multiply_add(strided(a, 2), b, out)
+    ref = c.astype(np.float64) + a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(
+        out, ref, rtol=0, atol=4 * (k + 1) * EPS[dt] * (np.abs(ref).max() + k)
+    )
+    for i in range(m):
+        row = c[i : i + 1].copy()
+        _core._factor_multiply_add(a[i : i + 1], b, row)
+        np.testing.assert_array_equal(row[0], out[i])
 
 
 def test_bad_buffers():

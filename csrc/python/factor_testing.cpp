@@ -7,6 +7,7 @@
 #include <string>
 
 #include "backend/cpu/factor.h"
+#include "backend/cpu/matmul.h"
 #include "core/errors.h"
 
 namespace nb = nanobind;
@@ -75,6 +76,19 @@ void init_factor_testing(nb::module_& m) {
       },
       nb::arg("t"), nb::arg("b"), nb::arg("lower"), nb::arg("transpose"), nb::arg("unit_diagonal"),
       "op(T) X = B in place of B (cpu::triangular_solve).");
+  m.def(
+      "_factor_multiply_add",
+      [](nb::handle a, nb::handle b, nb::handle c) {
+        View va = view(a, "_factor_multiply_add", false), vb = view(b, "_factor_multiply_add", false);
+        View vc = view(c, "_factor_multiply_add", true);
+        Dtype d = float_dtype(vc, "_factor_multiply_add");
+        if (va.ndim != 2 || vb.ndim != 2 || vc.ndim != 2 || va.kind != vc.kind || vb.kind != vc.kind ||
+            va.cols != vb.rows || vc.rows != va.rows || vc.cols != vb.cols)
+          throw OpError("_factor_multiply_add", "C (m x n) += A (m x k) B (k x n), one dtype");
+        nb::gil_scoped_release release;
+        cpu::gemm(d, {va.data, va.ld, 1}, {vb.data, vb.ld, 1}, va.rows, vb.cols, va.cols, vc.data, vc.ld, true);
+      },
+      nb::arg("a"), nb::arg("b"), nb::arg("c"), "C += A B in place (cpu::gemm's accumulate form).");
   m.def(
       "_factor_cholesky",
       [](nb::handle a, bool upper) {

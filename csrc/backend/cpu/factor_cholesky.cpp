@@ -35,33 +35,54 @@ template <class T> struct Cholesky {
     gemm(d, {y.data, y.col_stride, y.row_stride}, {x.data, x.col_stride, x.row_stride}, n, m, k, c, cs, true);
   }
 
-  // The unblocked factorisation of the nb x nb block at (r0, r0), on a row-major copy. Returns
-  // LAPACK's info for the block.
+  // The view's block of `rows` x `cols` at `v` and its transpose `w` (cols x rows, ldw apart):
+  // w = v^T, or v = w^T when `back`. The view's rows are contiguous (cs == 1: a transposing copy
+  // through registers, matmul's packing kernel) or its columns are (rs == 1: row copies).
+  void transposed_copy(T* v, T* w, int64_t rows, int64_t cols, int64_t ldw, bool back) const {
+    if (rs == 1) {
+      for (int64_t j = 0; j < cols; ++j)
+        std::copy_n(back ? w + j * ldw : v + j * cs, rows, back ? v + j * cs : w + j * ldw);
+      return;
+    }
+    const MatmulKernels& g = matmul_kernels();
+    PackTransposeKernel tr = sizeof(T) == 4 ? g.transpose32 : g.transpose64;
+    int64_t item = int64_t(sizeof(T));
+    if (back)
+      tr(reinterpret_cast<const char*>(w), ldw * item, cols, rows, v, rs);
+    else
+      tr(reinterpret_cast<const char*>(v), rs * item, rows, cols, w, ldw);
+  }
+
+  // The unblocked factorisation of the nb x nb block at (r0, r0), right-looking on a column-major
+  // copy (the scaling and rank-1 updates run along contiguous columns; element (i, j) still
+  // subtracts l_i0 l_j0, l_i1 l_j1, ... in order). Returns LAPACK's info for the block.
   int64_t factor_leaf(int64_t r0, int64_t nb) {
-    std::vector<T> l(size_t(nb * nb));
+    thread_local std::vector<T> buf;
+    buf.resize(size_t(nb * nb));
+    T* c = buf.data();  // column j at c + j * nb, rows j .. nb - 1
     for (int64_t i = 0; i < nb; ++i)
-      for (int64_t j = 0; j <= i; ++j) l[size_t(i * nb + j)] = *at(r0 + i, r0 + j);
+      for (int64_t j = 0; j <= i; ++j) c[j * nb + i] = *at(r0 + i, r0 + j);
     int64_t info = 0;
-    for (int64_t j = 0; j < nb && !info; ++j) {
-      T* lj = l.data() + j * nb;
-      T s = lj[j];
-      for (int64_t k = 0; k < j; ++k) s -= lj[k] * lj[k];
-      if (!(s > T(0))) {  // NaN too
+    for (int64_t j = 0; j < nb; ++j) {
+      T* cj = c + j * nb;
+      T s = cj[j];
+      if (!(s > T(0))) {  // NaN too; the value is left on the diagonal, as LAPACK's potf2 does
         info = j + 1;
+        *at(r0 + j, r0 + j) = s;
         break;
       }
       T djj = std::sqrt(s);
-      lj[j] = djj;
-      for (int64_t i = j + 1; i < nb; ++i) {
-        T* li = l.data() + i * nb;
-        T v = li[j];
-        for (int64_t k = 0; k < j; ++k) v -= li[k] * lj[k];
-        li[j] = v / djj;
+      cj[j] = djj;
+      for (int64_t i = j + 1; i < nb; ++i) cj[i] /= djj;
+      for (int64_t k = j + 1; k < nb; ++k) {
+        T* ck = c + k * nb;
+        T u = cj[k];
+        for (int64_t i = k; i < nb; ++i) ck[i] -= cj[i] * u;
       }
     }
     int64_t done = info ? info - 1 : nb;  // columns finished
     for (int64_t i = 0; i < nb; ++i)
-      for (int64_t j = 0; j <= i && j < done; ++j) *at(r0 + i, r0 + j) = l[size_t(i * nb + j)];
+      for (int64_t j = 0; j <= i && j < done; ++j) *at(r0 + i, r0 + j) = c[j * nb + i];
     return info;
   }
 
@@ -117,17 +138,15 @@ template <class T> struct Cholesky {
     if (n <= kLeaf) return factor_leaf(r0, n);
     int64_t n1 = n / 2, n2 = n - n1;
     if (int64_t info = factor(r0, n1)) return info;
-    // W = -L21^T = L11^-1 (-A21^T), a row-major n1 x n2 copy; L21 = -W^T written back.
+    // W = L21^T = L11^-1 A21^T, a row-major n1 x n2 copy, written back transposed.
     std::vector<T> w(size_t(n1 * n2));
-    for (int64_t i = 0; i < n2; ++i)
-      for (int64_t j = 0; j < n1; ++j) w[size_t(j * n2 + i)] = -*at(r0 + n1 + i, r0 + j);
+    transposed_copy(at(r0 + n1, r0), w.data(), n2, n1, n2, false);
     factor_detail::solve<T>({at(r0, r0), rs, cs, true, false}, n1, w.data(), n2, n2);
-    for (int64_t i = 0; i < n2; ++i)
-      for (int64_t j = 0; j < n1; ++j) *at(r0 + n1 + i, r0 + j) = -w[size_t(j * n2 + i)];
-    // A22 -= L21 L21^T, as A22 += W^T L21^T (products only add).
-    GemmOperand wt{reinterpret_cast<const char*>(w.data()), 1, n2};
-    GemmOperand l21t{reinterpret_cast<const char*>(at(r0 + n1, r0)), cs, rs};
-    update_lower(r0 + n1, n2, n1, wt, l21t);
+    transposed_copy(at(r0 + n1, r0), w.data(), n2, n1, n2, true);
+    // A22 -= L21 L21^T, as A22 += L21 (-W) (products only add).
+    for (T& v : w) v = -v;
+    GemmOperand l21{reinterpret_cast<const char*>(at(r0 + n1, r0)), rs, cs};
+    update_lower(r0 + n1, n2, n1, l21, {reinterpret_cast<const char*>(w.data()), n2, 1});
     int64_t info = factor(r0 + n1, n2);
     return info ? info + n1 : 0;
   }

@@ -1,9 +1,9 @@
 // LU with partial pivoting (factor.h), recursive over columns (Toledo's, LAPACK's getrf2): factor
 // the left half, solve for the top right block (factor_solve.cpp), update the bottom right block by
 // one matmul product, factor it. Panels of at most kPanel columns are factorised unblocked on a
-// column-major copy, where the pivot search, scaling and rank-1 updates run along contiguous
-// columns. Pivots swap whole rows of the matrix at once (rows are contiguous in row-major), which
-// is LAPACK's swaps applied to every column.
+// column-major copy, where the pivot search, scaling and updates run along contiguous columns.
+// Pivots swap whole rows of the matrix at once (rows are contiguous in row-major), which is
+// LAPACK's swaps applied to every column.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -38,6 +38,13 @@ template <class T> struct Lu {
       for (int64_t j = 0; j < w; ++j) p[j * rows + i] = *at(r0 + i, r0 + j);
     for (int64_t j = 0; j < w; ++j) {
       T* col = p + j * rows;
+      // Left-looking: column j takes the updates of the columns before it, in order (the bits of
+      // rank-1 updates applied step by step), while it stays in cache.
+      for (int64_t k = 0; k < j; ++k) {
+        const T* ck = p + k * rows;
+        T u = col[k];
+        for (int64_t i = k + 1; i < rows; ++i) col[i] -= ck[i] * u;
+      }
       int64_t piv = j;
       T best = std::abs(col[j]);
       for (int64_t i = j + 1; i < rows; ++i)
@@ -57,11 +64,6 @@ template <class T> struct Lu {
         }
       } else if (info == 0) {
         info = r0 + j + 1;
-      }
-      for (int64_t c = j + 1; c < w; ++c) {
-        T* cc = p + c * rows;
-        T u = cc[j];
-        for (int64_t i = j + 1; i < rows; ++i) cc[i] -= col[i] * u;
       }
     }
     for (int64_t i = 0; i < rows; ++i)
@@ -85,8 +87,9 @@ template <class T> struct Lu {
     for (int64_t i = 0; i < w1; ++i)
       for (int64_t j = 0; j < w2; ++j) neg[size_t(i * w2 + j)] = -*at(r0 + i, r0 + w1 + j);
     Dtype d = sizeof(T) == 4 ? Dtype::float32 : Dtype::float64;
-    gemm(d, {reinterpret_cast<const char*>(at(r0 + w1, r0)), lda, 1}, {reinterpret_cast<const char*>(neg.data()), w2, 1},
-         m - r0 - w1, w2, w1, reinterpret_cast<char*>(at(r0 + w1, r0 + w1)), lda, true);
+    gemm(d, {reinterpret_cast<const char*>(at(r0 + w1, r0)), lda, 1},
+         {reinterpret_cast<const char*>(neg.data()), w2, 1}, m - r0 - w1, w2, w1,
+         reinterpret_cast<char*>(at(r0 + w1, r0 + w1)), lda, true);
     factor(r0 + w1, w2);
   }
 };

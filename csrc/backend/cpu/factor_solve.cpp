@@ -82,9 +82,8 @@ template void solve<double>(const TriangleView<double>&, int64_t, double*, int64
 }  // namespace factor_detail
 
 namespace {
-template <class T>
-void solve_typed(const char* t, int64_t n, int64_t ldt, bool lower, bool transpose, bool unit, char* b, int64_t nrhs,
-                 int64_t ldb) {
+template <class T> void solve_typed(const char* t, int64_t n, int64_t ldt, bool lower, bool transpose, bool unit,
+                                    char* b, int64_t nrhs, int64_t ldb) {
   factor_detail::TriangleView<T> v{reinterpret_cast<const T*>(t), transpose ? 1 : ldt, transpose ? ldt : 1,
                                    lower != transpose, unit};
   factor_detail::solve(v, n, reinterpret_cast<T*>(b), ldb, nrhs);

@@ -561,7 +561,8 @@ void gemm(Dtype d, GemmOperand a, GemmOperand b, int64_t m, int64_t n, int64_t k
     return;
   }
   bool direct = d == Dtype::float32 || d == Dtype::float64 || d == Dtype::complex64;
-  if (accumulate && !direct) throw KernelError(EvalErrorKind::other, "gemm: accumulates float32, float64, complex64 only");
+  if (accumulate && !direct)
+    throw KernelError(EvalErrorKind::other, "gemm: accumulates float32, float64, complex64 only");
   gemm(Operand{a.data, d, a.row_stride, a.col_stride, false}, Operand{b.data, d, b.col_stride, b.row_stride, true}, m,
        n, k, {c, d, ldc, direct, accumulate});
 }
