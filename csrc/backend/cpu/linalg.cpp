@@ -1,8 +1,9 @@
 // The CPU kernels of nuvec.linalg's LU / triangular / Cholesky primitives: each matrix of the
 // batch is worked on in place in its row-major output buffer, one matrix per task of nuvec's pool,
 // by nuvec's blocked factorisations (factor.h) up to the sizes where they measured faster, by
-// LAPACK (lapack.h, single-threaded) above. The choice depends on the shape alone, and neither
-// depends on the thread count, so the bits depend on the matrix alone.
+// LAPACK (lapack.h: single-threaded, a large matrix cut into blocks on the pool) above. The choice
+// depends on the shape alone, and neither depends on the thread count, so the bits depend on the
+// matrix alone.
 #include <algorithm>
 #include <atomic>
 #include <numeric>
