@@ -6,6 +6,7 @@
 // matrix alone.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <numeric>
 #include <vector>
 
@@ -112,6 +113,43 @@ void solve_factored(Dtype d, const char* lu, int64_t n, const int32_t* piv, bool
     solve_triangle(d, lu, n, n, true, true, true, b, k, k);
     swap_rows(b, n, row, piv, true);
   }
+}
+
+// Orders up to which an inverse is computed by the plain loops below (no kernel calls at all).
+constexpr int64_t kTinyInverse = 8;
+
+// x = a^-1 for n <= kTinyInverse: LU with partial pivoting (LAPACK's choice of pivot), then the
+// solves against the identity. False when a pivot is zero (singular).
+template <class T> bool tiny_inverse(const T* a, int64_t n, T* x) {
+  T lu[kTinyInverse][kTinyInverse];
+  int64_t piv[kTinyInverse];
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) lu[i][j] = a[i * n + j];
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t p = k;
+    for (int64_t i = k + 1; i < n; ++i)
+      if (std::abs(lu[i][k]) > std::abs(lu[p][k])) p = i;
+    if (lu[p][k] == T(0)) return false;
+    piv[k] = p;
+    for (int64_t j = 0; j < n; ++j) std::swap(lu[k][j], lu[p][j]);
+    for (int64_t i = k + 1; i < n; ++i) {
+      lu[i][k] /= lu[k][k];
+      for (int64_t j = k + 1; j < n; ++j) lu[i][j] -= lu[i][k] * lu[k][j];
+    }
+  }
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) x[i * n + j] = T(i == j);
+  for (int64_t k = 0; k < n; ++k)
+    for (int64_t j = 0; j < n; ++j) std::swap(x[k * n + j], x[piv[k] * n + j]);
+  for (int64_t i = 0; i < n; ++i)  // L (unit diagonal)
+    for (int64_t k = 0; k < i; ++k)
+      for (int64_t j = 0; j < n; ++j) x[i * n + j] -= lu[i][k] * x[k * n + j];
+  for (int64_t i = n - 1; i >= 0; --i) {  // U
+    for (int64_t k = i + 1; k < n; ++k)
+      for (int64_t j = 0; j < n; ++j) x[i * n + j] -= lu[i][k] * x[k * n + j];
+    for (int64_t j = 0; j < n; ++j) x[i * n + j] /= lu[i][i];
+  }
+  return true;
 }
 
 // The n x n identity at a.
@@ -232,6 +270,13 @@ void eval_inverse(const Inverse& p, const std::vector<Array>& in, std::vector<Ar
     char* x = out[0].data_bytes() + i * n * n * int64_t(item);
     if (small) {
       const char* ai = a.data_bytes() + i * n * n * int64_t(item);
+      if (!p.triangular() && n <= kTinyInverse) {
+        bool ok = d == Dtype::float64
+                      ? tiny_inverse(reinterpret_cast<const double*>(ai), n, reinterpret_cast<double*>(x))
+                      : tiny_inverse(reinterpret_cast<const float*>(ai), n, reinterpret_cast<float*>(x));
+        if (!ok) failed.store(true);
+        return;
+      }
       set_identity(d, x, n);
       if (p.triangular()) {
         if (zero_on_diagonal(d, ai, n)) return failed.store(true);
