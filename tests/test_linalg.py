@@ -123,7 +123,10 @@ def test_triangular(n, dtype, upper):
     assert np.array_equal(ti, np.triu(ti) if upper else np.tril(ti))
 
 
-@DT
+# MLX 0.32's float64 determinants have float32's accuracy; nuvec's have float64's.
+@pytest.mark.parametrize(
+    "dtype", ["float32", pytest.param("float64", marks=pytest.mark.nuvec_only)]
+)
 @pytest.mark.parametrize("n", (1, 2, 5, 17, 64))
 def test_det_slogdet(n, dtype):
     a = (RNG.standard_normal((3, n, n)) * 1.5 / n**0.5).astype(dtype)
@@ -147,6 +150,7 @@ def test_det_singular_and_dtypes():
     assert la.det(mx.zeros((2, 0, 0))).tolist() == [1.0, 1.0]
 
 
+@pytest.mark.nuvec_only  # MLX 0.32's solve fails on these broadcasts (take_along_axis)
 def test_batches_and_broadcasting():
     a = general(2, 3, 6, 6)
     b = RNG.standard_normal((3, 6, 2))
@@ -182,6 +186,7 @@ def test_mixed_dtypes_promote():
     assert la.solve_triangular(arr(a), arr(b)).dtype == mx.float64
 
 
+@pytest.mark.nuvec_only  # MLX 0.32 dies of SIGFPE on empty matrices
 def test_empty():
     for f in (la.inv, la.cholesky, la.tri_inv):
         assert f(mx.zeros((0, 0))).shape == (0, 0)
@@ -286,6 +291,7 @@ def test_large_cholesky_on_the_pool(upper):
 
 
 @pytest.mark.parametrize("k", (1, 3, 0))
+@pytest.mark.nuvec_only  # MLX 0.32's solve fails on a batched b against one a
 def test_one_matrix_many_right_hand_sides(k):
     # One a against a batch of b: the batch is solved as columns of one right-hand side.
     a, b = general(5, 5), RNG.standard_normal((4, 2, 5, k))

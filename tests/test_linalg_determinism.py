@@ -63,3 +63,22 @@ def test_no_thread_spins_after_a_call():
     # spin there (burning a core that other nuvec ops need) if they had been handed work.
     r = subprocess.run([sys.executable, "-c", _IDLE], capture_output=True, text=True, check=True)
     assert float(r.stdout) < 0.02, r.stdout  # NumPy's threaded OpenBLAS shows about 0.15 here
+
+
+_CHANGED = r"""
+import ctypes, hashlib, os
+import numpy as np
+import nuvec as mx
+import scipy_openblas32 as pkg
+lib = ctypes.CDLL(os.path.join(pkg.get_lib_dir(), pkg.get_library(fullname=True)))
+a = mx.array(np.random.default_rng(3).standard_normal((300, 300)).astype(np.float32))
+first = np.asarray(mx.linalg.inv(a)).tobytes()
+lib.scipy_openblas_set_num_threads(2)  # as threadpoolctl would
+second = np.asarray(mx.linalg.inv(a + 0)).tobytes()
+print(first == second, lib.scipy_openblas_get_num_threads())
+"""
+
+
+def test_policy_survives_a_changed_openblas_thread_count():
+    r = subprocess.run([sys.executable, "-c", _CHANGED], capture_output=True, text=True, check=True)
+    assert r.stdout.split() == ["True", "1"], r.stdout

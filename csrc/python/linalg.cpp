@@ -38,8 +38,7 @@ void init_linalg(nb::module_& parent) {
       "tri_inv", [](nb::handle a, bool upper, nb::handle s) { return linalg::tri_inv(arg(a), upper, to_stream(s)); },
       nb::arg("a"), nb::arg("upper"), stream, "The inverse of a's lower (upper) triangle.");
   m.def(
-      "cholesky",
-      [](nb::handle a, bool upper, nb::handle s) { return linalg::cholesky(arg(a), upper, to_stream(s)); },
+      "cholesky", [](nb::handle a, bool upper, nb::handle s) { return linalg::cholesky(arg(a), upper, to_stream(s)); },
       nb::arg("a"), nb::arg("upper"), stream, "The Cholesky factor.");
   m.def(
       "cholesky_inv",
@@ -49,8 +48,8 @@ void init_linalg(nb::module_& parent) {
       "det", [](nb::handle a, nb::handle s) { return linalg::det(arg(a), to_stream(s)); }, nb::arg("a"), stream,
       "The determinant.");
   m.def(
-      "slogdet", [](nb::handle a, nb::handle s) { return linalg::slogdet(arg(a), to_stream(s)); }, nb::arg("a"),
-      stream, "(sign, log|det|).");
+      "slogdet", [](nb::handle a, nb::handle s) { return linalg::slogdet(arg(a), to_stream(s)); }, nb::arg("a"), stream,
+      "(sign, log|det|).");
 }
 
 }  // namespace nuvec::python

@@ -18,40 +18,38 @@
 
 extern "C" {
 using lapack_int = int32_t;  // scipy-openblas32: 32-bit LAPACK integers
-#define NUVEC_LAPACK_DECLARE(p, T)                                                                                \
-  void scipy_##p##getrf_(const lapack_int* m, const lapack_int* n, T* a, const lapack_int* lda, lapack_int* ipiv, \
-                         lapack_int* info);                                                                       \
-  void scipy_##p##getri_(const lapack_int* n, T* a, const lapack_int* lda, const lapack_int* ipiv, T* work,       \
-                         const lapack_int* lwork, lapack_int* info);                                              \
-  void scipy_##p##getrs_(const char* trans, const lapack_int* n, const lapack_int* nrhs, const T* a,             \
-                         const lapack_int* lda, const lapack_int* ipiv, T* b, const lapack_int* ldb,             \
-                         lapack_int* info, size_t trans_len);                                                    \
-  void scipy_##p##potrf_(const char* uplo, const lapack_int* n, T* a, const lapack_int* lda, lapack_int* info,    \
-                         size_t uplo_len);                                                                        \
-  void scipy_##p##trtri_(const char* uplo, const char* diag, const lapack_int* n, T* a, const lapack_int* lda,     \
-                         lapack_int* info, size_t uplo_len, size_t diag_len);                                     \
-  void scipy_##p##trsm_(const char* side, const char* uplo, const char* transa, const char* diag,                 \
-                        const lapack_int* m, const lapack_int* n, const T* alpha, const T* a, const lapack_int* lda, \
-                        T* b, const lapack_int* ldb, size_t side_len, size_t uplo_len, size_t transa_len,          \
-                        size_t diag_len);                                                                      \
-  void scipy_##p##gemm_(const char* transa, const char* transb, const lapack_int* m, const lapack_int* n,          \
-                        const lapack_int* k, const T* alpha, const T* a, const lapack_int* lda, const T* b,        \
-                        const lapack_int* ldb, const T* beta, T* c, const lapack_int* ldc, size_t transa_len,       \
-                        size_t transb_len);                                                                      \
-  void scipy_##p##syrk_(const char* uplo, const char* trans, const lapack_int* n, const lapack_int* k,           \
-                        const T* alpha, const T* a, const lapack_int* lda, const T* beta, T* c, const lapack_int* ldc, \
-                        size_t uplo_len, size_t trans_len);                                                        \
-  void scipy_##p##laswp_(const lapack_int* n, T* a, const lapack_int* lda, const lapack_int* k1,                 \
-                         const lapack_int* k2, const lapack_int* ipiv, const lapack_int* incx);
+#define NUVEC_LAPACK_DECLARE(p, T)                                                                                     \
+  void scipy_##p##getrf_(const lapack_int* m, const lapack_int* n, T* a, const lapack_int* lda, lapack_int* ipiv,      \
+                         lapack_int* info);                                                                            \
+  void scipy_##p##getri_(const lapack_int* n, T* a, const lapack_int* lda, const lapack_int* ipiv, T* work,            \
+                         const lapack_int* lwork, lapack_int* info);                                                   \
+  void scipy_##p##potrf_(const char* uplo, const lapack_int* n, T* a, const lapack_int* lda, lapack_int* info,         \
+                         size_t uplo_len);                                                                             \
+  void scipy_##p##trtri_(const char* uplo, const char* diag, const lapack_int* n, T* a, const lapack_int* lda,         \
+                         lapack_int* info, size_t uplo_len, size_t diag_len);                                          \
+  void scipy_##p##trsm_(const char* side, const char* uplo, const char* transa, const char* diag, const lapack_int* m, \
+                        const lapack_int* n, const T* alpha, const T* a, const lapack_int* lda, T* b,                  \
+                        const lapack_int* ldb, size_t side_len, size_t uplo_len, size_t transa_len, size_t diag_len);  \
+  void scipy_##p##gemm_(const char* transa, const char* transb, const lapack_int* m, const lapack_int* n,              \
+                        const lapack_int* k, const T* alpha, const T* a, const lapack_int* lda, const T* b,            \
+                        const lapack_int* ldb, const T* beta, T* c, const lapack_int* ldc, size_t transa_len,          \
+                        size_t transb_len);                                                                            \
+  void scipy_##p##syrk_(const char* uplo, const char* trans, const lapack_int* n, const lapack_int* k, const T* alpha, \
+                        const T* a, const lapack_int* lda, const T* beta, T* c, const lapack_int* ldc,                 \
+                        size_t uplo_len, size_t trans_len);                                                            \
+  void scipy_##p##laswp_(const lapack_int* n, T* a, const lapack_int* lda, const lapack_int* k1, const lapack_int* k2, \
+                         const lapack_int* ipiv, const lapack_int* incx);
 NUVEC_LAPACK_DECLARE(s, float)
 NUVEC_LAPACK_DECLARE(d, double)
 #undef NUVEC_LAPACK_DECLARE
 void scipy_openblas_set_num_threads(int num_threads);
+int scipy_openblas_get_num_threads(void);
 }
 
 namespace nuvec::cpu::lapack {
 
-// Applies the thread policy above (once, at backend registration).
+// Applies the thread policy above: at backend registration, and again before each kernel's
+// calls in case something else in the process (threadpoolctl, say) changed OpenBLAS's count.
 void fix_threads();
 
 // The three factorisations nuvec's own blocked kernels (backend/cpu/factor.h) also provide, with

@@ -1,10 +1,12 @@
 // The CPU kernels of nuvec.linalg's LU / triangular / Cholesky primitives: each matrix of the
 // batch is worked on in place in its row-major output buffer, one matrix per task of nuvec's pool,
 // by nuvec's blocked factorisations (factor.h) up to the sizes where they measured faster, by
-// LAPACK (lapack.h, single-threaded) above. The choice depends on the shape alone, and neither
-// depends on the thread count, so the bits depend on the matrix alone.
+// LAPACK (lapack.h: single-threaded, a large matrix cut into blocks on the pool) above. The choice
+// depends on the shape alone, and neither depends on the thread count, so the bits depend on the
+// matrix alone.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <numeric>
 #include <vector>
 
@@ -93,7 +95,9 @@ bool zero_on_diagonal(Dtype d, const char* a, int64_t n) {
 void swap_rows(char* b, int64_t rows, size_t row_bytes, const int32_t* pivots, bool backwards) {
   for (int64_t k = 0; k < rows; ++k) {
     int64_t i = backwards ? rows - 1 - k : k;
-    if (pivots[i] != i) std::swap_ranges(b + i * int64_t(row_bytes), b + (i + 1) * int64_t(row_bytes), b + pivots[i] * int64_t(row_bytes));
+    if (pivots[i] != i)
+      std::swap_ranges(b + i * int64_t(row_bytes), b + (i + 1) * int64_t(row_bytes),
+                       b + pivots[i] * int64_t(row_bytes));
   }
 }
 
@@ -109,6 +113,43 @@ void solve_factored(Dtype d, const char* lu, int64_t n, const int32_t* piv, bool
     solve_triangle(d, lu, n, n, true, true, true, b, k, k);
     swap_rows(b, n, row, piv, true);
   }
+}
+
+// Orders up to which an inverse is computed by the plain loops below (no kernel calls at all).
+constexpr int64_t kTinyInverse = 8;
+
+// x = a^-1 for n <= kTinyInverse: LU with partial pivoting (LAPACK's choice of pivot), then the
+// solves against the identity. False when a pivot is zero (singular).
+template <class T> bool tiny_inverse(const T* a, int64_t n, T* x) {
+  T lu[kTinyInverse][kTinyInverse];
+  int64_t piv[kTinyInverse];
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) lu[i][j] = a[i * n + j];
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t p = k;
+    for (int64_t i = k + 1; i < n; ++i)
+      if (std::abs(lu[i][k]) > std::abs(lu[p][k])) p = i;
+    if (lu[p][k] == T(0)) return false;
+    piv[k] = p;
+    for (int64_t j = 0; j < n; ++j) std::swap(lu[k][j], lu[p][j]);
+    for (int64_t i = k + 1; i < n; ++i) {
+      lu[i][k] /= lu[k][k];
+      for (int64_t j = k + 1; j < n; ++j) lu[i][j] -= lu[i][k] * lu[k][j];
+    }
+  }
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) x[i * n + j] = T(i == j);
+  for (int64_t k = 0; k < n; ++k)
+    for (int64_t j = 0; j < n; ++j) std::swap(x[k * n + j], x[piv[k] * n + j]);
+  for (int64_t i = 0; i < n; ++i)  // L (unit diagonal)
+    for (int64_t k = 0; k < i; ++k)
+      for (int64_t j = 0; j < n; ++j) x[i * n + j] -= lu[i][k] * x[k * n + j];
+  for (int64_t i = n - 1; i >= 0; --i) {  // U
+    for (int64_t k = i + 1; k < n; ++k)
+      for (int64_t j = 0; j < n; ++j) x[i * n + j] -= lu[i][k] * x[k * n + j];
+    for (int64_t j = 0; j < n; ++j) x[i * n + j] /= lu[i][i];
+  }
+  return true;
 }
 
 // The n x n identity at a.
@@ -128,6 +169,7 @@ void raise_if(const std::atomic<bool>& failed, const char* what) {
 }
 
 void eval_lu(const LUFactor&, const std::vector<Array>& in, std::vector<Array>& out) {
+  lapack::fix_threads();
   copy_to_output(in[0], out[0]);
   out[1].allocate_contiguous();
   out[2].allocate_contiguous();
@@ -150,6 +192,7 @@ void eval_lu(const LUFactor&, const std::vector<Array>& in, std::vector<Array>& 
 }
 
 void eval_solve(const Solve& p, const std::vector<Array>& in, std::vector<Array>& out) {
+  lapack::fix_threads();
   copy_to_output(in[1], out[0]);
   Array a = row_contiguous(in[0]);
   Dtype d = out[0].dtype();
@@ -182,6 +225,7 @@ void eval_solve(const Solve& p, const std::vector<Array>& in, std::vector<Array>
 }
 
 void eval_triangular_solve(const TriangularSolve& p, const std::vector<Array>& in, std::vector<Array>& out) {
+  lapack::fix_threads();
   copy_to_output(in[1], out[0]);
   Array t = row_contiguous(in[0]);
   Dtype d = out[0].dtype();
@@ -191,13 +235,14 @@ void eval_triangular_solve(const TriangularSolve& p, const std::vector<Array>& i
   for_each_matrix(matrices(t), n * n * k, [&](int64_t i) {
     const char* ti = t.data_bytes() + i * n * n * int64_t(item);
     if (!p.unit() && zero_on_diagonal(d, ti, n)) return failed.store(true);
-    solve_triangle(d, ti, n, n, !p.upper(), p.transpose(), p.unit(), out[0].data_bytes() + i * n * k * int64_t(item),
-                   k, k);
+    solve_triangle(d, ti, n, n, !p.upper(), p.transpose(), p.unit(), out[0].data_bytes() + i * n * k * int64_t(item), k,
+                   k);
   });
   raise_if(failed, "the triangular matrix is singular");
 }
 
 void eval_cholesky(const Cholesky& p, const std::vector<Array>& in, std::vector<Array>& out) {
+  lapack::fix_threads();
   copy_to_output(in[0], out[0]);
   Dtype d = out[0].dtype();
   int64_t n = out[0].shape(-1);
@@ -209,6 +254,7 @@ void eval_cholesky(const Cholesky& p, const std::vector<Array>& in, std::vector<
 }
 
 void eval_inverse(const Inverse& p, const std::vector<Array>& in, std::vector<Array>& out) {
+  lapack::fix_threads();
   Dtype d = out[0].dtype();
   size_t item = size_of(d);
   int64_t n = out[0].shape(-1);
@@ -224,6 +270,13 @@ void eval_inverse(const Inverse& p, const std::vector<Array>& in, std::vector<Ar
     char* x = out[0].data_bytes() + i * n * n * int64_t(item);
     if (small) {
       const char* ai = a.data_bytes() + i * n * n * int64_t(item);
+      if (!p.triangular() && n <= kTinyInverse) {
+        bool ok = d == Dtype::float64
+                      ? tiny_inverse(reinterpret_cast<const double*>(ai), n, reinterpret_cast<double*>(x))
+                      : tiny_inverse(reinterpret_cast<const float*>(ai), n, reinterpret_cast<float*>(x));
+        if (!ok) failed.store(true);
+        return;
+      }
       set_identity(d, x, n);
       if (p.triangular()) {
         if (zero_on_diagonal(d, ai, n)) return failed.store(true);

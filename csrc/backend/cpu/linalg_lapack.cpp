@@ -73,8 +73,7 @@ template <class T> lapack_int blocked_getrf(T* a, int64_t m, int64_t n, int64_t 
         if (col >= right) {
           lapack_int JB = lapack_int(jb), rest = lapack_int(m - right);
           T p1 = 1, m1 = -1;
-          Routines<T>::trsm("L", "L", "N", "U", &JB, &W, &p1, a + j + j * lda, &ld, a + j + col * lda, &ld, 1, 1, 1,
-                            1);
+          Routines<T>::trsm("L", "L", "N", "U", &JB, &W, &p1, a + j + j * lda, &ld, a + j + col * lda, &ld, 1, 1, 1, 1);
           if (rest > 0)
             Routines<T>::gemm("N", "N", &rest, &W, &JB, &m1, a + right + j * lda, &ld, a + j + col * lda, &ld, &p1,
                               a + right + col * lda, &ld, 1, 1);
@@ -113,9 +112,8 @@ template <class T> int64_t lu_factor_t(T* a, int64_t m, int64_t n, int64_t lda, 
   return info;
 }
 
-template <class T>
-void triangular_solve_t(const T* t, int64_t n, int64_t ldt, bool lower, bool transpose, bool unit, T* b, int64_t nrhs,
-                        int64_t ldb) {
+template <class T> void triangular_solve_t(const T* t, int64_t n, int64_t ldt, bool lower, bool transpose, bool unit,
+                                           T* b, int64_t nrhs, int64_t ldb) {
   // Row-major B (n x nrhs) is column-major B^T: solve X^T op(T)^T = B^T, with column-major
   // T^T (upper when T is lower): op(T)^T is T^T itself, or its transpose. Right-hand sides are
   // rows of B^T: a large solve runs them in blocks on the pool.
@@ -189,9 +187,16 @@ template <class T> int64_t inverse_t(T* a, int64_t n, int32_t* pivots) {
     std::vector<T> lu(a, a + n * n);
     info = blocked_getrf(lu.data(), n, n, n, pivots);
     if (info != 0) return info;
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t i = 0; i < n; ++i) a[j * n + i] = i <= j ? lu[size_t(j * n + i)] : T(0);
-    Routines<T>::trtri("U", "N", &N, a, &ld, &info, 1, 1);
+    // U^-1 by column blocks: block [c0, c0 + w) has rows below c0 + w zero, so solves U's leading
+    // (c0 + w) x (c0 + w) block against those columns of I.
+    by_columns(n, [&](int64_t c0, int64_t w) {
+      T* x = a + c0 * n;
+      std::fill(x, x + w * n, T(0));
+      for (int64_t i = 0; i < w; ++i) x[i * n + c0 + i] = 1;
+      lapack_int M = lapack_int(c0 + w), W = lapack_int(w);
+      T p1 = 1;
+      Routines<T>::trsm("L", "U", "N", "N", &M, &W, &p1, lu.data(), &ld, x, &ld, 1, 1, 1, 1);
+    });
     by_columns(n, [&](int64_t r0, int64_t rows) {
       lapack_int R = lapack_int(rows);
       T p1 = 1;
@@ -217,7 +222,9 @@ template <class T> int64_t triangular_inverse_t(T* a, int64_t n, bool upper) {
 
 }  // namespace
 
-void fix_threads() { scipy_openblas_set_num_threads(1); }
+void fix_threads() {
+  if (scipy_openblas_get_num_threads() != 1) scipy_openblas_set_num_threads(1);
+}
 
 int64_t lu_factor(Dtype d, char* a, int64_t m, int64_t n, int64_t lda, int32_t* pivots) {
   if (m == 0 || n == 0) return 0;

@@ -19,8 +19,8 @@ void check_float(const Array& a, const char* op) {
 
 void check_matrix(const Array& a, const char* op) {
   if (a.ndim() < 2)
-    throw OpError(op, "Arrays must have >= 2 dimensions. Received array with " + std::to_string(a.ndim()) +
-                          " dimensions.");
+    throw OpError(op,
+                  "Arrays must have >= 2 dimensions. Received array with " + std::to_string(a.ndim()) + " dimensions.");
 }
 
 void check_square(const Array& a, const char* op, const char* what) {
@@ -38,11 +38,11 @@ Shape with_matrix(Shape batch, int64_t m, int64_t n) {
 // them: the batch axes broadcast, a vector b gives a vector; `f` solves the broadcast matrices.
 template <class F> Array solve_like(const Array& a, const Array& b, const char* op, F f, Stream s) {
   if (a.ndim() < 2)
-    throw OpError(op, "First input must have >= 2 dimensions. Received array with " + std::to_string(a.ndim()) +
-                          " dimensions.");
+    throw OpError(
+        op, "First input must have >= 2 dimensions. Received array with " + std::to_string(a.ndim()) + " dimensions.");
   if (b.ndim() < 1)
-    throw OpError(op, "Second input must have >= 1 dimensions. Received array with " + std::to_string(b.ndim()) +
-                          " dimensions.");
+    throw OpError(
+        op, "Second input must have >= 1 dimensions. Received array with " + std::to_string(b.ndim()) + " dimensions.");
   if (a.shape(-1) != a.shape(-2))
     throw OpError(op, "First input must be a square matrix. Received array with shape " + shape_str(a.shape()) + ".");
   bool vector = b.ndim() == 1;
@@ -182,10 +182,11 @@ std::pair<Array, Array> lu_and_sign(const Array& a, const char* op, Stream s) {
   std::vector<Array> f = lu_factor_all(astype(a, d, s), s);
   int64_t n = a.shape(-1);
   // Each pivot that is not its own row is one swap: the sign is (-1)^swaps.
-  Array swaps = sum(binary(BinaryOp::not_equal, f[1], arange(0, double(n), 1, Dtype::uint32, s), s), std::vector<int>{-1}, false, s);
+  Array swaps = sum(binary(BinaryOp::not_equal, f[1], arange(0, double(n), 1, Dtype::uint32, s), s),
+                    std::vector<int>{-1}, false, s);
   Array odd = astype(binary(BinaryOp::bitwise_and, astype(swaps, Dtype::int32, s), scalar_array(int64_t(1)), s), d, s);
-  Array sign = binary(BinaryOp::subtract, scalar_array(1.0, d),
-                      binary(BinaryOp::multiply, scalar_array(2.0, d), odd, s), s);
+  Array sign =
+      binary(BinaryOp::subtract, scalar_array(1.0, d), binary(BinaryOp::multiply, scalar_array(2.0, d), odd, s), s);
   return {diagonal(f[0], 0, -2, -1, s), sign};
 }
 
@@ -200,7 +201,8 @@ Array det(const Array& a, Stream s) {
 
 std::pair<Array, Array> slogdet(const Array& a, Stream s) {
   auto [diag, sign] = lu_and_sign(a, "linalg.slogdet", s);
-  Array signs = binary(BinaryOp::multiply, sign, prod(unary(UnaryOp::sign, diag, s), std::vector<int>{-1}, false, s), s);
+  Array signs =
+      binary(BinaryOp::multiply, sign, prod(unary(UnaryOp::sign, diag, s), std::vector<int>{-1}, false, s), s);
   Array logabs = sum(unary(UnaryOp::log, unary(UnaryOp::abs, diag, s), s), std::vector<int>{-1}, false, s);
   return {astype(signs, det_dtype(a), s), astype(logabs, det_dtype(a), s)};
 }

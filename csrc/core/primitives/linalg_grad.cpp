@@ -49,7 +49,7 @@ Array cholesky_lower_vjp(const Array& l, const Array& g) {
 
 Array cholesky_lower_jvp(const Array& l, const Array& da) {
   Array ds = add(lower(da), mT(lower(da, -1)));
-  Array z = tsolve(l, ds, false, false);      // L^-1 dS
+  Array z = tsolve(l, ds, false, false);         // L^-1 dS
   Array f = mT(tsolve(l, mT(z), false, false));  // ... L^-T
   return mm(l, phi(f));
 }
@@ -57,8 +57,7 @@ Array cholesky_lower_jvp(const Array& l, const Array& da) {
 // The factorisation's outputs for a rule: recomputed, since an output no user kept reaches a rule
 // as zeros (the rules need the factors and the permutation whichever outputs were used).
 std::vector<Array> factors(const Array& a) {
-  if (a.shape(-1) != a.shape(-2))
-    throw OpError("linalg.lu_factor", "derivatives are defined for square matrices only");
+  if (a.shape(-1) != a.shape(-2)) throw OpError("linalg.lu_factor", "derivatives are defined for square matrices only");
   return linalg::lu_factor_all(a, a.stream());
 }
 
@@ -72,8 +71,8 @@ std::vector<Array> LUFactor::vjp(const std::vector<Array>& primals, const std::v
   const Array& g = cotangents[0];
   Array l = add(lower(lu, -1), eye_like(lu)), u = upper(lu);
   Array m = add(lower(mm(mT(l), lower(g, -1)), -1), upper(mm(upper(g), mT(u))));
-  Array z = tsolve(lu, m, false, true, true);           // L^-T M
-  Array y = mT(tsolve(lu, mT(z), true, false));         // ... U^-T
+  Array z = tsolve(lu, m, false, true, true);    // L^-T M
+  Array y = mT(tsolve(lu, mT(z), true, false));  // ... U^-T
   return {rows(y, fac[2])};
 }
 
@@ -84,8 +83,8 @@ std::vector<Array> LUFactor::jvp(const std::vector<Array>& primals, const std::v
   Stream s = lu.stream();
   Array l = add(lower(lu, -1), eye_like(lu)), u = upper(lu);
   Array w = rows(tangents[0], argsort(fac[2], -1, s));  // Pm^T da
-  Array z = tsolve(lu, w, false, false, true);                // L^-1 ...
-  Array f = mT(tsolve(lu, mT(z), true, true));                // ... U^-1
+  Array z = tsolve(lu, w, false, false, true);          // L^-1 ...
+  Array f = mT(tsolve(lu, mT(z), true, true));          // ... U^-1
   return {add(mm(l, lower(f, -1)), mm(upper(f), u)), zeros_like(outputs[1]), zeros_like(outputs[2])};
 }
 
@@ -142,8 +141,8 @@ std::vector<Array> Inverse::vjp(const std::vector<Array>&, const std::vector<Arr
   return {triangular_ ? triangle(g, upper_) : g};
 }
 
-std::vector<Array> Inverse::jvp(const std::vector<Array>&, const std::vector<Array>& tangents,
-                                const std::vector<int>&, const std::vector<Array>& outputs) {
+std::vector<Array> Inverse::jvp(const std::vector<Array>&, const std::vector<Array>& tangents, const std::vector<int>&,
+                                const std::vector<Array>& outputs) {
   const Array& x = outputs[0];
   return {neg(mm(mm(x, triangular_ ? triangle(tangents[0], upper_) : tangents[0]), x))};
 }
@@ -155,8 +154,8 @@ std::vector<Array> Cholesky::vjp(const std::vector<Array>&, const std::vector<Ar
   return {mT(cholesky_lower_vjp(mT(outputs[0]), mT(cotangents[0])))};
 }
 
-std::vector<Array> Cholesky::jvp(const std::vector<Array>&, const std::vector<Array>& tangents,
-                                 const std::vector<int>&, const std::vector<Array>& outputs) {
+std::vector<Array> Cholesky::jvp(const std::vector<Array>&, const std::vector<Array>& tangents, const std::vector<int>&,
+                                 const std::vector<Array>& outputs) {
   if (!upper_) return {cholesky_lower_jvp(outputs[0], tangents[0])};
   return {mT(cholesky_lower_jvp(mT(outputs[0]), mT(tangents[0])))};
 }
