@@ -98,3 +98,18 @@ def test_the_cxx_lists_generate(tmp_path):
     for op in registry.OPS:
         if op.primitive:
             assert f"X({op.name}, " in header, f"{op.name} is not in the generated lists"
+
+
+@pytest.mark.nuvec_only  # the submodules are nuvec's (MLX's have other private names)
+@pytest.mark.parametrize("family", sorted(registry.MODULE_OPS))
+def test_submodule_rows_are_the_submodules_functions(family):
+    """Each row of nuvec.random, nuvec.linalg and nuvec.fft is a function of that module, and
+    every public function of the module has a row."""
+    import nuvec
+
+    module = getattr(nuvec, family)
+    rows = set(registry.MODULE_OPS[family])
+    missing = sorted(n for n in rows if not callable(getattr(module, n, None)))
+    assert not missing, f"rows of nuvec.{family} the module lacks: {missing}"
+    public = {n for n in getattr(module, "__all__", ()) if callable(getattr(module, n))}
+    assert public <= rows, f"functions of nuvec.{family} without a row: {sorted(public - rows)}"

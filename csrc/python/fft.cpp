@@ -18,8 +18,8 @@ void init_fft(nb::module_& parent) {
          const std::string& norm, nb::handle s, const std::string& op) {
         return fftn(arg(a), n, axes, real, inverse, fft_norm(norm, op.c_str()), to_stream(s), op.c_str());
       },
-      nb::arg("a"), nb::arg("s").none(), nb::arg("axes").none(), nb::arg("real"), nb::arg("inverse"),
-      nb::arg("norm"), nb::arg("stream").none(), nb::arg("op"),
+      nb::arg("a"), nb::arg("s").none(), nb::arg("axes").none(), nb::arg("real"), nb::arg("inverse"), nb::arg("norm"),
+      nb::arg("stream").none(), nb::arg("op"),
       "The transform over `axes` (all when None), each cropped or zero-padded to s[i], scaled by `norm`.");
   m.def(
       "fftshift",

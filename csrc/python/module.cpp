@@ -33,7 +33,7 @@ void init_fast_norms(nb::module_& m);  // nuvec.fast: norms and RoPE
 void init_attention(nb::module_& m);
 void init_gathered(nb::module_& m);
 void init_linalg_spectral(nb::module_& m);  // nuvec.linalg's decompositions
-void init_linalg(nb::module_& m);  // nuvec.linalg: LU, triangular, Cholesky
+void init_linalg(nb::module_& m);           // nuvec.linalg: LU, triangular, Cholesky
 void init_fft(nb::module_& m);
 void init_factor_testing(nb::module_& m);  // private: the factorisation kernels' tests
 }  // namespace nuvec::python

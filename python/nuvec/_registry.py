@@ -584,6 +584,7 @@ _INTEROP = _ops(
     batchable="imports a buffer, not an op on arrays",
 )
 
+
 def _load_sibling(name):
     # The registry is loaded by path (tools/gen_registry.py, tests, docs), not as a package
     # module, so its siblings are loaded by path too.

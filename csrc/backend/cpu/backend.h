@@ -28,7 +28,7 @@ void register_gathered_kernels(Backend& b);
 void register_hadamard_kernels(Backend& b);
 void register_quantized_matmul_kernels(Backend& b);
 void register_linalg_spectral_kernels(Backend& b);  // nuvec.linalg: QR, SVD, eigen
-void register_linalg_kernels(Backend& b);  // nuvec.linalg: LU, triangular, Cholesky
+void register_linalg_kernels(Backend& b);           // nuvec.linalg: LU, triangular, Cholesky
 void register_fft_kernels(Backend& b);
 Fusion fusion();
 

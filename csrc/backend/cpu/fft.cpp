@@ -33,13 +33,10 @@ struct Pass {
 };
 
 // Where a block's sequences sit: element (row r, lane l) at base + r * rs + l * ls.
-struct Place {
-  int64_t base, rs, ls;
-};
+struct Place { int64_t base, rs, ls; };
 
 // One block of `valid` sequences from src (complex, or real for r2c) to dst.
-void block(const Pass& ps, const FftPlan& p, FftScratch& s, const float* src, Place a, float* dst, Place b,
-           int valid) {
+void block(const Pass& ps, const FftPlan& p, FftScratch& s, const float* src, Place a, float* dst, Place b, int valid) {
   const FftLoops& f = fft_loops();
   int64_t n = ps.n, h = n / 2;
   const float* c = src + 2 * a.base;  // complex input

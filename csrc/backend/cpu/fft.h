@@ -29,7 +29,7 @@ constexpr int kFftLanes = 8;
   namespace ns {                                                                                                       \
   void fft_pass(int p, int64_t m, int64_t s, const float* tw, const float* cs, const float* xr, const float* xi,       \
                 float* yr, float* yi);                                                                                 \
-  void fft_gather(const float* re, const float* im, int64_t rs, int64_t ls, int64_t rows, int lanes_valid, float* br, \
+  void fft_gather(const float* re, const float* im, int64_t rs, int64_t ls, int64_t rows, int lanes_valid, float* br,  \
                   float* bi);                                                                                          \
   void fft_scatter(const float* br, const float* bi, int64_t rows, int lanes_valid, float scale, float* re, float* im, \
                    int64_t rs, int64_t ls);                                                                            \

@@ -12,7 +12,7 @@
 namespace nuvec::cpu {
 
 const FftLoops& fft_loops() {
-  static const FftLoops f{NUVEC_FOR_ISA(fft_pass),     NUVEC_FOR_ISA(fft_gather),   NUVEC_FOR_ISA(fft_scatter),
+  static const FftLoops f{NUVEC_FOR_ISA(fft_pass),     NUVEC_FOR_ISA(fft_gather),    NUVEC_FOR_ISA(fft_scatter),
                           NUVEC_FOR_ISA(fft_mul_rows), NUVEC_FOR_ISA(fft_mul_cells), NUVEC_FOR_ISA(fft_real_post),
                           NUVEC_FOR_ISA(fft_real_pre)};
   return f;
@@ -96,7 +96,6 @@ void four_step(const FftPlan& p, const float* x, float* y, bool inverse, float s
     }
   });
 }
-
 
 // Bluestein on one sequence: a = x chirp (zero-padded to m), its transform times the filter, the
 // inverse transform (the forward one of the swapped parts), times the chirp. The inverse of the

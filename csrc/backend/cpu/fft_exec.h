@@ -34,7 +34,6 @@ struct FftScratch {
   float *re, *im, *wr, *wi, *extra;
 };
 
-
 // y = scale * DFT(x) for one contiguous interleaved sequence of p.n values, x != y: in four steps
 // (p.n1 > 0), or Bluestein's algorithm over four-step transforms (p.m > 0, p.sub->n1 > 0).
 bool fft_is_long(const FftPlan& p);

@@ -189,9 +189,7 @@ FftBig fft_big(size_t floats) {
 
 int64_t FftPlan::block_floats() const { return n * kFftLanes + kFftLanes; }
 
-int64_t FftPlan::scratch_floats() const {
-  return m ? 4 * sub->block_floats() + sub->scratch_floats() : 0;
-}
+int64_t FftPlan::scratch_floats() const { return m ? 4 * sub->block_floats() + sub->scratch_floats() : 0; }
 
 const FftPlan& fft_plan(int64_t n) {
   static std::recursive_mutex mu;

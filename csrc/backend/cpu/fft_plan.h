@@ -9,9 +9,7 @@ namespace nuvec::cpu {
 
 // Memory for large arrays, on huge pages where the system gives them (fewer TLB misses for the
 // four-step passes, which touch a page per row).
-struct FftFree {
-  void operator()(float* p) const;
-};
+struct FftFree { void operator()(float* p) const; };
 using FftBig = std::unique_ptr<float[], FftFree>;
 FftBig fft_big(size_t floats);
 void fft_advise_huge(void* p, size_t bytes);
@@ -23,7 +21,8 @@ constexpr int64_t kFftDirectMax = 4096;
 // Sequences up to this length (four steps or Bluestein over them) are spread over the pool one
 // per task; longer ones run one at a time, each spread over the pool.
 constexpr int64_t kFftLongPerTask = 65536;
-// The largest prime handled as a radix (radices: 8, 4, 2, 3, 5, then odd primes); lengths with a larger prime factor run Bluestein's algorithm.
+// The largest prime handled as a radix (radices: 8, 4, 2, 3, 5, then odd primes); lengths with a larger prime factor
+// run Bluestein's algorithm.
 constexpr int kFftMaxRadix = 31;
 
 struct FftPlan {

@@ -31,8 +31,9 @@ Array fftn(const Array& a, const std::optional<Shape>& n, const std::optional<st
   for (int ax : axes) {
     int v = ax < 0 ? ax + a.ndim() : ax;
     if (v < 0 || v >= a.ndim())
-      throw OpError(op, "invalid axis " + std::to_string(ax) + " for an array with " + std::to_string(a.ndim()) +
-                            " dimensions", true);
+      throw OpError(
+          op, "invalid axis " + std::to_string(ax) + " for an array with " + std::to_string(a.ndim()) + " dimensions",
+          true);
     valid.push_back(v);
   }
   if (std::set<int>(valid.begin(), valid.end()).size() != valid.size()) throw OpError(op, "repeated axes");
@@ -61,9 +62,9 @@ Array fftn(const Array& a, const std::optional<Shape>& n, const std::optional<st
   if (real) out_shape[valid.back()] = inverse ? len.back() : len.back() / 2 + 1;
   double total = 1;
   for (int64_t v : len) total *= double(v);
-  double scale = norm == FftNorm::ortho                      ? 1.0 / std::sqrt(total)
+  double scale = norm == FftNorm::ortho                  ? 1.0 / std::sqrt(total)
                  : (norm == FftNorm::forward) != inverse ? 1.0 / total
-                                                             : 1.0;
+                                                         : 1.0;
   Dtype out_type = real && inverse ? Dtype::float32 : Dtype::complex64;
   return Array::lazy(out_shape, out_type, std::make_shared<FFT>(valid, inverse, real, scale), {x}, s);
 }
@@ -78,8 +79,9 @@ Array fftshift(const Array& a, const std::optional<std::vector<int>>& axes_arg, 
   for (int ax : axes) {
     int v = ax < 0 ? ax + a.ndim() : ax;
     if (v < 0 || v >= a.ndim())
-      throw OpError(op, "invalid axis " + std::to_string(ax) + " for an array with " + std::to_string(a.ndim()) +
-                            " dimensions", true);
+      throw OpError(
+          op, "invalid axis " + std::to_string(ax) + " for an array with " + std::to_string(a.ndim()) + " dimensions",
+          true);
     shifts.push_back(inverse ? (a.shape(v) + 1) / 2 : a.shape(v) / 2);
   }
   return roll(a, shifts, axes, s);

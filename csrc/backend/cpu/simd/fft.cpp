@@ -24,9 +24,7 @@ inline float ld1(const float* p) { return *p; }
 inline void st1(float* p, float v) { *p = v; }
 
 // A complex vector in split form.
-struct C {
-  V r, i;
-};
+struct C { V r, i; };
 inline C operator+(C a, C b) { return {a.r + b.r, a.i + b.i}; }
 inline C operator-(C a, C b) { return {a.r - b.r, a.i - b.i}; }
 inline C mul(C a, float wr, float wi) { return {a.r * wr - a.i * wi, a.r * wi + a.i * wr}; }
@@ -43,9 +41,7 @@ template <int P> struct Out {
   float *yr, *yi;
   int64_t base, s;
   const float* w;
-  void operator()(int r, C b) const {
-    stc(yr, yi, base + r * s, r ? mul(b, w[2 * (r - 1)], w[2 * (r - 1) + 1]) : b);
-  }
+  void operator()(int r, C b) const { stc(yr, yi, base + r * s, r ? mul(b, w[2 * (r - 1)], w[2 * (r - 1) + 1]) : b); }
 };
 
 void butterfly2(const C* a, const Out<2>& out) {
