@@ -6,25 +6,26 @@
 #include "core/ops/linalg.h"
 #include "core/primitives/grad_util.h"
 #include "core/primitives/linalg.h"
+#include "core/primitives/linalg_grad_util.h"
 
 namespace nuvec {
 
 namespace {
 
 using grad::add;
+using grad::eye_like;
+using grad::mm;
+using grad::mT;
 using grad::mul;
 using grad::neg;
 using grad::sub;
 using grad::zeros_like;
 
-Array mT(const Array& x) { return matrix_transpose(x, x.stream()); }
-Array mm(const Array& a, const Array& b) { return matmul(a, b, a.stream()); }
 Array lower(const Array& x, int64_t k = 0) { return tril(x, k, x.stream()); }
 Array upper(const Array& x, int64_t k = 0) { return triu(x, k, x.stream()); }
 Array tsolve(const Array& t, const Array& b, bool up, bool trans, bool unit = false) {
   return linalg::triangular_solve(t, b, up, trans, unit, b.stream());
 }
-Array eye_like(const Array& x) { return eye(x.shape(-1), x.shape(-1), 0, x.dtype(), x.stream()); }
 
 // The rows of x taken in the order `idx` (uint32, one per row).
 Array rows(const Array& x, const Array& idx) {
