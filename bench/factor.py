@@ -7,7 +7,9 @@ Rows: LU with partial pivoting (scipy.linalg.lu_factor, torch.linalg.lu_factor),
 solve with n right-hand sides (scipy.linalg.solve_triangular, torch.linalg.solve_triangular),
 Cholesky (numpy.linalg.cholesky, torch.linalg.cholesky), and the solve built from them: LU, the
 rows of B permuted, two triangular solves (numpy.linalg.solve, torch.linalg.solve), and inv as
-that solve on the identity (numpy.linalg.inv, torch.linalg.inv). Every timed call starts from a
+that solve on the identity (numpy.linalg.inv, torch.linalg.inv). LAPACK runs with OpenBLAS's
+default threads (2 here) and again limited to one (nuvec.linalg's policy for the LAPACK calls it
+keeps, see backend/cpu/lapack.h), through threadpoolctl. Every timed call starts from a
 fresh copy of its input (the kernels work in place; SciPy's overwrite flags likewise).
 
 "expected" is the operation count over the rate nuvec's own matmul reaches on an n x n x n
@@ -23,6 +25,7 @@ import sys
 
 import numpy as np
 import scipy.linalg as sl
+from threadpoolctl import threadpool_limits
 
 import nuvec as mx
 from nuvec import _core
@@ -31,11 +34,26 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import median_time  # noqa: E402
 
 
+class OneThread:
+    """f run with OpenBLAS limited to one thread (nuvec.linalg's policy for the LAPACK calls it
+    keeps: see backend/cpu/lapack.h), through threadpoolctl."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def __call__(self):
+        return self.f()
+
+
 def interleaved(fns, rounds):
     times = [[] for _ in fns]
     for _ in range(rounds):
         for f, t in zip(fns, times):
-            t.append(median_time(f, reps=3, warmup=1))
+            if isinstance(f, OneThread):
+                with threadpool_limits(limits=1, user_api="blas"):
+                    t.append(median_time(f, reps=3, warmup=1))
+            else:
+                t.append(median_time(f, reps=3, warmup=1))
     return [float(np.median(t)) for t in times]
 
 
@@ -137,18 +155,21 @@ def main():
     except ImportError:
         torch = None
     mx.set_num_threads(2)
-    print("| case | n | dtype | nuvec ms | expected ms | LAPACK ms | PyTorch ms | LAPACK / nuvec |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|")
+    print(
+        "| case | n | dtype | nuvec ms | expected ms | LAPACK ms | LAPACK 1 thread ms | PyTorch ms "
+        "| LAPACK / nuvec | LAPACK 1 thread / nuvec |"
+    )
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     runs = [(n, np.float32) for n in args.sizes] + [(n, np.float64) for n in args.float64]
     for n, dt in runs:
         rate = matmul_rate(n, dt, args.rounds)
         for name, flops, ours, lapack, tor in cases(n, dt, torch):
-            fns = [ours, lapack] + ([tor] if tor else [])
+            fns = [ours, lapack, OneThread(lapack)] + ([tor] if tor else [])
             t = interleaved(fns, args.rounds) + ([] if tor else [float("nan")])
             expected = flops * n**3 / rate
             print(
                 f"| {name} | {n} | {np.dtype(dt).name} | {t[0] * 1e3:.1f} | {expected * 1e3:.1f} | "
-                f"{t[1] * 1e3:.1f} | {t[2] * 1e3:.1f} | {t[1] / t[0]:.2f} |",
+                f"{t[1] * 1e3:.1f} | {t[2] * 1e3:.1f} | {t[3] * 1e3:.1f} | {t[1] / t[0]:.2f} | {t[2] / t[0]:.2f} |",
                 flush=True,
             )
 
