@@ -31,12 +31,27 @@ def check(got, want, n):
     assert rel_err(got, want) < 2e-7 * (2 + math.log2(max(n, 2)))
 
 
-LENGTHS = [*range(1, 65), 97, 101, 360, 1000, 1009, 4096, 4096 * 3, 1 << 15, 1 << 17, 1 << 20]
+LENGTHS = [
+    *range(1, 65),
+    97,
+    101,
+    360,
+    1000,
+    1009,
+    4096,
+    4096 * 3,
+    15015,
+    16411,
+    59049,
+    1 << 15,
+    1 << 17,
+    1 << 20,
+]
 
 
 @pytest.mark.parametrize("n", LENGTHS)
 def test_lengths_all_kinds(n):
-    batch = 3 if n < 1 << 15 else 1
+    batch = 3 if n < 1 << 14 else 1
     x = crandn(batch, n)
     x64 = x.astype(np.complex128)
     check(mx.fft.fft(mx.array(x)), np.fft.fft(x64), n)
@@ -126,6 +141,16 @@ def test_long_transform_along_other_axis():
     check(mx.fft.fft(mx.array(x), axis=0), np.fft.fft(x.astype(np.complex128), axis=0), 1 << 15)
     c = x[: (1 << 14) + 1]
     check(mx.fft.irfft(mx.array(c), axis=0), np.fft.irfft(c.astype(np.complex128), axis=0), 1 << 15)
+    y = crandn(59049, 2)  # odd four-step lengths, real both ways
+    check(
+        mx.fft.rfft(mx.array(y.real), axis=0), np.fft.rfft(y.real.astype(np.float64), axis=0), 59049
+    )
+    d = y[:29525]
+    check(
+        mx.fft.irfft(mx.array(d), n=59049, axis=0),
+        np.fft.irfft(d.astype(np.complex128), 59049, axis=0),
+        59049,
+    )
 
 
 @settings(max_examples=60, deadline=None)

@@ -241,3 +241,55 @@ def test_bad_input(case):
     f, msg = BAD[case]
     with pytest.raises(ValueError, match=msg):
         f()
+
+
+@pytest.mark.parametrize("n", (17, 150))
+def test_transposed_solve(n):
+    # solve's vjp solves with a^T: both kernels (blocked below 128, LAPACK above) in both senses.
+    a, ct = general(n, n), RNG.standard_normal((n, 2))
+    b = RNG.standard_normal((n, 2))
+    _, (g,) = mx.vjp(lambda x: la.solve(arr(a), x), [arr(b)], [arr(ct)])
+    close(g, np.linalg.solve(a.T, ct), "float64")
+
+
+@DT
+def test_large_matrices_on_the_pool(dtype):
+    # From order 512 one matrix's LU, inverse and solves are cut into column blocks on the pool.
+    n = 600
+    a = general(n, n, dtype=dtype)
+    b = RNG.standard_normal((n, 300)).astype(dtype)
+    a64 = a.astype(np.float64)
+    close(la.solve(arr(a), arr(b)), np.linalg.solve(a64, b), dtype)
+    close(la.solve(arr(a), arr(b[:, 0])), np.linalg.solve(a64, b[:, 0]), dtype)
+    close(la.inv(arr(a)), np.linalg.inv(a64), dtype)
+    want = sl.solve_triangular(np.triu(a64), b, lower=False)
+    close(la.solve_triangular(arr(a), arr(b), upper=True), want, dtype)
+    p, lo, up = (np.asarray(x, np.float64) for x in la.lu(arr(a)))
+    close((lo @ up)[p.astype(np.int64)], a64, dtype)
+    _, piv = la.lu_factor(arr(a))
+    assert np.asarray(piv).tolist() == (sl.lu_factor(a64)[1]).tolist()
+    _, (g,) = mx.vjp(lambda x: la.solve(arr(a), x), [arr(b)], [arr(b)])
+    close(g, np.linalg.solve(a64.T, b), dtype)
+    # A singular large matrix still raises.
+    z = a.copy()
+    z[:, 5] = 0
+    with pytest.raises(RuntimeError):
+        mx.eval(la.inv(arr(z)))
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_large_cholesky_on_the_pool(upper):
+    s = spd(600, 600)
+    f = np.asarray(la.cholesky(arr(s), upper=upper))
+    want = np.linalg.cholesky(s)
+    close(f, want.T if upper else want, "float64")
+
+
+@pytest.mark.parametrize("k", (1, 3, 0))
+def test_one_matrix_many_right_hand_sides(k):
+    # One a against a batch of b: the batch is solved as columns of one right-hand side.
+    a, b = general(5, 5), RNG.standard_normal((4, 2, 5, k))
+    close(la.solve(arr(a), arr(b)), np.linalg.solve(a, b), "float64")
+    want = sl.solve_triangular(np.tril(a), b.transpose(2, 0, 1, 3).reshape(5, -1), lower=True)
+    got = la.solve_triangular(arr(a), arr(b))
+    close(np.moveaxis(np.asarray(got), 2, 0).reshape(5, -1), want, "float64")

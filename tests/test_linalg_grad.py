@@ -44,6 +44,11 @@ FUNCS = {
     "tri_inv_upper": (lambda a: la.tri_inv(a, upper=True), [square(N, N)]),
     "solve": (lambda a, b: la.solve(a, b), [square(2, N, N), RNG.standard_normal((2, N, 3))]),
     "solve_vec": (lambda a, b: la.solve(a, b), [square(N, N), RNG.standard_normal(N)]),
+    "solve_one_a": (lambda a, b: la.solve(a, b), [square(N, N), RNG.standard_normal((2, N, 3))]),
+    "solve_triangular_one_a": (
+        lambda a, b: la.solve_triangular(a, b),
+        [square(N, N), RNG.standard_normal((2, N, 3))],
+    ),
     "solve_triangular": (
         lambda a, b: la.solve_triangular(a, b),
         [square(N, N), RNG.standard_normal((N, 2))],
@@ -115,13 +120,17 @@ VMAPS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(VMAPS))
-@pytest.mark.parametrize("axis", [0, 1, -1])
-@pytest.mark.parametrize("which", ["all", "first", "second"])
+VMAP_CASES = [
+    (name, axis, which)
+    for name in sorted(VMAPS)
+    for axis in (0, 1, -1)
+    for which in (("all", "first", "second") if len(VMAPS[name][1]) == 2 else ("all",))
+]
+
+
+@pytest.mark.parametrize("name,axis,which", VMAP_CASES)
 def test_vmap_matches_loop(name, axis, which):
     fn, inputs = VMAPS[name]
-    if which != "all" and len(inputs) == 1:
-        pytest.skip("one operand")
     k = 3
     mapped = [which in ("all", "first"), which in ("all", "second")][: len(inputs)]
     batched, axes = [], []

@@ -165,6 +165,9 @@ def test_decompositions_agree_with_mlx(dtype):
     pairs = [
         (mlx.linalg.qr(m, stream=cpu), LA.qr(n)),  # Householder signs agree: same vectors
         (mlx.linalg.svd(m, compute_uv=False, stream=cpu), LA.svd(n, compute_uv=False)),
+        (mlx.linalg.svd(m, stream=cpu), LA.svd(n)),  # and the same singular vectors (signs too)
+        (mlx.linalg.eigh(ms, stream=cpu), LA.eigh(ns)),
+        (mlx.linalg.eig(m[:, :3, :3], stream=cpu), LA.eig(n[:, :3, :3])),
         (mlx.linalg.eigvalsh(ms, stream=cpu), LA.eigvalsh(ns)),
         (mlx.linalg.eigvalsh(ms, UPLO="U", stream=cpu), LA.eigvalsh(ns, UPLO="U")),
         (mlx.linalg.eigvals(m[:, :3, :3], stream=cpu), LA.eigvals(n[:, :3, :3])),  # LAPACK's order
@@ -282,3 +285,39 @@ def test_cross_vmap_is_the_loop():
     got = mx.vmap(LA.cross, in_axes=(0, None))(a, b)
     for i in range(4):
         np.testing.assert_array_equal(np.array(got[i]), np.array(LA.cross(a[i], b)))
+
+
+def test_complex_eig_vectors_are_mlx_conjugated():
+    # MLX 0.32 returns, for complex64 input, the conjugates of the right eigenvectors (A v != v w);
+    # nuvec returns the eigenvectors themselves: eigenvalues agree, vectors are MLX's conjugates.
+    mlx = pytest.importorskip("mlx.core")
+    a = (RNG.standard_normal((5, 5)) + 1j * RNG.standard_normal((5, 5))).astype(np.complex64)
+    w, v = (np.array(x) for x in LA.eig(mx.array(a)))
+    w2, v2 = (np.array(x) for x in mlx.linalg.eig(mlx.array(a), stream=mlx.cpu))
+    np.testing.assert_allclose(w, w2, atol=2e-5)
+    np.testing.assert_allclose(v, np.conj(v2), atol=2e-5)
+    np.testing.assert_allclose(a @ v, v * w, atol=2e-5)
+
+
+@pytest.mark.parametrize("ord", [None, 1, 3, 0, math.inf])
+def test_bool_vector_norms_as_mlx(ord):
+    mlx = pytest.importorskip("mlx.core")
+    v = [True, False, True]
+    want = mlx.linalg.norm(mlx.array(v), ord)
+    got = LA.norm(mx.array(v), ord)
+    assert got.dtype == mx.float32
+    np.testing.assert_array_equal(np.array(got), np.array(want))
+
+
+@pytest.mark.parametrize("ord", [None, 2, "fro", "nuc", 1, -math.inf])
+def test_complex_matrix_norms_as_mlx(ord):
+    # MLX casts the 2-norm and the 1/inf norms back to the input's complex dtype; 'fro' and 'nuc' are real.
+    mlx = pytest.importorskip("mlx.core")
+    a = (RNG.standard_normal((3, 3)) + 1j * RNG.standard_normal((3, 3))).astype(np.complex64)
+    want = mlx.linalg.norm(mlx.array(a), ord, stream=mlx.cpu)
+    got = LA.norm(mx.array(a), ord)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(np.array(got), np.array(want), rtol=2e-6)
+    np.testing.assert_allclose(
+        np.abs(np.array(got)), np.linalg.norm(a.astype(np.complex128), ord), rtol=2e-6
+    )

@@ -85,7 +85,7 @@ def test_bad_models_fail_with_one_line(tmp_path, kind):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ")
     assert {"missing": "no such model", "corrupt": str(path), "architecture": "'mamba'",
-            "directory": "GGUF"}[kind] in lines[0]  # fmt: skip
+            "directory": "config.json"}[kind] in lines[0]  # fmt: skip
 
 
 def test_bad_arguments_exit_non_zero():

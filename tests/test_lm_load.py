@@ -22,6 +22,7 @@ pytest.importorskip("jinja2")
 pytest.importorskip("tqdm")
 
 from nuvec.lm import load  # noqa: E402
+from nuvec.lm.convert import save_model  # noqa: E402
 from nuvec.lm.hf import load_weights  # noqa: E402
 from nuvec.lm.models import MODELS, build, normalize_config  # noqa: E402
 from nuvec.lm.models.rope_utils import Llama3RoPE, initialize_rope  # noqa: E402
@@ -218,6 +219,8 @@ def test_llama3_rope_scaling_matches_transformers():
 
 
 def test_the_tokenizer_of_a_directory(tmp_path, source):
+    from tokenizers import Tokenizer
+
     path = write_dir(str(tmp_path / "m"), source)
     _, tok = load(path)
     assert (tok.bos_token, tok.eos_token, tok.eos_token_id) == ("<s>", "</s>", 261)
@@ -243,6 +246,24 @@ def test_the_tokenizer_of_a_directory(tmp_path, source):
     assert tok.apply_chat_template(msg, tokenize=False) == "<s>the"
     assert tok.apply_chat_template(msg) == [260, *tok.encode("the", add_special_tokens=False)]
     assert tok.eos_token_ids == {261, 263}
+    with open(os.path.join(path, "generation_config.json"), "w") as f:
+        json.dump({"eos_token_id": 263}, f)  # replaces the EOS token's id, as in mlx-lm
+    _, tok = load(path)
+    assert tok.eos_token_ids == {263}
+    tok.add_eos_token("</s>")
+    tok.add_eos_token(5)
+    assert tok.eos_token_ids == {261, 263, 5}
+    with pytest.raises(ValueError, match="not a token"):
+        tok.add_eos_token("<nope>")
+    with open(os.path.join(path, "tokenizer_config.json"), "w") as f:
+        json.dump({"bos_token": "<s>", "eos_token": "</s>", "add_eos_token": True}, f)
+    _, tok = load(path)
+    assert tok.encode("the") == [*tiny_tokenizer().encode("the").ids, 261]
+    tok.save_pretrained(str(tmp_path / "saved"))  # the flags travel in both files
+    with open(tmp_path / "saved" / "tokenizer_config.json") as f:
+        assert json.load(f)["add_eos_token"] is True
+    saved = Tokenizer.from_file(str(tmp_path / "saved" / "tokenizer.json"))
+    assert saved.encode("the").ids == tok.encode("the")
 
 
 def test_the_progress_bar_shows_on_a_terminal_only(tmp_path, source, monkeypatch):
@@ -258,6 +279,10 @@ def test_the_progress_bar_shows_on_a_terminal_only(tmp_path, source, monkeypatch
         monkeypatch.undo()
         assert ("Loading" in err.getvalue() and "100%" in err.getvalue()) == shown
         assert set(weights) == set(dict(tree_flatten(source.parameters())))
+        monkeypatch.setattr(sys, "stderr", err := Terminal())
+        save_model(str(tmp_path / f"saved{progress}"), source, progress=progress)
+        monkeypatch.undo()
+        assert ("Converting" in err.getvalue()) == shown
 
 
 def test_the_registry():
@@ -295,6 +320,15 @@ def test_load_errors(tmp_path, source):
     with open(weights, "wb") as f:
         f.write(good[: len(good) // 2])  # truncated
     with pytest.raises(mx.io.LoadError):
+        load(path)
+    with open(os.path.join(path, "model.safetensors"), "wb") as f:
+        f.write(good)
+    with open(os.path.join(path, "tokenizer.json"), "w") as f:
+        f.write('{"version": "1.0", "model": 3}')
+    with pytest.raises(ValueError, match="not a valid tokenizer"):
+        load(path)
+    os.remove(os.path.join(path, "tokenizer.json"))
+    with pytest.raises(ValueError, match="no tokenizer.json"):
         load(path)
     os.remove(weights)
     with pytest.raises(ValueError, match="no \\*.safetensors"):

@@ -14,11 +14,13 @@ void init_linalg_spectral(nb::module_& m) {
   m.def(
       "_linalg_decompose",
       [](const Array& a, const std::string& kind, bool upper, nb::handle stream) {
-        static const std::pair<const char*, Decomposition> kinds[] = {
-            {"qr", Decomposition::qr},     {"svd", Decomposition::svd},
-            {"svd_values", Decomposition::svd_values}, {"eigh", Decomposition::eigh},
-            {"eigvalsh", Decomposition::eigvalsh},     {"eig", Decomposition::eig},
-            {"eigvals", Decomposition::eigvals}};
+        static const std::pair<const char*, Decomposition> kinds[] = {{"qr", Decomposition::qr},
+                                                                      {"svd", Decomposition::svd},
+                                                                      {"svd_values", Decomposition::svd_values},
+                                                                      {"eigh", Decomposition::eigh},
+                                                                      {"eigvalsh", Decomposition::eigvalsh},
+                                                                      {"eig", Decomposition::eig},
+                                                                      {"eigvals", Decomposition::eigvals}};
         for (auto& [name, k] : kinds)
           if (kind == name) {
             std::vector<Array> out = decompose(a, k, upper, to_stream(stream));

@@ -10,8 +10,9 @@ MODULES = {
     "fft": ("fft", "float", {}),
 }
 
-# MLX 0.32 has no vjp or jvp for QRF, SVD, Eigh or Eig (it raises ValueError), nor does nuvec.
-_NO_GRAD = {"differentiable": "MLX 0.32 has no derivative of its QR, SVD or eigen-decompositions"}
+# MLX 0.32 has no vjp or jvp for QRF, SVD, Eigh or Eig; nuvec has them but for Eig's.
+_NO_GRAD = {"differentiable": "no derivative of the general eigendecomposition (nor in MLX 0.32)"}
+_NO_ARRAY = "no array input: a function of the length n and the spacing d"
 
 ROWS = {
     # Their bits are MLX's: MLX is the reference.
@@ -36,15 +37,15 @@ ROWS = {
     + [("bits", 0, "numpy.random.Generator.bytes")],
     "linalg": [
         ("norm", 1, "numpy.linalg.norm"),
-        ("qr", 1, "numpy.linalg.qr", _NO_GRAD),
-        ("svd", 1, "numpy.linalg.svd", _NO_GRAD),
+        ("qr", 1, "numpy.linalg.qr"),
+        ("svd", 1, "numpy.linalg.svd"),
         ("inv", 1, "numpy.linalg.inv"),
-        ("pinv", 1, "numpy.linalg.pinv", _NO_GRAD),
+        ("pinv", 1, "numpy.linalg.pinv"),
         ("tri_inv", 1, "scipy.linalg.solve_triangular"),
         ("cholesky", 1, "numpy.linalg.cholesky"),
         ("cholesky_inv", 1, "scipy.linalg.cho_solve"),
-        ("eigh", 1, "numpy.linalg.eigh", _NO_GRAD),
-        ("eigvalsh", 1, "numpy.linalg.eigvalsh", _NO_GRAD),
+        ("eigh", 1, "numpy.linalg.eigh"),
+        ("eigvalsh", 1, "numpy.linalg.eigvalsh"),
         ("eig", 1, "numpy.linalg.eig", _NO_GRAD),
         ("eigvals", 1, "numpy.linalg.eigvals", _NO_GRAD),
         ("lu", 1, "scipy.linalg.lu"),
@@ -62,7 +63,10 @@ ROWS = {
             (n, 1, f"numpy.fft.{n}")
             for n in ("rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn")
         ),
-        *((n, 0, f"numpy.fft.{n}") for n in ("fftfreq", "rfftfreq")),
+        *(
+            (n, 0, f"numpy.fft.{n}", {"differentiable": _NO_ARRAY, "batchable": _NO_ARRAY})
+            for n in ("fftfreq", "rfftfreq")
+        ),
         ("stft", 1, "scipy.signal.stft"),
         ("istft", 1, "scipy.signal.istft"),
     ],

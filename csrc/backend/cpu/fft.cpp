@@ -37,13 +37,6 @@ struct Place {
   int64_t base, rs, ls;
 };
 
-void run(const FftPlan& p, FftScratch& s, bool inverse) {
-  if (inverse)
-    fft_block(p, s.im, s.re, s.wi, s.wr, s.extra);
-  else
-    fft_block(p, s.re, s.im, s.wr, s.wi, s.extra);
-}
-
 // One block of `valid` sequences from src (complex, or real for r2c) to dst.
 void block(const Pass& ps, const FftPlan& p, FftScratch& s, const float* src, Place a, float* dst, Place b,
            int valid) {
@@ -53,7 +46,7 @@ void block(const Pass& ps, const FftPlan& p, FftScratch& s, const float* src, Pl
   switch (ps.kind) {
     case Kind::c2c:
       f.gather(c, c + 1, 2 * a.rs, 2 * a.ls, n, valid, s.re, s.im);
-      run(p, s, ps.inverse);
+      s.run(p, ps.inverse);
       f.scatter(s.re, s.im, n, valid, ps.scale, dst + 2 * b.base, dst + 2 * b.base + 1, 2 * b.rs, 2 * b.ls);
       return;
     case Kind::r2c:
@@ -61,15 +54,15 @@ void block(const Pass& ps, const FftPlan& p, FftScratch& s, const float* src, Pl
         f.gather(src + a.base, src + a.base + a.rs, 2 * a.rs, a.ls, h, valid, s.re, s.im);
       else
         f.gather(src + a.base, nullptr, a.rs, a.ls, n, valid, s.re, s.im);
-      run(p, s, false);
-      if (ps.halved()) f.real_post(s.re, s.im, L, h, int(L), p.real_w.data());
+      s.run(p, false);
+      if (ps.halved()) f.real_post(s.re, s.im, L, h, int(L), p.real_w.data(), 0, h / 2 + 1);
       f.scatter(s.re, s.im, h + 1, valid, ps.scale, dst + 2 * b.base, dst + 2 * b.base + 1, 2 * b.rs, 2 * b.ls);
       return;
     case Kind::c2r:
       f.gather(c, c + 1, 2 * a.rs, 2 * a.ls, h + 1, valid, s.re, s.im);
       if (ps.halved()) {
-        f.real_pre(s.re, s.im, L, h, int(L), p.real_w.data());
-        run(p, s, true);
+        f.real_pre(s.re, s.im, L, h, int(L), p.real_w.data(), 0, h / 2 + 1);
+        s.run(p, true);
         f.scatter(s.re, s.im, h, valid, ps.scale, dst + b.base, dst + b.base + b.rs, 2 * b.rs, b.ls);
         return;
       }
@@ -79,19 +72,19 @@ void block(const Pass& ps, const FftPlan& p, FftScratch& s, const float* src, Pl
           s.im[r * L + l] = -s.im[(n - r) * L + l];
         }
       std::fill(s.im, s.im + L, 0.0f);
-      run(p, s, true);
+      s.run(p, true);
       f.scatter(s.re, s.im, n, valid, ps.scale, dst + b.base, nullptr, b.rs, b.ls);
       return;
   }
 }
 
-// One long sequence through the four-step plan: prepared into a contiguous complex buffer unless
+// One long sequence through fft_long: prepared into a contiguous complex buffer unless
 // it is one already, and back.
 void long_sequence(const Pass& ps, const FftPlan& p, const float* src, Place a, float* dst, Place b) {
   const FftLoops& f = fft_loops();
   int64_t n = ps.n, h = n / 2, m = p.n;
   bool direct_in = a.rs == 1 && ps.kind != Kind::c2r && (ps.kind == Kind::c2c || ps.halved());
-  bool direct_out = b.rs == 1 && (ps.kind != Kind::c2r || ps.halved());
+  bool direct_out = b.rs == 1 && (ps.kind == Kind::c2c || ps.halved());  // odd real: n values, fewer kept
   std::unique_ptr<float[]> ain(direct_in ? nullptr : new float[size_t(2 * m + 2)]);
   std::unique_ptr<float[]> aout(direct_out ? nullptr : new float[size_t(2 * m + 2)]);
   const float* x = direct_in ? src + (ps.kind == Kind::c2c ? 2 : 1) * a.base : ain.get();
@@ -108,23 +101,32 @@ void long_sequence(const Pass& ps, const FftPlan& p, const float* src, Place a, 
     }
   } else if (!direct_in) {
     int64_t len = ps.in_len();
-    for (int64_t k = 0; k < len; ++k) {
-      w[2 * k] = src[2 * (a.base + k * a.rs)];
-      w[2 * k + 1] = src[2 * (a.base + k * a.rs) + 1];
-    }
+    if (a.rs == 1)
+      std::memcpy(w, src + 2 * a.base, size_t(2 * len) * sizeof(float));
+    else
+      for (int64_t k = 0; k < len; ++k) {
+        w[2 * k] = src[2 * (a.base + k * a.rs)];
+        w[2 * k + 1] = src[2 * (a.base + k * a.rs) + 1];
+      }
     if (ps.kind == Kind::c2r && ps.halved()) {
-      f.real_pre(w, w + 1, 2, h, 1, p.real_w.data());
+      parallel_for(h / 2 + 1, 16384, [&](int64_t k0, int64_t k1) {  // pairs (k, h - k) are independent
+        f.real_pre(w, w + 1, 2, h, 1, p.real_w.data(), k0, k1);
+      });
     } else if (ps.kind == Kind::c2r) {
       for (int64_t k = h + 1; k < n; ++k) w[2 * k] = w[2 * (n - k)], w[2 * k + 1] = -w[2 * (n - k) + 1];
       w[1] = 0.0f;
     }
   }
   bool post = ps.kind == Kind::r2c && ps.halved();
-  fft_four_step(p, x, y, ps.kind == Kind::c2r || ps.inverse, post ? 1.0f : ps.scale);
+  fft_long(p, x, y, ps.kind == Kind::c2r || ps.inverse, post ? 1.0f : ps.scale);
   if (post) {
-    f.real_post(y, y + 1, 2, h, 1, p.real_w.data());
-    if (ps.scale != 1.0f)
-      for (int64_t k = 0; k < 2 * (h + 1); ++k) y[k] *= ps.scale;
+    parallel_for(h / 2 + 1, 16384, [&](int64_t k0, int64_t k1) {  // pairs (k, h - k) are independent
+      f.real_post(y, y + 1, 2, h, 1, p.real_w.data(), k0, k1);
+      for (int64_t k = k0; k < k1 && ps.scale != 1.0f; ++k) {
+        y[2 * k] *= ps.scale, y[2 * k + 1] *= ps.scale;
+        if (h - k != k) y[2 * (h - k)] *= ps.scale, y[2 * (h - k) + 1] *= ps.scale;
+      }
+    });
   }
   if (direct_out) return;
   int64_t len = ps.out_len();
@@ -141,7 +143,7 @@ void long_sequence(const Pass& ps, const FftPlan& p, const float* src, Place a, 
 void run_pass(const Pass& ps, const float* src, float* dst) {
   const FftPlan& p = ps.plan();
   int64_t nin = ps.in_len(), nout = ps.out_len();
-  if (p.n1) {
+  if (fft_is_long(p)) {
     for (int64_t o = 0; o < ps.outer; ++o)
       for (int64_t i = 0; i < ps.inner; ++i)
         long_sequence(ps, p, src, {o * nin * ps.inner + i, ps.inner, 0}, dst, {o * nout * ps.inner + i, ps.inner, 0});

@@ -16,7 +16,8 @@
 // mul_rows: row r of the block times w[r] (complex, interleaved); mul_cells: cell (r, l) times
 //   (wr, wi)[r * ws + l].
 // real_post / real_pre: the r2c and c2r passes between a length-2h real transform and its
-//   half-length complex one, on a block (lanes kLanes) or on one interleaved sequence (lanes 1).
+//   half-length complex one, on a block (lanes kLanes) or on one interleaved sequence (lanes 1);
+//   each does the pairs (k, h - k) for k in [k0, k1), k1 <= h / 2 + 1.
 #pragma once
 #include <cstdint>
 
@@ -34,8 +35,8 @@ constexpr int kFftLanes = 8;
                    int64_t rs, int64_t ls);                                                                            \
   void fft_mul_rows(float* br, float* bi, int64_t rows, const float* w);                                               \
   void fft_mul_cells(float* br, float* bi, int64_t rows, const float* wr, const float* wi, int64_t ws);                \
-  void fft_real_post(float* re, float* im, int64_t rs, int64_t h, int lanes, const float* w);                          \
-  void fft_real_pre(float* re, float* im, int64_t rs, int64_t h, int lanes, const float* w);                           \
+  void fft_real_post(float* re, float* im, int64_t rs, int64_t h, int lanes, const float* w, int64_t k0, int64_t k1);  \
+  void fft_real_pre(float* re, float* im, int64_t rs, int64_t h, int lanes, const float* w, int64_t k0, int64_t k1);   \
   }
 NUVEC_DECLARE_FFT(portable)
 #if defined(__x86_64__)

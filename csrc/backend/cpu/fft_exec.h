@@ -19,18 +19,24 @@ struct FftLoops {
 };
 const FftLoops& fft_loops();  // this processor's build
 
+// The block's p.n rows transformed, forward; the inverse is the forward transform of the block
+// with re and im swapped (pass them, and the work arrays, swapped). True when the result is in the
+// work arrays (the caller swaps the roles rather than copy).
+bool fft_block(const FftPlan& p, float* re, float* im, float* wr, float* wi, float* extra);
+
 // A block (re, im: block_floats() each) with its work arrays and Bluestein's scratch.
 struct FftScratch {
   explicit FftScratch(const FftPlan& p);
+  // The block through p (inverse: with re and im swapped); re and im then hold the result.
+  void run(const FftPlan& p, bool inverse);
   std::unique_ptr<float[]> mem;
   float *re, *im, *wr, *wi, *extra;
 };
 
-// The block's p.n rows transformed in place, forward; the inverse is the forward transform of
-// the block with re and im swapped (pass them, and the work arrays, swapped).
-void fft_block(const FftPlan& p, float* re, float* im, float* wr, float* wi, float* extra);
 
-// y = scale * DFT(x) for one contiguous interleaved sequence of p.n values (p.n1 > 0), x != y.
-void fft_four_step(const FftPlan& p, const float* x, float* y, bool inverse, float scale);
+// y = scale * DFT(x) for one contiguous interleaved sequence of p.n values, x != y: in four steps
+// (p.n1 > 0), or Bluestein's algorithm over four-step transforms (p.m > 0, p.sub->n1 > 0).
+bool fft_is_long(const FftPlan& p);
+void fft_long(const FftPlan& p, const float* x, float* y, bool inverse, float scale);
 
 }  // namespace nuvec::cpu

@@ -7,9 +7,18 @@
 
 namespace nuvec::cpu {
 
+// Memory for large arrays, on huge pages where the system gives them (fewer TLB misses for the
+// four-step passes, which touch a page per row).
+struct FftFree {
+  void operator()(float* p) const;
+};
+using FftBig = std::unique_ptr<float[], FftFree>;
+FftBig fft_big(size_t floats);
+void fft_advise_huge(void* p, size_t bytes);
+
 // Lengths above this run as four steps (rows and columns) when they split into two factors.
 constexpr int64_t kFftDirectMax = 16384;
-// The largest prime handled as a radix; lengths with a larger prime factor run Bluestein's algorithm.
+// The largest prime handled as a radix (radices: 8, 4, 2, 3, 5, then odd primes); lengths with a larger prime factor run Bluestein's algorithm.
 constexpr int kFftMaxRadix = 31;
 
 struct FftPlan {
@@ -25,10 +34,11 @@ struct FftPlan {
   int64_t m = 0;
   std::shared_ptr<const FftPlan> sub;
   std::vector<float> chirp, filter;
-  // Four steps for a contiguous sequence: n = n1 * n2, twiddles w^{k1 n2} (n1 rows of n2p, split).
+  // Four steps for a contiguous sequence: n = n1 * n2, twiddles w^{k1 n2} (split), in the order
+  // the column blocks read them: block n2 / kFftLanes, then k1, then n2 % kFftLanes.
   int64_t n1 = 0, n2 = 0, n2p = 0;
   std::shared_ptr<const FftPlan> p1, p2;
-  std::vector<float> tw4r, tw4i;
+  FftBig tw4r, tw4i;
   // For real transforms of length 2n: e^{-2 pi i k / 2n}, k <= n / 2 (interleaved).
   std::vector<float> real_w;
 

@@ -5,8 +5,11 @@
 //
 // Thread policy: OpenBLAS's results change with its thread count (its threaded getrf and potrf
 // block differently), so nuvec fixes that count at one, whatever NUVEC_NUM_THREADS says, and
-// runs the matrices of a batch in parallel on its own pool. Bits then depend on shapes alone,
-// and OpenBLAS's own workers, never handed a job, sleep instead of spinning on the cores.
+// runs the matrices of a batch in parallel on its own pool. A large matrix's LU, Cholesky, inverse
+// and triangular solves run on that pool too: right-looking blocked factorisations whose panels
+// LAPACK factors and whose updates are cut into column blocks of a width fixed by the shape, and solves
+// cut by right-hand sides the same way. Bits then depend on shapes alone, and OpenBLAS's own
+// workers, never handed a job, sleep instead of spinning on the cores.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -30,7 +33,16 @@ using lapack_int = int32_t;  // scipy-openblas32: 32-bit LAPACK integers
   void scipy_##p##trsm_(const char* side, const char* uplo, const char* transa, const char* diag,                 \
                         const lapack_int* m, const lapack_int* n, const T* alpha, const T* a, const lapack_int* lda, \
                         T* b, const lapack_int* ldb, size_t side_len, size_t uplo_len, size_t transa_len,          \
-                        size_t diag_len);
+                        size_t diag_len);                                                                      \
+  void scipy_##p##gemm_(const char* transa, const char* transb, const lapack_int* m, const lapack_int* n,          \
+                        const lapack_int* k, const T* alpha, const T* a, const lapack_int* lda, const T* b,        \
+                        const lapack_int* ldb, const T* beta, T* c, const lapack_int* ldc, size_t transa_len,       \
+                        size_t transb_len);                                                                      \
+  void scipy_##p##syrk_(const char* uplo, const char* trans, const lapack_int* n, const lapack_int* k,           \
+                        const T* alpha, const T* a, const lapack_int* lda, const T* beta, T* c, const lapack_int* ldc, \
+                        size_t uplo_len, size_t trans_len);                                                        \
+  void scipy_##p##laswp_(const lapack_int* n, T* a, const lapack_int* lda, const lapack_int* k1,                 \
+                         const lapack_int* k2, const lapack_int* ipiv, const lapack_int* incx);
 NUVEC_LAPACK_DECLARE(s, float)
 NUVEC_LAPACK_DECLARE(d, double)
 #undef NUVEC_LAPACK_DECLARE
@@ -55,6 +67,11 @@ void triangular_solve(Dtype d, const char* t, int64_t n, int64_t ldt, bool lower
 // positive definite; the factorisation stops there, as LAPACK leaves it).
 int64_t cholesky(Dtype d, char* a, int64_t n, int64_t lda, bool upper);
 
+// LU with partial pivoting of a^T for the n x n row-major a, in place with no copy (LAPACK reads
+// the row-major buffer as a^T): a^T = P L U, L and U packed column-major (read row-major, the
+// buffer holds U^T on and below the diagonal and L^T above it); pivots as lu_factor's. Enough for
+// solves (a = U^T L^T P^T) without the two transposes lu_factor costs.
+int64_t lu_factor_transposed(Dtype d, char* a, int64_t n, int32_t* pivots);
 // The inverse of the n x n row-major matrix `a` in place (contiguous, lda = n); returns LAPACK's
 // info (> 0: singular).
 int64_t inverse(Dtype d, char* a, int64_t n, int32_t* pivots);

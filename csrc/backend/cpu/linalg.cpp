@@ -1,7 +1,8 @@
 // The CPU kernels of nuvec.linalg's LU / triangular / Cholesky primitives: each matrix of the
-// batch is worked on in place in its row-major output buffer by the routines of lapack.h, one
-// matrix per task of nuvec's pool (OpenBLAS itself runs single-threaded: see lapack.h), so the
-// bits depend on the matrix alone.
+// batch is worked on in place in its row-major output buffer, one matrix per task of nuvec's pool,
+// by nuvec's blocked factorisations (factor.h) up to the sizes where they measured faster, by
+// LAPACK (lapack.h, single-threaded) above. The choice depends on the shape alone, and neither
+// depends on the thread count, so the bits depend on the matrix alone.
 #include <algorithm>
 #include <atomic>
 #include <numeric>
@@ -9,6 +10,7 @@
 
 #include "backend/cpu/backend.h"
 #include "backend/cpu/copy.h"
+#include "backend/cpu/factor.h"
 #include "backend/cpu/lapack.h"
 #include "backend/cpu/sort.h"
 #include "core/errors.h"
@@ -18,6 +20,37 @@
 namespace nuvec::cpu {
 
 namespace {
+
+// The largest orders run by nuvec's blocked kernels (docs/linalg.md has the measurements: below
+// these, LAPACK's call overhead dominates; above, its single-threaded kernels are faster than the
+// blocked ones on two threads).
+constexpr int64_t kBlockedLU = 128, kBlockedTriangular = 128, kBlockedCholesky = 32;
+
+int64_t factor_lu(Dtype d, char* a, int64_t m, int64_t n, int64_t lda, int32_t* pivots) {
+  return std::max(m, n) <= kBlockedLU ? lu_factor(d, a, m, n, lda, pivots) : lapack::lu_factor(d, a, m, n, lda, pivots);
+}
+
+void solve_triangle(Dtype d, const char* t, int64_t n, int64_t ldt, bool lower, bool transpose, bool unit, char* b,
+                    int64_t nrhs, int64_t ldb) {
+  if (n <= kBlockedTriangular)
+    triangular_solve(d, t, n, ldt, lower, transpose, unit, b, nrhs, ldb);
+  else
+    lapack::triangular_solve(d, t, n, ldt, lower, transpose, unit, b, nrhs, ldb);
+}
+
+// A matrix that is not positive definite is left as LAPACK leaves it (as MLX): the blocked kernel
+// stops a step earlier, so that case runs again on LAPACK from a copy.
+void factor_cholesky(Dtype d, char* a, int64_t n, bool upper) {
+  if (n > kBlockedCholesky) {
+    lapack::cholesky(d, a, n, n, upper);
+    return;
+  }
+  std::vector<char> copy(a, a + n * n * int64_t(size_of(d)));
+  if (cholesky(d, a, n, n, upper) != 0) {
+    std::copy(copy.begin(), copy.end(), a);
+    lapack::cholesky(d, a, n, n, upper);
+  }
+}
 
 // Runs fn(i) for each of `count` matrices whose work is about `flops` each, on the pool.
 template <class F> void for_each_matrix(int64_t count, int64_t flops, F fn) {
@@ -64,6 +97,32 @@ void swap_rows(char* b, int64_t rows, size_t row_bytes, const int32_t* pivots, b
   }
 }
 
+// x = a^-1 b (a^-T b when `transpose`) in place of the n x k b, from a's factors P a = L U.
+void solve_factored(Dtype d, const char* lu, int64_t n, const int32_t* piv, bool transpose, char* b, int64_t k) {
+  size_t row = size_t(k) * size_of(d);
+  if (!transpose) {
+    swap_rows(b, n, row, piv, false);
+    solve_triangle(d, lu, n, n, true, false, true, b, k, k);
+    solve_triangle(d, lu, n, n, false, false, false, b, k, k);
+  } else {
+    solve_triangle(d, lu, n, n, false, true, false, b, k, k);
+    solve_triangle(d, lu, n, n, true, true, true, b, k, k);
+    swap_rows(b, n, row, piv, true);
+  }
+}
+
+// The n x n identity at a.
+void set_identity(Dtype d, char* a, int64_t n) {
+  std::fill(a, a + n * n * int64_t(size_of(d)), char(0));
+  for (int64_t i = 0; i < n; ++i) {
+    char* p = a + (i * n + i) * int64_t(size_of(d));
+    if (d == Dtype::float64)
+      *reinterpret_cast<double*>(p) = 1;
+    else
+      *reinterpret_cast<float*>(p) = 1;
+  }
+}
+
 void raise_if(const std::atomic<bool>& failed, const char* what) {
   if (failed.load()) throw KernelError(EvalErrorKind::other, what);
 }
@@ -76,7 +135,7 @@ void eval_lu(const LUFactor&, const std::vector<Array>& in, std::vector<Array>& 
   int64_t m = out[0].shape(-2), n = out[0].shape(-1), k = std::min(m, n);
   for_each_matrix(matrices(out[0]), m * n * k, [&](int64_t i) {
     std::vector<int32_t> piv(static_cast<size_t>(k));
-    lapack::lu_factor(d, out[0].data_bytes() + i * m * n * int64_t(size_of(d)), m, n, n, piv.data());
+    factor_lu(d, out[0].data_bytes() + i * m * n * int64_t(size_of(d)), m, n, n, piv.data());
     // rows: a[rows] = L U; perm = its inverse, so a = (L U)[perm].
     std::vector<uint32_t> rows(static_cast<size_t>(m));
     std::iota(rows.begin(), rows.end(), 0u);
@@ -101,16 +160,22 @@ void eval_solve(const Solve& p, const std::vector<Array>& in, std::vector<Array>
     std::vector<char> lu(a.data_bytes() + i * n * n * int64_t(item), a.data_bytes() + (i + 1) * n * n * int64_t(item));
     std::vector<int32_t> piv(static_cast<size_t>(n));
     char* b = out[0].data_bytes() + i * n * k * int64_t(item);
-    if (lapack::lu_factor(d, lu.data(), n, n, n, piv.data()) != 0) return failed.store(true);
-    // a = P^T L U (P: the swaps): a x = b is L U x = P b; a^T x = b is U^T L^T (P x) = b.
+    if (n <= kBlockedLU) {
+      if (factor_lu(d, lu.data(), n, n, n, piv.data()) != 0) return failed.store(true);
+      solve_factored(d, lu.data(), n, piv.data(), p.transpose(), b, k);
+      return;
+    }
+    if (lapack::lu_factor_transposed(d, lu.data(), n, piv.data()) != 0) return failed.store(true);
+    // a^T = P L U (the swaps P), held as R = the buffer read row-major: U^T = tril(R), L^T =
+    // triu(R) with a unit diagonal. a x = b: x = P L^-T U^-T b; a^T x = b: x = U^-1 L^-1 P^T b.
     if (!p.transpose()) {
-      swap_rows(b, n, size_t(k) * item, piv.data(), false);
-      lapack::triangular_solve(d, lu.data(), n, n, true, false, true, b, k, k);
-      lapack::triangular_solve(d, lu.data(), n, n, false, false, false, b, k, k);
-    } else {
-      lapack::triangular_solve(d, lu.data(), n, n, false, true, false, b, k, k);
-      lapack::triangular_solve(d, lu.data(), n, n, true, true, true, b, k, k);
+      solve_triangle(d, lu.data(), n, n, true, false, false, b, k, k);
+      solve_triangle(d, lu.data(), n, n, false, false, true, b, k, k);
       swap_rows(b, n, size_t(k) * item, piv.data(), true);
+    } else {
+      swap_rows(b, n, size_t(k) * item, piv.data(), false);
+      solve_triangle(d, lu.data(), n, n, false, true, true, b, k, k);
+      solve_triangle(d, lu.data(), n, n, true, true, false, b, k, k);
     }
   });
   raise_if(failed, "the matrix is singular");
@@ -126,8 +191,8 @@ void eval_triangular_solve(const TriangularSolve& p, const std::vector<Array>& i
   for_each_matrix(matrices(t), n * n * k, [&](int64_t i) {
     const char* ti = t.data_bytes() + i * n * n * int64_t(item);
     if (!p.unit() && zero_on_diagonal(d, ti, n)) return failed.store(true);
-    lapack::triangular_solve(d, ti, n, n, !p.upper(), p.transpose(), p.unit(),
-                             out[0].data_bytes() + i * n * k * int64_t(item), k, k);
+    solve_triangle(d, ti, n, n, !p.upper(), p.transpose(), p.unit(), out[0].data_bytes() + i * n * k * int64_t(item),
+                   k, k);
   });
   raise_if(failed, "the triangular matrix is singular");
 }
@@ -138,24 +203,44 @@ void eval_cholesky(const Cholesky& p, const std::vector<Array>& in, std::vector<
   int64_t n = out[0].shape(-1);
   for_each_matrix(matrices(out[0]), n * n * n, [&](int64_t i) {
     char* a = out[0].data_bytes() + i * n * n * int64_t(size_of(d));
-    lapack::cholesky(d, a, n, n, p.upper());  // not positive definite: left as LAPACK stops (as MLX)
+    factor_cholesky(d, a, n, p.upper());
     zero_triangle(a, n, size_of(d), !p.upper());
   });
 }
 
 void eval_inverse(const Inverse& p, const std::vector<Array>& in, std::vector<Array>& out) {
-  copy_to_output(in[0], out[0]);
   Dtype d = out[0].dtype();
+  size_t item = size_of(d);
   int64_t n = out[0].shape(-1);
+  // Small matrices: a^-1 = the solve of a x = I on the blocked kernels (no LAPACK call overhead).
+  bool small = n <= std::min(kBlockedLU, kBlockedTriangular);
+  Array a = small ? row_contiguous(in[0]) : in[0];
+  if (small)
+    out[0].allocate_contiguous();
+  else
+    copy_to_output(in[0], out[0]);
   std::atomic<bool> failed{false};
   for_each_matrix(matrices(out[0]), n * n * n, [&](int64_t i) {
-    char* a = out[0].data_bytes() + i * n * n * int64_t(size_of(d));
+    char* x = out[0].data_bytes() + i * n * n * int64_t(item);
+    if (small) {
+      const char* ai = a.data_bytes() + i * n * n * int64_t(item);
+      set_identity(d, x, n);
+      if (p.triangular()) {
+        if (zero_on_diagonal(d, ai, n)) return failed.store(true);
+        solve_triangle(d, ai, n, n, !p.upper(), false, false, x, n, n);
+        return zero_triangle(x, n, item, !p.upper());  // the other triangle's -0s, as zeros
+      }
+      std::vector<char> lu(ai, ai + n * n * int64_t(item));
+      std::vector<int32_t> piv(static_cast<size_t>(n));
+      if (factor_lu(d, lu.data(), n, n, n, piv.data()) != 0) return failed.store(true);
+      return solve_factored(d, lu.data(), n, piv.data(), false, x, n);
+    }
     if (p.triangular()) {
-      if (lapack::triangular_inverse(d, a, n, p.upper()) != 0) return failed.store(true);
-      zero_triangle(a, n, size_of(d), !p.upper());
+      if (lapack::triangular_inverse(d, x, n, p.upper()) != 0) return failed.store(true);
+      zero_triangle(x, n, item, !p.upper());
     } else {
       std::vector<int32_t> piv(static_cast<size_t>(n));
-      if (lapack::inverse(d, a, n, piv.data()) != 0) failed.store(true);
+      if (lapack::inverse(d, x, n, piv.data()) != 0) failed.store(true);
     }
   });
   raise_if(failed, "the matrix is singular");

@@ -26,8 +26,10 @@ template <class T> using real_t = typename Real<T>::type;
 template <class T> constexpr bool is_cplx = std::is_same_v<T, c64>;
 
 template <class T> T conj_of(T x) {
-  if constexpr (is_cplx<T>) return std::conj(x);
-  else return x;
+  if constexpr (is_cplx<T>)
+    return std::conj(x);
+  else
+    return x;
 }
 
 void check(int info, const char* routine) {
@@ -37,8 +39,10 @@ void check(int info, const char* routine) {
 
 // A work-size query's answer (LAPACK returns it in the first work element).
 template <class T> int work_size(T w) {
-  if constexpr (is_cplx<T>) return std::max(1, int(w.real()));
-  else return std::max(1, int(w));
+  if constexpr (is_cplx<T>)
+    return std::max(1, int(w.real()));
+  else
+    return std::max(1, int(w));
 }
 
 template <class T> void identity(T* out, int64_t n) {
@@ -89,8 +93,8 @@ template <class T> void run_svd(const T* a, T* u, real_t<T>* s, T* vt, int64_t c
   std::vector<R> rwork(is_cplx<T> ? size_t(std::max({7 * k, 5 * k * k + 5 * k, 2 * mx * k + 2 * k * k + k})) : 0);
   T wq;
   int info = 0;
-  Lapack<T>::gesdd(jobz, n, m, nullptr, n, nullptr, nullptr, ldu, nullptr, ldvt, &wq, -1, rwork.data(),
-                   iwork.data(), info);
+  Lapack<T>::gesdd(jobz, n, m, nullptr, n, nullptr, nullptr, ldu, nullptr, ldvt, &wq, -1, rwork.data(), iwork.data(),
+                   info);
   std::vector<T> work(size_t(work_size(wq)));
   T *uo = nullptr, *vo = nullptr;
   for (int64_t b = 0; b < count; ++b) {
@@ -141,8 +145,10 @@ template <class T> void run_eig(const T* a, c64* w, c64* v, int64_t count, int n
   T wq;
   int info = 0;
   auto call = [&](T* m, T* vecs, T* work, int lwork) {
-    if constexpr (is_cplx<T>) Lapack<T>::geev_left(n, m, vals.data(), rwork.data(), vecs, work, lwork, info);
-    else Lapack<T>::geev_left(n, m, vals.data(), vals.data() + n, vecs, work, lwork, info);
+    if constexpr (is_cplx<T>)
+      Lapack<T>::geev_left(n, m, vals.data(), rwork.data(), vecs, work, lwork, info);
+    else
+      Lapack<T>::geev_left(n, m, vals.data(), vals.data() + n, vecs, work, lwork, info);
   };
   call(nullptr, v ? vl.data() : nullptr, &wq, -1);
   std::vector<T> work(size_t(work_size(wq)));
@@ -152,8 +158,10 @@ template <class T> void run_eig(const T* a, c64* w, c64* v, int64_t count, int n
     check(info, "geev");
     c64* wb = w + b * n;
     for (int i = 0; i < n; ++i) {
-      if constexpr (is_cplx<T>) wb[i] = vals[size_t(i)];
-      else wb[i] = c64(float(vals[size_t(i)]), float(vals[size_t(n + i)]));
+      if constexpr (is_cplx<T>)
+        wb[i] = vals[size_t(i)];
+      else
+        wb[i] = c64(float(vals[size_t(i)]), float(vals[size_t(n + i)]));
     }
     if (!v) continue;
     c64* vb = v + b * n * n;
@@ -193,8 +201,8 @@ template <class T> void run(const Decompose& p, const Array& x, std::vector<Arra
           run_qr<T>(a + b * m * n, out[0].data<T>() + b * m * k, out[1].data<T>() + b * k * n, c, m, n);
         break;
       case Decomposition::svd:
-        run_svd<T>(a + b * m * n, out[0].data<T>() + b * m * m, out[1].data<R>() + b * k,
-                   out[2].data<T>() + b * n * n, c, m, n);
+        run_svd<T>(a + b * m * n, out[0].data<T>() + b * m * m, out[1].data<R>() + b * k, out[2].data<T>() + b * n * n,
+                   c, m, n);
         break;
       case Decomposition::svd_values:
         run_svd<T>(a + b * m * n, nullptr, out[0].data<R>() + b * k, nullptr, c, m, n);

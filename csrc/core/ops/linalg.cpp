@@ -57,8 +57,9 @@ template <class F> Array solve_like(const Array& a, const Array& b, const char* 
   Array bm = vector ? expand_dims(b, {-1}, s) : b;
   Shape batch = broadcast_shapes(batch_of(a), batch_of(bm), op);
   int64_t n = a.shape(-1);
-  Array x = f(broadcast_to(astype(a, d, s), with_matrix(batch, n, n), s),
-              broadcast_to(astype(bm, d, s), with_matrix(batch, n, bm.shape(-1)), s));
+  // One matrix a against a batch of b: solved once (see fold_columns), never copied per b.
+  Array aa = a.ndim() == 2 ? astype(a, d, s) : broadcast_to(astype(a, d, s), with_matrix(batch, n, n), s);
+  Array x = f(aa, broadcast_to(astype(bm, d, s), with_matrix(batch, n, bm.shape(-1)), s));
   return vector ? squeeze(x, std::vector<int>{-1}, s) : x;
 }
 
@@ -97,12 +98,27 @@ std::vector<Array> lu(const Array& a, Stream s) {
   return {f[2], l, u};
 }
 
+namespace {
+
+// A node of a solve primitive `p` on a and b. When a is one matrix and b a batch (..., N, K), the
+// batch becomes columns of one N x (... * K) right-hand side: one factorisation, no copies of a.
+Array fold_columns(const std::shared_ptr<Primitive>& p, const Array& a, const Array& b, Stream s) {
+  if (a.ndim() != 2 || b.ndim() == 2) return Array::lazy(b.shape(), b.dtype(), p, {a, b}, s);
+  Array cols = moveaxis(b, -2, 0, s);  // (N, ..., K)
+  Shape folded{b.shape(-2), b.size() / std::max<int64_t>(b.shape(-2), 1)};
+  if (b.shape(-2) == 0) folded[1] = 0;
+  Array x = Array::lazy(folded, b.dtype(), p, {a, reshape(cols, folded, s)}, s);
+  return moveaxis(reshape(x, cols.shape(), s), 0, -2, s);
+}
+
+}  // namespace
+
 Array solve_matrix(const Array& a, const Array& b, bool transpose, Stream s) {
-  return Array::lazy(b.shape(), b.dtype(), std::make_shared<Solve>(transpose), {a, b}, s);
+  return fold_columns(std::make_shared<Solve>(transpose), a, b, s);
 }
 
 Array triangular_solve(const Array& t, const Array& b, bool upper, bool transpose, bool unit, Stream s) {
-  return Array::lazy(b.shape(), b.dtype(), std::make_shared<TriangularSolve>(upper, transpose, unit), {t, b}, s);
+  return fold_columns(std::make_shared<TriangularSolve>(upper, transpose, unit), t, b, s);
 }
 
 Array inverse(const Array& a, bool triangular, bool upper, Stream s) {

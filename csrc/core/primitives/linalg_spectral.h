@@ -18,6 +18,7 @@ class Decompose : public Primitive {
   Decompose(Decomposition kind, bool upper) : kind_(kind), upper_(upper) {}
   const char* name() const override;
   NUVEC_KERNEL_SLOT
+  NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
   bool is_equivalent(const Primitive& o) const override {
     auto* d = dynamic_cast<const Decompose*>(&o);

@@ -11,9 +11,11 @@ using namespace batching;
 
 namespace {
 
-// Both operands with the batch axis in front.
+// Both operands with the batch axis in front; one unbatched matrix a stays as it is (the solve
+// then takes the batch as columns of b instead of repeating a).
 std::pair<Array, Array> fronts(const std::vector<Array>& inputs, const std::vector<int>& axes) {
   int64_t n = batch_size(inputs, axes);
+  if (axes[0] < 0 && inputs[0].ndim() == 2) return {inputs[0], to_front(inputs[1], axes[1])};
   return {front_or_repeated(inputs[0], axes[0], n), front_or_repeated(inputs[1], axes[1], n)};
 }
 

@@ -9,6 +9,7 @@ print(generate(model, tokenizer, prompt, max_tokens=32))
 """
 
 from . import sample_utils
+from .convert import convert  # the function, as mlx_lm.convert (the module: sys.modules)
 from .generate import (
     BatchResponse,
     GenerationResponse,
@@ -24,6 +25,7 @@ __all__ = [
     "BatchResponse",
     "GenerationResponse",
     "batch_generate",
+    "convert",
     "generate",
     "generate_step",
     "load",

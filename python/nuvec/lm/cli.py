@@ -1,4 +1,4 @@
-"""``python -m nuvec.lm {generate,chat,bench}``: mlx-lm's commands on nuvec.
+"""``python -m nuvec.lm {generate,chat,bench,convert}``: mlx-lm's commands on nuvec.
 
 Tokens stream to stdout; speeds and peak memory go to stderr. A missing path, an unsupported
 architecture or a corrupt file ends with one line ``error: ...`` on stderr and exit status 1."""
@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from .. import random
+from .convert import RECIPES
 from .generate import stream_generate
 from .models.cache import make_prompt_cache
 from .sample_utils import make_sampler
@@ -19,7 +20,9 @@ __all__ = ["main"]
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default=None, help="a GGUF file (default: SmolLM2-135M-Instruct)")
+    p.add_argument(
+        "--model", default=None, help="a GGUF file or model directory (default: SmolLM2-135M)"
+    )
     p.add_argument("--max-tokens", "-m", type=int, default=256)
     p.add_argument("--temp", type=float, default=0.0, help="sampling temperature (0: greedy)")
     p.add_argument("--top-p", type=float, default=1.0)
@@ -36,6 +39,12 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--prompt", "-p", default="Hello", help="the prompt ('-': read stdin)")
     g.add_argument("--system-prompt", default=None)
     g.add_argument("--ignore-chat-template", action="store_true", help="use the prompt as is")
+    g.add_argument("--draft-model", default=None, help="a draft model for speculative decoding")
+    g.add_argument("--num-draft-tokens", type=int, default=2, help="tokens the draft proposes")
+    g.add_argument("--max-kv-size", type=int, default=None, help="rotating caches of this size")
+    g.add_argument("--kv-bits", type=int, default=None, help="quantize the caches to these bits")
+    g.add_argument("--kv-group-size", type=int, default=64)
+    g.add_argument("--quantized-kv-start", type=int, default=0)
     c = sub.add_parser("chat", help="an interactive chat (reads stdin lines)")
     _common(c)
     c.add_argument("--system-prompt", default=None)
@@ -44,7 +53,29 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--prompt-tokens", type=int, default=512)
     b.add_argument("--generation-tokens", type=int, default=128)
     b.add_argument("--trials", type=int, default=3)
+    v = sub.add_parser("convert", help="write a model in MLX's format (quantized with -q)")
+    v.add_argument("--model", "--hf-path", required=True, help="a GGUF file or model directory")
+    v.add_argument("--out", "--mlx-path", default="mlx_model", help="the new directory")
+    v.add_argument("-q", "--quantize", action="store_true", help="quantize the weights")
+    v.add_argument("--q-bits", type=int, default=None, help="bits per weight (default: 4)")
+    v.add_argument("--q-group-size", type=int, default=None, help="group size (default: 64)")
+    v.add_argument("--q-mode", default="affine", choices=["affine", "mxfp4", "nvfp4", "mxfp8"])
+    v.add_argument("--quant-predicate", default=None, choices=sorted(RECIPES),
+                   help="a mixed-bit recipe (low and high bits)")  # fmt: skip
+    v.add_argument("--dtype", default=None, choices=["float16", "bfloat16", "float32"])
+    v.add_argument("-d", "--dequantize", action="store_true", help="dequantize a quantized model")
     return parser
+
+
+def _convert(args: argparse.Namespace) -> None:
+    from .convert import convert
+
+    convert(
+        args.model, args.out, quantize=args.quantize, q_group_size=args.q_group_size,
+        q_bits=args.q_bits, q_mode=args.q_mode, dtype=args.dtype, dequantize=args.dequantize,
+        quant_predicate=args.quant_predicate,
+    )  # fmt: skip
+    print(f"wrote {args.out}", file=sys.stderr)
 
 
 def _sampler(args: argparse.Namespace) -> Any:
@@ -84,7 +115,15 @@ def _generate(args: argparse.Namespace) -> None:
         messages = [{"role": "system", "content": args.system_prompt}] if args.system_prompt else []
         messages.append({"role": "user", "content": prompt})
         prompt = tokenizer.apply_chat_template(messages, add_generation_prompt=True)
-    response, _, _ = _stream(model, tokenizer, prompt, args)
+    kw: dict[str, Any] = {
+        "kv_bits": args.kv_bits, "kv_group_size": args.kv_group_size,
+        "quantized_kv_start": args.quantized_kv_start,
+    }  # fmt: skip
+    if args.draft_model is not None:  # (speculative decoding takes no max_kv_size, as mlx-lm)
+        kw.update(draft_model=load(args.draft_model)[0], num_draft_tokens=args.num_draft_tokens)
+    else:
+        kw["max_kv_size"] = args.max_kv_size
+    response, _, _ = _stream(model, tokenizer, prompt, args, **kw)
     _report(response)
 
 
@@ -127,7 +166,8 @@ def _bench(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    command = {"generate": _generate, "chat": _chat, "bench": _bench}[args.command]
+    commands = {"generate": _generate, "chat": _chat, "bench": _bench, "convert": _convert}
+    command = commands[args.command]
     try:
         command(args)
     except (OSError, ValueError, RuntimeError) as e:

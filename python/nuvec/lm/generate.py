@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import _core as mx
-from .models.cache import make_prompt_cache
+from .models.cache import make_prompt_cache, maybe_quantize_kv_cache
 from .sample_utils import make_sampler
+from .speculative import speculative_generate_step
 
 __all__ = [
     "BatchResponse",
@@ -24,6 +25,7 @@ __all__ = [
     "batch_generate",
     "generate",
     "generate_step",
+    "speculative_generate_step",
     "stream_generate",
 ]
 
@@ -59,22 +61,32 @@ def generate_step(
     logits_processors: list[Callable[[Any, Any], Any]] | None = None,
     prompt_cache: list | None = None,
     prefill_step_size: int = 2048,
+    max_kv_size: int | None = None,
+    kv_bits: int | None = None,
+    kv_group_size: int = 64,
+    quantized_kv_start: int = 0,
 ) -> Generator[tuple[int, Any], None, None]:
     """Yield ``(token, logprobs)`` for up to ``max_tokens`` tokens after ``prompt`` (1-d ids).
     The prompt is prefilled in chunks of at most ``prefill_step_size`` tokens; ``prompt_cache`` (from
-    ``make_prompt_cache``) may hold earlier turns and is extended in place."""
+    ``make_prompt_cache``) may hold earlier turns and is extended in place. ``max_kv_size``:
+    rotating caches of that size; ``kv_bits``: caches quantized once they hold
+    ``quantized_kv_start`` positions (mlx-lm's options)."""
     prompt = mx.array(prompt) if not isinstance(prompt, mx.array) else prompt
     if prompt.ndim != 1 or prompt.size == 0:
         raise ValueError("the prompt must be a non-empty 1-d sequence of token ids")
     sampler = sampler or make_sampler()
-    cache = prompt_cache if prompt_cache is not None else make_prompt_cache(model)
+    cache = prompt_cache if prompt_cache is not None else make_prompt_cache(model, max_kv_size)
     tokens = None  # what the logits processors see: the prompt and the tokens so far
+
+    def quantize() -> None:
+        maybe_quantize_kv_cache(cache, quantized_kv_start, kv_group_size, kv_bits)
 
     def step(y: Any) -> tuple[Any, Any]:
         nonlocal tokens
         if logits_processors:
             tokens = y if tokens is None else mx.concatenate([tokens, y])
         logits = model(y[None], cache=cache)[:, -1, :]
+        quantize()
         for processor in logits_processors or ():
             logits = processor(tokens, logits)
         logprobs = _logprobs(logits)
@@ -88,6 +100,7 @@ def generate_step(
         if logits_processors:
             tokens = chunk if tokens is None else mx.concatenate([tokens, chunk])
         model(chunk[None], cache=cache)
+        quantize()
         mx.eval([c.state for c in cache])
     y, logprobs = step(prompt)
     mx.async_eval(y, logprobs)
@@ -111,19 +124,32 @@ def _encode(tokenizer: Any, prompt: Any) -> Any:
 
 
 def stream_generate(
-    model: Any, tokenizer: Any, prompt: Any, max_tokens: int = 256, **kwargs: Any
+    model: Any,
+    tokenizer: Any,
+    prompt: Any,
+    max_tokens: int = 256,
+    draft_model: Any = None,
+    **kwargs: Any,
 ) -> Generator[GenerationResponse, None, None]:
     """Generate from ``prompt`` (a string, already templated if it should be, or token ids),
     yielding a ``GenerationResponse`` per token; stops at an end token or after ``max_tokens``.
-    ``kwargs`` go to ``generate_step`` (``sampler``, ``logits_processors``, ``prompt_cache``)."""
+    ``kwargs`` go to ``generate_step`` (``sampler``, ``logits_processors``, ``prompt_cache``), or
+    with a ``draft_model`` to ``speculative_generate_step`` (also ``num_draft_tokens``)."""
     prompt = _encode(tokenizer, prompt)
+    if draft_model is None:
+        steps = (
+            (t, lp, False)
+            for t, lp in generate_step(prompt, model, max_tokens=max_tokens, **kwargs)
+        )
+    else:
+        steps = speculative_generate_step(
+            prompt, model, draft_model, max_tokens=max_tokens, **kwargs
+        )
     detokenizer = tokenizer.detokenizer
     mx.reset_peak_memory()
     tic = time.perf_counter()
-    token, logprobs, n, prompt_tps = None, None, -1, 0.0
-    for n, (token, logprobs) in enumerate(
-        generate_step(prompt, model, max_tokens=max_tokens, **kwargs)
-    ):
+    token, logprobs, n, prompt_tps, from_draft = None, None, -1, 0.0, False
+    for n, (token, logprobs, from_draft) in enumerate(steps):
         if n == 0:
             prompt_tps = prompt.size / (time.perf_counter() - tic)
             tic = time.perf_counter()
@@ -133,7 +159,7 @@ def stream_generate(
         if n + 1 == max_tokens:
             break
         yield GenerationResponse(
-            detokenizer.last_segment, token, logprobs, False, prompt.size, prompt_tps,
+            detokenizer.last_segment, token, logprobs, from_draft, prompt.size, prompt_tps,
             n + 1, (n + 1) / (time.perf_counter() - tic), mx.get_peak_memory() / 1e9,
         )  # fmt: skip
     if token is None:
@@ -141,7 +167,7 @@ def stream_generate(
     detokenizer.finalize()
     stopped = token in tokenizer.eos_token_ids
     yield GenerationResponse(
-        detokenizer.last_segment, token, logprobs, False, prompt.size, prompt_tps,
+        detokenizer.last_segment, token, logprobs, from_draft, prompt.size, prompt_tps,
         n + 1, (n + 1) / max(time.perf_counter() - tic, 1e-9), mx.get_peak_memory() / 1e9,
         "stop" if stopped else "length",
     )  # fmt: skip

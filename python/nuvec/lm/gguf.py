@@ -72,6 +72,11 @@ def model_config(meta: dict, arrays: dict) -> dict:
         }
     except (KeyError, AttributeError, TypeError) as e:
         raise ValueError(f"the GGUF metadata lacks a llama hyper-parameter ({e})") from None
+    scaling = meta.get(p + "rope.scaling.type")
+    if scaling == "linear":
+        config["rope_scaling"] = {"type": "linear", "factor": _int(meta, p + "rope.scaling.factor")}
+    elif scaling not in (None, "none"):
+        raise ValueError(f"unsupported GGUF rope scaling {scaling!r} (supported: 'linear')")
     if config["max_position_embeddings"] is None:
         del config["max_position_embeddings"]
     if None in config.values():
@@ -133,8 +138,8 @@ def load_gguf(path: str) -> tuple[Any, dict, dict]:
         kind = base.rsplit(".", 1)[-1]
         if kind in heads:
             parts = {k: unpermute(v, heads[kind]) for k, v in parts.items()}
-        parent_path, attr = path_.rsplit(".", 1)
-        parent = _node(model, parent_path)
+        parent_path, _, attr = path_.rpartition(".")
+        parent = _node(model, parent_path) if parent_path else model  # lm_head: at the top
         w = parts["weight"]
         if "scales" in parts:
             cls = QuantizedEmbedding if base == "token_embd" else QuantizedLinear

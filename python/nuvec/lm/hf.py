@@ -39,10 +39,12 @@ def load_config(path: str) -> dict:
         raise ValueError(f"{path} holds no config.json (not a model directory)")
     config = _read_json(file)
     generation = os.path.join(path, "generation_config.json")
-    if os.path.exists(generation):
+    try:  # an unreadable generation config is ignored, as mlx-lm ignores it
         eos = _read_json(generation).get("eos_token_id")
-        if eos is not None:
-            config["eos_token_id"] = eos
+    except (OSError, ValueError):
+        eos = None
+    if eos is not None:
+        config["eos_token_id"] = eos
     return config
 
 
@@ -126,6 +128,7 @@ def load_model(
     quantization = config.get("quantization")
     if quantization is not None:
         _quantize(model, quantization, weights)
+    model.eval()
     try:
         model.load_weights(list(weights.items()), strict=strict)
     except ValueError as e:  # one line: the problems' list can be long

@@ -21,7 +21,8 @@ _SPECIALS = ("bos_token", "eos_token", "pad_token", "unk_token")
 # llama.cpp's pre-tokenizers (tokenizer.ggml.pre) -> whether digits split one by one before the
 # GPT-2 regex (Hugging Face's Digits(individual_digits=True) ahead of ByteLevel).
 _PRE_DIGITS = {"smollm": True, "gpt2": False, "default": False}
-_CONTROL, _USER_DEFINED = 3, 4  # llama.cpp's token types that are added (not merged) tokens
+# llama.cpp's token types; unknown, control and user-defined tokens are added (not merged) tokens
+_NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED = 1, 2, 3, 4
 
 
 def _meta_int(meta: dict, key: str) -> int | None:
@@ -29,21 +30,14 @@ def _meta_int(meta: dict, key: str) -> int | None:
     return None if value is None else int(value.item())
 
 
-def from_gguf_metadata(meta: dict) -> TokenizerWrapper:
-    """The tokenizer a GGUF file's metadata describes (``tokenizer.ggml.model`` "gpt2": byte-level
-    BPE). Other tokenizer models (llama's SentencePiece) raise ``ValueError``."""
-    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+def _bpe(meta: dict, tokens: list[str], types: list[int]) -> Any:
+    """``tokenizer.ggml.model`` "gpt2": byte-level BPE with the file's merges."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
-    kind = meta.get("tokenizer.ggml.model")
-    if kind != "gpt2":
-        raise ValueError(f"unsupported GGUF tokenizer model {kind!r} (supported: 'gpt2')")
     pre = meta.get("tokenizer.ggml.pre", "default")
     if pre not in _PRE_DIGITS:
         raise ValueError(f"unsupported GGUF pre-tokenizer {pre!r}")
-    tokens = list(meta["tokenizer.ggml.tokens"])
     merges = [tuple(m.split(" ", 1)) for m in meta["tokenizer.ggml.merges"]]
-    types = meta.get("tokenizer.ggml.token_type")
-    types = [1] * len(tokens) if types is None else types.tolist()
     vocab = {t: i for i, t in enumerate(tokens)}
     tok = Tokenizer(models.BPE(vocab, merges, fuse_unk=False, byte_fallback=False))
     byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
@@ -54,10 +48,73 @@ def from_gguf_metadata(meta: dict) -> TokenizerWrapper:
     else:
         tok.pre_tokenizer = byte_level
     tok.decoder = decoders.ByteLevel()
+    return tok
+
+
+def _spm(meta: dict, tokens: list[str], types: list[int]) -> Any:
+    """``tokenizer.ggml.model`` "llama": SentencePiece's BPE as Hugging Face's llama
+    tokenizer.json spells it. Spaces become "▁" (and one is prepended with
+    ``add_space_prefix``); merges come from the scores as transformers' SentencePiece converter
+    makes them (every normal piece that splits into two pieces of the vocabulary, the higher
+    score first), which picks the pair llama.cpp's SPM tokenizer merges; characters outside the
+    vocabulary fall back to the ``<0xXX>`` byte tokens."""
+    from tokenizers import Tokenizer, decoders, models, normalizers
+
+    scores = meta.get("tokenizer.ggml.scores")
+    scores = [0.0] * len(tokens) if scores is None else [float(x) for x in scores.tolist()]
+    vocab = {t: i for i, t in enumerate(tokens)}
+    ranked = []
+    for i, piece in enumerate(tokens):
+        if types[i] != _NORMAL:
+            continue
+        for j in range(1, len(piece)):
+            left, right = piece[:j], piece[j:]
+            if left in vocab and right in vocab:
+                ranked.append((-scores[i], i, vocab[left], vocab[right], left, right))
+    merges = [(left, right) for *_, left, right in sorted(ranked)]
+    unk = _meta_int(meta, "tokenizer.ggml.unknown_token_id")
+    tok = Tokenizer(
+        models.BPE(
+            vocab, merges, unk_token=tokens[unk] if unk is not None else None, fuse_unk=True,
+            byte_fallback=True,
+        )
+    )  # fmt: skip
+    prefix = _flag(meta, "tokenizer.ggml.add_space_prefix", True)
+    replace = normalizers.Replace(" ", "\u2581")
+    tok.normalizer = (
+        normalizers.Sequence([normalizers.Prepend("\u2581"), replace]) if prefix else replace
+    )
+    steps = [decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse()]
+    tok.decoder = decoders.Sequence(steps + ([decoders.Strip(" ", 1, 0)] if prefix else []))
+    return tok
+
+
+def _flag(meta: dict, key: str, default: bool) -> bool:
+    return bool(meta[key].item()) if key in meta else default
+
+
+# tokenizer.ggml.model -> (builder, whether BOS is added when the file does not say)
+_MODELS = {"gpt2": (_bpe, False), "llama": (_spm, True)}
+
+
+def from_gguf_metadata(meta: dict) -> TokenizerWrapper:
+    """The tokenizer a GGUF file's metadata describes: ``tokenizer.ggml.model`` "gpt2"
+    (byte-level BPE) or "llama" (SentencePiece BPE); others raise ``ValueError``."""
+    from tokenizers import AddedToken
+
+    kind = meta.get("tokenizer.ggml.model")
+    if kind not in _MODELS:
+        supported = ", ".join(map(repr, _MODELS))
+        raise ValueError(f"unsupported GGUF tokenizer model {kind!r} (supported: {supported})")
+    build, bos_default = _MODELS[kind]
+    tokens = list(meta["tokenizer.ggml.tokens"])
+    types = meta.get("tokenizer.ggml.token_type")
+    types = [_NORMAL] * len(tokens) if types is None else types.tolist()
+    tok = build(meta, tokens, types)
     added = [
-        AddedToken(tokens[i], special=t == _CONTROL, normalized=False)
+        AddedToken(tokens[i], special=t in (_UNKNOWN, _CONTROL), normalized=False)
         for i, t in enumerate(types)
-        if t in (_CONTROL, _USER_DEFINED)
+        if t in (_UNKNOWN, _CONTROL, _USER_DEFINED)
     ]
     tok.add_tokens(added)
 
@@ -65,17 +122,14 @@ def from_gguf_metadata(meta: dict) -> TokenizerWrapper:
         i = _meta_int(meta, key)
         return tokens[i] if i is not None and 0 <= i < len(tokens) else None
 
-    def flag(key: str) -> bool:
-        return bool(meta[key].item()) if key in meta else False
-
     return TokenizerWrapper(
         tok,
         bos_token=token("tokenizer.ggml.bos_token_id"),
         eos_token=token("tokenizer.ggml.eos_token_id"),
         pad_token=token("tokenizer.ggml.padding_token_id"),
         unk_token=token("tokenizer.ggml.unknown_token_id"),
-        add_bos_token=flag("tokenizer.ggml.add_bos_token"),
-        add_eos_token=flag("tokenizer.ggml.add_eos_token"),
+        add_bos_token=_flag(meta, "tokenizer.ggml.add_bos_token", bos_default),
+        add_eos_token=_flag(meta, "tokenizer.ggml.add_eos_token", False),
         chat_template=meta.get("tokenizer.chat_template"),
     )
 
@@ -125,7 +179,8 @@ class TokenizerWrapper:
         self._tokenizer = tokenizer
         self.bos_token, self.eos_token = bos_token, eos_token
         self.pad_token, self.unk_token = pad_token, unk_token
-        self.add_bos_token, self.add_eos_token = add_bos_token, add_eos_token
+        # (the EOS flag is private: ``add_eos_token`` is mlx-lm's method that adds a stop token)
+        self.add_bos_token, self._add_eos = add_bos_token, add_eos_token
         self.chat_template = chat_template
         self._template: Any = None
         self._config = dict(config or {})  # a tokenizer_config.json's other entries, kept to save
@@ -133,8 +188,19 @@ class TokenizerWrapper:
             self._set_post_processor()
         if isinstance(eos_token_ids, int):
             eos_token_ids = [eos_token_ids]
-        ids = {self.eos_token_id} if self.eos_token_id is not None else set()
-        self.eos_token_ids = ids | set(eos_token_ids or ())
+        if eos_token_ids is None:  # as mlx-lm: the given ids replace the EOS token's
+            eos_token_ids = [] if self.eos_token_id is None else [self.eos_token_id]
+        self.eos_token_ids = set(eos_token_ids)
+
+    def add_eos_token(self, token: str | int) -> None:
+        """Stop generation at ``token`` too (a token string or an id), as mlx-lm's wrapper."""
+        try:
+            token_id = int(token)
+        except ValueError:
+            token_id = self._id(str(token))
+        if token_id is None:
+            raise ValueError(f"{token!r} is not a token of this tokenizer")
+        self.eos_token_ids.add(token_id)
 
     def _id(self, token: str | None) -> int | None:
         return None if token is None else self._tokenizer.token_to_id(token)
@@ -157,11 +223,11 @@ class TokenizerWrapper:
 
     def _set_post_processor(self) -> None:
         """Add BOS / EOS as ``add_bos_token`` / ``add_eos_token`` say (what transformers' llama
-        tokenizers do with these entries), in the tokenizer itself, so its tokenizer.json says it."""
+        tokenizers do with these entries), in the tokenizer itself: its tokenizer.json says so."""
         from tokenizers import processors
 
         pre = [self.bos_token] if self.add_bos_token and self.bos_token_id is not None else []
-        post = [self.eos_token] if self.add_eos_token and self.eos_token_id is not None else []
+        post = [self.eos_token] if self._add_eos and self.eos_token_id is not None else []
         specials = [(t, self._id(t)) for t in dict.fromkeys(pre + post)]
         self._tokenizer.post_processor = processors.TemplateProcessing(
             single=" ".join([*pre, "$A:0", *post]),
@@ -221,9 +287,9 @@ class TokenizerWrapper:
         for key in _SPECIALS:
             if getattr(self, key) is not None:
                 config[key] = getattr(self, key)
-        for key in ("add_bos_token", "add_eos_token"):
-            if getattr(self, key) is not None:
-                config[key] = getattr(self, key)
+        for key, value in (("add_bos_token", self.add_bos_token), ("add_eos_token", self._add_eos)):
+            if value is not None:
+                config[key] = value
         if self.chat_template:
             config["chat_template"] = self.chat_template
         with open(os.path.join(path, "tokenizer_config.json"), "w", encoding="utf-8") as f:
@@ -251,16 +317,28 @@ class StreamingDetokenizer:
         self.offset = 0
         self._start = 0
 
+    def _pending(self) -> str:
+        """The text of the undecided tokens. A SentencePiece decoder strips the leading space of
+        whatever it decodes first (right at the start of the text only), so they are decoded
+        after a decided token and its own text removed; that token is the last one that decodes
+        alone to whole characters (a lone byte token would spoil the run of bytes after it)."""
+        decode, pending = self._tokenizer.decode, self.tokens[self._start :]
+        for i in range(self._start - 1, max(self._start - 8, 0) - 1, -1):
+            before = decode(self.tokens[i : i + 1])
+            if "\ufffd" not in before:
+                return decode(self.tokens[i : i + 1] + pending)[len(before) :]
+        return decode(pending)
+
     def add_token(self, token: int) -> None:
         self.tokens.append(int(token))
-        pending = self._tokenizer.decode(self.tokens[self._start :])
+        pending = self._pending()
         if not pending.endswith("\ufffd"):
             self.text += pending
             self._start = len(self.tokens)
 
     def finalize(self) -> None:
         if self._start < len(self.tokens):
-            self.text += self._tokenizer.decode(self.tokens[self._start :])
+            self.text += self._pending()
             self._start = len(self.tokens)
 
     @property
@@ -308,7 +386,8 @@ def load_tokenizer(
     """The tokenizer of a Hugging Face model directory: tokenizer.json through the
     ``tokenizers`` package, tokenizer_config.json (special tokens, ``add_bos_token``, chat
     template; special_tokens_map.json fills gaps) and chat_template.jinja. ``eos_token_ids``
-    (a config's or generation_config's ``eos_token_id``) stop generation with the EOS token."""
+    (a config's or generation_config's ``eos_token_id``) stop generation instead of the EOS
+    token, as in mlx-lm."""
     from tokenizers import Tokenizer
 
     file = os.path.join(path, "tokenizer.json")

@@ -67,8 +67,8 @@ def load(
 def dequantize_model(model: Any, evaluate: bool = True) -> Any:
     """``model`` with every quantized layer replaced by its float32 equivalent (mlx-lm's
     ``dequantize_model``): ``nn.Linear`` / ``nn.Embedding`` holding the weights dequantized in
-    float32 (in a GGUF's float16 scales' own dtype each value would round to float16);
-    ``evaluate=False`` leaves them lazy."""
+    float32 (dequantizing computes in the scales' dtype: a GGUF's float16 scales would round each
+    value to float16, so they are made float32 first); ``evaluate=False`` leaves them lazy."""
     from ..nn.layers.embedding import Embedding
     from ..nn.layers.linear import Linear
 
@@ -76,10 +76,11 @@ def dequantize_model(model: Any, evaluate: bool = True) -> Any:
         children = node.items() if isinstance(node, dict) else enumerate(node)
         for key, child in list(children):
             if isinstance(child, (QuantizedLinear, QuantizedEmbedding)):
-                w = mx.dequantize(
-                    child.weight, child.scales, child.biases, child.group_size, child.bits,
-                    dtype=mx.float32,
-                )  # fmt: skip
+                scales, biases, mode = child.scales, child.get("biases"), child.mode
+                if mode == "affine":
+                    scales, biases = scales.astype(mx.float32), biases.astype(mx.float32)
+                w = mx.dequantize(child.weight, scales, biases, child.group_size, child.bits,
+                                  mode=mode).astype(mx.float32)  # fmt: skip
                 layer = Embedding(1, 1) if isinstance(child, QuantizedEmbedding) else Linear(1, 1)
                 layer.weight = w
                 if "bias" in child:

@@ -6,8 +6,6 @@ import math
 from collections.abc import Callable
 from typing import Literal
 
-import numpy as np
-
 import nuvec as mx
 from nuvec._errors import op_error
 
@@ -149,10 +147,8 @@ def orthogonal(gain: float = 1.0, dtype: mx.Dtype = mx.float32) -> Callable[[mx.
             raise op_error("orthogonal", f"needs a 2-dimensional array, got {a.ndim}")
         rows, cols = a.shape
         n = max(rows, cols)
-        draw = mx.random.normal(shape=(n, n))
-        # The QR runs on the host through NumPy until nuvec.linalg lands (issue 17).
-        q, r = np.linalg.qr(np.asarray(draw, dtype=np.float64))
-        q = (q * np.sign(np.diag(r)))[:rows, :cols]
-        return (mx.array(q.astype(np.float32)) * gain).astype(dtype)
+        q, r = mx.linalg.qr(mx.random.normal(shape=(n, n)))
+        q = (q * mx.sign(mx.diag(r)))[:rows, :cols]
+        return (q * gain).astype(dtype)
 
     return initializer

@@ -3,6 +3,7 @@
 // registers in the portable build, one AVX register in the others), lane by lane and without
 // contraction, so every build gives the same bits.
 #include <cstring>
+#include <initializer_list>
 
 #include "backend/cpu/fft.h"
 
@@ -11,6 +12,7 @@ namespace nuvec::cpu::NUVEC_ISA {
 namespace {
 typedef float V __attribute__((vector_size(kFftLanes * 4)));
 constexpr int64_t L = kFftLanes;
+constexpr int64_t kAhead = 16;  // rows to prefetch ahead in gathers and scatters
 
 inline V ld(const float* p) {
   V v;
@@ -68,6 +70,24 @@ void butterfly4(const C* a, const Out<4>& out) {
   out(3, t1 - t3);
 }
 
+// Two 4-point transforms (even and odd inputs) joined by w8^r = e^{-i pi r / 4}.
+template <int P> void butterfly8(const C* a, const Out<P>& out) {
+  const float h = 0.707106781186547524f;  // sqrt(1/2)
+  C e[4], o[4];
+  for (int q = 0; q < 2; ++q) {
+    C* y = q ? o : e;
+    C t0 = a[q] + a[q + 4], t1 = a[q] - a[q + 4], t2 = a[q + 2] + a[q + 6], t3 = neg_i(a[q + 2] - a[q + 6]);
+    y[0] = t0 + t2, y[1] = t1 + t3, y[2] = t0 - t2, y[3] = t1 - t3;
+  }
+  o[1] = {(o[1].r + o[1].i) * h, (o[1].i - o[1].r) * h};
+  o[2] = neg_i(o[2]);
+  o[3] = {(o[3].i - o[3].r) * h, -((o[3].r + o[3].i) * h)};
+  for (int r = 0; r < 4; ++r) {
+    out(r, e[r] + o[r]);
+    out(r + 4, e[r] - o[r]);
+  }
+}
+
 void butterfly5(const C* a, const Out<5>& out) {
   const float c1 = 0.309016994374947424f, c2 = -0.809016994374947424f;  // cos(2 pi k / 5)
   const float s1 = 0.951056516295153572f, s2 = 0.587785252292473129f;   // sin(2 pi k / 5)
@@ -117,6 +137,7 @@ template <int P> void pass_radix(int p, int64_t m, int64_t s, const float* tw, c
       if constexpr (P == 3) butterfly3(a, out);
       if constexpr (P == 4) butterfly4(a, out);
       if constexpr (P == 5) butterfly5(a, out);
+      if constexpr (P == 8) butterfly8(a, out);
       if constexpr (P == 0) butterfly_odd(p, a, cs, out);
     }
   }
@@ -136,9 +157,9 @@ template <> struct Lanes<float> {
 
 // X_k = E + w^k O and X_{h-k} = conj(E - w^k O), E = (A + B) / 2, O = -i (A - B) / 2, A = Z_k, B =
 // conj(Z_{h-k}) (Z_h = Z_0, row h gets X_h).
-template <class T> void real_post(float* re, float* im, int64_t rs, int64_t h, const float* w) {
+template <class T> void real_post(float* re, float* im, int64_t rs, int64_t h, const float* w, int64_t k0, int64_t k1) {
   using Ln = Lanes<T>;
-  for (int64_t k = 0; 2 * k <= h; ++k) {
+  for (int64_t k = k0; k < k1; ++k) {
     int64_t kp = k ? h - k : 0;
     T ar = Ln::load(re + k * rs), ai = Ln::load(im + k * rs);
     T br = Ln::load(re + kp * rs), bi = -Ln::load(im + kp * rs);
@@ -158,9 +179,9 @@ template <class T> void real_post(float* re, float* im, int64_t rs, int64_t h, c
 
 // Z_k = S + T and Z_{h-k} = conj(S - T), S = X_k + C, T = i (X_k - C) conj(w^k), C = conj(X_{h-k});
 // the imaginary parts of X_0 and X_h are ignored (as NumPy does).
-template <class T> void real_pre(float* re, float* im, int64_t rs, int64_t h, const float* w) {
+template <class T> void real_pre(float* re, float* im, int64_t rs, int64_t h, const float* w, int64_t k0, int64_t k1) {
   using Ln = Lanes<T>;
-  for (int64_t k = 0; 2 * k <= h; ++k) {
+  for (int64_t k = k0; k < k1; ++k) {
     int64_t kp = h - k;
     T ar = Ln::load(re + k * rs), ai = Ln::load(im + k * rs);
     T cr = Ln::load(re + kp * rs), ci = -Ln::load(im + kp * rs);
@@ -186,16 +207,111 @@ void fft_pass(int p, int64_t m, int64_t s, const float* tw, const float* cs, con
     case 3: return pass_radix<3>(p, m, s, tw, cs, xr, xi, yr, yi);
     case 4: return pass_radix<4>(p, m, s, tw, cs, xr, xi, yr, yi);
     case 5: return pass_radix<5>(p, m, s, tw, cs, xr, xi, yr, yi);
+    case 8: return pass_radix<8>(p, m, s, tw, cs, xr, xi, yr, yi);
     default: return pass_radix<0>(p, m, s, tw, cs, xr, xi, yr, yi);
   }
 }
 
+// Interleaved complex data moves by whole vectors where the layout allows: rows of eight
+// neighbouring values (deinterleaved by shuffles), or eight rows of a row-major array at once
+// (and an 8 x 8 transpose); pure data movement, so no bit changes. Other layouts go one value at
+// a time. Rows far apart (columns of a large array) defeat the hardware prefetcher: ask ahead.
+namespace {
+typedef int32_t VI __attribute__((vector_size(kFftLanes * 4)));
+
+inline V evens(V a, V b) { return __builtin_shuffle(a, b, VI{0, 2, 4, 6, 8, 10, 12, 14}); }
+inline V odds(V a, V b) { return __builtin_shuffle(a, b, VI{1, 3, 5, 7, 9, 11, 13, 15}); }
+inline V inter_lo(V a, V b) { return __builtin_shuffle(a, b, VI{0, 8, 1, 9, 2, 10, 3, 11}); }
+inline V inter_hi(V a, V b) { return __builtin_shuffle(a, b, VI{4, 12, 5, 13, 6, 14, 7, 15}); }
+
+void transpose8(V* m) {
+  for (int k = 0; k < 8; k += 2) {
+    V a = m[k], b = m[k + 1];
+    m[k] = __builtin_shuffle(a, b, VI{0, 8, 2, 10, 4, 12, 6, 14});
+    m[k + 1] = __builtin_shuffle(a, b, VI{1, 9, 3, 11, 5, 13, 7, 15});
+  }
+  for (int k : {0, 1, 4, 5}) {
+    V a = m[k], b = m[k + 2];
+    m[k] = __builtin_shuffle(a, b, VI{0, 1, 8, 9, 4, 5, 12, 13});
+    m[k + 2] = __builtin_shuffle(a, b, VI{2, 3, 10, 11, 6, 7, 14, 15});
+  }
+  for (int k = 0; k < 4; ++k) {
+    V a = m[k], b = m[k + 4];
+    m[k] = __builtin_shuffle(a, b, VI{0, 1, 2, 3, 8, 9, 10, 11});
+    m[k + 4] = __builtin_shuffle(a, b, VI{4, 5, 6, 7, 12, 13, 14, 15});
+  }
+}
+
+inline void ahead(const float* p, int64_t stride, bool write) {
+  if (write)
+    __builtin_prefetch(p + kAhead * stride, 1);
+  else
+    __builtin_prefetch(p + kAhead * stride);
+}
+
+// Rows r0 .. r0 + 7 of eight row-major interleaved sequences (lanes) to the block, or back.
+void rows_in(const float* src, int64_t ls, int64_t r0, int valid, float* br, float* bi) {
+  V re[8], im[8];
+  for (int l = 0; l < 8; ++l) {
+    V a = l < valid ? ld(src + l * ls + 2 * r0) : V{}, b = l < valid ? ld(src + l * ls + 2 * r0 + L) : V{};
+    re[l] = evens(a, b), im[l] = odds(a, b);
+  }
+  transpose8(re);
+  transpose8(im);
+  for (int j = 0; j < 8; ++j) st(br + (r0 + j) * L, re[j]), st(bi + (r0 + j) * L, im[j]);
+}
+
+// The same for split arrays (re and im apart): rows r0 .. r0 + 7 of eight rows at stride ls.
+void split_rows_in(const float* re, const float* im, int64_t ls, int64_t r0, int valid, float* br, float* bi) {
+  V vr[8], vi[8];
+  for (int l = 0; l < 8; ++l) {
+    vr[l] = l < valid ? ld(re + l * ls + r0) : V{};
+    vi[l] = l < valid ? ld(im + l * ls + r0) : V{};
+  }
+  transpose8(vr);
+  transpose8(vi);
+  for (int j = 0; j < 8; ++j) st(br + (r0 + j) * L, vr[j]), st(bi + (r0 + j) * L, vi[j]);
+}
+
+void rows_out(const float* br, const float* bi, int64_t r0, int valid, float scale, float* dst, int64_t ls) {
+  V re[8], im[8];
+  for (int j = 0; j < 8; ++j) re[j] = ld(br + (r0 + j) * L), im[j] = ld(bi + (r0 + j) * L);
+  transpose8(re);
+  transpose8(im);
+  for (int l = 0; l < valid; ++l) {
+    V a = re[l], b = im[l];
+    if (scale != 1.0f) a = a * scale, b = b * scale;
+    st(dst + l * ls + 2 * r0, inter_lo(a, b));
+    st(dst + l * ls + 2 * r0 + L, inter_hi(a, b));
+  }
+}
+}  // namespace
+
 void fft_gather(const float* re, const float* im, int64_t rs, int64_t ls, int64_t rows, int lanes_valid, float* br,
                 float* bi) {
-  for (int64_t r = 0; r < rows; ++r) {
+  bool interleaved = im == re + 1, split = im && !interleaved;
+  int64_t r = 0;
+  if (interleaved && rs == 2)  // eight rows of a row-major array
+    for (; r + 8 <= rows; r += 8) rows_in(re, ls, r, lanes_valid, br, bi);
+  if (split && rs == 1)
+    for (; r + 8 <= rows; r += 8) split_rows_in(re, im, ls, r, lanes_valid, br, bi);
+  for (; r < rows; ++r) {
     float* orr = br + r * L;
     float* oi = bi + r * L;
     const float* pr = re + r * rs;
+    if (r + kAhead < rows) {
+      ahead(pr, rs, false);
+      if (im) ahead(im + r * rs, rs, false);
+    }
+    if (interleaved && ls == 2 && lanes_valid == L) {  // eight neighbouring values
+      V a = ld(pr), b = ld(pr + L);
+      st(orr, evens(a, b)), st(oi, odds(a, b));
+      continue;
+    }
+    if (split && ls == 1 && lanes_valid == L) {
+      st(orr, ld(pr)), st(oi, ld(im + r * rs));
+      continue;
+    }
     int l = 0;
     for (; l < lanes_valid; ++l) {
       orr[l] = pr[l * ls];
@@ -207,10 +323,26 @@ void fft_gather(const float* re, const float* im, int64_t rs, int64_t ls, int64_
 
 void fft_scatter(const float* br, const float* bi, int64_t rows, int lanes_valid, float scale, float* re, float* im,
                  int64_t rs, int64_t ls) {
-  for (int64_t r = 0; r < rows; ++r) {
+  bool interleaved = im == re + 1;
+  int64_t r = 0;
+  if (interleaved && rs == 2)
+    for (; r + 8 <= rows; r += 8) rows_out(br, bi, r, lanes_valid, scale, re, ls);
+  for (; r < rows; ++r) {
     V vr = ld(br + r * L), vi = ld(bi + r * L);
     if (scale != 1.0f) vr = vr * scale, vi = vi * scale;
     float* pr = re + r * rs;
+    if (r + kAhead < rows) {
+      ahead(pr, rs, true);
+      if (im) ahead(im + r * rs, rs, true);
+    }
+    if (interleaved && ls == 2 && lanes_valid == L) {
+      st(pr, inter_lo(vr, vi)), st(pr + L, inter_hi(vr, vi));
+      continue;
+    }
+    if (im && !interleaved && ls == 1 && lanes_valid == L) {
+      st(pr, vr), st(im + r * rs, vi);
+      continue;
+    }
     for (int l = 0; l < lanes_valid; ++l) pr[l * ls] = vr[l];
     if (im) {
       float* pi = im + r * rs;
@@ -231,14 +363,14 @@ void fft_mul_cells(float* br, float* bi, int64_t rows, const float* wr, const fl
   }
 }
 
-void fft_real_post(float* re, float* im, int64_t rs, int64_t h, int lanes, const float* w) {
-  if (lanes == 1) return real_post<float>(re, im, rs, h, w);
-  real_post<V>(re, im, rs, h, w);
+void fft_real_post(float* re, float* im, int64_t rs, int64_t h, int lanes, const float* w, int64_t k0, int64_t k1) {
+  if (lanes == 1) return real_post<float>(re, im, rs, h, w, k0, k1);
+  real_post<V>(re, im, rs, h, w, k0, k1);
 }
 
-void fft_real_pre(float* re, float* im, int64_t rs, int64_t h, int lanes, const float* w) {
-  if (lanes == 1) return real_pre<float>(re, im, rs, h, w);
-  real_pre<V>(re, im, rs, h, w);
+void fft_real_pre(float* re, float* im, int64_t rs, int64_t h, int lanes, const float* w, int64_t k0, int64_t k1) {
+  if (lanes == 1) return real_pre<float>(re, im, rs, h, w, k0, k1);
+  real_pre<V>(re, im, rs, h, w, k0, k1);
 }
 
 }  // namespace nuvec::cpu::NUVEC_ISA

@@ -16,6 +16,13 @@ __all__ = ["MODELS", "build", "get_model_module", "normalize_config"]
 MODELS = {
     "llama": "llama",
     "mistral": "llama",  # mlx-lm maps mistral to its llama module too
+    "qwen2": "qwen2",
+    "qwen3": "qwen3",
+    "gemma3_text": "gemma3_text",
+    "phi3": "phi3",
+    "qwen3_moe": "qwen3_moe",
+    "mixtral": "mixtral",
+    "qwen2_moe": "qwen2_moe",
 }
 
 

@@ -22,13 +22,13 @@ class QuantizedEmbedding(_QuantizedEmbedding):
     """``nn.QuantizedEmbedding`` whose looked-up rows dequantize to float32. The layer of
     mlx.nn returns the scales' dtype, and a GGUF's scales are float16: each embedding value
     would be rounded to float16 (a Q8_0 value, an 8-bit code times an 11-bit scale, needs up to
-    19 bits), where llama.cpp keeps float32."""
+    19 bits), where llama.cpp keeps float32. ``dequantize`` computes in the scales' dtype (as
+    MLX's: its ``dtype`` argument only casts the result), so the looked-up scales and biases are
+    made float32 first."""
 
     def __call__(self, x: Any) -> Any:
-        return mx.dequantize(
-            self["weight"][x], self["scales"][x], self["biases"][x], self.group_size, self.bits,
-            dtype=mx.float32,
-        )  # fmt: skip
+        scales, biases = (self[k][x].astype(mx.float32) for k in ("scales", "biases"))
+        return mx.dequantize(self["weight"][x], scales, biases, self.group_size, self.bits)
 
 
 def from_packed(kind: type, w: Any, scales: Any, biases: Any, group_size: int) -> Any:
