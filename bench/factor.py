@@ -9,7 +9,9 @@ Cholesky (numpy.linalg.cholesky, torch.linalg.cholesky), and the solve built fro
 rows of B permuted, two triangular solves (numpy.linalg.solve, torch.linalg.solve), and inv as
 that solve on the identity (numpy.linalg.inv, torch.linalg.inv). LAPACK runs with OpenBLAS's
 default threads (2 here) and again limited to one (nuvec.linalg's policy for the LAPACK calls it
-keeps, see backend/cpu/lapack.h), through threadpoolctl. Every timed call starts from a
+keeps, see backend/cpu/lapack.h), through threadpoolctl: in that column the three kernels are
+LAPACK's own routines called directly (getrf, trtrs, potrf on column-major copies), without the
+wrappers' copies and checks. Every timed call starts from a
 fresh copy of its input (the kernels work in place; SciPy's overwrite flags likewise).
 
 "expected" is the operation count over the rate nuvec's own matmul reaches on an n x n x n
@@ -25,6 +27,7 @@ import sys
 
 import numpy as np
 import scipy.linalg as sl
+import scipy.linalg.lapack as sla
 from threadpoolctl import threadpool_limits
 
 import nuvec as mx
@@ -88,6 +91,8 @@ def cases(n, dt, torch):
     t = (np.tril(a) / np.sqrt(n) + 2 * np.eye(n)).astype(dt)
     s = (a @ a.T / n + np.eye(n)).astype(dt)
     eye = np.eye(n, dtype=dt)
+    af, bf, tf, sf = (np.asfortranarray(x) for x in (a, b, t, s))
+    getrf, potrf, trtrs = sla.get_lapack_funcs(("getrf", "potrf", "trtrs"), (a,))
     ta, tb, tt, ts = (torch.from_numpy(x) for x in (a, b, t, s)) if torch else (None,) * 4
 
     def tri(x):
@@ -103,6 +108,7 @@ def cases(n, dt, torch):
         2 / 3,
         lambda: nuvec_lu(a),
         lambda: sl.lu_factor(a.copy(), overwrite_a=True, check_finite=False),
+        lambda: getrf(af.copy(order="F"), overwrite_a=True),
         torch and (lambda: torch.linalg.lu_factor(ta)),
     )
     yield (
@@ -110,6 +116,7 @@ def cases(n, dt, torch):
         1.0,
         lambda: tri(b),
         lambda: sl.solve_triangular(t, b.copy(), lower=True, overwrite_b=True, check_finite=False),
+        lambda: trtrs(tf, bf.copy(order="F"), lower=1, overwrite_b=True),
         torch and (lambda: torch.linalg.solve_triangular(tt, tb, upper=False)),
     )
     yield (
@@ -117,6 +124,7 @@ def cases(n, dt, torch):
         1 / 3,
         chol,
         lambda: np.linalg.cholesky(s),
+        lambda: potrf(sf.copy(order="F"), lower=1, overwrite_a=True),
         torch and (lambda: torch.linalg.cholesky(ts)),
     )
     yield (
@@ -124,12 +132,14 @@ def cases(n, dt, torch):
         8 / 3,
         lambda: nuvec_solve(a, b),
         lambda: np.linalg.solve(a, b),
+        lambda: np.linalg.solve(a, b),
         torch and (lambda: torch.linalg.solve(ta, tb)),
     )
     yield (
         "inv (solve on I)",
         8 / 3,
         lambda: nuvec_solve(a, eye),
+        lambda: np.linalg.inv(a),
         lambda: np.linalg.inv(a),
         torch and (lambda: torch.linalg.inv(ta)),
     )
@@ -163,8 +173,8 @@ def main():
     runs = [(n, np.float32) for n in args.sizes] + [(n, np.float64) for n in args.float64]
     for n, dt in runs:
         rate = matmul_rate(n, dt, args.rounds)
-        for name, flops, ours, lapack, tor in cases(n, dt, torch):
-            fns = [ours, lapack, OneThread(lapack)] + ([tor] if tor else [])
+        for name, flops, ours, lapack, direct, tor in cases(n, dt, torch):
+            fns = [ours, lapack, OneThread(direct)] + ([tor] if tor else [])
             t = interleaved(fns, args.rounds) + ([] if tor else [float("nan")])
             expected = flops * n**3 / rate
             print(
