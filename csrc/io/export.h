@@ -31,8 +31,9 @@ struct Step {
   const Codec* codec;
   std::shared_ptr<Primitive> primitive;
   std::vector<int> inputs;
-  Shape shape;
-  Dtype dtype;
+  // The outputs (each a value): one, or several for a multi-output node ("outputs" in the file).
+  std::vector<std::pair<Shape, Dtype>> outputs;
+  bool multi = false;
 };
 
 // One trace: the graph recorded by one call of the function.

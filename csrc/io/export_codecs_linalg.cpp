@@ -1,0 +1,72 @@
+// The codec rows of nuvec.linalg's primitives and of the Fourier transform (export_codecs.cpp
+// holds the core table; codec_for searches every family).
+#include <iterator>
+
+#include "core/primitives/fft.h"
+#include "core/primitives/linalg.h"
+#include "core/primitives/linalg_spectral.h"
+#include "io/export_codec_util.h"
+
+namespace nuvec::io::codec {
+namespace {
+
+// Decompose's names are its functions' (svd's for svd_values too), so the kinds get their own.
+constexpr const char* kDecompositionNames[] = {"qr", "svd", "svd_values", "eigh", "eigvalsh", "eig", "eigvals"};
+constexpr int kDecompositions = int(Decomposition::eigvals) + 1;
+static_assert(std::size(kDecompositionNames) == kDecompositions);
+const char* decomposition_name(Decomposition k) { return kDecompositionNames[int(k)]; }
+
+const Codec kCodecs[] = {
+    NUVEC_PLAIN(LUFactor, "lu_factor", nullptr),
+    {"solve", is<Solve>, [](const Primitive& p) { return flags({{"transpose", as<Solve>(p).transpose()}}); },
+     [](const Json& j) -> std::shared_ptr<Primitive> { return std::make_shared<Solve>(flag_at(j, "transpose")); },
+     second},
+    {"solve_triangular", is<TriangularSolve>,
+     [](const Primitive& p) {
+       const auto& t = as<TriangularSolve>(p);
+       return flags({{"upper", t.upper()}, {"transpose", t.transpose()}, {"unit", t.unit()}});
+     },
+     [](const Json& j) -> std::shared_ptr<Primitive> {
+       return std::make_shared<TriangularSolve>(flag_at(j, "upper"), flag_at(j, "transpose"), flag_at(j, "unit"));
+     },
+     second},
+    {"cholesky", is<Cholesky>, [](const Primitive& p) { return flags({{"upper", as<Cholesky>(p).upper()}}); },
+     [](const Json& j) -> std::shared_ptr<Primitive> { return std::make_shared<Cholesky>(flag_at(j, "upper")); },
+     same},
+    {"inverse", is<Inverse>,
+     [](const Primitive& p) {
+       return flags({{"triangular", as<Inverse>(p).triangular()}, {"upper", as<Inverse>(p).upper()}});
+     },
+     [](const Json& j) -> std::shared_ptr<Primitive> {
+       return std::make_shared<Inverse>(flag_at(j, "triangular"), flag_at(j, "upper"));
+     },
+     same},
+    {"decompose", is<Decompose>,
+     [](const Primitive& p) {
+       return json_obj({{"kind", json_str(decomposition_name(as<Decompose>(p).kind()))}, {"upper", json_int(as<Decompose>(p).upper())}});
+     },
+     [](const Json& j) -> std::shared_ptr<Primitive> {
+       return std::make_shared<Decompose>(
+           by_name<Decomposition>(member(j, "kind"), kDecompositions, decomposition_name), flag_at(j, "upper"));
+     },
+     nullptr},
+    {"fft", is<FFT>,
+     [](const Primitive& p) {
+       const auto& f = as<FFT>(p);
+       return json_obj({{"axes", ints(f.axes())},
+                        {"inverse", json_int(f.inverse())},
+                        {"real", json_int(f.real())},
+                        {"scale", real(f.scale())}});
+     },
+     [](const Json& j) -> std::shared_ptr<Primitive> {
+       return std::make_shared<FFT>(int32_list(member(j, "axes")), flag_at(j, "inverse"), flag_at(j, "real"),
+                                    real_at(j, "scale"));
+     },
+     nullptr},
+};
+
+}  // namespace
+
+std::span<const Codec> linalg_codecs() { return kCodecs; }
+
+}  // namespace nuvec::io::codec
