@@ -404,14 +404,24 @@ def test_multi_output_node_layout(tmp_path):
 
 
 def test_multi_output_bad_file(tmp_path):
+    """A node listing fewer outputs than its primitive makes, or a bad output spec, is refused
+    (edits of the same length keep the header's size)."""
     path = tmp_path / "f.nvfn"
     nv.export_function(str(path), lambda a: nv.linalg.qr(a, stream=nv.cpu), nv.ones((2, 2)))
     data = path.read_bytes()
-    broken = data.replace(b'"outputs":[{"shape":[2,2],"dtype":"float32"},', b'"outputs":[ ', 1)
-    assert broken != data
-    (tmp_path / "g.nvfn").write_bytes(broken.replace(b'"outputs":[ ', b'"outputs":[ {"x":1},', 1))
-    with pytest.raises(nv.io.LoadError):
-        nv.import_function(str(tmp_path / "g.nvfn"))
+    spec = b'{"shape":[2,2],"dtype":"float32"},'
+    for old, new, message in (
+        (
+            b'"outputs":[' + spec,
+            b'"outputs":[' + b" " * len(spec),
+            "wrong number of outputs for 'decompose'",
+        ),
+        (spec, spec.replace(b"float32", b"float99"), "unknown dtype"),
+    ):
+        assert old in data
+        (tmp_path / "g.nvfn").write_bytes(data.replace(old, new, 1))
+        with pytest.raises(nv.io.LoadError, match=message):
+            nv.import_function(str(tmp_path / "g.nvfn"))
 
 
 def test_old_file_loads():

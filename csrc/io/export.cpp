@@ -135,10 +135,11 @@ void decode(FunctionTrace& t) {
     if (const Json* several = n.type == Json::object ? n.find("outputs") : nullptr) {
       s.multi = true;
       for (const Json& o : list(*several)) s.outputs.push_back(spec_of(o));
-      if (s.outputs.empty()) bad("a node without outputs");
     } else {
       s.outputs.push_back(spec_of(member(n, "output")));
     }
+    if (s.outputs.size() != (s.codec->outputs ? s.codec->outputs(*s.primitive) : 1))
+      bad(std::string("wrong number of outputs for '") + s.codec->tag + "'");
     values += s.outputs.size();
     t.steps.push_back(std::move(s));
   }

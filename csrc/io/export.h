@@ -22,6 +22,8 @@ struct Codec {
   // The output shape for new input shapes (shapeless replay); null where the primitive's
   // parameters fix its output shape.
   Shape (*shape)(const Primitive&, const std::vector<Array>& inputs, const Shape& recorded);
+  // How many outputs the primitive makes (null: one); an imported node must list that many.
+  size_t (*outputs)(const Primitive&) = nullptr;
 };
 const Codec* codec_for(const Primitive& p);        // null when the class cannot be exported
 const Codec& codec_named(const std::string& tag);  // OpError for an unknown tag

@@ -83,11 +83,15 @@ inline void need(bool ok, const char* op, const char* what) {
   if (!ok) throw OpError(kOp, std::string(op) + " of the new shapes: " + what);
 }
 
+// An output count for Codec::outputs.
+template <size_t N> size_t outputs(const Primitive&) { return N; }
+
 // A row for a class whose parameters are none.
-#define NUVEC_PLAIN(P, tag, shape_fn)                                                             \
-  Codec {                                                                                         \
-    tag, is<P>, [](const Primitive&) { return json_obj({}); },                                    \
-        [](const Json&) -> std::shared_ptr<Primitive> { return std::make_shared<P>(); }, shape_fn \
+#define NUVEC_PLAIN(P, tag, shape_fn, ...)                                                                     \
+  Codec {                                                                                                      \
+    tag, is<P>, [](const Primitive&) { return json_obj({}); },                                                 \
+        [](const Json&) -> std::shared_ptr<Primitive> { return std::make_shared<P>(); }, shape_fn __VA_OPT__(, ) \
+        __VA_ARGS__                                                                                            \
   }
 
 // The rows of each family's file; codec_for and codec_named search them all in this order.

@@ -294,8 +294,12 @@ const Codec kCodecs[] = {
      },
      [](const Primitive&, const std::vector<Array>&, const Shape& recorded) { return recorded; }},
     {"depends", is<Depends>, [](const Primitive& p) { return json_obj({{"inputs", json_int(as<Depends>(p).num_inputs())}}); },
-     [](const Json& j) -> std::shared_ptr<Primitive> { return std::make_shared<Depends>(int(int_at(j, "inputs"))); },
-     same},
+     [](const Json& j) -> std::shared_ptr<Primitive> {
+       int64_t n = int_at(j, "inputs");
+       if (n < 1) bad("depends without inputs");
+       return std::make_shared<Depends>(int(n));
+     },
+     same, [](const Primitive& p) { return size_t(as<Depends>(p).num_inputs()); }},
 };
 
 }  // namespace

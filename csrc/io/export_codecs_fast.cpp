@@ -80,7 +80,8 @@ const Codec kCodecs[] = {
        return std::make_shared<RowNorm>(by_name<NormKind>(member(j, "kind"), 3, norm_name), flag_at(j, "weighted"),
                                         flag_at(j, "biased"), float(real_at(j, "eps")));
      },
-     row_norm_shape},
+     row_norm_shape,
+     [](const Primitive& p) -> size_t { return as<RowNorm>(p).kind() == NormKind::add_rms ? 2 : 1; }},
     {"rope", is<Rope>, [](const Primitive& p) { return rope_json(as<Rope>(p).params()); },
      [](const Json& j) -> std::shared_ptr<Primitive> { return std::make_shared<Rope>(rope_of(j)); }, rope_shape},
     {"norm_rope", is<NormRope>,
@@ -92,7 +93,7 @@ const Codec kCodecs[] = {
      [](const Json& j) -> std::shared_ptr<Primitive> {
        return std::make_shared<NormRope>(rope_of(member(j, "rope")), float(real_at(j, "eps")), flag_at(j, "weighted"));
      },
-     nullptr},
+     nullptr, outputs<2>},
     {"scaled_dot_product_attention", is<ScaledDotProductAttention>,
      [](const Primitive& p) {
        const auto& a = as<ScaledDotProductAttention>(p).params();

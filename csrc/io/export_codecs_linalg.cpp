@@ -17,7 +17,7 @@ static_assert(std::size(kDecompositionNames) == kDecompositions);
 const char* decomposition_name(Decomposition k) { return kDecompositionNames[int(k)]; }
 
 const Codec kCodecs[] = {
-    NUVEC_PLAIN(LUFactor, "lu_factor", nullptr),
+    NUVEC_PLAIN(LUFactor, "lu_factor", nullptr, outputs<3>),
     {"solve", is<Solve>, [](const Primitive& p) { return flags({{"transpose", as<Solve>(p).transpose()}}); },
      [](const Json& j) -> std::shared_ptr<Primitive> { return std::make_shared<Solve>(flag_at(j, "transpose")); },
      second},
@@ -49,7 +49,16 @@ const Codec kCodecs[] = {
        return std::make_shared<Decompose>(
            by_name<Decomposition>(member(j, "kind"), kDecompositions, decomposition_name), flag_at(j, "upper"));
      },
-     nullptr},
+     nullptr,
+     [](const Primitive& p) -> size_t {
+       switch (as<Decompose>(p).kind()) {
+         case Decomposition::svd: return 3;
+         case Decomposition::qr:
+         case Decomposition::eigh:
+         case Decomposition::eig: return 2;
+         default: return 1;
+       }
+     }},
     {"fft", is<FFT>,
      [](const Primitive& p) {
        const auto& f = as<FFT>(p);

@@ -30,7 +30,9 @@ template <class P> Codec quant_row(const char* tag) {
             nullptr};
   else
     return {tag, is<P>, [](const Primitive& p) { return spec_json(as<P>(p).spec()); },
-            [](const Json& j) -> std::shared_ptr<Primitive> { return std::make_shared<P>(spec_of(j)); }, nullptr};
+            [](const Json& j) -> std::shared_ptr<Primitive> { return std::make_shared<P>(spec_of(j)); }, nullptr,
+            std::is_same_v<P, Quantize> ? +[](const Primitive& p) -> size_t { return as<P>(p).spec().has_biases() ? 3 : 2; }
+                                        : nullptr};
 }
 
 const Codec kCodecs[] = {
@@ -81,7 +83,7 @@ const Codec kCodecs[] = {
                        float(real_at(j, "one_minus_b2")), float(real_at(j, "eps"))};
        return std::make_shared<AdamUpdate>(c, flag_at(j, "corrected"), flag_at(j, "decayed"));
      },
-     nullptr},
+     nullptr, outputs<3>},
 };
 
 }  // namespace
