@@ -7,6 +7,7 @@
 
 #include "core/eval.h"
 #include "core/ops/common.h"
+#include "io/export_codec_util.h"
 #include "io/output_file.h"
 
 namespace nuvec::io {
@@ -63,11 +64,8 @@ std::string json_text(const Json& j) {
 }
 
 namespace {
-[[noreturn]] void bad(const std::string& what) { throw OpError("import_function", "invalid function file: " + what); }
-int64_t integer(const Json& j) {
-  if (j.type != Json::integer) bad("expected an integer");
-  return j.i;
-}
+using codec::bad;
+using codec::integer;
 const std::vector<Json>& list(const Json& j) {
   if (j.type != Json::array) bad("expected a list");
   return j.items;

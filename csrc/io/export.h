@@ -13,7 +13,7 @@
 
 namespace nuvec::io {
 
-// How one primitive class is saved and rebuilt: one row per class (export_codecs.cpp).
+// How one primitive class is saved and rebuilt: one row per class (export_codecs*.cpp).
 struct Codec {
   const char* tag;
   bool (*matches)(const Primitive&);

@@ -1,5 +1,7 @@
-// The one table of exportable primitives: how each class's parameters are written to the
-// header, rebuilt from it, and (for shapeless export) how its output shape follows its inputs'.
+// The codec rows of the core primitives (element-wise, reductions, shapes, indexing, sorting,
+// scans, random, matmul), and codec_for / codec_named over every family's table
+// (export_codecs_*.cpp): how each class's parameters are written to the header, rebuilt from it,
+// and (for shapeless export) how its output shape follows its inputs'.
 #include <algorithm>
 #include <mutex>
 #include <set>
