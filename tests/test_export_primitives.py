@@ -75,6 +75,7 @@ class Case:
     mlx: str = "close"  # MLX differential: close, abs (decompositions' signs), equal, or none
     shapeless: list = field(default_factory=list)  # other shapes of the inputs to replay on
     mlx_exports: bool = True  # MLX 0.32.4 cannot serialize LUF (lu, solve) nor SegmentedMM
+    mlx_shapeless: bool = True  # MLX 0.32.4 replays it shapelessly too
 
 
 def _cpu(m):
@@ -115,6 +116,7 @@ CASES = [
         lambda m: lambda a: m.linalg.cholesky(a, upper=True, **_cpu(m)),
         [("spd", (2, 4, 4))],
         shapeless=[(2, 6, 6)],
+        mlx_shapeless=False,
     ),
     Case(
         "lu_factor",
@@ -192,6 +194,7 @@ CASES = [
         lambda m: lambda x: m.fast.rope(x, 8, traditional=False, base=10000.0, scale=0.5, offset=3),
         [("f", (1, 2, 5, 8))],
         shapeless=[(2, 2, 9, 8)],
+        mlx_shapeless=False,
     ),
     Case(
         "norm_rope",
@@ -208,6 +211,7 @@ CASES = [
         ),
         [("f", (1, 4, 3, 8)), ("f", (1, 2, 5, 8)), ("f", (1, 2, 5, 8))],
         shapeless=[(2, 4, 2, 8), (2, 2, 7, 8), (2, 2, 7, 8)],
+        mlx_shapeless=False,
     ),
     Case(
         "cross_entropy",
@@ -470,6 +474,25 @@ def test_mlx_exports_the_same(case, tmp_path):
         else:
             g, w = (np.abs(g), np.abs(w)) if case.mlx == "abs" else (g, w)
             np.testing.assert_allclose(g, w, rtol=2e-4, atol=2e-4)
+
+
+MLX_SHAPELESS = [c for c in CASES if c.shapeless and c.mlx != "none" and c.mlx_shapeless]
+
+
+@pytest.mark.parametrize("case", MLX_SHAPELESS, ids=[c.name for c in MLX_SHAPELESS])
+def test_mlx_shapeless_the_same(case, tmp_path):
+    """Where MLX replays shapelessly too (nuvec also does cholesky, rope and attention, which MLX
+    0.32.4 refuses), both give the same values on the new shapes."""
+    mlx = pytest.importorskip("mlx.core")
+    results = []
+    for m, name in ((nv, "nv"), (mlx, "mlx")):
+        path = str(tmp_path / name)
+        m.export_function(path, case.fun(m), *_inputs(case, 0, m=m), shapeless=True)
+        new = _inputs(case, 2, case.shapeless, m=m)
+        results.append([np.array(x) for x in _outputs(m.import_function(path)(*new))])
+    for g, w in zip(*results, strict=True):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=2e-4, atol=2e-4)
 
 
 def test_custom_function_refused(tmp_path):
