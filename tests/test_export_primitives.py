@@ -48,7 +48,7 @@ def _make(kind, shape, rng):
         a = rng.standard_normal(shape).astype(np.float32)
         n = shape[-1]
         if kind == "wc":
-            return a + np.float32(n) * np.eye(n, dtype=np.float32)
+            return a + np.float32(n) * np.eye(shape[-2], n, dtype=np.float32)
         s = a + np.swapaxes(a, -1, -2)
         return s + np.float32(2 * n) * np.eye(n, dtype=np.float32) if kind == "spd" else s
     if kind == "c":
@@ -90,7 +90,14 @@ def _adam(m):
 
 
 CASES = [
-    Case("inv", {"inverse"}, lambda m: lambda a: m.linalg.inv(a, **_cpu(m)), [("wc", (3, 4, 4))]),
+    Case(
+        "inv",
+        {"inverse"},
+        lambda m: lambda a: m.linalg.inv(a, **_cpu(m)),
+        [("wc", (3, 4, 4))],
+        shapeless=[(2, 6, 6)],
+        mlx_shapeless=False,
+    ),
     Case(
         "tri_inv",
         {"inverse"},
@@ -103,6 +110,8 @@ CASES = [
         lambda m: lambda a, b: m.linalg.solve(a, b, **_cpu(m)),
         [("wc", (4, 4)), ("f", (4, 2))],
         mlx_exports=False,
+        shapeless=[(6, 6), (6, 3)],
+        mlx_shapeless=False,
     ),
     Case(
         "solve_triangular",
@@ -387,12 +396,24 @@ def test_shapeless_multi_output_refused(name, tmp_path):
         )
 
 
-def test_shapeless_checks_new_shapes(tmp_path):
+@pytest.mark.parametrize(
+    ("name", "shapes", "message"),
+    [
+        ("hadamard", [(2, 7)], "hadamard_transform of the new shapes: unsupported size"),
+        ("inv", [(2, 6, 5)], "inv of the new shapes: the matrices are not square"),
+        ("solve", [(6, 6), (5, 3)], "solve of the new shapes: b does not fit a"),
+        ("rms_norm", [(5, 1, 8), (9,)], "rms_norm of the new shapes: weight or bias size"),
+        ("cross_entropy", [(6, 10), (5,)], "cross_entropy of the new shapes"),
+        ("attention", [(2, 4, 2, 8), (2, 3, 7, 8), (2, 3, 7, 8)], "q, k and v do not fit"),
+    ],
+)
+def test_shapeless_checks_new_shapes(name, shapes, message, tmp_path):
+    """A shapeless replay refuses new shapes the kernel cannot take, before it runs."""
+    case = CASES[IDS.index(name)]
     path = str(tmp_path / "f.nvfn")
-    f = CASES[IDS.index("hadamard")].fun(nv)
-    nv.export_function(path, f, nv.ones((2, 16)), shapeless=True)
-    with pytest.raises(nv.OpError, match="hadamard_transform of the new shapes"):
-        nv.import_function(path)(nv.ones((2, 7)))
+    nv.export_function(path, case.fun(nv), *_inputs(case, 0), shapeless=True)
+    with pytest.raises(nv.OpError, match=message):
+        nv.import_function(path)(*_inputs(case, 2, shapes))
 
 
 def test_multi_output_node_layout(tmp_path):

@@ -74,9 +74,8 @@ template <class E> E by_name(const Json& j, int n, const char* (*name)(E)) {
 template <class P> bool is(const Primitive& p) { return dynamic_cast<const P*>(&p) != nullptr; }
 template <class P> const P& as(const Primitive& p) { return static_cast<const P&>(p); }
 
-// Shape rules: the first (second) input's shape.
+// The shape rule of a primitive whose output has its first input's shape.
 inline Shape same(const Primitive&, const std::vector<Array>& in, const Shape&) { return in[0].shape(); }
-inline Shape second(const Primitive&, const std::vector<Array>& in, const Shape&) { return in[1].shape(); }
 
 // A shapeless replay's check of its new shapes (the kernels trust them).
 inline void need(bool ok, const char* op, const char* what) {

@@ -16,11 +16,26 @@ constexpr int kDecompositions = int(Decomposition::eigvals) + 1;
 static_assert(std::size(kDecompositionNames) == kDecompositions);
 const char* decomposition_name(Decomposition k) { return kDecompositionNames[int(k)]; }
 
+// Shapeless rules: a (..., N, N) square, and for the solves b (..., N, K) of a's batch shape.
+Shape square(const Primitive& p, const std::vector<Array>& in, const Shape&) {
+  const Array& a = in[0];
+  need(a.ndim() >= 2 && a.shape(-1) == a.shape(-2), p.name(), "the matrices are not square");
+  return a.shape();
+}
+Shape solved(const Primitive& p, const std::vector<Array>& in, const Shape& recorded) {
+  square(p, in, recorded);
+  const Array &a = in[0], &b = in[1];
+  need(b.ndim() == a.ndim() && b.shape(-2) == a.shape(-1) &&
+           Shape(a.shape().begin(), a.shape().end() - 2) == Shape(b.shape().begin(), b.shape().end() - 2),
+       p.name(), "b does not fit a");
+  return b.shape();
+}
+
 const Codec kCodecs[] = {
     NUVEC_PLAIN(LUFactor, "lu_factor", nullptr, outputs<3>),
     {"solve", is<Solve>, [](const Primitive& p) { return flags({{"transpose", as<Solve>(p).transpose()}}); },
      [](const Json& j) -> std::shared_ptr<Primitive> { return std::make_shared<Solve>(flag_at(j, "transpose")); },
-     second},
+     solved},
     {"solve_triangular", is<TriangularSolve>,
      [](const Primitive& p) {
        const auto& t = as<TriangularSolve>(p);
@@ -29,10 +44,10 @@ const Codec kCodecs[] = {
      [](const Json& j) -> std::shared_ptr<Primitive> {
        return std::make_shared<TriangularSolve>(flag_at(j, "upper"), flag_at(j, "transpose"), flag_at(j, "unit"));
      },
-     second},
+     solved},
     {"cholesky", is<Cholesky>, [](const Primitive& p) { return flags({{"upper", as<Cholesky>(p).upper()}}); },
      [](const Json& j) -> std::shared_ptr<Primitive> { return std::make_shared<Cholesky>(flag_at(j, "upper")); },
-     same},
+     square},
     {"inverse", is<Inverse>,
      [](const Primitive& p) {
        return flags({{"triangular", as<Inverse>(p).triangular()}, {"upper", as<Inverse>(p).upper()}});
@@ -40,7 +55,7 @@ const Codec kCodecs[] = {
      [](const Json& j) -> std::shared_ptr<Primitive> {
        return std::make_shared<Inverse>(flag_at(j, "triangular"), flag_at(j, "upper"));
      },
-     same},
+     square},
     {"decompose", is<Decompose>,
      [](const Primitive& p) {
        return json_obj({{"kind", json_str(decomposition_name(as<Decompose>(p).kind()))}, {"upper", json_int(as<Decompose>(p).upper())}});
