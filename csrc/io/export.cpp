@@ -138,6 +138,8 @@ void decode(FunctionTrace& t) {
     }
     if (s.outputs.size() != (s.codec->outputs ? s.codec->outputs(*s.primitive) : 1))
       bad(std::string("wrong number of outputs for '") + s.codec->tag + "'");
+    if (t.shapeless && (s.multi ? !s.codec->shapes : !s.codec->shape))
+      bad(std::string("a shapeless trace holds '") + s.codec->tag + "', which has no shape rule");
     values += s.outputs.size();
     t.steps.push_back(std::move(s));
   }
@@ -171,7 +173,7 @@ FunctionTrace record_trace(const std::vector<Array>& tracers, const std::vector<
     if (!c)
       throw OpError("export_function",
                     std::string("cannot export the primitive '") + (n->primitive ? n->primitive->name() : "?") + "'");
-    if (shapeless && (!c->shape || !n->siblings.empty()))
+    if (shapeless && (n->siblings.empty() ? !c->shape : !c->shapes))
       throw OpError("export_function", std::string("shapeless export of '") + n->primitive->name() +
                                            "' is not supported: " +
                                            (n->siblings.empty() ? "its output shape is fixed by its parameters" : "it has several outputs"));
@@ -224,13 +226,14 @@ std::vector<Array> replay(const FunctionTrace& t, const std::vector<Array>& inpu
   for (const Step& step : t.steps) {
     std::vector<Array> ins;
     for (int i : step.inputs) ins.push_back(values[i]);
-    if (step.multi) {  // never shapeless: record_trace refuses it
+    if (step.multi) {
       std::vector<Shape> shapes;
       std::vector<Dtype> dtypes;
       for (const auto& [shape, dtype] : step.outputs) {
         shapes.push_back(shape);
         dtypes.push_back(dtype);
       }
+      if (t.shapeless) shapes = step.codec->shapes(*step.primitive, ins);
       for (Array& o : Array::lazy_multi(std::move(shapes), std::move(dtypes), step.primitive, std::move(ins), s))
         values.push_back(std::move(o));
       continue;

@@ -24,6 +24,9 @@ struct Codec {
   Shape (*shape)(const Primitive&, const std::vector<Array>& inputs, const Shape& recorded);
   // How many outputs the primitive makes (null: one); an imported node must list that many.
   size_t (*outputs)(const Primitive&) = nullptr;
+  // The output shapes of a primitive with several outputs for new input shapes (shapeless
+  // replay); null where it has none.
+  std::vector<Shape> (*shapes)(const Primitive&, const std::vector<Array>& inputs) = nullptr;
 };
 const Codec* codec_for(const Primitive& p);        // null when the class cannot be exported
 const Codec& codec_named(const std::string& tag);  // OpError for an unknown tag

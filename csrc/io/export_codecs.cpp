@@ -301,7 +301,12 @@ const Codec kCodecs[] = {
        if (n < 1) bad("depends without inputs");
        return std::make_shared<Depends>(int(n));
      },
-     same, [](const Primitive& p) { return size_t(as<Depends>(p).num_inputs()); }},
+     same, [](const Primitive& p) { return size_t(as<Depends>(p).num_inputs()); },
+     [](const Primitive& p, const std::vector<Array>& in) {
+       std::vector<Shape> s;
+       for (int i = 0; i < as<Depends>(p).num_inputs(); ++i) s.push_back(in[size_t(i)].shape());
+       return s;
+     }},
 };
 
 }  // namespace

@@ -34,6 +34,11 @@ Shape row_norm_shape(const Primitive& p, const std::vector<Array>& in, const Sha
     if (size_t(i) < in.size()) need(in[size_t(i)].shape() == Shape{in[0].shape(-1)}, n.name(), "weight or bias size");
   return in[0].shape();
 }
+std::vector<Shape> add_rms_shapes(const Primitive& p, const std::vector<Array>& in) {
+  need(in[1].shape() == in[0].shape(), p.name(), "x and residual differ in shape");
+  Shape s = row_norm_shape(p, in, in[0].shape());
+  return {s, s};
+}
 Shape rope_shape(const Primitive& p, const std::vector<Array>& in, const Shape&) {
   const auto& r = as<Rope>(p).params();
   need(in[0].ndim() >= 3 && in[0].shape(-1) >= r.dims, "rope", "x has fewer features than dims");
@@ -81,7 +86,8 @@ const Codec kCodecs[] = {
                                         flag_at(j, "biased"), float(real_at(j, "eps")));
      },
      row_norm_shape,
-     [](const Primitive& p) -> size_t { return as<RowNorm>(p).kind() == NormKind::add_rms ? 2 : 1; }},
+     [](const Primitive& p) -> size_t { return as<RowNorm>(p).kind() == NormKind::add_rms ? 2 : 1; },
+     add_rms_shapes},
     {"rope", is<Rope>, [](const Primitive& p) { return rope_json(as<Rope>(p).params()); },
      [](const Json& j) -> std::shared_ptr<Primitive> { return std::make_shared<Rope>(rope_of(j)); }, rope_shape},
     {"norm_rope", is<NormRope>,

@@ -1,5 +1,6 @@
 // The codec rows of nuvec.linalg's primitives and of the Fourier transform (export_codecs.cpp
 // holds the core table; codec_for searches every family).
+#include <algorithm>
 #include <iterator>
 
 #include "core/primitives/fft.h"
@@ -31,8 +32,35 @@ Shape solved(const Primitive& p, const std::vector<Array>& in, const Shape& reco
   return b.shape();
 }
 
+Shape batch_with(const Array& a, std::initializer_list<int64_t> tail) {
+  Shape s(a.shape().begin(), a.shape().end() - 2);
+  s.insert(s.end(), tail);
+  return s;
+}
+std::vector<Shape> lu_shapes(const Primitive& p, const std::vector<Array>& in) {
+  const Array& a = in[0];
+  need(a.ndim() >= 2, p.name(), "fewer than 2 dimensions");
+  int64_t m = a.shape(-2), n = a.shape(-1);
+  return {a.shape(), batch_with(a, {std::min(m, n)}), batch_with(a, {m})};
+}
+std::vector<Shape> decompose_shapes(const Primitive& p, const std::vector<Array>& in) {
+  const Array& a = in[0];
+  need(a.ndim() >= 2, p.name(), "fewer than 2 dimensions");
+  int64_t m = a.shape(-2), n = a.shape(-1), k = std::min(m, n);
+  switch (as<Decompose>(p).kind()) {
+    case Decomposition::qr: return {batch_with(a, {m, k}), batch_with(a, {k, n})};
+    case Decomposition::svd: return {batch_with(a, {m, m}), batch_with(a, {k}), batch_with(a, {n, n})};
+    case Decomposition::svd_values: return {batch_with(a, {k})};
+    default: break;  // the eigen-decompositions
+  }
+  need(m == n, p.name(), "the matrices are not square");
+  Decomposition d = as<Decompose>(p).kind();
+  if (d == Decomposition::eigvalsh || d == Decomposition::eigvals) return {batch_with(a, {n})};
+  return {batch_with(a, {n}), a.shape()};
+}
+
 const Codec kCodecs[] = {
-    NUVEC_PLAIN(LUFactor, "lu_factor", nullptr, outputs<3>),
+    NUVEC_PLAIN(LUFactor, "lu_factor", nullptr, outputs<3>, lu_shapes),
     {"solve", is<Solve>, [](const Primitive& p) { return flags({{"transpose", as<Solve>(p).transpose()}}); },
      [](const Json& j) -> std::shared_ptr<Primitive> { return std::make_shared<Solve>(flag_at(j, "transpose")); },
      solved},
@@ -73,7 +101,8 @@ const Codec kCodecs[] = {
          case Decomposition::eig: return 2;
          default: return 1;
        }
-     }},
+     },
+     decompose_shapes},
     {"fft", is<FFT>,
      [](const Primitive& p) {
        const auto& f = as<FFT>(p);

@@ -22,6 +22,18 @@ QuantSpec spec_of(const Json& j) {  // checked as quantize checks its arguments
   return quant_spec(text(member(j, "mode")), int(int_at(j, "group_size")), int(int_at(j, "bits")), kOp);
 }
 
+std::vector<Shape> quantize_shapes(const Primitive& p, const std::vector<Array>& in) {
+  const QuantSpec& q = as<Quantize>(p).spec();
+  const Array& w = in[0];
+  need(w.ndim() >= 1 && w.shape(-1) % q.group_size == 0 && w.shape(-1) * q.bits % 32 == 0, "quantize",
+       "the last axis is not a whole number of groups");
+  Shape words = w.shape(), scales = w.shape();
+  words.back() = q.words(w.shape(-1));
+  scales.back() = w.shape(-1) / q.group_size;
+  if (q.has_biases()) return {words, scales, scales};
+  return {words, scales};
+}
+
 // Quantize and Dequantize (their format) and the two products (format and orientation).
 template <class P> Codec quant_row(const char* tag) {
   if constexpr (std::is_base_of_v<QuantizedProduct, P>)
@@ -32,7 +44,8 @@ template <class P> Codec quant_row(const char* tag) {
     return {tag, is<P>, [](const Primitive& p) { return spec_json(as<P>(p).spec()); },
             [](const Json& j) -> std::shared_ptr<Primitive> { return std::make_shared<P>(spec_of(j)); }, nullptr,
             std::is_same_v<P, Quantize> ? +[](const Primitive& p) -> size_t { return as<P>(p).spec().has_biases() ? 3 : 2; }
-                                        : nullptr};
+                                        : nullptr,
+            std::is_same_v<P, Quantize> ? quantize_shapes : nullptr};
 }
 
 const Codec kCodecs[] = {
