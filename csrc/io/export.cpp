@@ -7,6 +7,7 @@
 
 #include "core/eval.h"
 #include "core/ops/common.h"
+#include "io/export_codec_util.h"
 #include "io/output_file.h"
 
 namespace nuvec::io {
@@ -63,11 +64,8 @@ std::string json_text(const Json& j) {
 }
 
 namespace {
-[[noreturn]] void bad(const std::string& what) { throw OpError("import_function", "invalid function file: " + what); }
-int64_t integer(const Json& j) {
-  if (j.type != Json::integer) bad("expected an integer");
-  return j.i;
-}
+using codec::bad;
+using codec::integer;
 const std::vector<Json>& list(const Json& j) {
   if (j.type != Json::array) bad("expected a list");
   return j.items;
@@ -131,9 +129,19 @@ void decode(FunctionTrace& t) {
       if (integer(i) < 0 || size_t(i.i) >= values) bad("a node reads a value not yet made");
       s.inputs.push_back(int(i.i));
     }
-    std::tie(s.shape, s.dtype) = spec_of(member(n, "output"));
+    // One output ("output", as every file before multi-output nodes), or several ("outputs").
+    if (const Json* several = n.type == Json::object ? n.find("outputs") : nullptr) {
+      s.multi = true;
+      for (const Json& o : list(*several)) s.outputs.push_back(spec_of(o));
+    } else {
+      s.outputs.push_back(spec_of(member(n, "output")));
+    }
+    if (s.outputs.size() != (s.codec->outputs ? s.codec->outputs(*s.primitive) : 1))
+      bad(std::string("wrong number of outputs for '") + s.codec->tag + "'");
+    if (t.shapeless && (s.multi ? !s.codec->shapes : !s.codec->shape))
+      bad(std::string("a shapeless trace holds '") + s.codec->tag + "', which has no shape rule");
+    values += s.outputs.size();
     t.steps.push_back(std::move(s));
-    ++values;
   }
   t.outputs.clear();
   for (const Json& o : list(member(j, "outputs"))) {
@@ -151,30 +159,49 @@ FunctionTrace record_trace(const std::vector<Array>& tracers, const std::vector<
   // Values are numbered: inputs, then constants (arrays the graph reads that do not depend on
   // the inputs), then nodes in order.
   std::unordered_map<Node*, int64_t> id;
-  for (size_t i = 0; i < tracers.size(); ++i) id.emplace(tracers[i].node(), int64_t(i));
+  int64_t next = 0;
+  for (const Array& x : tracers) id.emplace(x.node(), next++);
   std::unordered_set<Node*> in_order(order.begin(), order.end());
   auto note_constant = [&](const Array& a) {
-    if (!in_order.count(a.node()) && id.emplace(a.node(), int64_t(id.size())).second) t.constants.push_back(a);
+    if (!in_order.count(a.node()) && id.emplace(a.node(), next).second) {
+      ++next;
+      t.constants.push_back(a);
+    }
   };
   for (Node* n : order) {
     const Codec* c = n->primitive ? codec_for(*n->primitive) : nullptr;
-    if (!c || !n->siblings.empty())
+    if (!c)
       throw OpError("export_function",
                     std::string("cannot export the primitive '") + (n->primitive ? n->primitive->name() : "?") + "'");
-    if (shapeless && !c->shape)
+    if (shapeless && (n->siblings.empty() ? !c->shape : !c->shapes))
       throw OpError("export_function", std::string("shapeless export of '") + n->primitive->name() +
-                                           "' is not supported: its output shape is fixed by its parameters");
+                                           "' is not supported: " +
+                                           (n->siblings.empty() ? "its output shape is fixed by its parameters" : "it has several outputs"));
     for (const Array& in : n->inputs) note_constant(in);
   }
   for (const Array& o : outs) note_constant(o);
   for (Node* n : order) {
+    if (id.count(n)) continue;  // an output of a multi-output node already written
+    const Codec* c = codec_for(*n->primitive);
     std::vector<Json> ins;
     for (const Array& in : n->inputs) ins.push_back(json_int(id.at(in.node())));
-    nodes.push_back(json_obj({{"op", json_str(codec_for(*n->primitive)->tag)},
-                              {"params", codec_for(*n->primitive)->encode(*n->primitive)},
-                              {"inputs", json_list(std::move(ins))},
-                              {"output", spec_json(n->shape, n->dtype)}}));
-    id.emplace(n, int64_t(id.size()));
+    std::vector<std::pair<std::string, Json>> entry{
+        {"op", json_str(c->tag)}, {"params", c->encode(*n->primitive)}, {"inputs", json_list(std::move(ins))}};
+    if (n->siblings.empty()) {
+      entry.emplace_back("output", spec_json(n->shape, n->dtype));
+      id.emplace(n, next++);
+    } else {
+      // One entry for all the primitive's outputs, each a value (those nobody kept too).
+      std::vector<Json> specs;
+      for (size_t k = 0; k < n->siblings.size(); ++k) {
+        const auto& [shape, dtype] = (*n->sibling_specs)[k];
+        specs.push_back(spec_json(shape, dtype));
+        if (auto sib = n->siblings[k].lock()) id.emplace(sib.get(), next);
+        ++next;
+      }
+      entry.emplace_back("outputs", json_list(std::move(specs)));
+    }
+    nodes.push_back(json_obj(std::move(entry)));
   }
   for (const Array& o : outs) outputs.push_back(json_int(id.at(o.node())));
   t.constants = evaluated_row_major(t.constants);
@@ -199,8 +226,21 @@ std::vector<Array> replay(const FunctionTrace& t, const std::vector<Array>& inpu
   for (const Step& step : t.steps) {
     std::vector<Array> ins;
     for (int i : step.inputs) ins.push_back(values[i]);
-    Shape shape = t.shapeless ? step.codec->shape(*step.primitive, ins, step.shape) : step.shape;
-    values.push_back(Array::lazy(std::move(shape), step.dtype, step.primitive, std::move(ins), s));
+    if (step.multi) {
+      std::vector<Shape> shapes;
+      std::vector<Dtype> dtypes;
+      for (const auto& [shape, dtype] : step.outputs) {
+        shapes.push_back(shape);
+        dtypes.push_back(dtype);
+      }
+      if (t.shapeless) shapes = step.codec->shapes(*step.primitive, ins);
+      for (Array& o : Array::lazy_multi(std::move(shapes), std::move(dtypes), step.primitive, std::move(ins), s))
+        values.push_back(std::move(o));
+      continue;
+    }
+    const auto& [recorded, dtype] = step.outputs[0];
+    Shape shape = t.shapeless ? step.codec->shape(*step.primitive, ins, recorded) : recorded;
+    values.push_back(Array::lazy(std::move(shape), dtype, step.primitive, std::move(ins), s));
   }
   std::vector<Array> outs;
   for (int o : t.outputs) outs.push_back(values[o]);

@@ -13,7 +13,7 @@
 
 namespace nuvec::io {
 
-// How one primitive class is saved and rebuilt: one row per class (export_codecs.cpp).
+// How one primitive class is saved and rebuilt: one row per class (export_codecs*.cpp).
 struct Codec {
   const char* tag;
   bool (*matches)(const Primitive&);
@@ -22,6 +22,11 @@ struct Codec {
   // The output shape for new input shapes (shapeless replay); null where the primitive's
   // parameters fix its output shape.
   Shape (*shape)(const Primitive&, const std::vector<Array>& inputs, const Shape& recorded);
+  // How many outputs the primitive makes (null: one); an imported node must list that many.
+  size_t (*outputs)(const Primitive&) = nullptr;
+  // The output shapes of a primitive with several outputs for new input shapes (shapeless
+  // replay); null where it has none.
+  std::vector<Shape> (*shapes)(const Primitive&, const std::vector<Array>& inputs) = nullptr;
 };
 const Codec* codec_for(const Primitive& p);        // null when the class cannot be exported
 const Codec& codec_named(const std::string& tag);  // OpError for an unknown tag
@@ -31,8 +36,9 @@ struct Step {
   const Codec* codec;
   std::shared_ptr<Primitive> primitive;
   std::vector<int> inputs;
-  Shape shape;
-  Dtype dtype;
+  // The outputs (each a value): one, or several for a multi-output node ("outputs" in the file).
+  std::vector<std::pair<Shape, Dtype>> outputs;
+  bool multi = false;
 };
 
 // One trace: the graph recorded by one call of the function.

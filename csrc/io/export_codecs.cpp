@@ -1,13 +1,14 @@
-// The one table of exportable primitives: how each class's parameters are written to the
-// header, rebuilt from it, and (for shapeless export) how its output shape follows its inputs'.
+// The codec rows of the core primitives (element-wise, reductions, shapes, indexing, sorting,
+// scans, random, matmul), and codec_for / codec_named over every family's table
+// (export_codecs_*.cpp): how each class's parameters are written to the header, rebuilt from it,
+// and (for shapeless export) how its output shape follows its inputs'.
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <mutex>
 #include <set>
 
 #include "core/ops/common.h"
 #include "core/primitives/creation.h"
+#include "core/primitives/depends.h"
 #include "core/primitives/elementwise.h"
 #include "core/primitives/indexing.h"
 #include "core/primitives/matmul.h"
@@ -16,63 +17,12 @@
 #include "core/primitives/scan.h"
 #include "core/primitives/shape.h"
 #include "core/primitives/sort.h"
-#include "io/export.h"
+#include "io/export_codec_util.h"
 
 namespace nuvec::io {
+namespace codec {
 namespace {
 
-constexpr const char* kOp = "import_function";
-
-[[noreturn]] void bad(const std::string& what) { throw OpError(kOp, "invalid function file: " + what); }
-
-template <class T> Json ints(const std::vector<T>& v) {
-  std::vector<Json> items;
-  for (T x : v) items.push_back(json_int(int64_t(x)));
-  return json_list(std::move(items));
-}
-std::vector<int64_t> int_list(const Json& j) {
-  if (j.type != Json::array) bad("expected a list of integers");
-  std::vector<int64_t> v;
-  for (const Json& x : j.items) {
-    if (x.type != Json::integer) bad("expected an integer");
-    v.push_back(x.i);
-  }
-  return v;
-}
-std::vector<int> int32_list(const Json& j) {
-  std::vector<int> v;
-  for (int64_t x : int_list(j)) v.push_back(int(x));
-  return v;
-}
-int64_t integer(const Json& j) {
-  if (j.type != Json::integer) bad("expected an integer");
-  return j.i;
-}
-bool boolean(const Json& j) {
-  if (j.type != Json::boolean) bad("expected true or false");
-  return j.b;
-}
-// Doubles travel as text: JSON has no inf or nan, and 17 digits round-trip exactly.
-Json real(double d) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", d);
-  return json_str(buf);
-}
-double real_of(const Json& j) {
-  if (j.type != Json::string) bad("expected a number as text");
-  return std::strtod(j.s.c_str(), nullptr);
-}
-const std::string& text(const Json& j) {
-  if (j.type != Json::string) bad("expected a string");
-  return j.s;
-}
-
-// An enum value by its name among `n` values named by `name`.
-template <class E> E by_name(const Json& j, int n, const char* (*name)(E)) {
-  for (int i = 0; i < n; ++i)
-    if (text(j) == name(E(i))) return E(i);
-  bad("unknown operation '" + text(j) + "'");
-}
 const char* reduce_name(ReduceOp op) { return op_name(op); }
 const char* scatter_name(ScatterOp op) { return Scatter(op, {}).name(); }
 const char* random_name(RandomKind k) { return RandomBits(k, 4).name(); }
@@ -110,8 +60,6 @@ OpParams params_of(const Json& j) {
   bad("unknown element-wise parameters");
 }
 
-template <class P> bool is(const Primitive& p) { return dynamic_cast<const P*>(&p) != nullptr; }
-template <class P> const P& as(const Primitive& p) { return static_cast<const P&>(p); }
 
 Json elementwise_json(const Elementwise& e, const char* op, const char* name) {
   std::vector<std::pair<std::string, Json>> m{{"op", json_str(op)},
@@ -183,12 +131,6 @@ Shape partition_shape(const Primitive& p, const std::vector<Array>& in, const Sh
   return in[0].shape();
 }
 
-// A row for a class whose parameters are none.
-#define NUVEC_PLAIN(P, tag, shape_fn)                                                             \
-  Codec {                                                                                         \
-    tag, is<P>, [](const Primitive&) { return json_obj({}); },                                    \
-        [](const Json&) -> std::shared_ptr<Primitive> { return std::make_shared<P>(); }, shape_fn \
-  }
 
 const Codec kCodecs[] = {
     {"unary", is<Unary>,
@@ -342,21 +284,54 @@ const Codec kCodecs[] = {
        return std::make_shared<Concatenate>(int(integer(member(j, "axis"))));
      },
      concatenate_shape},
+    NUVEC_PLAIN(BroadcastLike, "broadcast_like", broadcast_all),
+    {"count", is<Count>,
+     [](const Primitive& p) {
+       const auto& c = as<Count>(p);
+       return json_obj(
+           {{"axes", ints(c.axes())}, {"ddof", json_int(c.ddof())}, {"dtype", json_str(name_of(c.dtype()))}});
+     },
+     [](const Json& j) -> std::shared_ptr<Primitive> {
+       return std::make_shared<Count>(int32_list(member(j, "axes")), int_at(j, "ddof"), dtype_at(j, "dtype"));
+     },
+     [](const Primitive&, const std::vector<Array>&, const Shape& recorded) { return recorded; }},
+    {"depends", is<Depends>, [](const Primitive& p) { return json_obj({{"inputs", json_int(as<Depends>(p).num_inputs())}}); },
+     [](const Json& j) -> std::shared_ptr<Primitive> {
+       int64_t n = int_at(j, "inputs");
+       if (n < 1) bad("depends without inputs");
+       return std::make_shared<Depends>(int(n));
+     },
+     same, [](const Primitive& p) { return size_t(as<Depends>(p).num_inputs()); },
+     [](const Primitive& p, const std::vector<Array>& in) {
+       std::vector<Shape> s;
+       for (int i = 0; i < as<Depends>(p).num_inputs(); ++i) s.push_back(in[size_t(i)].shape());
+       return s;
+     }},
 };
-#undef NUVEC_PLAIN
 
 }  // namespace
 
+std::span<const Codec> core_codecs() { return kCodecs; }
+
+}  // namespace codec
+
+namespace {
+constexpr std::span<const Codec> (*kFamilies[])() = {codec::core_codecs, codec::linalg_codecs, codec::fast_codecs,
+                                                      codec::product_codecs};
+}  // namespace
+
 const Codec* codec_for(const Primitive& p) {
-  for (const Codec& c : kCodecs)
-    if (c.matches(p)) return &c;
+  for (auto family : kFamilies)
+    for (const Codec& c : family())
+      if (c.matches(p)) return &c;
   return nullptr;
 }
 
 const Codec& codec_named(const std::string& tag) {
-  for (const Codec& c : kCodecs)
-    if (tag == c.tag) return c;
-  bad("unknown primitive '" + tag + "'");
+  for (auto family : kFamilies)
+    for (const Codec& c : family())
+      if (tag == c.tag) return c;
+  codec::bad("unknown primitive '" + tag + "'");
 }
 
 }  // namespace nuvec::io

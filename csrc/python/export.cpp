@@ -29,6 +29,7 @@ void init_export(nb::module_& m) {
       [](nb::callable fun, const std::vector<Array>& examples, int positional, std::vector<std::string> keywords,
          bool shapeless) {
         TraceLevel level("export_function");
+        ReplayOnlyLevel replay_only(level);  // the file is only replayed: record what compile records
         std::vector<Array> tracers = make_tracers(examples, level);
         std::vector<Array> outs = array_fn(fun, "export_function")(tracers);
         std::unordered_set<Node*> leaves;

@@ -258,11 +258,7 @@ std::shared_ptr<const Tape> trace_tape(const ArrayFn& fun, const std::vector<Arr
     ValuelessLevel valueless(level,
                              "the value of an array cannot be read while compile traces the function: pass "
                              "it in as an argument or compute it outside the compiled function");
-    struct ReplayOnly {  // the level only records: rule-less primitives (Adam's step) may be used
-      uint32_t bit;
-      explicit ReplayOnly(uint32_t b) : bit(b) { replay_only_trace_bits() |= bit; }
-      ~ReplayOnly() { replay_only_trace_bits() &= ~bit; }
-    } replay_only(level.bit());
+    ReplayOnlyLevel replay_only(level);  // the level only records: Adam's step may be used
     Stream s = default_stream(default_device());
     std::vector<Array> placeholders;
     std::unordered_map<Node*, int> value_of;

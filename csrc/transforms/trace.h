@@ -24,6 +24,15 @@ class TraceLevel {
   int level_;
 };
 
+// While it lives, the level only records a graph to replay (compile, export_function): a primitive
+// without differentiation or vmap rules (Adam's step) may be recorded, and shape-dependent
+// constants are recorded as nodes (Count, BroadcastLike) so a shapeless replay recomputes them.
+struct ReplayOnlyLevel {
+  uint32_t bit;
+  explicit ReplayOnlyLevel(const TraceLevel& level) : bit(level.bit()) { replay_only_trace_bits() |= bit; }
+  ~ReplayOnlyLevel() { replay_only_trace_bits() &= ~bit; }
+};
+
 // While it lives, the arrays of a level have no value to read (vmap's placeholders stand for every
 // example, compile's for every call): evaluating one raises at the call with `reason`.
 class ValuelessLevel {

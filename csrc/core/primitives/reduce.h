@@ -98,6 +98,9 @@ class Count : public Primitive {
   }
   // The count for an input of this shape.
   double value(const Shape& shape) const;
+  const std::vector<int>& axes() const { return axes_; }
+  int64_t ddof() const { return ddof_; }
+  Dtype dtype() const { return dtype_; }
 
  private:
   std::vector<int> axes_;
