@@ -91,7 +91,17 @@ def _adam(m):
     return step
 
 
+def _set_rows(m):
+    def f(a, u):
+        y = a + 0
+        y[1:3] = u
+        return y
+
+    return f
+
+
 CASES = [
+    Case("slice_update", {"slice_update"}, _set_rows, [("f", (4, 5)), ("f", (2, 5))]),
     Case(
         "inv",
         {"inverse"},

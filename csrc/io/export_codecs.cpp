@@ -60,7 +60,6 @@ OpParams params_of(const Json& j) {
   bad("unknown element-wise parameters");
 }
 
-
 Json elementwise_json(const Elementwise& e, const char* op, const char* name) {
   std::vector<std::pair<std::string, Json>> m{{"op", json_str(op)},
                                               {"compute", json_str(name_of(e.compute().back()))},
@@ -131,7 +130,6 @@ Shape partition_shape(const Primitive& p, const std::vector<Array>& in, const Sh
   return in[0].shape();
 }
 
-
 const Codec kCodecs[] = {
     {"unary", is<Unary>,
      [](const Primitive& p) { return elementwise_json(as<Unary>(p), op_name(as<Unary>(p).op()), p.name()); },
@@ -182,6 +180,14 @@ const Codec kCodecs[] = {
      },
      [](const Json& j) -> std::shared_ptr<Primitive> {
        return std::make_shared<Slice>(int_list(member(j, "start")), int_list(member(j, "step")));
+     },
+     nullptr},
+    {"slice_update", is<SliceUpdate>,
+     [](const Primitive& p) {
+       return json_obj({{"start", ints(as<SliceUpdate>(p).start())}, {"step", ints(as<SliceUpdate>(p).step())}});
+     },
+     [](const Json& j) -> std::shared_ptr<Primitive> {
+       return std::make_shared<SliceUpdate>(int_list(member(j, "start")), int_list(member(j, "step")));
      },
      nullptr},
     {"transpose", is<Transpose>, [](const Primitive& p) { return json_obj({{"perm", ints(as<Transpose>(p).perm())}}); },
@@ -295,7 +301,8 @@ const Codec kCodecs[] = {
        return std::make_shared<Count>(int32_list(member(j, "axes")), int_at(j, "ddof"), dtype_at(j, "dtype"));
      },
      [](const Primitive&, const std::vector<Array>&, const Shape& recorded) { return recorded; }},
-    {"depends", is<Depends>, [](const Primitive& p) { return json_obj({{"inputs", json_int(as<Depends>(p).num_inputs())}}); },
+    {"depends", is<Depends>,
+     [](const Primitive& p) { return json_obj({{"inputs", json_int(as<Depends>(p).num_inputs())}}); },
      [](const Json& j) -> std::shared_ptr<Primitive> {
        int64_t n = int_at(j, "inputs");
        if (n < 1) bad("depends without inputs");
@@ -317,7 +324,7 @@ std::span<const Codec> core_codecs() { return kCodecs; }
 
 namespace {
 constexpr std::span<const Codec> (*kFamilies[])() = {codec::core_codecs, codec::linalg_codecs, codec::fast_codecs,
-                                                      codec::product_codecs};
+                                                     codec::product_codecs};
 }  // namespace
 
 const Codec* codec_for(const Primitive& p) {
