@@ -174,9 +174,10 @@ FunctionTrace record_trace(const std::vector<Array>& tracers, const std::vector<
       throw OpError("export_function",
                     std::string("cannot export the primitive '") + (n->primitive ? n->primitive->name() : "?") + "'");
     if (shapeless && (n->siblings.empty() ? !c->shape : !c->shapes))
-      throw OpError("export_function", std::string("shapeless export of '") + n->primitive->name() +
-                                           "' is not supported: " +
-                                           (n->siblings.empty() ? "its output shape is fixed by its parameters" : "it has several outputs"));
+      throw OpError(
+          "export_function",
+          std::string("shapeless export of '") + n->primitive->name() + "' is not supported: " +
+              (n->siblings.empty() ? "its output shape is fixed by its parameters" : "it has several outputs"));
     for (const Array& in : n->inputs) note_constant(in);
   }
   for (const Array& o : outs) note_constant(o);

@@ -86,11 +86,11 @@ inline void need(bool ok, const char* op, const char* what) {
 template <size_t N> size_t outputs(const Primitive&) { return N; }
 
 // A row for a class whose parameters are none.
-#define NUVEC_PLAIN(P, tag, shape_fn, ...)                                                                     \
-  Codec {                                                                                                      \
-    tag, is<P>, [](const Primitive&) { return json_obj({}); },                                                 \
-        [](const Json&) -> std::shared_ptr<Primitive> { return std::make_shared<P>(); }, shape_fn __VA_OPT__(, ) \
-        __VA_ARGS__                                                                                            \
+#define NUVEC_PLAIN(P, tag, shape_fn, ...)                                               \
+  Codec {                                                                                \
+    tag, is<P>, [](const Primitive&) { return json_obj({}); },                           \
+        [](const Json&) -> std::shared_ptr<Primitive> { return std::make_shared<P>(); }, \
+        shape_fn __VA_OPT__(, ) __VA_ARGS__                                              \
   }
 
 // The rows of each family's file; codec_for and codec_named search them all in this order.

@@ -23,9 +23,8 @@ Json rope_json(const RopeParams& r) {
                    {"freqs", json_int(r.has_freqs)}});
 }
 RopeParams rope_of(const Json& j) {
-  return {int_at(j, "dims"),          flag_at(j, "traditional"), float(real_at(j, "base")),
-          float(real_at(j, "scale")), int_at(j, "offset"),       flag_at(j, "inverse"),
-          flag_at(j, "offsets"),      flag_at(j, "freqs")};
+  return {int_at(j, "dims"),   flag_at(j, "traditional"), float(real_at(j, "base")), float(real_at(j, "scale")),
+          int_at(j, "offset"), flag_at(j, "inverse"),     flag_at(j, "offsets"),     flag_at(j, "freqs")};
 }
 
 Shape row_norm_shape(const Primitive& p, const std::vector<Array>& in, const Shape&) {
@@ -85,16 +84,14 @@ const Codec kCodecs[] = {
        return std::make_shared<RowNorm>(by_name<NormKind>(member(j, "kind"), 3, norm_name), flag_at(j, "weighted"),
                                         flag_at(j, "biased"), float(real_at(j, "eps")));
      },
-     row_norm_shape,
-     [](const Primitive& p) -> size_t { return as<RowNorm>(p).kind() == NormKind::add_rms ? 2 : 1; },
+     row_norm_shape, [](const Primitive& p) -> size_t { return as<RowNorm>(p).kind() == NormKind::add_rms ? 2 : 1; },
      add_rms_shapes},
     {"rope", is<Rope>, [](const Primitive& p) { return rope_json(as<Rope>(p).params()); },
      [](const Json& j) -> std::shared_ptr<Primitive> { return std::make_shared<Rope>(rope_of(j)); }, rope_shape},
     {"norm_rope", is<NormRope>,
      [](const Primitive& p) {
        const auto& n = as<NormRope>(p);
-       return json_obj(
-           {{"rope", rope_json(n.params())}, {"eps", real(n.eps())}, {"weighted", json_int(n.weighted())}});
+       return json_obj({{"rope", rope_json(n.params())}, {"eps", real(n.eps())}, {"weighted", json_int(n.weighted())}});
      },
      [](const Json& j) -> std::shared_ptr<Primitive> {
        return std::make_shared<NormRope>(rope_of(member(j, "rope")), float(real_at(j, "eps")), flag_at(j, "weighted"));
@@ -103,8 +100,7 @@ const Codec kCodecs[] = {
     {"scaled_dot_product_attention", is<ScaledDotProductAttention>,
      [](const Primitive& p) {
        const auto& a = as<ScaledDotProductAttention>(p).params();
-       return json_obj(
-           {{"scale", real(a.scale)}, {"mask", json_int(int(a.mask))}, {"sinks", json_int(a.sinks)}});
+       return json_obj({{"scale", real(a.scale)}, {"mask", json_int(int(a.mask))}, {"sinks", json_int(a.sinks)}});
      },
      [](const Json& j) -> std::shared_ptr<Primitive> {
        int64_t mask = int_at(j, "mask");
@@ -116,7 +112,8 @@ const Codec kCodecs[] = {
     NUVEC_PLAIN(CrossEntropy, "cross_entropy", cross_entropy_shape),
     {"hadamard_transform", is<Hadamard>,
      [](const Primitive& p) {
-       return json_obj({{"scale", real(as<Hadamard>(p).scale())}, {"transposed", json_int(as<Hadamard>(p).transposed())}});
+       return json_obj(
+           {{"scale", real(as<Hadamard>(p).scale())}, {"transposed", json_int(as<Hadamard>(p).transposed())}});
      },
      [](const Json& j) -> std::shared_ptr<Primitive> {
        return std::make_shared<Hadamard>(float(real_at(j, "scale")), flag_at(j, "transposed"));

@@ -86,7 +86,8 @@ const Codec kCodecs[] = {
      square},
     {"decompose", is<Decompose>,
      [](const Primitive& p) {
-       return json_obj({{"kind", json_str(decomposition_name(as<Decompose>(p).kind()))}, {"upper", json_int(as<Decompose>(p).upper())}});
+       return json_obj({{"kind", json_str(decomposition_name(as<Decompose>(p).kind()))},
+                        {"upper", json_int(as<Decompose>(p).upper())}});
      },
      [](const Json& j) -> std::shared_ptr<Primitive> {
        return std::make_shared<Decompose>(

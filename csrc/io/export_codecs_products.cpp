@@ -37,20 +37,30 @@ std::vector<Shape> quantize_shapes(const Primitive& p, const std::vector<Array>&
 // Quantize and Dequantize (their format) and the two products (format and orientation).
 template <class P> Codec quant_row(const char* tag) {
   if constexpr (std::is_base_of_v<QuantizedProduct, P>)
-    return {tag, is<P>, [](const Primitive& p) { return spec_json(as<P>(p).spec(), {{"transpose", json_int(as<P>(p).transpose())}}); },
-            [](const Json& j) -> std::shared_ptr<Primitive> { return std::make_shared<P>(spec_of(j), flag_at(j, "transpose")); },
-            nullptr};
+    return {
+        tag, is<P>,
+        [](const Primitive& p) { return spec_json(as<P>(p).spec(), {{"transpose", json_int(as<P>(p).transpose())}}); },
+        [](const Json& j) -> std::shared_ptr<Primitive> {
+          return std::make_shared<P>(spec_of(j), flag_at(j, "transpose"));
+        },
+        nullptr};
   else
-    return {tag, is<P>, [](const Primitive& p) { return spec_json(as<P>(p).spec()); },
-            [](const Json& j) -> std::shared_ptr<Primitive> { return std::make_shared<P>(spec_of(j)); }, nullptr,
-            std::is_same_v<P, Quantize> ? +[](const Primitive& p) -> size_t { return as<P>(p).spec().has_biases() ? 3 : 2; }
-                                        : nullptr,
+    return {tag,
+            is<P>,
+            [](const Primitive& p) { return spec_json(as<P>(p).spec()); },
+            [](const Json& j) -> std::shared_ptr<Primitive> { return std::make_shared<P>(spec_of(j)); },
+            nullptr,
+            std::is_same_v<P, Quantize>
+            ? +[](const Primitive& p) -> size_t { return as<P>(p).spec().has_biases() ? 3 : 2; }
+            : nullptr,
             std::is_same_v<P, Quantize> ? quantize_shapes : nullptr};
 }
 
 const Codec kCodecs[] = {
     {"gather_mm", is<GatherMM>,
-     [](const Primitive& p) { return json_obj({{"grad_b", json_int(as<GatherMM>(p).kind() == GatherMM::Kind::grad_b)}}); },
+     [](const Primitive& p) {
+       return json_obj({{"grad_b", json_int(as<GatherMM>(p).kind() == GatherMM::Kind::grad_b)}});
+     },
      [](const Json& j) -> std::shared_ptr<Primitive> {
        return std::make_shared<GatherMM>(flag_at(j, "grad_b") ? GatherMM::Kind::grad_b : GatherMM::Kind::product);
      },
@@ -72,11 +82,10 @@ const Codec kCodecs[] = {
                         {"flip", json_int(c.flip)}});
      },
      [](const Json& j) -> std::shared_ptr<Primitive> {
-       return std::make_shared<Convolution>(ConvParams{int_list(member(j, "stride")), int_list(member(j, "pad_lo")),
-                                                       int_list(member(j, "pad_hi")),
-                                                       int_list(member(j, "kernel_dilation")),
-                                                       int_list(member(j, "input_dilation")), int_at(j, "groups"),
-                                                       flag_at(j, "flip")});
+       return std::make_shared<Convolution>(
+           ConvParams{int_list(member(j, "stride")), int_list(member(j, "pad_lo")), int_list(member(j, "pad_hi")),
+                      int_list(member(j, "kernel_dilation")), int_list(member(j, "input_dilation")),
+                      int_at(j, "groups"), flag_at(j, "flip")});
      },
      nullptr},
     {"adam_update", is<AdamUpdate>,
