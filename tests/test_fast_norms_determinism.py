@@ -28,6 +28,7 @@ rng = np.random.default_rng(3)
 ROWS = (2, 3, 7, 64, 256, 1000)
 D = 333
 bad, digest, digest_isa = [], hashlib.sha256(), hashlib.sha256()
+ROW_CHECKS = sys.argv[1:] == ["rows"]  # the one-row comparisons (the slow part) in one run per build
 
 def bits(a):
     a = a.view(mx.uint16) if a.dtype in (mx.float16, mx.bfloat16) else a.view(mx.uint32)
@@ -39,6 +40,8 @@ def check(name, m, full, one, into=digest):
     full = [bits(f) for f in full]
     for f in full:
         into.update(f.tobytes())
+    if not ROW_CHECKS:
+        return
     for i in sorted(set(range(0, m, 1 if m <= 64 else 5)) | {m - 1}):
         for f, o in zip(full, one(i)):
             if not np.array_equal(f[i:i + 1], bits(o)):
@@ -67,13 +70,13 @@ for dt in ("float32", "float16", "bfloat16"):
     wk = mx.array(rng.standard_normal(DH).astype(np.float32)).astype(dtype)
     for m in ROWS:
         x = mx.array(rng.standard_normal((m, H, T, DH)).astype(np.float32)).astype(dtype)
-        offs = rng.integers(0, 500, m)
+        offs = rng.integers(0, 100, m)
         off = mx.array(offs.astype(np.int32))
         for trad in (False, True):
             kw = dict(traditional=trad, base=10000.0, scale=0.5)
             check(f"rope {dt} {trad}", m, [F.rope(x, 32, offset=off, **kw)],
                   lambda i: [F.rope(x[i:i + 1], 32, offset=int(offs[i]), **kw)])
-        cache = mx.array(rng.standard_normal((m, H, 520, DH)).astype(np.float32)).astype(dtype)
+        cache = mx.array(rng.standard_normal((m, H, 104, DH)).astype(np.float32)).astype(dtype)
         check(f"norm_rope {dt}", m,
               list(F.norm_rope(x, wk, 1e-5, cache, off, dims=32, traditional=False, base=10000.0)),
               lambda i: list(F.norm_rope(x[i:i + 1], wk, 1e-5, cache[i:i + 1], int(offs[i]), dims=32,
@@ -85,8 +88,9 @@ json.dump({"bad": bad, "digest": digest.hexdigest(), "digest_isa": digest_isa.he
 
 def run(threads, isa):
     env = dict(os.environ, NUVEC_NUM_THREADS=str(threads), NUVEC_CPU_ISA=isa)
+    rows = ["rows"] if threads == 3 else []  # rows checked once per build; digests in every run
     res = subprocess.run(
-        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=600
+        [sys.executable, "-c", SCRIPT, *rows], env=env, capture_output=True, text=True, timeout=600
     )
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
