@@ -78,24 +78,34 @@ def batch_generate(
     prompt_time, tic = time.perf_counter() - tic, time.perf_counter()
     out: list[list[int]] = [[] for _ in prompts]
     rows = list(range(len(prompts)))  # the prompts still decoding, in row order
-    x = mx.array([[p[-1].item()] for p in encoded])
+
+    def step(x: Any, rows: list[int]) -> Any:
+        table.step([seqs[i] for i in rows])
+        y = sampler(_logprobs(model(x, cache=cache)[:, -1, :]))
+        mx.async_eval(y)
+        return y
+
+    # As generate_step's loop: step n+1 is built on step n's lazy tokens and queued before they
+    # are read; rows that end at step n are then dropped from step n+1's tokens (their extra
+    # row is wasted work, and row independence keeps the others' bits).
+    y = step(mx.array([[p[-1].item()] for p in encoded]), rows)
     steps = 0
     while rows:
-        table.step([seqs[i] for i in rows])
-        tokens = sampler(_logprobs(model(x, cache=cache)[:, -1, :])).tolist()
+        last = all(len(out[i]) + 1 >= max_tokens for i in rows)
+        y_next = None if last else step(y[:, None], rows)
         steps += 1
-        for i, t in zip(rows, tokens):
+        keep = []
+        for r, (i, t) in enumerate(zip(rows, y.tolist())):
             if t not in tokenizer.eos_token_ids:
                 out[i].append(t)
-        keep = [
-            (i, t)
-            for i, t in zip(rows, tokens)
-            if t not in tokenizer.eos_token_ids and len(out[i]) < max_tokens
-        ]
-        for i in set(rows) - {i for i, _ in keep}:
-            table.remove(seqs[i])
-        rows = [i for i, _ in keep]
-        x = mx.array([[t] for _, t in keep])
+            if t in tokenizer.eos_token_ids or len(out[i]) >= max_tokens:
+                table.remove(seqs[i])
+            else:
+                keep.append(r)
+        if y_next is not None and len(keep) < len(rows):
+            y_next = y_next[mx.array(keep, dtype=mx.int32)] if keep else None
+        rows = [rows[r] for r in keep]
+        y = y_next
     if verbose:
         n = sum(len(t) for t in out)
         total = sum(p.size for p in encoded)
