@@ -4,6 +4,7 @@
 // tiles of queries by keys through the matrix-product micro-kernels, with an online softmax (a
 // running max and sum per row); the full score matrix never exists.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -155,8 +156,9 @@ template <class T> const T* row_of(const void* x, const int64_t* st, int64_t b, 
 template <class T> const T* kv_row(const AttentionOperands& a, const void* x, const int64_t* st, int64_t b, int64_t g,
                                    int64_t r) {
   if (!a.pages) return row_of<T>(x, st, b, g, r);
-  int64_t page = a.pages[b * a.pages_stride + r / a.page_size];
-  return static_cast<const T*>(x) + page * st[0] + g * st[1] + r % a.page_size * st[2];
+  const int shift = std::countr_zero(uint64_t(a.page_size));  // page sizes divide 256: powers of two
+  int64_t page = a.pages[b * a.pages_stride + (r >> shift)];
+  return static_cast<const T*>(x) + page * st[0] + g * st[1] + (r & (a.page_size - 1)) * st[2];
 }
 
 // A row's final values: its (m, l, acc) with the head's sink taken in, divided out.
