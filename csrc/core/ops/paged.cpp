@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "core/ops.h"
 #include "core/ops/attention.h"
+#include "core/ops/elementwise.h"
 #include "core/primitives/paged.h"
 
 namespace nuvec {
