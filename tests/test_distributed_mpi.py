@@ -1,0 +1,89 @@
+"""nuvec.distributed over MPI: a few mpirun jobs (1, 2 and 4 processes, oversubscribed on a small
+machine), each running many checks (tests/_distributed_worker.py): every collective and dtype
+against NumPy, send/recv, split, the transforms' rules, averaged gradients equal to the whole
+batch's, mismatched collectives; the data-parallel training example ending with the same weights
+on every rank; a stuck or dead rank giving an error (or the job's end) instead of a hang. They skip
+only where no MPI is installed (CI installs the `mpi` extra)."""
+
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+from _impl import IS_MLX
+
+if IS_MLX:
+    pytest.skip("nuvec's MPI engine", allow_module_level=True)
+
+import nuvec as nx  # noqa: E402
+from nuvec import launch  # noqa: E402
+
+HERE = pathlib.Path(__file__).resolve().parent
+WORKER = str(HERE / "_distributed_worker.py")
+
+try:
+    launch.mpirun()
+    HAVE_MPI = nx.distributed.is_available("mpi")
+except RuntimeError:
+    HAVE_MPI = False
+pytestmark = pytest.mark.skipif(not HAVE_MPI, reason="no MPI (pip install '.[mpi]')")
+
+
+def mpirun(n, args, timeout=180, **env):
+    """Runs ``python args`` on n processes; (return code, output, seconds)."""
+    cmd, environ = launch.command(n, args)
+    # The ranks share the cores; a failed check ends the job rather than waiting 300 s.
+    environ.update({"NUVEC_NUM_THREADS": "1", "NUVEC_DISTRIBUTED_TIMEOUT": "60", **env})
+    t = time.monotonic()
+    p = subprocess.run(cmd, env=environ, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout + p.stderr, time.monotonic() - t
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_collectives_transforms_and_gradients(n):
+    code, out, _ = mpirun(n, [WORKER, "collectives"])
+    assert code == 0, out
+    passed = re.findall(r"rank (\d+)/(\d+): (\d+) checks passed", out)
+    assert sorted(int(r) for r, _, _ in passed) == list(range(n)), out
+    assert all(int(size) == n and int(k) > 50 for _, size, k in passed), out
+
+
+def test_data_parallel_training_ends_with_the_same_weights(tmp_path):
+    args = ["-m", "nuvec.examples.train", "--distributed", "--epochs", "1", "--out", str(tmp_path)]
+    code, out, _ = mpirun(2, [*args, "--min-accuracy", "0.5"])
+    assert code == 0, out
+    digests = dict(re.findall(r"rank (\d)/2: weights sha256 (\w+)", out))
+    assert set(digests) == {"0", "1"} and len(set(digests.values())) == 1, out
+    # Rank 0 alone wrote the checkpoint, through a temporary file renamed into place.
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "model.safetensors",
+        "optimizer.safetensors",
+    ]
+
+
+@pytest.mark.parametrize("how", ["stuck", "killed"])
+def test_a_late_rank_ends_the_job_instead_of_hanging(how):
+    code, out, seconds = mpirun(2, [WORKER, how], timeout=60, NUVEC_DISTRIBUTED_TIMEOUT="2")
+    assert code != 0 and seconds < 45, out
+    if how == "stuck":  # rank 0 says what happened (a killed rank makes mpirun end the job)
+        assert re.search(r"rank 0 raised after [2-9]\.\d s: .*all_sum.*waited 2 s", out), out
+    assert "the all_sum returned" not in out, out
+
+
+def test_launch_runs_a_module_on_n_processes(tmp_path):
+    script = tmp_path / "hello.py"
+    script.write_text(
+        "import nuvec as mx\ng = mx.distributed.init()\n"
+        "print('hello', g.rank(), g.size(), mx.distributed.all_sum(mx.array(1)).item())\n"
+    )
+    env = dict(os.environ, NUVEC_NUM_THREADS="1")
+    p = subprocess.run(
+        [sys.executable, "-m", "nuvec.launch", "-n", "2", str(script)],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert sorted(re.findall(r"hello (\d) 2 2", p.stdout)) == ["0", "1"], p.stdout
