@@ -33,9 +33,12 @@ except RuntimeError:
 pytestmark = pytest.mark.skipif(not HAVE_MPI, reason="no MPI (pip install '.[mpi]')")
 
 
-def mpirun(n, args, timeout=180, **env):
-    """Runs ``python args`` on n processes; (return code, output, seconds)."""
+def mpirun(n, args, timeout=180, launcher=None, **env):
+    """Runs ``python args`` on n processes (with ``launcher``, another mpirun than
+    nuvec.launch's); (return code, output, seconds)."""
     cmd, environ = launch.command(n, args)
+    if launcher:
+        cmd[0] = launcher
     # The ranks share the cores; a failed check ends the job rather than waiting 300 s.
     environ.update({"NUVEC_NUM_THREADS": "1", "NUVEC_DISTRIBUTED_TIMEOUT": "60", **env})
     t = time.monotonic()
@@ -44,12 +47,25 @@ def mpirun(n, args, timeout=180, **env):
 
 
 @pytest.mark.parametrize("n", [1, 2, 4])
-def test_collectives_transforms_and_gradients(n):
-    code, out, _ = mpirun(n, [WORKER, "collectives"])
+def test_collectives_transforms_and_gradients(n, launcher=None, **env):
+    code, out, _ = mpirun(n, [WORKER, "collectives"], launcher=launcher, **env)
     assert code == 0, out
     passed = re.findall(r"rank (\d+)/(\d+): (\d+) checks passed", out)
     assert sorted(int(r) for r, _, _ in passed) == list(range(n)), out
     assert all(int(size) == n and int(k) > 50 for _, size, k in passed), out
+
+
+SYSTEM_MPI = ("/usr/bin/mpirun", "/usr/lib/x86_64-linux-gnu/libmpi.so.40")  # Debian's OpenMPI
+
+
+@pytest.mark.skipif(
+    not all(map(os.path.exists, SYSTEM_MPI)) or launch.mpirun() == SYSTEM_MPI[0],
+    reason="no system OpenMPI beside this environment's",
+)
+def test_the_system_openmpi_too():
+    test_collectives_transforms_and_gradients(
+        2, launcher=SYSTEM_MPI[0], NUVEC_MPI_LIBRARY=SYSTEM_MPI[1]
+    )
 
 
 def test_data_parallel_training_ends_with_the_same_weights(tmp_path):
