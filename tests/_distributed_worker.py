@@ -10,6 +10,7 @@ own results against NumPy. Prints "rank R/N: K checks passed" at the end.
 import os
 import signal
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -75,6 +76,17 @@ def collectives():
     check(dist.all_gather(mx.array(xs[R].astype(np.float32)).reshape(2, 3, 4)),
           np.concatenate([x.reshape(2, 3, 4) for x in xs]))  # fmt: skip
     check(dist.all_sum(2.5), np.array(2.5 * N))
+    # Every rank gets the same bits of a float sum (small and large messages take different
+    # algorithms), close to NumPy's float64 sum.
+    for n in (1000, 1 << 18):
+        xs = [np.random.default_rng(r).standard_normal(n).astype(np.float32) for r in range(N)]
+        s = dist.all_sum(mx.array(xs[R]))
+        seen = np.array(dist.all_gather(s[None]).view(mx.uint32))
+        assert (seen == seen[0]).all(), "ranks got different bits"
+        np.testing.assert_allclose(
+            np.array(s), np.sum(xs, 0, dtype=np.float64), rtol=1e-5, atol=1e-5
+        )
+        globals()["checks"] += 1
     if N == 1:
         return
     # Point to point: a ring, then recv_like.
@@ -158,6 +170,14 @@ def errors():
         assert "called different collectives" in str(e), e
         checks += 1
     check(dist.all_sum(mx.ones(2)), np.full(2, float(N)), what="after a mismatch")
+    # A function file cannot carry a communicator: export names the collective.
+    with tempfile.TemporaryDirectory() as d:
+        try:
+            mx.export_function(os.path.join(d, "f.mlxfn"), dist.all_sum, mx.ones(2))
+            raise AssertionError("exported an all_sum")
+        except ValueError as e:
+            assert "all_sum" in str(e), e
+            checks += 1
 
 
 def late_peer(how):

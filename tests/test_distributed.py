@@ -55,6 +55,7 @@ def test_group_of_one_process():
     # MPI's library may be installed; this process was not started by mpirun either way.
     assert dist.is_available() is dist.is_available("mpi")
     assert not any(dist.is_available(b) for b in ("nccl", "jaccl", "nope"))
+    _agree(*_both(lambda mx: mx.distributed.is_available("nope")))
     _agree(*_both(lambda mx: mx.distributed.init().size()))
     _agree(*_both(lambda mx: mx.distributed.init().rank()))
     _agree(*_both(lambda mx: mx.distributed.init(backend="mpi").size()))
