@@ -3,6 +3,10 @@ the group of size 1, collectives that return their input's values (gradients inc
 send/recv raising as MLX does on one process. Each snippet also runs on mlx.core.distributed
 where MLX is installed: same values, or the same exception type."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -153,3 +157,23 @@ def test_registered_as_a_module():
     assert set(dist.__all__) == {n for n in dir(dist) if not n.startswith("_")} - {
         "Any", "Callable", "Sequence", "annotations",
     }  # fmt: skip
+
+
+def test_without_an_mpi_library():
+    """A process that looks launched by mpirun but finds no MPI library: a group of one (strict:
+    RuntimeError saying why), and the collectives still work."""
+    code = (
+        "import nuvec as mx\n"
+        "d = mx.distributed\n"
+        "assert not d.is_available() and d.init().size() == 1\n"
+        "assert d.all_sum(mx.arange(3)).tolist() == [0, 1, 2]\n"
+        "try:\n"
+        "    d.init(strict=True)\n"
+        "except RuntimeError as e:\n"
+        "    assert 'no MPI library loads' in str(e), e\n"
+        "else:\n"
+        "    raise AssertionError('strict init without MPI')\n"
+    )
+    env = dict(os.environ, NUVEC_MPI_LIBRARY="/nonexistent/libmpi.so", OMPI_COMM_WORLD_SIZE="2")
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
