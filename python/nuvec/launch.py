@@ -27,10 +27,12 @@ def mpirun() -> str:
     return found
 
 
-def command(n: int, script: list[str], mpi_args: str = "") -> tuple[list[str], dict[str, str]]:
-    """The mpirun command line and environment that run ``script`` (a path and its arguments)
-    on ``n`` processes."""
-    run = mpirun()
+def command(
+    n: int, script: list[str], mpi_args: str = "", run: str | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment with which ``run`` (default: ``mpirun()``) runs
+    ``script`` (a path and its arguments) on ``n`` processes."""
+    run = run or mpirun()
     env = dict(os.environ)
     version = subprocess.run([run, "--version"], capture_output=True, text=True).stdout
     extra = []
@@ -45,17 +47,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m nuvec.launch",
         description="Run a script (or -m module) on N processes over MPI.",
-        usage="python -m nuvec.launch -n N [--mpi-args ARGS] (script | -m module) [args ...]",
+        usage="python -m nuvec.launch -n N [--mpi-args ARGS] [--mpirun PATH] (script | -m module) "
+        "[args ...]",
     )
     parser.add_argument("-n", "--nprocs", type=int, required=True, help="number of processes")
     parser.add_argument("--mpi-args", default="", help="more arguments for mpirun, quoted")
+    parser.add_argument("--mpirun", help="the mpirun to use (default: this environment's)")
     # Our options end where the script (or -m module) starts; the rest is the script's.
     cut = next(
         (
             i
             for i, s in enumerate(argv)
             if (s == "-m" or not s.startswith("-"))
-            and (i == 0 or argv[i - 1] not in ("-n", "--nprocs", "--mpi-args"))
+            and (i == 0 or argv[i - 1] not in ("-n", "--nprocs", "--mpi-args", "--mpirun"))
         ),
         len(argv),
     )
@@ -65,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("-n must be at least 1")
     if not target or target == ["-m"]:
         parser.error("give a script or -m MODULE")
-    cmd, env = command(a.nprocs, target, a.mpi_args)
+    cmd, env = command(a.nprocs, target, a.mpi_args, a.mpirun)
     return subprocess.call(cmd, env=env)
 
 
