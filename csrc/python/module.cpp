@@ -20,6 +20,7 @@ void init_compile(nb::module_& m);
 void init_vmap(nb::module_& m);
 void init_sort(nb::module_& m);
 void init_optimizer(nb::module_& m);
+void init_distributed(nb::module_& m);  // nuvec.distributed over MPI
 void init_scan(nb::module_& m);
 void init_matmul(nb::module_& m);
 void init_conv(nb::module_& m);
@@ -53,6 +54,7 @@ NB_MODULE(_core, m) {
   nuvec::python::init_vmap(m);
   nuvec::python::init_sort(m);
   nuvec::python::init_optimizer(m);
+  nuvec::python::init_distributed(m);
   nuvec::python::init_scan(m);
   nuvec::python::init_matmul(m);
   nuvec::python::init_conv(m);
