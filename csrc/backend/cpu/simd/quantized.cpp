@@ -80,24 +80,26 @@ template <int B> inline void decode_pair(const uint32_t* row, int64_t e, VecF& a
   a = decode<B>(row, e), b = decode<B>(row, e + L);
 }
 
-// The one-row kernel reads R adjacent packed rows side by side, which the hardware prefetchers
-// do not follow as one stream: each group asks the caches for the bytes kPrefetchAhead past
-// where the block's reading has reached, as if it read the rows one after another.
-constexpr int64_t kPrefetchAhead = 2048;
+// The one-row kernel reads R adjacent packed rows side by side: R streams, each of which goes on
+// into the same row of the next block. Each asks the caches for its bytes kPrefetchAhead ahead,
+// once per cache line, as the hardware prefetchers would for one stream.
+constexpr int64_t kPrefetchAhead = 1024;
 
 template <int B> struct FromPacked {
   const uint32_t* row;
   void pair(int64_t e, VecF& a, VecF& b) const { decode_pair<B>(row, e, a, b); }
-  // Group g of an R-row block whose first row this is.
-  template <int R> void prefetch(int64_t g, int64_t group) const {
-    const int64_t step = R * group * B / 8, at = kPrefetchAhead + g * step;
-    for (int64_t off = 0; off < step; off += 64) __builtin_prefetch(reinterpret_cast<const char*>(row) + at + off);
+  // Group g of a row of k codes in an R-row block.
+  template <int R> void prefetch(int64_t g, int64_t group, int64_t k) const {
+    const int64_t gbytes = group * B / 8, row_bytes = k * B / 8, at = g * gbytes + kPrefetchAhead;
+    if (gbytes < 64 && g * gbytes % 64 >= gbytes) return;  // this group starts no new line
+    const char* base = reinterpret_cast<const char*>(row) + at / row_bytes * R * row_bytes + at % row_bytes;
+    for (int64_t off = 0; off < gbytes; off += 64) __builtin_prefetch(base + off);
   }
 };
 struct FromDecoded {
   const float* q;
   void pair(int64_t e, VecF& a, VecF& b) const { a = load(q + e), b = load(q + e + L); }
-  template <int R> void prefetch(int64_t, int64_t) const {}  // decoded rows are in cache
+  template <int R> void prefetch(int64_t, int64_t, int64_t) const {}  // decoded rows are in cache
 };
 
 // n elements of a float32, float16 or bfloat16 buffer from element i, as floats (exact).
@@ -169,7 +171,7 @@ template <int R, class Src> void dot_rows(const QmmProblem& p, const Src* src, c
     const int64_t e = g * p.group;
     VecF d0[R], d1[R], qa, qb;
     VecF x0 = load(x + e), x1 = load(x + e + L);
-    src[0].template prefetch<R>(g, p.group);
+    for (int r = 0; r < R; ++r) src[r].template prefetch<R>(g, p.group, p.k);
     for (int r = 0; r < R; ++r) src[r].pair(e, qa, qb), d0[r] = qa * x0, d1[r] = qb * x1;
     for (int64_t v = 2; v < V; v += 2) {
       VecF xa = load(x + e + v * L), xb = load(x + e + (v + 1) * L);
