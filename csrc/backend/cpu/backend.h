@@ -25,6 +25,7 @@ void register_views_kernels(Backend& b);
 void register_quantized_kernels(Backend& b);
 void register_fast_norm_kernels(Backend& b);  // nuvec.fast: norms and RoPE
 void register_attention_kernels(Backend& b);
+void register_paged_kernels(Backend& b);  // called by register_attention_kernels
 void register_gathered_kernels(Backend& b);
 void register_hadamard_kernels(Backend& b);
 void register_quantized_matmul_kernels(Backend& b);
