@@ -28,7 +28,8 @@ std::mutex& walk_mutex() {
 uint32_t last_stamp = 0;              // under walk_mutex
 std::atomic<uint32_t> claimed_by{0};  // the running evaluation's stamp; 0 when none runs
 
-// Clears the claim when the evaluation ends, however it ends.
+// Publishes a claim (under walk_mutex, with the stamping, so no walk sees the nodes stamped but
+// unclaimed) and clears it when the evaluation ends, however it ends.
 struct Claim {
   explicit Claim(uint32_t stamp) { claimed_by.store(stamp, std::memory_order_relaxed); }
   ~Claim() { claimed_by.store(0, std::memory_order_relaxed); }
@@ -114,12 +115,9 @@ void run_order(const std::vector<Node*>& order, const std::vector<Array>& output
 // eval's body; the caller holds eval_mutex.
 void eval_locked(const std::vector<Array>& outputs) {
   std::vector<Node*> order;
-  uint32_t stamp;
-  {
-    std::lock_guard<std::mutex> walk_lock(walk_mutex());
-    stamp = walk(outputs, 0, order, nullptr);
-  }
-  Claim claim(stamp);
+  std::unique_lock<std::mutex> walk_lock(walk_mutex());
+  Claim claim(walk(outputs, 0, order, nullptr));
+  walk_lock.unlock();
   run_order(order, outputs);
 }
 
@@ -174,19 +172,17 @@ void run_schedule(Schedule::State& s) {
   std::lock_guard<std::mutex> lock(eval_mutex());
   bool fresh = !s.ran;  // nothing listed ran meanwhile, and every claimed node did
   s.ran = true;
-  uint32_t stamp = 0;
-  {
-    std::lock_guard<std::mutex> walk_lock(walk_mutex());
-    for (Node* n : s.order) fresh &= !n->evaluated.load(std::memory_order_acquire);
-    // (Only now are the frontier's nodes known alive: their unevaluated users hold them.)
-    if (fresh)
-      for (Node* n : s.frontier) fresh &= n->evaluated.load(std::memory_order_acquire);
-    // Claims the listed nodes again: a later schedule's walk may have stamped them since.
-    if (fresh) {
-      stamp = ++last_stamp;
-      for (Node* n : s.order) mark(n, stamp);
-    }
-  }
+  std::unique_lock<std::mutex> walk_lock(walk_mutex());
+  for (Node* n : s.order) fresh &= !n->evaluated.load(std::memory_order_acquire);
+  // (Only now are the frontier's nodes known alive: their unevaluated users hold them.)
+  if (fresh)
+    for (Node* n : s.frontier) fresh &= n->evaluated.load(std::memory_order_acquire);
+  // Claims the listed nodes again: a later schedule's walk may have stamped them since.
+  uint32_t stamp = fresh ? ++last_stamp : 0;
+  if (fresh)
+    for (Node* n : s.order) mark(n, stamp);
+  Claim claim(stamp);
+  walk_lock.unlock();
   std::vector<Node*> order;
   order.swap(s.order);
   s.frontier.clear();
@@ -195,7 +191,6 @@ void run_schedule(Schedule::State& s) {
   // so that buffers can still be donated.
   s.held.clear();
   if (!fresh) return eval_locked(s.outputs);  // walk again (a no-op when the outputs are done)
-  Claim claim(stamp);
   run_order(order, s.outputs);
 }
 
