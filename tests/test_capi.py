@@ -12,7 +12,7 @@ import pytest
 
 from capi_build import EXAMPLES, compile_c, needs_cc, printed_flags
 
-pytestmark = needs_cc
+pytestmark = [needs_cc, pytest.mark.nuvec_only]
 
 A = np.array([[0.5, -1.0, 2.0], [3.0, -0.25, 1.5]], np.float32).astype(np.float64)
 

@@ -21,6 +21,8 @@ def _load(name, path):
     return module
 
 
+pytestmark = pytest.mark.nuvec_only
+
 GEN = _load("gen_capi", os.path.join(ROOT, "tools", "gen_capi.py"))
 REG = GEN.load(os.path.join(ROOT, "python", "nuvec", "_registry.py"))
 

@@ -13,7 +13,7 @@ import pytest
 import nuvec as nv
 from capi_build import EXAMPLES, compile_c, needs_cc, printed_flags
 
-pytestmark = needs_cc
+pytestmark = [needs_cc, pytest.mark.nuvec_only]
 
 
 @pytest.fixture(scope="module")
