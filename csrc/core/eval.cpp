@@ -1,5 +1,6 @@
 #include "core/eval.h"
 
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <unordered_set>
@@ -17,26 +18,48 @@ std::mutex& eval_mutex() {
   return m;
 }
 
-uint32_t next_stamp() {
-  static uint32_t stamp = 0;
-  return ++stamp;
+// Walks take turns, since a schedule's walk runs beside an evaluation: the evaluation claims its
+// nodes (stamps them and publishes the stamp) before running them, and the walk never enters a
+// claimed node, whose inputs the evaluation detaches as it goes.
+std::mutex& walk_mutex() {
+  static std::mutex m;
+  return m;
+}
+uint32_t last_stamp = 0;              // under walk_mutex
+std::atomic<uint32_t> claimed_by{0};  // the running evaluation's stamp; 0 when none runs
+
+// Publishes a claim (under walk_mutex, with the stamping, so no walk sees the nodes stamped but
+// unclaimed) and clears it when the evaluation ends, however it ends.
+struct Claim {
+  explicit Claim(uint32_t stamp) { claimed_by.store(stamp, std::memory_order_relaxed); }
+  ~Claim() { claimed_by.store(0, std::memory_order_relaxed); }
+};
+
+void mark(Node* n, uint32_t stamp) {
+  n->mark = stamp;
+  for (auto& w : n->siblings)
+    if (auto sib = w.lock()) sib->mark = stamp;
 }
 
-// The unevaluated nodes the outputs depend on, inputs before users.
-std::vector<Node*> schedule(const std::vector<Array>& outputs) {
-  uint32_t stamp = next_stamp();
-  std::vector<Node*> order;
+// Appends the unevaluated nodes the outputs depend on, inputs before users, and returns the stamp
+// they carry. Nodes of the stamp `claimed` are not entered but listed in `frontier`. The caller
+// holds walk_mutex.
+uint32_t walk(const std::vector<Array>& outputs, uint32_t claimed, std::vector<Node*>& order,
+              std::vector<Node*>* frontier) {
+  uint32_t stamp = ++last_stamp;
   post_order(
       outputs,
-      [stamp](Node* n) {
+      [&](Node* n) {
         if (n->evaluated.load(std::memory_order_acquire) || n->mark == stamp) return false;
-        n->mark = stamp;
-        for (auto& w : n->siblings)
-          if (auto sib = w.lock()) sib->mark = stamp;
+        if (claimed && n->mark == claimed) {
+          frontier->push_back(n);
+          return false;
+        }
+        mark(n, stamp);
         return true;
       },
       order);
-  return order;
+  return stamp;
 }
 
 void run(Node* n, const std::unordered_set<Node*>& fused) {
@@ -82,6 +105,28 @@ void run(Node* n, const std::unordered_set<Node*>& fused) {
   }
 }
 
+// Runs the claimed `order`; the caller holds eval_mutex.
+void run_order(const std::vector<Node*>& order, const std::vector<Array>& outputs) {
+  std::unordered_set<Node*> fused = plan_fusion(order, outputs);
+  for (Node* n : order)
+    if (!fused.count(n) && !n->evaluated.load(std::memory_order_acquire)) run(n, fused);
+}
+
+// eval's body; the caller holds eval_mutex.
+void eval_locked(const std::vector<Array>& outputs) {
+  std::vector<Node*> order;
+  std::unique_lock<std::mutex> walk_lock(walk_mutex());
+  Claim claim(walk(outputs, 0, order, nullptr));
+  walk_lock.unlock();
+  run_order(order, outputs);
+}
+
+void check_not_traced(const std::vector<Array>& outputs, const char* op) {
+  // As MLX: a transform's traced arrays are read in place by the transform, never queued.
+  for (const Array& a : outputs)
+    if (a.traced()) throw OpError(op, "not allowed on an array traced by a transform (grad, vjp, jvp, vmap)");
+}
+
 }  // namespace
 
 void finish_node(Node* n) {
@@ -104,25 +149,85 @@ void eval(const std::vector<Array>& outputs) {
                                   " (item, tolist, printing, eval, a boolean mask or an op whose shape depends on "
                                   "values)");
   std::lock_guard<std::mutex> lock(eval_mutex());
-  std::vector<Node*> order = schedule(outputs);
-  std::unordered_set<Node*> fused = plan_fusion(order, outputs);
-  for (Node* n : order)
-    if (!fused.count(n) && !n->evaluated.load(std::memory_order_acquire)) run(n, fused);
+  eval_locked(outputs);
 }
 
 void async_eval(const std::vector<Array>& outputs) {
+  check_not_traced(outputs, "async_eval");
   bool pending = false;
-  for (const Array& a : outputs) {
-    // As MLX: a transform's traced arrays are read in place by the transform, never queued.
-    if (a.traced()) throw OpError("async_eval", "not allowed on an array traced by a transform (grad, vjp, jvp, vmap)");
-    pending |= !a.evaluated();
-  }
+  for (const Array& a : outputs) pending |= !a.evaluated();
   if (!pending) return;
   enqueue(outputs.front().stream(), [outputs] {
     try {
       eval(outputs);
     } catch (...) {
       // The error surfaces when the caller evaluates these arrays again.
+    }
+  });
+}
+
+namespace {
+
+void run_schedule(Schedule::State& s) {
+  std::lock_guard<std::mutex> lock(eval_mutex());
+  bool fresh = !s.ran;  // nothing listed ran meanwhile, and every claimed node did
+  s.ran = true;
+  std::unique_lock<std::mutex> walk_lock(walk_mutex());
+  for (Node* n : s.order) fresh &= !n->evaluated.load(std::memory_order_acquire);
+  // (Only now are the frontier's nodes known alive: their unevaluated users hold them.)
+  if (fresh)
+    for (Node* n : s.frontier) fresh &= n->evaluated.load(std::memory_order_acquire);
+  // Claims the listed nodes again: a later schedule's walk may have stamped them since.
+  uint32_t stamp = fresh ? ++last_stamp : 0;
+  if (fresh)
+    for (Node* n : s.order) mark(n, stamp);
+  Claim claim(stamp);
+  walk_lock.unlock();
+  std::vector<Node*> order;
+  order.swap(s.order);
+  s.frontier.clear();
+  // When fresh, every listed node is still reached from the outputs through unevaluated nodes
+  // (only evaluation drops inputs), so the outputs keep them alive; the handles go before the run
+  // so that buffers can still be donated.
+  s.held.clear();
+  if (!fresh) return eval_locked(s.outputs);  // walk again (a no-op when the outputs are done)
+  run_order(order, s.outputs);
+}
+
+}  // namespace
+
+Schedule::Schedule(std::vector<Array> outputs) : state_(std::make_shared<State>()) {
+  State& s = *state_;
+  s.outputs = std::move(outputs);
+  check_not_traced(s.outputs, "schedule");
+  std::lock_guard<std::mutex> walk_lock(walk_mutex());
+  uint32_t stamp = walk(s.outputs, claimed_by.load(std::memory_order_relaxed), s.order, &s.frontier);
+  // Handles on the listed nodes: one evaluated meanwhile drops its inputs, which may have been the
+  // last holders of others. Each listed node is an output or an input of one; a second stamp
+  // takes each once.
+  uint32_t held = ++last_stamp;
+  auto hold = [&](const Array& a) {
+    if (a.node()->mark != stamp) return;
+    a.node()->mark = held;
+    s.held.push_back(a);
+  };
+  for (const Array& a : s.outputs) hold(a);
+  for (Node* n : s.order)
+    for (const Array& in : n->inputs) hold(in);
+  s.nodes = s.order.size();
+}
+
+void Schedule::eval() { run_schedule(*state_); }
+
+void Schedule::async_eval() {
+  bool pending = false;
+  for (const Array& a : state_->outputs) pending |= !a.evaluated();
+  if (!pending) return;
+  enqueue(state_->outputs.front().stream(), [state = state_] {
+    try {
+      run_schedule(*state);
+    } catch (...) {
+      // As async_eval: the error surfaces when the caller evaluates the outputs again.
     }
   });
 }

@@ -159,6 +159,36 @@ void init_runtime(nb::module_& m) {
       },
       "Starts evaluating the arrays on their stream's worker and returns at once.");
 
+  nb::class_<Schedule>(m, "Schedule",
+                       "The work of evaluating some arrays, ordered by nuvec.schedule and run later by `eval` "
+                       "or `async_eval` (docs/design.md, \"Scheduled evaluation\").")
+      .def(
+          "eval",
+          [](Schedule& s) {
+            nb::gil_scoped_release release;
+            s.eval();
+          },
+          "Runs the ordered work now (walking again if the graph was partly evaluated meanwhile).")
+      .def(
+          "async_eval", [](Schedule& s) { s.async_eval(); },
+          "Queues the ordered work on the outputs' stream worker and returns at once.")
+      .def_prop_ro(
+          "nodes", [](const Schedule& s) { return s.nodes(); }, "How many unevaluated nodes the ordering found.")
+      .def("__repr__", [](const Schedule& s) {
+        return "Schedule(" + std::to_string(s.outputs()) + " outputs, " + std::to_string(s.nodes()) +
+               " nodes)";
+      });
+  m.def(
+      "schedule",
+      [](nb::args args) {
+        std::vector<Array> arrays;
+        collect(args, arrays);
+        nb::gil_scoped_release release;
+        return Schedule(std::move(arrays));
+      },
+      "Orders the work the arrays in the arguments (arrays or trees of arrays) need now, for `.eval()` "
+      "or `.async_eval()` on the returned Schedule later (a nuvec extension).");
+
   m.def(
       "depends",
       [](nb::handle inputs, nb::handle dependencies) -> nb::object {

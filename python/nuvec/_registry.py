@@ -658,6 +658,7 @@ NON_OPS = {
     },
     **{n: ("transforms", "compile") for n in ("compile", "disable_compile", "enable_compile")},
     **{n: ("evaluation", "evaluation") for n in ("eval", "async_eval", "depends", "export_to_dot")},
+    **{n: ("evaluation", "nuvec-only: ordered now, run later") for n in ("schedule", "Schedule")},
     **{
         n: ("printing", "print options")
         for n in ("PrintOptions", "printoptions", "set_printoptions", "get_printoptions")
@@ -707,6 +708,7 @@ NON_OPS = {
         )
     },
     **{n: ("threads", "thread setting") for n in ("get_num_threads", "set_num_threads")},
+    **{n: ("native", "the C API's paths") for n in ("get_include", "get_library", "cmake_dir")},
     **{
         n: ("dtypes", "a dtype")
         for n in (

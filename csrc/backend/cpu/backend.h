@@ -14,6 +14,7 @@ void register_elementwise_kernels(Backend& b);
 void register_indexing_kernels(Backend& b);
 void register_matmul_kernels(Backend& b);
 void register_optimizer_kernels(Backend& b);
+void register_distributed_kernels(Backend& b);
 void register_conv_kernels(Backend& b);
 void register_compiled_kernels(Backend& b);
 void register_random_kernels(Backend& b);

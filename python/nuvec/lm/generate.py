@@ -3,8 +3,9 @@ log-probabilities), ``stream_generate`` (responses with text and speeds), ``gene
 and ``batch_generate`` (several prompts in one left-padded batch).
 
 The decode loop overlaps Python with the computation, as mlx-lm's does: step n+1's graph is built
-on step n's lazy token and queued with ``async_eval`` before step n's token is read, so the
-worker computes while Python builds."""
+on step n's lazy token and queued before step n's token is read, so the worker computes while
+Python builds. It is queued through ``nuvec.schedule``: the walk that orders step n+1 runs on this
+thread, beside step n (``ORDER_AHEAD``; docs/lm.md measures it), so the worker only runs."""
 
 from __future__ import annotations
 
@@ -28,6 +29,17 @@ __all__ = [
     "speculative_generate_step",
     "stream_generate",
 ]
+
+# Whether the decode loop orders each step with nuvec.schedule before queueing it (else
+# async_eval walks on the worker); the same tokens either way, bench/decode_overlap.py compares.
+ORDER_AHEAD = True
+
+
+def _queue(*arrays: Any) -> None:
+    if ORDER_AHEAD:
+        mx.schedule(*arrays).async_eval()
+    else:
+        mx.async_eval(*arrays)
 
 
 @dataclass
@@ -103,12 +115,12 @@ def generate_step(
         quantize()
         mx.eval([c.state for c in cache])
     y, logprobs = step(prompt)
-    mx.async_eval(y, logprobs)
+    _queue(y, logprobs)
     n = 0
     while n < max_tokens:
         if n + 1 < max_tokens:
             next_y, next_logprobs = step(y)
-            mx.async_eval(next_y, next_logprobs)
+            _queue(next_y, next_logprobs)
         yield y.item(), logprobs
         n += 1
         if n < max_tokens:

@@ -73,7 +73,21 @@ def model_config(meta: dict, arrays: dict) -> dict:
     except (KeyError, AttributeError, TypeError) as e:
         raise ValueError(f"the GGUF metadata lacks a llama hyper-parameter ({e})") from None
     scaling = meta.get(p + "rope.scaling.type")
-    if scaling == "linear":
+    if "rope_freqs.weight" in arrays:  # Llama 3.1's scaling, as llama.cpp's converter writes it
+        if scaling not in (None, "none"):
+            raise ValueError(
+                f"a GGUF rope_freqs tensor with rope scaling {scaling!r} is not supported"
+            )
+        factors = arrays["rope_freqs.weight"]
+        if factors.ndim != 1 or factors.shape[0] != config["head_dim"] // 2:
+            raise ValueError(
+                f"the GGUF rope_freqs tensor has shape {factors.shape}, not ({config['head_dim'] // 2},)"
+            )
+        config["rope_scaling"] = {
+            "rope_type": "freq_factors",
+            "freq_factors": factors.astype(mx.float32).tolist(),
+        }
+    elif scaling == "linear":
         config["rope_scaling"] = {"type": "linear", "factor": _int(meta, p + "rope.scaling.factor")}
     elif scaling not in (None, "none"):
         raise ValueError(f"unsupported GGUF rope scaling {scaling!r} (supported: 'linear')")
@@ -133,7 +147,9 @@ def load_gguf(path: str) -> tuple[Any, dict, dict]:
     expected = {k for k, _ in tree_flatten(model.parameters())}
     seen = set()
     heads = {"attn_q": config["num_attention_heads"], "attn_k": config["num_key_value_heads"]}
-    for base, parts in _tensors(arrays).items():
+    for base, parts in _tensors(
+        {k: v for k, v in arrays.items() if k != "rope_freqs.weight"}
+    ).items():
         path_ = _path(base)
         kind = base.rsplit(".", 1)[-1]
         if kind in heads:

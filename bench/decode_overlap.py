@@ -1,0 +1,99 @@
+"""Decode speed of nuvec.lm's default model with step n+1 ordered by nuvec.schedule while step n
+runs (``generate.ORDER_AHEAD``), against plain ``async_eval`` (the walk on the worker), and with
+a sampled (temperature, top-p) decode whose sampler is compiled or not; the variants interleave
+in each round (the machine is shared and noisy: medians over the rounds).
+
+    PYTHONPATH=python python bench/decode_overlap.py [--rounds 7] [--tokens 128]
+
+PyTorch has no counterpart to this loop (it is nuvec.lm's own), so it is not run here.
+"""
+
+import argparse
+import importlib
+import statistics
+import time
+
+import nuvec as mx
+from nuvec.lm import bench, load
+from nuvec.lm.sample_utils import make_sampler
+
+generate = importlib.import_module(
+    "nuvec.lm.generate"
+)  # the module (nuvec.lm.generate is the function)
+
+
+def _decode(model, tokens, sampler=None):
+    """Decode tok/s after a one-token prompt (bench.measure's tg128 with a chosen sampler)."""
+    if sampler is None:
+        return bench.measure(model, 2, tokens)["tg"]
+    steps = generate.generate_step(mx.array([17]), model, max_tokens=tokens + 1, sampler=sampler)
+    next(steps)
+    tic = time.perf_counter()
+    for _ in steps:
+        pass
+    return tokens / (time.perf_counter() - tic)
+
+
+def _step_costs(model, reps=20):
+    """Median ms to build one decode step's graph, to order it (nuvec.schedule: the walk moved off
+    the worker) and to run it, after a 16-token prompt."""
+    from nuvec.lm import make_prompt_cache
+
+    cache = make_prompt_cache(model)
+    mx.eval(model(mx.arange(16)[None], cache=cache))
+    y = mx.array([[17]])
+    build, order, run = [], [], []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        y = mx.argmax(model(y, cache=cache)[:, -1, :], axis=-1)[None]
+        t1 = time.perf_counter()
+        s = mx.schedule(y, [c.state for c in cache])
+        t2 = time.perf_counter()
+        s.eval()
+        t3 = time.perf_counter()
+        build.append(t1 - t0)
+        order.append(t2 - t1)
+        run.append(t3 - t2)
+    return {
+        k: 1e3 * statistics.median(v) for k, v in (("build", build), ("order", order), ("run", run))
+    }, s.nodes
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--tokens", type=int, default=128)
+    args = ap.parse_args()
+    model, _ = load(None)
+    plain = make_sampler(temp=0.7, top_p=0.9)
+    compiled = mx.compile(plain, inputs=mx.random.state, outputs=mx.random.state)
+    variants = {
+        "greedy, async_eval (before)": (False, None),
+        "greedy, schedule + async_eval (after)": (True, None),
+        "temp 0.7 top-p 0.9, schedule": (True, plain),
+        "temp 0.7 top-p 0.9, schedule, compiled sampler": (True, compiled),
+    }
+    for order_ahead, sampler in variants.values():  # warm-up (and compile) once each
+        generate.ORDER_AHEAD = order_ahead
+        _decode(model, 8, sampler)
+    speeds = {name: [] for name in variants}
+    for _ in range(args.rounds):
+        for name, (order_ahead, sampler) in variants.items():
+            generate.ORDER_AHEAD = order_ahead
+            speeds[name].append(_decode(model, args.tokens, sampler))
+    generate.ORDER_AHEAD = True
+    print(
+        f"| decode of the default model ({args.tokens} tokens, {args.rounds} rounds) | median tok/s | min | max |"
+    )
+    print("|---|---|---|---|")
+    for name, s in speeds.items():
+        print(f"| {name} | {statistics.median(s):.1f} | {min(s):.1f} | {max(s):.1f} |")
+    costs, nodes = _step_costs(model)
+    print(f"\n| one greedy decode step ({nodes} nodes), median of 20 | ms |\n|---|---|")
+    for k, what in (("build", "build the graph (Python)"), ("order", "order it (nuvec.schedule)"),
+                    ("run", "run it (Schedule.eval)")):  # fmt: skip
+        print(f"| {what} | {costs[k]:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
