@@ -1,7 +1,11 @@
-"""nuvec.distributed on one process (until issue 19 brings MPI): the group of size 1, collectives
-that return their input's values (gradients included), send/recv raising as MLX does on one
-process. Each snippet also runs on mlx.core.distributed where MLX is installed: same values, or the
-same exception type."""
+"""nuvec.distributed in a process not started by mpirun (test_distributed_mpi.py runs MPI jobs):
+the group of size 1, collectives that return their input's values (gradients included),
+send/recv raising as MLX does on one process. Each snippet also runs on mlx.core.distributed
+where MLX is installed: same values, or the same exception type."""
+
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -52,7 +56,10 @@ def test_group_of_one_process():
     g = dist.init()
     assert (g.rank(), g.size()) == (0, 1)
     assert isinstance(g, dist.Group)
-    assert dist.is_available() is False
+    # MPI's library may be installed; this process was not started by mpirun either way.
+    assert dist.is_available() is dist.is_available("mpi")
+    assert not any(dist.is_available(b) for b in ("nccl", "jaccl", "nope"))
+    _agree(*_both(lambda mx: mx.distributed.is_available("nope")))
     _agree(*_both(lambda mx: mx.distributed.init().size()))
     _agree(*_both(lambda mx: mx.distributed.init().rank()))
     _agree(*_both(lambda mx: mx.distributed.init(backend="mpi").size()))
@@ -150,3 +157,23 @@ def test_registered_as_a_module():
     assert set(dist.__all__) == {n for n in dir(dist) if not n.startswith("_")} - {
         "Any", "Callable", "Sequence", "annotations",
     }  # fmt: skip
+
+
+def test_without_an_mpi_library():
+    """A process that looks launched by mpirun but finds no MPI library: a group of one (strict:
+    RuntimeError saying why), and the collectives still work."""
+    code = (
+        "import nuvec as mx\n"
+        "d = mx.distributed\n"
+        "assert not d.is_available() and d.init().size() == 1\n"
+        "assert d.all_sum(mx.arange(3)).tolist() == [0, 1, 2]\n"
+        "try:\n"
+        "    d.init(strict=True)\n"
+        "except RuntimeError as e:\n"
+        "    assert 'no MPI library loads' in str(e), e\n"
+        "else:\n"
+        "    raise AssertionError('strict init without MPI')\n"
+    )
+    env = dict(os.environ, NUVEC_MPI_LIBRARY="/nonexistent/libmpi.so", OMPI_COMM_WORLD_SIZE="2")
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr

@@ -592,6 +592,12 @@ NOT_EXPORTABLE = {
     "Compiled": "compile runs its function plainly while export traces it, so none is recorded",
     "CompilePlaceholder": "compile's stand-in for its inputs while it traces; never in a graph it returns",
     "VmapPlaceholder": "vmap's stand-in for its inputs while it traces; never in a graph it returns",
+    # nuvec.distributed: a collective binds this run's MPI communicator, which a file cannot carry
+    # (over a group of one process they are copies, which export); export raises naming the op.
+    **dict.fromkeys(
+        ["DistPrimitive", "AllReduce", "AllGather", "SumScatter", "Send", "Recv"],
+        "a collective over a live MPI communicator of this run",
+    ),
 }
 # Base classes whose subclasses carry the codecs.
 ABSTRACT = {"Elementwise", "QuantizedProduct"}

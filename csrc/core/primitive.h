@@ -37,7 +37,8 @@ class Primitive : public std::enable_shared_from_this<Primitive> {
 int new_kernel_slot();
 
 // Each primitive class's slot, numbered at first use: kernel lookups index by it, never by name.
-template <class P> int kernel_slot_of() {
+// Visible in every module (the Python extension too), so all share libnuvec's one slot per class.
+template <class P> __attribute__((visibility("default"))) int kernel_slot_of() {
   static const int slot = new_kernel_slot();
   return slot;
 }

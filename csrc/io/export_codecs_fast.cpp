@@ -1,9 +1,10 @@
 // The codec rows of nuvec.fast's primitives: the row norms, RoPE (and its fused norm + cache
-// form), attention, the cross-entropy loss and the Hadamard transform.
+// form), attention (and its paged form), the cross-entropy loss and the Hadamard transform.
 #include "core/primitives/attention.h"
 #include "core/primitives/fast_loss.h"
 #include "core/primitives/fast_norms.h"
 #include "core/primitives/hadamard.h"
+#include "core/primitives/paged.h"
 #include "core/primitives/rope.h"
 #include "io/export_codec_util.h"
 
@@ -71,6 +72,16 @@ Shape attention_shape(const Primitive& p, const std::vector<Array>& in, const Sh
   return s;
 }
 
+// (B, Hq, 1, Dv) for queries (B, Hq, 1, D) over pools (N, P, Hkv, D) and (N, P, Hkv, Dv).
+Shape paged_attention_shape(const Primitive&, const std::vector<Array>& in, const Shape&) {
+  const Array &q = in[0], &k = in[1], &v = in[2];
+  need(q.ndim() == 4 && k.ndim() == 4 && v.ndim() == 4 && q.shape(2) == 1 && k.shape(3) == q.shape(3) &&
+           q.shape(1) % k.shape(2) == 0 && in[3].ndim() == 2 && in[3].shape(0) == q.shape(0) &&
+           in[4].shape() == Shape{q.shape(0)},
+       "paged_attention", "the queries, pools and tables do not fit");
+  return {q.shape(0), q.shape(1), 1, v.shape(3)};
+}
+
 const Codec kCodecs[] = {
     {"row_norm", is<RowNorm>,
      [](const Primitive& p) {
@@ -109,6 +120,13 @@ const Codec kCodecs[] = {
            AttentionParams{float(real_at(j, "scale")), AttentionMask(mask), flag_at(j, "sinks")});
      },
      attention_shape},
+    {"paged_attention", is<PagedAttention>,
+     [](const Primitive& p) { return json_obj({{"scale", real(as<PagedAttention>(p).scale())}}); },
+     [](const Json& j) -> std::shared_ptr<Primitive> {
+       return std::make_shared<PagedAttention>(float(real_at(j, "scale")));
+     },
+     paged_attention_shape},
+    NUVEC_PLAIN(PagedWrite, "paged_write", nullptr, outputs<2>),
     NUVEC_PLAIN(CrossEntropy, "cross_entropy", cross_entropy_shape),
     {"hadamard_transform", is<Hadamard>,
      [](const Primitive& p) {

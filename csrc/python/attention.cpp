@@ -1,10 +1,12 @@
-// Private kernels for nuvec.fast (python/nuvec/_fast_attention.py): _sdpa and _plan_attention.
+// Private kernels for nuvec.fast (python/nuvec/_fast_attention.py): _sdpa, _plan_attention,
+// _paged_write and _paged_attention.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "core/ops/attention.h"
+#include "core/ops/paged.h"
 #include "python/convert.h"
 
 namespace nuvec::python {
@@ -37,6 +39,22 @@ void init_attention(nb::module_& m) {
       },
       nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("scale"), nb::arg("mask").none(), nb::arg("sinks").none(),
       nb::arg("stream").none(), "scaled_dot_product_attention (nuvec.fast's).");
+  m.def(
+      "_paged_write",
+      [](nb::handle kp, nb::handle vp, nb::handle k, nb::handle v, nb::handle slots, nb::handle stream) {
+        auto [ko, vo] = paged_write(arg(kp), arg(vp), arg(k), arg(v), arg(slots), to_stream(stream));
+        return nb::make_tuple(ko, vo);
+      },
+      nb::arg("k_pages"), nb::arg("v_pages"), nb::arg("keys"), nb::arg("values"), nb::arg("slot_mapping"),
+      nb::arg("stream").none(), "paged_write (nuvec.fast's).");
+  m.def(
+      "_paged_attention",
+      [](nb::handle q, nb::handle kp, nb::handle vp, nb::handle tables, nb::handle lens, float scale,
+         nb::handle stream) {
+        return paged_attention(arg(q), arg(kp), arg(vp), arg(tables), arg(lens), scale, to_stream(stream));
+      },
+      nb::arg("q"), nb::arg("k_pages"), nb::arg("v_pages"), nb::arg("block_tables"), nb::arg("context_lens"),
+      nb::arg("scale"), nb::arg("stream").none(), "paged_attention (nuvec.fast's).");
   m.def(
       "_plan_attention",
       [](const Shape& q, const Shape& k, const Shape& v, nb::handle qd, nb::handle kd, nb::handle vd,

@@ -20,6 +20,7 @@ void init_compile(nb::module_& m);
 void init_vmap(nb::module_& m);
 void init_sort(nb::module_& m);
 void init_optimizer(nb::module_& m);
+void init_distributed(nb::module_& m);  // nuvec.distributed over MPI
 void init_scan(nb::module_& m);
 void init_matmul(nb::module_& m);
 void init_conv(nb::module_& m);
@@ -36,12 +37,14 @@ void init_linalg_spectral(nb::module_& m);  // nuvec.linalg's decompositions
 void init_linalg(nb::module_& m);           // nuvec.linalg: LU, triangular, Cholesky
 void init_fft(nb::module_& m);
 void init_factor_testing(nb::module_& m);  // private: the factorisation kernels' tests
+void init_capi_bridge(nb::module_& m);     // _C_API: include/nuvec/python.h's table
 }  // namespace nuvec::python
 
 NB_MODULE(_core, m) {
   m.doc() = "nuvec's compiled core: lazy arrays over a multi-threaded SIMD CPU backend.";
   nuvec::cpu::register_cpu_backend();
   nuvec::python::init_errors(m);
+  nuvec::python::init_capi_bridge(m);
   nuvec::python::init_runtime(m);
   nuvec::python::init_array(m);
   nuvec::python::init_ops(m);
@@ -53,6 +56,7 @@ NB_MODULE(_core, m) {
   nuvec::python::init_vmap(m);
   nuvec::python::init_sort(m);
   nuvec::python::init_optimizer(m);
+  nuvec::python::init_distributed(m);
   nuvec::python::init_scan(m);
   nuvec::python::init_matmul(m);
   nuvec::python::init_conv(m);

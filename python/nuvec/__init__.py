@@ -47,6 +47,7 @@ from ._export import FunctionExporter, export_function, exporter, import_functio
 from ._export_dot import export_to_dot  # noqa: F401
 from ._fp8 import from_fp8, to_fp8  # noqa: F401
 from ._linalg_spectral import matrix_norm  # noqa: F401  (MLX's other name of linalg.norm)
+from ._native import cmake_dir, get_include, get_library  # noqa: F401
 from ._printoptions import PrintOptions, get_printoptions, printoptions, set_printoptions  # noqa: F401
 from ._streams import StreamContext, stream  # noqa: F401
 from .io import load, save, save_gguf, save_safetensors, savez, savez_compressed  # noqa: F401
@@ -86,6 +87,7 @@ __all__ = [
 __all__ += ["matrix_norm"]  # linalg.norm (docs/linalg.md)
 __all__ += ["nn"]  # noqa: F405 - nuvec.nn (as mlx.nn), loaded on first use: __getattr__ below
 __all__ += ["lm"]  # noqa: F405 - nuvec.lm (as mlx-lm), loaded on first use: __getattr__ below
+__all__ += ["cmake_dir", "get_include", "get_library"]  # the C API's paths (docs/c-api.md)
 _core.__all__ = [n for n in dir(_core) if not n.startswith("_")]
 __all__ += _core.__all__
 

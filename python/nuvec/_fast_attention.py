@@ -1,9 +1,10 @@
 """``nuvec.fast.scaled_dot_product_attention`` (MLX's ``mx.fast`` one) and nuvec's own
-``plan_attention`` (docs/attention.md). The kernels are C++ (csrc/backend/cpu/attention.cpp)."""
+``plan_attention``, ``paged_write`` and ``paged_attention`` (docs/attention.md). The kernels are
+C++ (csrc/backend/cpu/attention.cpp, paged.cpp)."""
 
 from . import _core
 
-__all__ = ["plan_attention", "scaled_dot_product_attention"]
+__all__ = ["paged_attention", "paged_write", "plan_attention", "scaled_dot_product_attention"]
 
 
 def scaled_dot_product_attention(
@@ -62,3 +63,31 @@ def plan_attention(q, k, v, *, scale=None, mask=None, sinks=None, dtype=None):
     if sinks is not None:
         ss, sd = _shape_dtype(sinks, d)
     return _core._plan_attention(qs, ks, vs, qd, kd, vd, mode, md, ms, sd, ss)
+
+
+def paged_write(k_pages, v_pages, keys, values, slot_mapping, *, stream=None):
+    """The page pools with new keys and values stored (nuvec's own; vLLM's ``reshape_and_cache``).
+
+    ``k_pages`` is ``(num_pages, page_size, N_kv, D)``, ``v_pages`` ``(num_pages, page_size, N_kv,
+    D_v)``, both float32, float16 or bfloat16, with ``page_size`` dividing 256. ``keys`` ``(T, N_kv,
+    D)`` and ``values`` ``(T, N_kv, D_v)`` have the pools' dtype; token ``t`` goes to slot
+    ``slot_mapping[t]``: row ``slot % page_size`` of page ``slot // page_size`` (a negative slot
+    skips the token). Returns the new ``(k_pages, v_pages)``, written over the old pools' memory when
+    nothing else holds them (so drop the old arrays to update in place).
+    """
+    return _core._paged_write(k_pages, v_pages, keys, values, slot_mapping, stream)
+
+
+def paged_attention(queries, k_pages, v_pages, block_tables, context_lens, *, scale, stream=None):
+    """One query per sequence over its paged keys and values (nuvec's own).
+
+    ``queries`` is ``(B, N_q, 1, D)`` (``N_q`` a multiple of the pools' ``N_kv``), the pools as
+    ``paged_write`` takes them, ``block_tables`` ``(B, max_pages)`` (sequence ``b``'s key ``j`` is in
+    page ``block_tables[b, j // page_size]``) and ``context_lens`` ``(B,)`` the keys each sequence
+    sees. Returns ``(B, N_q, 1, D_v)`` in the promoted dtype of the queries and the pools. Each row
+    has the bits of ``scaled_dot_product_attention`` of its one query over the same keys laid out
+    contiguously; a sequence of no keys gives zeros.
+    """
+    return _core._paged_attention(
+        queries, k_pages, v_pages, block_tables, context_lens, scale, stream
+    )

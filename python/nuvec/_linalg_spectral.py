@@ -22,8 +22,7 @@ __all__ = [
     "pinv",
     "norm",
     "cross",
-    "matrix_norm",
-]
+]  # nuvec.linalg's names (nuvec also exports matrix_norm, MLX's other name of norm)
 
 _inf = math.inf
 

@@ -708,6 +708,7 @@ NON_OPS = {
         )
     },
     **{n: ("threads", "thread setting") for n in ("get_num_threads", "set_num_threads")},
+    **{n: ("native", "the C API's paths") for n in ("get_include", "get_library", "cmake_dir")},
     **{
         n: ("dtypes", "a dtype")
         for n in (

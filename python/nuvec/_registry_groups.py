@@ -107,6 +107,12 @@ GROUPS = {
         "Interoperability",
         "NumPy and DLPack (see also the `array` class below).",
     ),
+    "native": (
+        "Native code",
+        "nuvec's C API for C programs and native extensions (nuvec extensions beyond MLX; "
+        "docs/c-api.md): the paths to build against it, also printed by `python -m nuvec --cflags` "
+        "and `--ldflags`.",
+    ),
     "dtypes": ("Dtypes", "The fourteen dtypes, their type and MLX's categories."),
     "errors": (
         "Errors",

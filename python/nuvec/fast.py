@@ -6,7 +6,12 @@ determinism promise and its measured speed (attention: docs/attention.md).
 The GPU-only names behave as MLX's CPU-only builds: metal_kernel makes a kernel whose call
 raises RuntimeError, cuda_kernel and precompiled_cuda_kernel raise RuntimeError."""
 
-from ._fast_attention import plan_attention, scaled_dot_product_attention
+from ._fast_attention import (
+    paged_attention,
+    paged_write,
+    plan_attention,
+    scaled_dot_product_attention,
+)
 from ._fast_composed import gated_delta_update
 from ._fast_loss import cross_entropy
 from ._fast_norms import add_rms_norm, layer_norm, norm_rope, rms_norm, rope
@@ -21,6 +26,8 @@ __all__ = [
     "gated_delta_update",
     "scaled_dot_product_attention",
     "plan_attention",
+    "paged_write",
+    "paged_attention",
     "metal_kernel",
     "cuda_kernel",
     "precompiled_cuda_kernel",

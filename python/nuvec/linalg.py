@@ -5,7 +5,8 @@ and determinants, batched over leading axes, in float32 and float64."""
 # _core._linalg); docs/linalg.md says which kernels run each function.
 from . import _core
 from . import _typing as _t
-from ._linalg_spectral import cross, eig, eigh, eigvals, eigvalsh, norm, pinv, qr, svd
+from ._linalg_spectral import __all__ as _spectral
+from ._linalg_spectral import cross, eig, eigh, eigvals, eigvalsh, norm, pinv, qr, svd  # noqa: F401
 
 _l = _core._linalg
 
@@ -20,15 +21,7 @@ __all__ = [
     "cholesky_inv",
     "det",
     "slogdet",
-    "qr",
-    "svd",
-    "eigh",
-    "eigvalsh",
-    "eig",
-    "eigvals",
-    "pinv",
-    "norm",
-    "cross",
+    *_spectral,
 ]
 
 _Array = _core.array

@@ -117,6 +117,9 @@ void eval_attention(const ScaledDotProductAttention& prim, const std::vector<Arr
 
 }  // namespace
 
-void register_attention_kernels(Backend& b) { b.add<ScaledDotProductAttention, eval_attention>(); }
+void register_attention_kernels(Backend& b) {
+  b.add<ScaledDotProductAttention, eval_attention>();
+  register_paged_kernels(b);
+}
 
 }  // namespace nuvec::cpu

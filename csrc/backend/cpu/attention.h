@@ -27,6 +27,10 @@ struct AttentionOperands {
   const MatmulKernels* mm;         // the matrix-product micro-kernels of the same build
   int64_t qst[3], kst[3], vst[3];  // q, k, v strides (elements) of batch, head and row
   Dtype kv = Dtype::float32;       // k and v: float32, float16 or bfloat16 (read as float32)
+  // Paged keys and values (fast.paged_attention): key row r of batch b is row r % page_size of
+  // page pages[b * pages_stride + r / page_size]; kst[0] and vst[0] are then the page strides.
+  const int32_t* pages = nullptr;
+  int64_t page_size = 0, pages_stride = 0;
 };
 
 // The decode kernel's piece: keys [k0, k1) (at most kAttentionKeyBlock) of query row i of head

@@ -12,6 +12,7 @@ void register_cpu_backend() {
                      register_indexing_kernels,
                      register_matmul_kernels,
                      register_optimizer_kernels,
+                     register_distributed_kernels,
                      register_conv_kernels,
                      register_compiled_kernels,
                      register_random_kernels,

@@ -14,6 +14,7 @@ void register_elementwise_kernels(Backend& b);
 void register_indexing_kernels(Backend& b);
 void register_matmul_kernels(Backend& b);
 void register_optimizer_kernels(Backend& b);
+void register_distributed_kernels(Backend& b);
 void register_conv_kernels(Backend& b);
 void register_compiled_kernels(Backend& b);
 void register_random_kernels(Backend& b);
@@ -24,6 +25,7 @@ void register_views_kernels(Backend& b);
 void register_quantized_kernels(Backend& b);
 void register_fast_norm_kernels(Backend& b);  // nuvec.fast: norms and RoPE
 void register_attention_kernels(Backend& b);
+void register_paged_kernels(Backend& b);  // called by register_attention_kernels
 void register_gathered_kernels(Backend& b);
 void register_hadamard_kernels(Backend& b);
 void register_quantized_matmul_kernels(Backend& b);

@@ -1,5 +1,7 @@
 // Copies (with conversion and broadcasting) and buffer donation, for other kernel families.
 #pragma once
+#include <vector>
+
 #include "core/array.h"
 
 namespace nuvec::cpu {
@@ -10,4 +12,11 @@ void copy_into(const Array& in, Array& out);
 // `holders`: the handles to `in` that the evaluating nodes themselves hold (a multi-output
 // primitive's siblings each hold its inputs).
 bool donate(const Array& in, Array& out, long holders = 1);
+// The handles to `x` held by a multi-output primitive's outputs' nodes (each sibling holds the inputs).
+inline long holders(const Array& x, const std::vector<Array>& out) {
+  long n = 0;
+  for (const Array& o : out)
+    for (const Array& in : o.inputs()) n += in.is(x);
+  return n;
+}
 }  // namespace nuvec::cpu

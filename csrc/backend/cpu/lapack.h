@@ -3,13 +3,11 @@
 // convention: arguments by pointer, a hidden length after the arguments for each char), and the
 // thread policy nuvec runs them under.
 //
-// Thread policy: OpenBLAS's results change with its thread count (its threaded getrf and potrf
-// block differently), so nuvec fixes that count at one, whatever NUVEC_NUM_THREADS says, and
-// runs the matrices of a batch in parallel on its own pool. A large matrix's LU, Cholesky, inverse
-// and triangular solves run on that pool too: right-looking blocked factorisations whose panels
-// LAPACK factors and whose updates are cut into column blocks of a width fixed by the shape, and solves
-// cut by right-hand sides the same way. Bits then depend on shapes alone, and OpenBLAS's own
-// workers, never handed a job, sleep instead of spinning on the cores.
+// Thread policy: OpenBLAS is held at one thread here (blas_threads.h): a large matrix's LU,
+// Cholesky, inverse and triangular solves run on nuvec's pool instead, as right-looking blocked
+// factorisations whose panels LAPACK factors and whose updates are cut into column blocks of a
+// width fixed by the shape, and solves cut by right-hand sides the same way. Bits then depend on
+// shapes alone.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -42,15 +40,9 @@ using lapack_int = int32_t;  // scipy-openblas32: 32-bit LAPACK integers
 NUVEC_LAPACK_DECLARE(s, float)
 NUVEC_LAPACK_DECLARE(d, double)
 #undef NUVEC_LAPACK_DECLARE
-void scipy_openblas_set_num_threads(int num_threads);
-int scipy_openblas_get_num_threads(void);
 }
 
 namespace nuvec::cpu::lapack {
-
-// Applies the thread policy above: at backend registration, and again before each kernel's
-// calls in case something else in the process (threadpoolctl, say) changed OpenBLAS's count.
-void fix_threads();
 
 // The three factorisations nuvec's own blocked kernels (backend/cpu/factor.h) also provide, with
 // their interface: row-major matrices (leading dimension in elements), worked on in place.

@@ -1,7 +1,7 @@
 // The LAPACK routines of the spectral family (QR, SVD, symmetric and general eigenproblems), from
 // the scipy-openblas32 library that nuvec links (its symbols carry a scipy_ prefix; integers are
 // 32-bit). Fortran character arguments take hidden trailing lengths. `Lapack<T>` gives one name
-// per routine for float, double and complex<float>; the thread policy lives in lapack.h.
+// per routine for float, double and complex<float>; the thread policy lives in blas_threads.h.
 #pragma once
 #include <complex>
 #include <cstddef>

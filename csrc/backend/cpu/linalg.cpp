@@ -1,9 +1,9 @@
 // The CPU kernels of nuvec.linalg's LU / triangular / Cholesky primitives: each matrix of the
 // batch is worked on in place in its row-major output buffer, one matrix per task of nuvec's pool,
 // by nuvec's blocked factorisations (factor.h) up to the sizes where they measured faster, by
-// LAPACK (lapack.h: single-threaded, a large matrix cut into blocks on the pool) above. The choice
-// depends on the shape alone, and neither depends on the thread count, so the bits depend on the
-// matrix alone.
+// LAPACK (lapack.h: OpenBLAS held at one thread, a large matrix cut into blocks on the pool) above.
+// The choice depends on the shape alone, and neither depends on the thread count, so the bits
+// depend on the matrix alone.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/cpu/backend.h"
+#include "backend/cpu/blas_threads.h"
 #include "backend/cpu/copy.h"
 #include "backend/cpu/factor.h"
 #include "backend/cpu/lapack.h"
@@ -169,7 +170,7 @@ void raise_if(const std::atomic<bool>& failed, const char* what) {
 }
 
 void eval_lu(const LUFactor&, const std::vector<Array>& in, std::vector<Array>& out) {
-  lapack::fix_threads();
+  blas_threads::Threads one_blas_thread(1);
   copy_to_output(in[0], out[0]);
   out[1].allocate_contiguous();
   out[2].allocate_contiguous();
@@ -192,7 +193,7 @@ void eval_lu(const LUFactor&, const std::vector<Array>& in, std::vector<Array>& 
 }
 
 void eval_solve(const Solve& p, const std::vector<Array>& in, std::vector<Array>& out) {
-  lapack::fix_threads();
+  blas_threads::Threads one_blas_thread(1);
   copy_to_output(in[1], out[0]);
   Array a = row_contiguous(in[0]);
   Dtype d = out[0].dtype();
@@ -225,7 +226,7 @@ void eval_solve(const Solve& p, const std::vector<Array>& in, std::vector<Array>
 }
 
 void eval_triangular_solve(const TriangularSolve& p, const std::vector<Array>& in, std::vector<Array>& out) {
-  lapack::fix_threads();
+  blas_threads::Threads one_blas_thread(1);
   copy_to_output(in[1], out[0]);
   Array t = row_contiguous(in[0]);
   Dtype d = out[0].dtype();
@@ -242,7 +243,7 @@ void eval_triangular_solve(const TriangularSolve& p, const std::vector<Array>& i
 }
 
 void eval_cholesky(const Cholesky& p, const std::vector<Array>& in, std::vector<Array>& out) {
-  lapack::fix_threads();
+  blas_threads::Threads one_blas_thread(1);
   copy_to_output(in[0], out[0]);
   Dtype d = out[0].dtype();
   int64_t n = out[0].shape(-1);
@@ -254,7 +255,7 @@ void eval_cholesky(const Cholesky& p, const std::vector<Array>& in, std::vector<
 }
 
 void eval_inverse(const Inverse& p, const std::vector<Array>& in, std::vector<Array>& out) {
-  lapack::fix_threads();
+  blas_threads::Threads one_blas_thread(1);
   Dtype d = out[0].dtype();
   size_t item = size_of(d);
   int64_t n = out[0].shape(-1);
@@ -302,7 +303,6 @@ void eval_inverse(const Inverse& p, const std::vector<Array>& in, std::vector<Ar
 }  // namespace
 
 void register_linalg_kernels(Backend& b) {
-  lapack::fix_threads();
   b.add<LUFactor, eval_lu>();
   b.add<Solve, eval_solve>();
   b.add<TriangularSolve, eval_triangular_solve>();

@@ -222,10 +222,6 @@ template <class T> int64_t triangular_inverse_t(T* a, int64_t n, bool upper) {
 
 }  // namespace
 
-void fix_threads() {
-  if (scipy_openblas_get_num_threads() != 1) scipy_openblas_set_num_threads(1);
-}
-
 int64_t lu_factor(Dtype d, char* a, int64_t m, int64_t n, int64_t lda, int32_t* pivots) {
   if (m == 0 || n == 0) return 0;
   return d == Dtype::float64 ? lu_factor_t(reinterpret_cast<double*>(a), m, n, lda, pivots)

@@ -2,13 +2,16 @@
 // A row-major matrix is, to LAPACK, its transpose in column-major order: the SVD and the
 // eigen-solvers work on that transpose (and swap or transpose their outputs back); QR copies
 // into a column-major buffer. Many matrices split over nuvec's pool, each piece with its own
-// work buffers; every matrix is factorised alone, so no result depends on the split.
+// work buffers; every matrix is factorised alone, so no result depends on the split. OpenBLAS
+// runs at a thread count fixed by the routine and the order (blas_threads_for; two-thread jobs on
+// nuvec's helper threads, blas_threads.h), so no result depends on NUVEC_NUM_THREADS either.
 #include <algorithm>
 #include <complex>
 #include <string>
 #include <vector>
 
 #include "backend/cpu/backend.h"
+#include "backend/cpu/blas_threads.h"
 #include "backend/cpu/lapack_spectral.h"
 #include "backend/cpu/sort.h"
 #include "core/errors.h"
@@ -188,6 +191,15 @@ template <class T> void run_eig(const T* a, c64* w, c64* v, int64_t count, int n
   }
 }
 
+// OpenBLAS's thread count for a decomposition of order n: 2 for syevd (eigh, eigvalsh) from
+// order blas_threads::kThreadedFrom, where its one-thread time missed NumPy's two-thread one
+// (docs/linalg.md, "Threads"); 1 for the others, whose one-thread times beat NumPy's two-thread
+// ones on a quiet machine, and every two-thread run loses badly on a busy one.
+int blas_threads_for(Decomposition kind, int64_t n) {
+  bool threaded = kind == Decomposition::eigh || kind == Decomposition::eigvalsh;
+  return threaded && n >= blas_threads::kThreadedFrom ? blas_threads::kThreads : 1;
+}
+
 template <class T> void run(const Decompose& p, const Array& x, std::vector<Array>& out) {
   int m = int(x.shape(-2)), n = int(x.shape(-1)), k = std::min(m, n);
   int64_t count = 1;
@@ -198,6 +210,7 @@ template <class T> void run(const Decompose& p, const Array& x, std::vector<Arra
   int64_t flops = std::max<int64_t>(1, int64_t(m) * n * std::max(k, 1));
   int64_t grain = std::max<int64_t>(1, (int64_t(1) << 15) / flops);
   Decomposition kind = p.kind();
+  blas_threads::Threads blas(blas_threads_for(kind, std::max(m, n)));
   parallel_for(count, grain, [&](int64_t b, int64_t e) {
     int64_t c = e - b;
     switch (kind) {

@@ -14,14 +14,6 @@ namespace {
 
 constexpr int64_t kGrain = int64_t(1) << 15;  // elements per piece below which one thread runs it
 
-// The handles to `x` held by the outputs' nodes (each sibling holds the inputs).
-long holders(const Array& x, const std::vector<Array>& out) {
-  long n = 0;
-  for (const Array& o : out)
-    for (const Array& in : o.inputs()) n += in.is(x);
-  return n;
-}
-
 void eval_adam(const AdamUpdate& prim, const std::vector<Array>& in, std::vector<Array>& out) {
   // Outputs p, m, v take over inputs 0, 2, 3 where those are otherwise unheld.
   const int from[3] = {0, 2, 3};

@@ -59,12 +59,14 @@ NUVEC_DECLARE_QMM_ISA(avx512)
 #endif
 #undef NUVEC_DECLARE_QMM_ISA
 
-constexpr int kQmmRowBlock = 4;  // weight rows (outputs) the transposed kernel takes together
-constexpr int kQmmChunk = 128;   // output columns of one chunk of the plain kernel
-constexpr int kQmmKBlock = 64;   // rows of k the plain kernel decodes at a time for many x rows
+constexpr int kQmmRowBlock = 4;    // weight rows (outputs) the transposed kernel takes together
+constexpr int kQmmParamRows = 16;  // weight rows whose scales and biases the transposed kernel converts at once
+constexpr int kQmmChunk = 128;     // output columns of one chunk of the plain kernel
+constexpr int kQmmKBlock = 64;     // rows of k the plain kernel decodes at a time for many x rows
 // The scratch floats one thread of either kernel needs.
 inline int64_t qmm_scratch(int64_t m, int64_t n, int64_t k) {
-  int64_t t = kQmmRowBlock * k, p = m * (kQmmChunk / 32) + int64_t(kQmmKBlock) * kQmmChunk, one = 9 * (n / 32 + 1);
+  int64_t t = kQmmRowBlock * k + (2 * kQmmParamRows + 1) * (k / 32 + 16),
+          p = m * (kQmmChunk / 32) + int64_t(kQmmKBlock) * kQmmChunk, one = 9 * (n / 32 + 1);
   return std::max({t, p, one});
 }
 

@@ -3,6 +3,7 @@
 // share a weight) and over blocks of output columns on the thread pool. Every output element is
 // computed by one thread with one fixed sequence of operations, so no split changes a bit.
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -74,14 +75,14 @@ void run_products(std::vector<QmmProblem>& ps, bool t) {
   auto tk = NUVEC_FOR_ISA(qmm_transposed);
   auto pk = NUVEC_FOR_ISA(qmm_plain);
   parallel_for(int64_t(ps.size()) * units, std::max<int64_t>(1, kGrainMacs / unit_macs), [&](int64_t u0, int64_t u1) {
-    std::vector<float> scratch(size_t(qmm_scratch(max_m, n, k)));
+    std::unique_ptr<float[]> scratch(new float[size_t(qmm_scratch(max_m, n, k))]);  // written before read
     for (int64_t u = u0; u < u1;) {
       int64_t pi = u / units, first = u % units, last = std::min(units, first + (u1 - u));
       const QmmProblem& p = ps[size_t(pi)];
       if (t)
-        tk(p, first * kQmmRowBlock, std::min(n, last * kQmmRowBlock), scratch.data());
+        tk(p, first * kQmmRowBlock, std::min(n, last * kQmmRowBlock), scratch.get());
       else
-        pk(p, first, last, scratch.data());
+        pk(p, first, last, scratch.get());
       u += last - first;
     }
   });

@@ -17,14 +17,18 @@ void check_float(const Array& a, const char* op) {
                           name_of(a.dtype()) + ".");
 }
 
-void check_matrix(const Array& a, const char* op) {
+// At least 2 dimensions and, when `square` (the message) is given, square matrices.
+void check_matrix(const Array& a, const char* op, const char* square = nullptr) {
   if (a.ndim() < 2)
     throw OpError(op,
                   "Arrays must have >= 2 dimensions. Received array with " + std::to_string(a.ndim()) + " dimensions.");
+  if (square && a.shape(-1) != a.shape(-2)) throw OpError(op, square);
 }
 
-void check_square(const Array& a, const char* op, const char* what) {
-  if (a.shape(-1) != a.shape(-2)) throw OpError(op, what);
+// MLX's checks of a float32 / float64 matrix argument, in MLX's order.
+void check_float_matrix(const Array& a, const char* op, const char* square = nullptr) {
+  check_float(a, op);
+  check_matrix(a, op, square);
 }
 
 Shape batch_of(const Array& a) { return Shape(a.shape().begin(), a.shape().end() - 2); }
@@ -69,8 +73,7 @@ Array lower_or_upper(const Array& x, bool upper, int64_t k, Stream s) { return u
 
 std::vector<Array> lu_factor_all(const Array& a, Stream s) {
   const char* op = "linalg.lu_factor";
-  check_float(a, op);
-  check_matrix(a, op);
+  check_float_matrix(a, op);
   Shape batch = batch_of(a);
   Shape piv = batch, perm = batch;
   piv.push_back(std::min(a.shape(-2), a.shape(-1)));
@@ -86,8 +89,7 @@ std::pair<Array, Array> lu_factor(const Array& a, Stream s) {
 
 std::vector<Array> lu(const Array& a, Stream s) {
   const char* op = "linalg.lu";
-  check_float(a, op);
-  check_matrix(a, op);
+  check_float_matrix(a, op);
   std::vector<Array> f = lu_factor_all(a, s);
   int64_t m = a.shape(-2), n = a.shape(-1), k = std::min(m, n);
   Shape start(size_t(a.ndim()), 0), step(size_t(a.ndim()), 1), stop_l = a.shape(), stop_u = a.shape();
@@ -139,33 +141,25 @@ Array solve_triangular(const Array& a, const Array& b, bool upper, Stream s) {
 
 Array inv(const Array& a, Stream s) {
   const char* op = "linalg.inv";
-  check_float(a, op);
-  check_matrix(a, op);
-  check_square(a, op, "Inverses are only defined for square matrices.");
+  check_float_matrix(a, op, "Inverses are only defined for square matrices.");
   return inverse(a, false, false, s);
 }
 
 Array tri_inv(const Array& a, bool upper, Stream s) {
   const char* op = "linalg.tri_inv";
-  check_float(a, op);
-  check_matrix(a, op);
-  check_square(a, op, "Inverses are only defined for square matrices.");
+  check_float_matrix(a, op, "Inverses are only defined for square matrices.");
   return inverse(a, true, upper, s);
 }
 
 Array cholesky(const Array& a, bool upper, Stream s) {
   const char* op = "linalg.cholesky";
-  check_float(a, op);
-  check_matrix(a, op);
-  check_square(a, op, "Cholesky decomposition is only defined for square matrices.");
+  check_float_matrix(a, op, "Cholesky decomposition is only defined for square matrices.");
   return Array::lazy(a.shape(), a.dtype(), std::make_shared<Cholesky>(upper), {a}, s);
 }
 
 Array cholesky_inv(const Array& a, bool upper, Stream s) {
   const char* op = "linalg.cholesky_inv";
-  check_float(a, op);
-  check_matrix(a, op);
-  check_square(a, op, "Cholesky inverse is only defined for square matrices.");
+  check_float_matrix(a, op, "Cholesky inverse is only defined for square matrices.");
   // (L L^T)^-1 = L^-T L^-1; (U^T U)^-1 = U^-1 U^-T.
   Array x = inverse(a, true, upper, s);
   return upper ? matmul(x, matrix_transpose(x, s), s) : matmul(matrix_transpose(x, s), x, s);
@@ -176,8 +170,7 @@ namespace {
 // a's LU factors in the dtype the determinant is computed in, with the permutation's sign.
 std::pair<Array, Array> lu_and_sign(const Array& a, const char* op, Stream s) {
   if (is_complex(a.dtype())) throw OpError(op, "Complex inputs are not supported.");
-  check_matrix(a, op);
-  check_square(a, op, "Only defined for square matrices.");
+  check_matrix(a, op, "Only defined for square matrices.");
   Dtype d = a.dtype() == Dtype::float64 ? Dtype::float64 : Dtype::float32;
   std::vector<Array> f = lu_factor_all(astype(a, d, s), s);
   int64_t n = a.shape(-1);

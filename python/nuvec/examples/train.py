@@ -5,12 +5,14 @@ held-out accuracy at the end, and a checkpoint of the weights and the optimizer 
     python -m nuvec.examples.train                      # scikit-learn's digits (8x8, 1797 images)
     python -m nuvec.examples.train --data fashion-mnist # Debian's dataset-fashion-mnist (28x28)
     python -m nuvec.examples.train --plot curves.png    # loss and accuracy curves (matplotlib)
+    python -m nuvec.launch -n 4 -m nuvec.examples.train --distributed  # data-parallel on 4 ranks
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import math
 import os
 import struct
@@ -105,11 +107,22 @@ def accuracy(model: nn.Module, x: np.ndarray, y: np.ndarray) -> float:
 
 
 def save_checkpoint(directory: str, model: nn.Module, optimizer: optim.Optimizer) -> None:
+    # Each file is written whole or not at all: nuvec's savers write a temporary file in the
+    # same directory and rename it into place (csrc/io/output_file.cpp).
     os.makedirs(directory, exist_ok=True)
     model.save_weights(os.path.join(directory, "model.safetensors"))
     mx.save_safetensors(
         os.path.join(directory, "optimizer.safetensors"), dict(tree_flatten(optimizer.state))
     )
+
+
+def weights_digest(model: nn.Module) -> str:
+    """SHA-256 of the model's weights (names and bytes): equal on every rank of a data-parallel
+    run."""
+    h = hashlib.sha256()
+    for name, w in tree_flatten(model.parameters()):
+        h.update(name.encode() + np.array(w).tobytes())
+    return h.hexdigest()
 
 
 def plot(path: str, losses: list[float], accuracies: list[float]) -> None:
@@ -125,6 +138,44 @@ def plot(path: str, losses: list[float], accuracies: list[float]) -> None:
     right.set(xlabel="epoch", ylabel="held-out accuracy")
     fig.tight_layout()
     fig.savefig(path)
+
+
+def make_step(model: nn.Module, optimizer: optim.Optimizer, group=None, compiled: bool = True):
+    """The training step ``step(x, y[, scale]) -> loss`` and the state it updates. With a
+    ``group`` (data-parallel), each rank passes its share of the batch (``share``) and the step
+    averages the gradients over the ranks: every rank applies the same update."""
+
+    def loss_fn(model, x, y, scale=None):
+        if scale is None:
+            return nn.losses.cross_entropy(model(x), y, reduction="mean")
+        # A rank's part of the batch's mean loss, times the group's size: averaged over the
+        # ranks (nn.average_gradients), the gradients are those of the whole batch's mean.
+        return nn.losses.cross_entropy(model(x), y, reduction="sum") * scale
+
+    loss_and_grad = nn.value_and_grad(model, loss_fn)
+    # The step as MLX's examples write it: compiled, with the state it reads and updates (the
+    # model's, the optimizer's and the random key) captured, so it is traced once and replayed.
+    state = [model.state, optimizer.state, mx.random.state]
+
+    def step(xb, yb, *scale):
+        loss, grads = loss_and_grad(model, xb, yb, *scale)
+        if group:
+            grads = nn.average_gradients(grads, group)
+            loss = mx.distributed.all_sum(loss, group=group) / group.size()
+        optimizer.update(model, grads)
+        return loss
+
+    return (partial(mx.compile, inputs=state, outputs=state)(step) if compiled else step), state
+
+
+def share(xb, yb, group=None):
+    """The step's arguments: the whole batch, or with a group this rank's rows of it and the
+    loss's scale (the group's size over the batch's)."""
+    if group is None:
+        return xb, yb
+    n, rank, size = xb.shape[0], group.rank(), group.size()
+    lo, hi = n * rank // size, n * (rank + 1) // size
+    return xb[lo:hi], yb[lo:hi], mx.array(size / n, mx.float32)
 
 
 def main(argv: list[str] | None = None) -> float:
@@ -144,7 +195,15 @@ def main(argv: list[str] | None = None) -> float:
         "--min-accuracy", type=float, default=None, help="fail below this (digits: 0.98)"
     )
     ap.add_argument("--no-compile", action="store_true", help="run the step without mx.compile")
+    ap.add_argument(
+        "--distributed",
+        action="store_true",
+        help="data-parallel over the processes of mx.distributed.init() (start it with mpirun "
+        "or python -m nuvec.launch): each rank takes its share of every batch",
+    )
     args = ap.parse_args(argv)
+    group = mx.distributed.init() if args.distributed else None
+    rank, size = (group.rank(), group.size()) if group else (0, 1)
 
     if args.data == "digits":
         (x_train, y_train), (x_test, y_test) = load_digits_data(args.seed)
@@ -161,21 +220,7 @@ def main(argv: list[str] | None = None) -> float:
         learning_rate=optim.cosine_decay(args.lr, steps, 1e-5), weight_decay=1e-4
     )
 
-    def loss_fn(model, x, y):
-        return nn.losses.cross_entropy(model(x), y, reduction="mean")
-
-    loss_and_grad = nn.value_and_grad(model, loss_fn)
-    # The step as MLX's examples write it: compiled, with the state it reads and updates (the
-    # model's, the optimizer's and the random key) captured, so it is traced once and replayed.
-    state = [model.state, optimizer.state, mx.random.state]
-
-    def step(xb, yb):
-        loss, grads = loss_and_grad(model, xb, yb)
-        optimizer.update(model, grads)
-        return loss
-
-    if not args.no_compile:
-        step = partial(mx.compile, inputs=state, outputs=state)(step)
+    step, state = make_step(model, optimizer, group, compiled=not args.no_compile)
     rng = np.random.default_rng(args.seed)
     losses, accuracies = [], []
     start = time.perf_counter()
@@ -187,9 +232,10 @@ def main(argv: list[str] | None = None) -> float:
             desc=f"epoch {epoch}/{epochs}",
             unit="batch",
             leave=True,
+            disable=rank > 0,
         )
         for xb, yb in bar:
-            loss = step(xb, yb)
+            loss = step(*share(xb, yb, group))
             mx.eval(loss, state)
             total += loss.item() * xb.shape[0]
             seen += xb.shape[0]
@@ -198,9 +244,16 @@ def main(argv: list[str] | None = None) -> float:
             )
         losses.append(total / seen)
         accuracies.append(accuracy(model, x_test, y_test))
-        bar.write(f"epoch {epoch}: loss {losses[-1]:.4f}, held-out accuracy {accuracies[-1]:.4f}")
+        if rank == 0:
+            bar.write(
+                f"epoch {epoch}: loss {losses[-1]:.4f}, held-out accuracy {accuracies[-1]:.4f}"
+            )
     elapsed = time.perf_counter() - start
 
+    if group:
+        print(f"rank {rank}/{size}: weights sha256 {weights_digest(model)}", flush=True)
+    if rank > 0:  # rank 0 writes the checkpoint and reports
+        return accuracies[-1]
     save_checkpoint(args.out, model, optimizer)
     if args.plot:
         plot(args.plot, losses, accuracies)

@@ -9,11 +9,11 @@ print(generate(model, tokenizer, prompt, max_tokens=32))
 """
 
 from . import sample_utils
+from .batch import batch_generate  # the paged one (generate.py's left-padded one is older)
 from .convert import convert  # the function, as mlx_lm.convert (the module: sys.modules)
 from .generate import (
     BatchResponse,
     GenerationResponse,
-    batch_generate,
     generate,
     generate_step,
     stream_generate,

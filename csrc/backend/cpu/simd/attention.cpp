@@ -4,6 +4,7 @@
 // tiles of queries by keys through the matrix-product micro-kernels, with an online softmax (a
 // running max and sum per row); the full score matrix never exists.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -151,6 +152,15 @@ template <class T> const T* row_of(const void* x, const int64_t* st, int64_t b, 
   return static_cast<const T*>(x) + b * st[0] + h * st[1] + r * st[2];
 }
 
+// Key or value row r of key head (b, g): strided, or through batch b's page table.
+template <class T> const T* kv_row(const AttentionOperands& a, const void* x, const int64_t* st, int64_t b, int64_t g,
+                                   int64_t r) {
+  if (!a.pages) return row_of<T>(x, st, b, g, r);
+  const int shift = std::countr_zero(uint64_t(a.page_size));  // page sizes divide 256: powers of two
+  int64_t page = a.pages[b * a.pages_stride + (r >> shift)];
+  return static_cast<const T*>(x) + page * st[0] + g * st[1] + (r & (a.page_size - 1)) * st[2];
+}
+
 // A row's final values: its (m, l, acc) with the head's sink taken in, divided out.
 void finish_row(const AttentionOperands& a, int64_t h, float m, float l, float* acc, float* out) {
   if (a.sinks) {
@@ -169,9 +179,6 @@ template <class T> void decode_block(const AttentionOperands& a, int64_t b, int6
                                      int64_t k1, bool all_masked, float* part) {
   const int64_t D = a.D, Dv = a.Dv, n = k1 - k0, g = h / (a.Hq / a.Hkv);
   const float* q = row_of<float>(a.q, a.qst, b, h, i);
-  const T* K = row_of<T>(a.k, a.kst, b, g, k0);
-  const T* V = row_of<T>(a.v, a.vst, b, g, k0);
-  const int64_t ldk = a.kst[2];
   thread_local std::vector<float> qs, acc;
   qs.assign(size_t(round_up(D, L)), 0.0f);
   for (int64_t d = 0; d < D; ++d) qs[size_t(d)] = q[d] * a.scale;
@@ -179,11 +186,11 @@ template <class T> void decode_block(const AttentionOperands& a, int64_t b, int6
   int64_t j = 0;
   for (; j + 8 <= n; j += 8) {  // eight chains in flight keep both FMA units busy
     const T* kr[8];
-    for (int t = 0; t < 8; ++t) kr[t] = K + (j + t) * ldk;
+    for (int t = 0; t < 8; ++t) kr[t] = kv_row<T>(a, a.k, a.kst, b, g, k0 + j + t);
     dots<8>(qs.data(), kr, D, s + j);
   }
   for (; j < n; ++j) {
-    const T* kr[1] = {K + j * ldk};
+    const T* kr[1] = {kv_row<T>(a, a.k, a.kst, b, g, k0 + j)};
     dots<1>(qs.data(), kr, D, s + j);
   }
   if (all_masked)
@@ -196,7 +203,12 @@ template <class T> void decode_block(const AttentionOperands& a, int64_t b, int6
   part[0] = m;
   part[1] = exp_sum(s, np, ref_of(m));
   acc.assign(size_t(round_up(Dv, L)), 0.0f);
-  weighted_sum(s, V, a.vst[2], n, Dv, acc.data());
+  // Runs of rows contiguous in one page (all n when not paged): each column's chain of
+  // multiply-adds over the keys in order is the same however the keys are split.
+  for (int64_t j0 = 0, run; j0 < n; j0 += run) {
+    run = a.pages ? std::min(n - j0, a.page_size - (k0 + j0) % a.page_size) : n;
+    weighted_sum(s + j0, kv_row<T>(a, a.v, a.vst, b, g, k0 + j0), a.vst[2], run, Dv, acc.data());
+  }
   std::copy(acc.begin(), acc.begin() + Dv, part + 2);
 }
 

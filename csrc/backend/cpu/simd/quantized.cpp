@@ -80,71 +80,98 @@ template <int B> inline void decode_pair(const uint32_t* row, int64_t e, VecF& a
   a = decode<B>(row, e), b = decode<B>(row, e + L);
 }
 
-// Bytes ahead of a group that the one-row kernel asks the caches for: several weight rows and
-// their scales stream at once, more streams than the hardware prefetchers follow.
+// The one-row kernel reads R adjacent packed rows side by side: R streams, each of which goes on
+// into the same row of the next block. Each asks the caches for its bytes kPrefetchAhead ahead,
+// once per cache line, as the hardware prefetchers would for one stream.
 constexpr int64_t kPrefetchAhead = 1024;
 
 template <int B> struct FromPacked {
   const uint32_t* row;
   void pair(int64_t e, VecF& a, VecF& b) const { decode_pair<B>(row, e, a, b); }
-  void prefetch(int64_t e) const {  // once per cache line of codes
-    if (e * B % 512 == 0) __builtin_prefetch(reinterpret_cast<const char*>(row) + e * B / 8 + kPrefetchAhead);
+  // Group g of a row of k codes in an R-row block.
+  template <int R> void prefetch(int64_t g, int64_t group, int64_t k) const {
+    const int64_t gbytes = group * B / 8, row_bytes = k * B / 8, at = g * gbytes + kPrefetchAhead;
+    if (gbytes < 64 && g * gbytes % 64 >= gbytes) return;  // this group starts no new line
+    const char* base = reinterpret_cast<const char*>(row) + at / row_bytes * R * row_bytes + at % row_bytes;
+    for (int64_t off = 0; off < gbytes; off += 64) __builtin_prefetch(base + off);
   }
 };
 struct FromDecoded {
   const float* q;
   void pair(int64_t e, VecF& a, VecF& b) const { a = load(q + e), b = load(q + e + L); }
-  void prefetch(int64_t) const {}  // decoded rows are in cache
+  template <int R> void prefetch(int64_t, int64_t, int64_t) const {}  // decoded rows are in cache
 };
 
-// Element i of a scales array of element type S, as a float.
-template <class S> inline float param(const void* p, int64_t i) { return convert<float>(static_cast<const S*>(p)[i]); }
-
-// L consecutive elements of type S (float or float16: exact conversions) as a float vector.
-template <class S> inline VecF load_params(const S* p) {
-  if constexpr (std::is_same_v<S, float>) {
-    return load(p);
+// n elements of a float32, float16 or bfloat16 buffer from element i, as floats (exact).
+void to_floats(const void* p, Dtype d, int64_t i, int64_t n, float* out) {
+  if (d == Dtype::float32) {
+    std::memcpy(out, static_cast<const float*>(p) + i, size_t(n) * sizeof(float));
+  } else if (d == Dtype::float16) {
+    typedef f16 Half __attribute__((vector_size(L * sizeof(f16))));
+    const f16* h = static_cast<const f16*>(p) + i;
+    int64_t j = 0;
+    for (Half v; j + L <= n; j += L) std::memcpy(&v, h + j, sizeof v), store(out + j, __builtin_convertvector(v, VecF));
+    for (; j < n; ++j) out[j] = float(h[j]);
   } else {
-    typedef S Half __attribute__((vector_size(L * sizeof(S))));
-    Half h;
-    std::memcpy(&h, p, sizeof h);
-    return __builtin_convertvector(h, VecF);
+    const bf16* h = static_cast<const bf16*>(p) + i;
+    for (int64_t j = 0; j < n; ++j) out[j] = bf16_to_float(h[j]);
   }
 }
 
+// Groups rounded up to whole vectors.
+inline int64_t padded(int64_t groups) { return (groups + L - 1) / L * L; }
+
 // The bias term of one weight row: its biases against the row of x's group sums, L groups per
-// vector (the last padded with zeros), then halved.
-template <class S> inline float bias_dot(const QmmProblem& p, int64_t row, const float* xsum, int64_t groups) {
+// vector (both zero-padded to whole vectors), then halved.
+inline float bias_dot(const float* bias, const float* xsum, int64_t padded_groups) {
   VecF acc = splat(0.0f);
-  const bool same = p.bdtype == p.sdtype;  // the biases' element type is S (the usual case)
-  int64_t g = 0;
-  if constexpr (std::is_same_v<S, float> || std::is_same_v<S, f16>)
-    if (same)
-      for (; g + L <= groups; g += L)
-        acc = fmadd(load_params(static_cast<const S*>(p.biases) + row * groups + g), load(xsum + g), acc);
-  for (; g < groups; g += L) {
-    float b[L] = {}, xs[L] = {};
-    for (int64_t j = 0; j < L && g + j < groups; ++j) {
-      int64_t i = row * groups + g + j;
-      b[j] = same ? param<S>(p.biases, i) : load_float(p.biases, p.bdtype, i), xs[j] = xsum[g + j];
-    }
-    acc = fmadd(load(b), load(xs), acc);
-  }
+  for (int64_t g = 0; g < padded_groups; g += L) acc = fmadd(load(bias + g), load(xsum + g), acc);
   return halving_sum(acc);
 }
 
-// y[r] for R weight rows (first row n0) against one row of x: the transposed sequence, with
-// scales of element type S.
-template <int R, class S, class Src>
-void dot_rows(const QmmProblem& p, const Src* src, int64_t n0, const float* x, const float* xsum, float* y) {
+// Weight rows' scales and biases as floats, kQmmParamRows rows converted at a time; the biases of
+// each row zero-padded to whole vectors.
+struct RowParams {
+  float* buf;  // kQmmParamRows rows of scales (groups each), then of biases (padded(groups) each)
+  int64_t groups, first = -1;
+  const float* scales(int64_t n) const { return buf + (n - first) * groups; }
+  const float* biases(int64_t n) const { return buf + kQmmParamRows * groups + (n - first) * padded(groups); }
+  // Makes rows [n, n + count) available (count <= kQmmParamRows; rows are asked for in increasing
+  // order, below n1).
+  void fetch(const QmmProblem& p, int64_t n, int64_t count, int64_t n1) {
+    if (first >= 0 && n + count <= first + kQmmParamRows) return;
+    first = n;
+    const int64_t rows = std::min<int64_t>(kQmmParamRows, n1 - n), pg = padded(groups);
+    to_floats(p.scales, p.sdtype, n * groups, rows * groups, buf);
+    for (int64_t r = 0; r < rows; ++r) {
+      float* b = buf + kQmmParamRows * groups + r * pg;
+      to_floats(p.biases, p.bdtype, (n + r) * groups, groups, b);
+      std::fill(b + groups, b + pg, 0.0f);
+    }
+  }
+  float* end() const { return buf + kQmmParamRows * (groups + padded(groups)); }
+};
+
+// x's group sums of one row, zero-padded to whole vectors, at out.
+inline const float* padded_sums(const float* xsum, int64_t groups, float* out) {
+  std::copy(xsum, xsum + groups, out);
+  std::fill(out + groups, out + padded(groups), 0.0f);
+  return out;
+}
+
+// y[r] for R weight rows (codes from src[r], parameters from rp) against one row of x (xsum
+// padded): the transposed sequence.
+template <int R, class Src> void dot_rows(const QmmProblem& p, const Src* src, const RowParams& rp, int64_t n,
+                                          const float* x, const float* xsum, float* y) {
   const int64_t groups = p.k / p.group, V = p.group / L;
+  const float* sc[R];
   VecF acc[R];
-  for (int r = 0; r < R; ++r) acc[r] = splat(0.0f);
+  for (int r = 0; r < R; ++r) acc[r] = splat(0.0f), sc[r] = rp.scales(n + r);
   for (int64_t g = 0; g < groups; ++g) {
     const int64_t e = g * p.group;
     VecF d0[R], d1[R], qa, qb;
     VecF x0 = load(x + e), x1 = load(x + e + L);
-    for (int r = 0; r < R; ++r) src[r].prefetch(e);
+    for (int r = 0; r < R; ++r) src[r].template prefetch<R>(g, p.group, p.k);
     for (int r = 0; r < R; ++r) src[r].pair(e, qa, qb), d0[r] = qa * x0, d1[r] = qb * x1;
     for (int64_t v = 2; v < V; v += 2) {
       VecF xa = load(x + e + v * L), xb = load(x + e + (v + 1) * L);
@@ -154,49 +181,43 @@ void dot_rows(const QmmProblem& p, const Src* src, int64_t n0, const float* x, c
         d1[r] = fmadd(qb, xb, d1[r]);
       }
     }
-    for (int r = 0; r < R; ++r) acc[r] = fmadd(splat(param<S>(p.scales, (n0 + r) * groups + g)), d0[r] + d1[r], acc[r]);
+    for (int r = 0; r < R; ++r) acc[r] = fmadd(splat(sc[r][g]), d0[r] + d1[r], acc[r]);
   }
-  for (int r = 0; r < R; ++r) y[r] = halving_sum(acc[r]) + bias_dot<S>(p, n0 + r, xsum, groups);
+  for (int r = 0; r < R; ++r) y[r] = halving_sum(acc[r]) + bias_dot(rp.biases(n + r), xsum, padded(groups));
 }
 
-template <int B, int R, class S> void rows_packed(const QmmProblem& p, int64_t n0) {
-  FromPacked<B> src[R];
-  for (int r = 0; r < R; ++r) src[r] = {p.w + (n0 + r) * (p.k * B / 32)};
-  float y[R];
-  dot_rows<R, S>(p, src, n0, p.xt, p.xsum, y);
-  for (int r = 0; r < R; ++r) p.y[n0 + r] = y[r];
-}
-
-template <int B, int R, class S> void rows_decoded(const QmmProblem& p, int64_t n0, float* scratch) {
-  FromDecoded src[R];
-  for (int r = 0; r < R; ++r) {
-    const uint32_t* row = p.w + (n0 + r) * (p.k * B / 32);
-    float* q = scratch + r * p.k;
-    for (int64_t e = 0; e < p.k; e += 2 * L) {
-      VecF a, b;
-      decode_pair<B>(row, e, a, b);
-      store(q + e, a), store(q + e + L, b);
-    }
-    src[r] = {q};
-  }
-  const int64_t groups = p.k / p.group;
-  for (int64_t m = 0; m < p.m; ++m) {
-    float y[R];
-    dot_rows<R, S>(p, src, n0, p.xt + m * p.k, p.xsum + m * groups, y);
-    for (int r = 0; r < R; ++r) p.y[m * p.n + n0 + r] = y[r];
-  }
-}
-
-template <int B, class S> void transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
-  constexpr int R = kQmmRowBlock;
+// Weight rows [n0, n1) against the rows of x, R rows at a time. One row of x streams the packed
+// rows; more rows decode R weight rows into scratch first.
+template <int B, int R> void rows_of(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
+  const int64_t words = p.k * B / 32, groups = p.k / p.group;
+  RowParams rp{scratch, groups};
+  float* xsum = rp.end();            // padded(groups) floats
+  float* q = xsum + padded(groups);  // R decoded rows of k floats
+  if (p.m == 1) padded_sums(p.xsum, groups, xsum);
   int64_t n = n0;
-  if (p.m == 1) {
-    for (; n + R <= n1; n += R) rows_packed<B, R, S>(p, n);
-    for (; n < n1; ++n) rows_packed<B, 1, S>(p, n);
-    return;
+  for (; n + R <= n1; n += R) {
+    FromPacked<B> packed[R];
+    FromDecoded decoded[R];
+    rp.fetch(p, n, R, n1);
+    for (int r = 0; r < R; ++r) packed[r] = {p.w + (n + r) * words}, decoded[r] = {q + r * p.k};
+    float y[R];
+    if (p.m == 1) {
+      dot_rows<R>(p, packed, rp, n, p.xt, xsum, y);
+      for (int r = 0; r < R; ++r) p.y[n + r] = y[r];
+      continue;
+    }
+    for (int r = 0; r < R; ++r)
+      for (int64_t e = 0; e < p.k; e += 2 * L) {
+        VecF a, b;
+        packed[r].pair(e, a, b);
+        store(q + r * p.k + e, a), store(q + r * p.k + e + L, b);
+      }
+    for (int64_t m = 0; m < p.m; ++m) {
+      dot_rows<R>(p, decoded, rp, n, p.xt + m * p.k, padded_sums(p.xsum + m * groups, groups, xsum), y);
+      for (int r = 0; r < R; ++r) p.y[m * p.n + n + r] = y[r];
+    }
   }
-  for (; n + R <= n1; n += R) rows_decoded<B, R, S>(p, n, scratch);
-  for (; n < n1; ++n) rows_decoded<B, 1, S>(p, n, scratch);
+  if constexpr (R > 1) rows_of<B, 1>(p, n, n1, scratch);
 }
 
 // bsum[m * ng + j] = sum over k in order of x_mk * bias_k(g0 + j), for ng groups from g0.
@@ -215,7 +236,7 @@ void bias_sums(const QmmProblem& p, int64_t g0, int64_t ng, float* bsum) {
 // One row of x, output columns [col0, col1): kKBlockOne weight rows at a time over all the
 // columns, the accumulators kept in y between blocks (a float32 store and reload changes no bits).
 constexpr int kKBlockOne = 8;
-template <int B, class S> void plain_one(const QmmProblem& p, int64_t col0, int64_t col1, float* scratch) {
+template <int B> void plain_one(const QmmProblem& p, int64_t col0, int64_t col1, float* scratch) {
   const int64_t words = p.n * B / 32, gpr = p.n / p.group, g0 = col0 / p.group, ng = (col1 - col0) / p.group;
   const int64_t vg = p.group / L;
   float* bsum = scratch;
@@ -227,7 +248,8 @@ template <int B, class S> void plain_one(const QmmProblem& p, int64_t col0, int6
     const uint32_t* rows[kKBlockOne];
     for (int64_t i = 0; i < nk; ++i) {
       rows[i] = p.w + (kb + i) * words;
-      for (int64_t j = 0; j < ng; ++j) t[i * ng + j] = p.x[kb + i] * param<S>(p.scales, (kb + i) * gpr + g0 + j);
+      to_floats(p.scales, p.sdtype, (kb + i) * gpr + g0, ng, t + i * ng);
+      for (int64_t j = 0; j < ng; ++j) t[i * ng + j] = p.x[kb + i] * t[i * ng + j];
     }
     for (int64_t j = 0; j < ng; ++j)
       for (int64_t v = j * vg; v < (j + 1) * vg; ++v) {
@@ -276,14 +298,7 @@ template <int B> void plain_many(const QmmProblem& p, int64_t col0, int64_t col1
 
 // Column chunks [c0, c1) of kQmmChunk columns (the last may be narrower, a multiple of the group).
 template <int B> void plain(const QmmProblem& p, int64_t c0, int64_t c1, float* scratch) {
-  if (p.m == 1) {
-    const int64_t col0 = c0 * kQmmChunk, col1 = std::min(p.n, c1 * kQmmChunk);
-    switch (p.sdtype) {
-      case Dtype::float16: return plain_one<B, f16>(p, col0, col1, scratch);
-      case Dtype::bfloat16: return plain_one<B, bf16>(p, col0, col1, scratch);
-      default: return plain_one<B, float>(p, col0, col1, scratch);
-    }
-  }
+  if (p.m == 1) return plain_one<B>(p, c0 * kQmmChunk, std::min(p.n, c1 * kQmmChunk), scratch);
   for (int64_t c = c0; c < c1; ++c) plain_many<B>(p, c * kQmmChunk, std::min(p.n, (c + 1) * kQmmChunk), scratch);
 }
 
@@ -326,13 +341,7 @@ void qmm_group_sums(const float* x, int64_t m, int64_t k, int group, float* xsum
 }
 
 void qmm_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
-  with_bits(p.bits, [&](auto b) {
-    switch (p.sdtype) {
-      case Dtype::float16: return transposed<b.value, f16>(p, n0, n1, scratch);
-      case Dtype::bfloat16: return transposed<b.value, bf16>(p, n0, n1, scratch);
-      default: return transposed<b.value, float>(p, n0, n1, scratch);
-    }
-  });
+  with_bits(p.bits, [&](auto b) { rows_of<b.value, kQmmRowBlock>(p, n0, n1, scratch); });
 }
 
 void qmm_plain(const QmmProblem& p, int64_t c0, int64_t c1, float* scratch) {

@@ -99,8 +99,13 @@ def _row_by_row(
 def scaled_dot_product_attention(
     queries: Any, keys: Any, values: Any, cache: Any, scale: float, mask: Any
 ) -> Any:
-    """``fast.scaled_dot_product_attention``, or its quantized form when ``cache`` holds packed
-    keys and values (it has ``bits``)."""
+    """``fast.scaled_dot_product_attention``, its quantized form when ``cache`` holds packed
+    keys and values (it has ``bits``), or ``fast.paged_attention`` over a ``PagedKVCache``'s pools
+    (it has ``block_tables``)."""
+    if hasattr(cache, "block_tables"):
+        return fast.paged_attention(
+            queries, keys, values, cache.block_tables, cache.context_lens, scale=scale
+        )
     if hasattr(cache, "bits"):
         return quantized_scaled_dot_product_attention(
             queries, keys, values, scale, mask, cache.group_size, cache.bits

@@ -1,0 +1,56 @@
+"""The C API's op table: include/nuvec/ops.h is tools/gen_capi.py's output for the registry,
+every public op has its C function (or a row of NOT_IN_C saying why), and every function the
+headers declare is exported by libnuvec."""
+
+import ctypes
+import importlib.util
+import os
+import re
+
+import pytest
+
+import nuvec as nv
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+pytestmark = pytest.mark.nuvec_only
+
+GEN = _load("gen_capi", os.path.join(ROOT, "tools", "gen_capi.py"))
+REG = GEN.load(os.path.join(ROOT, "python", "nuvec", "_registry.py"))
+
+
+def header(name):
+    with open(os.path.join(ROOT, "include", "nuvec", name), encoding="utf-8") as f:
+        return f.read()
+
+
+def test_ops_header_is_generated_from_the_registry():
+    assert header("ops.h") == GEN.header(REG), "run `python tools/gen_capi.py --header`"
+
+
+def test_every_public_op_has_a_c_function():
+    declared = set(re.findall(r"int nuvec_(\w+)\(nuvec_array\* res", header("ops.h")))
+    public = {op.name for op in REG.OPS if op.public}
+    missing = sorted(public - declared - set(GEN.NOT_IN_C))
+    assert not missing, f"public ops without a C function or a NOT_IN_C row: {missing}"
+    stale = sorted(set(GEN.NOT_IN_C) & declared | set(GEN.NOT_IN_C) - public)
+    assert not stale, f"NOT_IN_C rows of ops that have a C function or are not public ops: {stale}"
+
+
+@pytest.mark.skipif(not os.path.exists(nv.get_library()), reason="no libnuvec")
+def test_every_declared_function_is_exported():
+    lib = ctypes.CDLL(nv.get_library())
+    names = set()
+    for h in ("nuvec.h", "ops.h"):
+        names |= set(re.findall(r"NUVEC_API [^;(]*?\b(nuvec_\w+)\(", header(h)))
+    assert len(names) > 200
+    absent = sorted(n for n in names if not hasattr(lib, n))
+    assert not absent, f"declared but not in libnuvec: {absent}"
