@@ -1,7 +1,8 @@
 """Decode speed of nuvec.lm's default model with step n+1 ordered by nuvec.schedule while step n
 runs (``generate.ORDER_AHEAD``), against plain ``async_eval`` (the walk on the worker), and with
 a sampled (temperature, top-p) decode whose sampler is compiled or not; the variants interleave
-in each round (the machine is shared and noisy: medians over the rounds).
+in each round, every other round in reverse order (the machine is shared and noisy: medians over
+the rounds).
 
     PYTHONPATH=python python bench/decode_overlap.py [--rounds 7] [--tokens 128]
 
@@ -77,8 +78,10 @@ def main():
         generate.ORDER_AHEAD = order_ahead
         _decode(model, 8, sampler)
     speeds = {name: [] for name in variants}
-    for _ in range(args.rounds):
-        for name, (order_ahead, sampler) in variants.items():
+    for r in range(
+        args.rounds
+    ):  # every other round backwards: a variant's place in the round counts
+        for name, (order_ahead, sampler) in list(variants.items())[:: 1 if r % 2 == 0 else -1]:
             generate.ORDER_AHEAD = order_ahead
             speeds[name].append(_decode(model, args.tokens, sampler))
     generate.ORDER_AHEAD = True
