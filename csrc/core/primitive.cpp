@@ -1,13 +1,17 @@
 #include "core/primitive.h"
 
-#include <atomic>
+#include <mutex>
 #include <string>
+#include <typeindex>
+#include <unordered_map>
 
 namespace nuvec {
 
-int new_kernel_slot() {
-  static std::atomic<int> next{0};
-  return next++;
+int kernel_slot_for(const std::type_info& type) {
+  static std::mutex mu;
+  static std::unordered_map<std::type_index, int> slots;
+  std::lock_guard<std::mutex> lock(mu);
+  return slots.try_emplace(std::type_index(type), int(slots.size())).first->second;
 }
 
 std::vector<Array> Primitive::vjp(const std::vector<Array>&, const std::vector<Array>&, const std::vector<int>&,

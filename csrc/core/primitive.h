@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -34,12 +35,14 @@ class Primitive : public std::enable_shared_from_this<Primitive> {
                                                                const std::vector<Array>& outputs);
 };
 
-int new_kernel_slot();
+// The kernel slot of a primitive class, numbered at its first use in the process. Keyed by the
+// class's type_info (equal across shared objects), so the Python extension, libnuvec and C callers,
+// each with its own copy of kernel_slot_of's static, all get one slot per class.
+int kernel_slot_for(const std::type_info& type);
 
-// Each primitive class's slot, numbered at first use: kernel lookups index by it, never by name.
-// Visible in every module (the Python extension too), so all share libnuvec's one slot per class.
-template <class P> __attribute__((visibility("default"))) int kernel_slot_of() {
-  static const int slot = new_kernel_slot();
+// Each primitive class's slot: kernel lookups index by it, never by name.
+template <class P> int kernel_slot_of() {
+  static const int slot = kernel_slot_for(typeid(P));
   return slot;
 }
 
