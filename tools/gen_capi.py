@@ -33,7 +33,10 @@ KINDS = {
     "bool": ("bool {n}", "{n}"),
     "double": ("double {n}", "{n}"),
     "dtype": ("nuvec_dtype {n}", "D({n})"),
+    "string": ("const char* {n}", "std::string({n})"),
+    "pairs": ("const int* {n}, size_t {n}_num", "PAIRS({n}, {n}_num)"),  # (before, after) per axis
 }
+_CONV = "array input, array weight, shape stride, shape padding, shape dilation"
 
 _R = "bool keepdims"
 _CLOSE = "array a, array b, double rtol, double atol, bool equal_nan"
@@ -131,12 +134,33 @@ SIGNATURES = {
     "logcumsumexp": ("array a, axis axis, bool reverse, bool inclusive",
                      "scan(ScanOp::logaddexp, a, axis, reverse, inclusive, std::nullopt, s)"),
     "diff": ("array a, int n, axis axis", "diff(a, n, axis, s)"),
+    "pad": ("array a, pairs pad_width, string mode, array constant_values",
+            "pad(a, pad_width, mode, constant_values, s)"),
+    "as_strided": ("array a, shape shape, shape strides, int64 offset", "as_strided(a, shape, strides, offset, s)"),
+    "einsum": ("string subscripts, arrays operands", "einsum(subscripts, operands, s)"),
+    **{f"conv{d}d": (f"{_CONV}, int64 groups", f"conv_nd({d}, input, weight, stride, padding, dilation, groups, s)")
+       for d in (1, 2, 3)},
+    **{f"conv_transpose{d}d": (f"{_CONV}, shape output_padding, int64 groups",
+                               f"conv_transpose_nd({d}, input, weight, stride, padding, dilation, output_padding, "
+                               "groups, s)") for d in (1, 2, 3)},
+    "conv_general": ("array input, array weight, shape stride, shape padding_lo, shape padding_hi, "
+                     "shape kernel_dilation, shape input_dilation, int64 groups, bool flip",
+                     "conv_general(input, weight, stride, padding_lo, padding_hi, kernel_dilation, input_dilation, "
+                     "groups, flip, s)"),
+    # several outputs: written to a vector of arrays
+    "divmod": ("array a, array b", "VEC(divmod(a, b, s))"),
+    "split": ("array a, shape indices, axis axis", "split(a, indices, axis, s)"),
+    "broadcast_arrays": ("arrays arrays", "broadcast_arrays(arrays, s)"),
+    "unstack": ("array a, axis axis", "unstack(a, axis, s)"),
+    "meshgrid": ("arrays arrays, bool sparse, string indexing", "meshgrid(arrays, sparse, indexing, s)"),
 }  # fmt: skip
+# The ops whose result is a vector of arrays (nuvec_vector_array* res).
+VECTOR_RESULTS = {"divmod", "split", "broadcast_arrays", "unstack", "meshgrid"}
 
 # Public ops without a C function, and why (docs/c-api.md lists them).
 NOT_IN_C = {
-    **{n: "returns several arrays" for n in ("divmod", "broadcast_arrays", "unstack", "split", "meshgrid",
-                                             "minmax", "quantize", "nonzero", "unique")},
+    **{n: "returns several arrays of a size known only after evaluation, or a tuple of parameters"
+       for n in ("minmax", "quantize", "nonzero", "unique")},
     **{n: "reads or writes files (use the Python API)" for n in ("load", "save", "savez", "savez_compressed",
                                                                  "save_safetensors", "save_gguf", "save_tree",
                                                                  "load_into")},
@@ -144,9 +168,8 @@ NOT_IN_C = {
     **{n: "a window of a given length: use arange and the element-wise ops"
        for n in ("bartlett", "blackman", "hamming", "hanning")},
     **{n: "many optional parameters: not yet in the C API (docs/c-api.md)"
-       for n in ("pad", "as_strided", "median", "searchsorted", "einsum", "convolve", "gather_mm",
-                 "block_masked_mm", "dequantize", "quantized_matmul", "gather_qmm", "conv1d", "conv2d",
-                 "conv3d", "conv_general", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")},
+       for n in ("median", "searchsorted", "convolve", "gather_mm", "block_masked_mm", "dequantize",
+                 "quantized_matmul", "gather_qmm")},
 }  # fmt: skip
 
 
@@ -185,7 +208,10 @@ def functions(reg):
             args[name] = cxx.format(n=name)
         for name, cxx in sorted(args.items(), key=lambda kv: -len(kv[0])):
             call = _substitute(call, name, cxx)
-        out.append((op.name, ", ".join(params), "nuvec::" + _substitute(call, "s", "S(s)")))
+        call = _substitute(call, "s", "S(s)")
+        out.append(
+            (op.name, ", ".join(params), call if call.startswith("VEC(") else "nuvec::" + call)
+        )
     return out
 
 
@@ -194,6 +220,10 @@ def _substitute(call, name, cxx):
     import re
 
     return re.sub(rf"(?<![\w\"])({name})(?![\w\"(])", cxx, call)
+
+
+def result(name):
+    return "nuvec_vector_array" if name in VECTOR_RESULTS else "nuvec_array"
 
 
 def header(reg):
@@ -209,7 +239,7 @@ def header(reg):
     ]
     for name, params, _ in functions(reg):
         lines.append(
-            f"NUVEC_API int nuvec_{name}(nuvec_array* res, {params}, const nuvec_stream s);"
+            f"NUVEC_API int nuvec_{name}({result(name)}* res, {params}, const nuvec_stream s);"
         )
     lines += ["#ifdef __cplusplus", "}", "#endif", "#endif /* NUVEC_OPS_H */", ""]
     return "\n".join(lines)
@@ -220,7 +250,7 @@ def source(reg):
              "using namespace nuvec::capi;", ""]  # fmt: skip
     for name, params, call in functions(reg):
         lines += [
-            f"int nuvec_{name}(nuvec_array* res, {params}, const nuvec_stream s) {{",
+            f"int nuvec_{name}({result(name)}* res, {params}, const nuvec_stream s) {{",
             f'  try {{ return put(res, {call}); }} catch (...) {{ return fail("nuvec_{name}"); }}',
             "}",
         ]

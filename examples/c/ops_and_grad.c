@@ -68,6 +68,22 @@ int main(void) {
   print("maxpow", r);
   nuvec_softmax(&r, a, &axis, 1, false, s);
   print("softmax", r);
+  nuvec_vector_array ab = nuvec_vector_array_new_data((nuvec_array[]){a, a}, 2);
+  nuvec_einsum(&r, "ij,kj->ik", ab, s);
+  print("einsum", r);
+  nuvec_array zero = nuvec_array_new_float(0.0f);
+  nuvec_pad(&r, a, (const int[]){1, 0, 0, 2}, 4, "constant", zero, s);
+  print("pad", r);
+  nuvec_vector_array qr = nuvec_vector_array_new();
+  nuvec_divmod(&qr, a, two, s);
+  nuvec_vector_array_get(&r, qr, 1);
+  print("mod", r);
+  /* conv1d over (batch 1, length 6, 1 channel) with the kernel (1, 3, 1) of ones: sums of 3. */
+  nuvec_array w = nuvec_array_new(), x = nuvec_array_new();
+  nuvec_ones(&w, (const int[]){1, 3, 1}, 3, NUVEC_FLOAT32, s);
+  nuvec_reshape(&x, a, (const int[]){1, 6, 1}, 3, s);
+  nuvec_conv1d(&r, x, w, (const int[]){1}, 1, (const int[]){0}, 1, (const int[]){1}, 1, 1, s);
+  print("conv1d", r);
 
   /* Transforms. */
   nuvec_closure cls = nuvec_closure_new_func(f);
@@ -110,6 +126,11 @@ int main(void) {
   nuvec_array_free(r);
   nuvec_array_free(t);
   nuvec_array_free(two);
+  nuvec_array_free(zero);
+  nuvec_array_free(w);
+  nuvec_array_free(x);
+  nuvec_vector_array_free(ab);
+  nuvec_vector_array_free(qr);
   nuvec_array_free(ones);
   nuvec_vector_array_free(primals);
   nuvec_vector_array_free(outs);
