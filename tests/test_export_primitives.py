@@ -592,6 +592,7 @@ NOT_EXPORTABLE = {
     "Compiled": "compile runs its function plainly while export traces it, so none is recorded",
     "CompilePlaceholder": "compile's stand-in for its inputs while it traces; never in a graph it returns",
     "VmapPlaceholder": "vmap's stand-in for its inputs while it traces; never in a graph it returns",
+    "CustomC": "a custom C operation's kernel and rules are callbacks of this process (C ABI)",
     # nuvec.distributed: a collective binds this run's MPI communicator, which a file cannot carry
     # (over a group of one process they are copies, which export); export raises naming the op.
     **dict.fromkeys(

@@ -87,6 +87,7 @@ KEEP_OBJECT = {("__eq__", "arg"), ("__ne__", "arg")}
 STAR = {
     "eval": "*args: Any",
     "async_eval": "*args: Any",
+    "schedule": "*args: Any",
     "get_array_buffer_size": "*args: Any",
     "broadcast_arrays": "*args: _ArrayLike",
     "atleast_1d": "*args: _ArrayLike",
