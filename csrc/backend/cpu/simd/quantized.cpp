@@ -131,35 +131,46 @@ void to_floats(const void* p, Dtype d, int64_t i, int64_t n, float* out) {
 // Groups rounded up to whole vectors.
 inline int64_t padded(int64_t groups) { return (groups + L - 1) / L * L; }
 
-// The bias term of one weight row: its biases against the row of x's group sums, L groups per
-// vector (both zero-padded to whole vectors), then halved.
-inline float bias_dot(const float* bias, const float* xsum, int64_t padded_groups) {
+// The first `count` (1 to L) floats at p, the other lanes zero, reading nothing past them.
+inline VecF load_first(const float* p, int64_t count) {
+#if defined(__AVX512F__)
+  return VecF(_mm512_maskz_loadu_ps(__mmask16((1u << count) - 1), p));
+#elif defined(__AVX2__)
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return VecF(_mm256_maskload_ps(p, _mm256_cmpgt_epi32(_mm256_set1_epi32(int(count)), lane)));
+#else
+  float t[L] = {};
+  std::memcpy(t, p, size_t(count) * sizeof(float));
+  return load(t);
+#endif
+}
+
+// The bias term of one weight row: its biases against the row of x's group sums (zero-padded to
+// whole vectors), L groups per vector (the last padded with zeros), then halved.
+inline float bias_dot(const float* bias, const float* xsum, int64_t groups) {
   VecF acc = splat(0.0f);
-  for (int64_t g = 0; g < padded_groups; g += L) acc = fmadd(load(bias + g), load(xsum + g), acc);
+  int64_t g = 0;
+  for (; g + L <= groups; g += L) acc = fmadd(load(bias + g), load(xsum + g), acc);
+  if (g < groups) acc = fmadd(load_first(bias + g, groups - g), load(xsum + g), acc);
   return halving_sum(acc);
 }
 
-// Weight rows' scales and biases as floats, kQmmParamRows rows converted at a time; the biases of
-// each row zero-padded to whole vectors.
+// Weight rows' scales and biases as floats, kQmmParamRows rows converted at a time.
 struct RowParams {
-  float* buf;  // kQmmParamRows rows of scales (groups each), then of biases (padded(groups) each)
+  float* buf;  // kQmmParamRows rows of scales, then as many of biases (groups each)
   int64_t groups, first = -1;
   const float* scales(int64_t n) const { return buf + (n - first) * groups; }
-  const float* biases(int64_t n) const { return buf + kQmmParamRows * groups + (n - first) * padded(groups); }
+  const float* biases(int64_t n) const { return buf + (kQmmParamRows + n - first) * groups; }
   // Makes rows [n, n + count) available (count <= kQmmParamRows; rows are asked for in increasing
   // order, below n1).
   void fetch(const QmmProblem& p, int64_t n, int64_t count, int64_t n1) {
     if (first >= 0 && n + count <= first + kQmmParamRows) return;
     first = n;
-    const int64_t rows = std::min<int64_t>(kQmmParamRows, n1 - n), pg = padded(groups);
+    const int64_t rows = std::min<int64_t>(kQmmParamRows, n1 - n);
     to_floats(p.scales, p.sdtype, n * groups, rows * groups, buf);
-    for (int64_t r = 0; r < rows; ++r) {
-      float* b = buf + kQmmParamRows * groups + r * pg;
-      to_floats(p.biases, p.bdtype, (n + r) * groups, groups, b);
-      std::fill(b + groups, b + pg, 0.0f);
-    }
+    to_floats(p.biases, p.bdtype, n * groups, rows * groups, buf + kQmmParamRows * groups);
   }
-  float* end() const { return buf + kQmmParamRows * (groups + padded(groups)); }
+  float* end() const { return buf + 2 * kQmmParamRows * groups; }
 };
 
 // x's group sums of one row, zero-padded to whole vectors, at out.
@@ -193,7 +204,7 @@ template <int R, class Src> void dot_rows(const QmmProblem& p, const Src* src, c
     }
     for (int r = 0; r < R; ++r) acc[r] = fmadd(splat(sc[r][g]), d0[r] + d1[r], acc[r]);
   }
-  for (int r = 0; r < R; ++r) y[r] = halving_sum(acc[r]) + bias_dot(rp.biases(n + r), xsum, padded(groups));
+  for (int r = 0; r < R; ++r) y[r] = halving_sum(acc[r]) + bias_dot(rp.biases(n + r), xsum, groups);
 }
 
 // Weight rows [n0, n1) against the rows of x, R rows at a time. One row of x streams the packed
