@@ -191,12 +191,14 @@ template <class T> void run_eig(const T* a, c64* w, c64* v, int64_t count, int n
   }
 }
 
-// OpenBLAS's thread count for a decomposition of order n: 2 for syevd (eigh, eigvalsh) from
-// order blas_threads::kThreadedFrom, where its one-thread time missed NumPy's two-thread one
-// (docs/linalg.md, "Threads"); 1 for the others, whose one-thread times beat NumPy's two-thread
-// ones on a quiet machine, and every two-thread run loses badly on a busy one.
+// OpenBLAS's thread count for a decomposition of order n: 2 for syevd (eigh, eigvalsh) and gesdd
+// (svd) from order blas_threads::kThreadedFrom, where their one-thread times missed or sat at the
+// edge of 1.2x NumPy's two-thread ones (docs/linalg.md, "Threads"); 1 for the others, whose
+// one-thread times beat NumPy's two-thread ones on a quiet machine, and every two-thread run loses
+// badly on a busy one.
 int blas_threads_for(Decomposition kind, int64_t n) {
-  bool threaded = kind == Decomposition::eigh || kind == Decomposition::eigvalsh;
+  bool threaded = kind == Decomposition::eigh || kind == Decomposition::eigvalsh || kind == Decomposition::svd ||
+                  kind == Decomposition::svd_values;
   return threaded && n >= blas_threads::kThreadedFrom ? blas_threads::kThreads : 1;
 }
 
