@@ -160,9 +160,11 @@ def determinism_digests():
             for m in (1, 3, 300):
                 x = mx.array(rng.standard_normal((m, k)).astype(np.float32))
                 y = mx.quantized_matmul(x, wq, s, b, transpose, group_size, bits)
-                # Row independence in this build too.
-                y1 = mx.quantized_matmul(x[m - 1 :], wq, s, b, transpose, group_size, bits)
-                assert np.array_equal(np.array(y)[m - 1 :], np.array(y1))
+                # Row independence in this build too (the promise's rows; longer transposed
+                # products take the dense path).
+                if m <= mx.ROW_INDEPENDENT_ROWS:
+                    y1 = mx.quantized_matmul(x[m - 1 :], wq, s, b, transpose, group_size, bits)
+                    assert np.array_equal(np.array(y)[m - 1 :], np.array(y1))
                 out.append(hashlib.sha256(np.array(y).tobytes()).hexdigest()[:16])
     # gather_qmm: 40 tokens with 8 experts each, unsorted, and sorted as one run per expert.
     rng = np.random.default_rng(7)
@@ -191,6 +193,30 @@ def _run(env):
     )
     assert r.returncode == 0, r.stderr
     return r.stdout.split()
+
+
+@pytest.mark.skipif(IS_MLX, reason="nuvec's kernel paths")
+@pytest.mark.parametrize("bits", [3, 4, 8])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_products_past_the_row_promise_dequantize_then_multiply(bits, dtype):
+    """More rows than ROW_INDEPENDENT_ROWS (a prompt's prefill): w = q * scale + bias in float32,
+    then the dense product; it agrees with the row kernels to float32 rounding."""
+    rng = seeded_rng("qmm-dense", bits, dtype)
+    n, k, g = 200, 256, 64
+    wq, s, b = mx.quantize(mx.array(rng.standard_normal((n, k)).astype(np.float32)), g, bits)
+    s, b = s.astype(getattr(mx, dtype)), b.astype(getattr(mx, dtype))
+    x = rng.standard_normal((mx.ROW_INDEPENDENT_ROWS + 44, k)).astype(np.float32)
+    y = np.array(mx.quantized_matmul(mx.array(x), wq, s, b, True, g, bits))
+    codes = np.array(
+        mx.dequantize(wq, mx.ones(s.shape), mx.zeros(b.shape), group_size=g, bits=bits)
+    )
+    sc = np.repeat(np.array(s.astype(mx.float32)), g, axis=1)
+    bi = np.repeat(np.array(b.astype(mx.float32)), g, axis=1)
+    w32 = (codes.astype(np.float32) * sc).astype(np.float32) + bi
+    ref = x.astype(np.float64) @ w32.astype(np.float64).T
+    np.testing.assert_allclose(y, ref, rtol=2e-5, atol=2e-5 * np.abs(ref).max())
+    rows = np.array(mx.quantized_matmul(mx.array(x[:3]), wq, s, b, True, g, bits))
+    np.testing.assert_allclose(y[:3], rows, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
 
 
 @pytest.mark.skipif(IS_MLX, reason="nuvec's determinism promise")

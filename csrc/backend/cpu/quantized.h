@@ -12,6 +12,9 @@
 //     y = halving_sum(acc) + bias term.
 //   not transposed (y = x @ W, groups along n): acc = fma(x_k * scale_kg, q_kn, acc) for k in
 //     order, bsum_g = bsum_g + x_k * bias_kg for k in order; y = acc + bsum_g.
+//   transposed, a product of more than kRowIndependentRows rows (past the row-independence
+//     promise; prompt prefill): w_kn = float(q) * scale + bias in float32 (multiply, then add),
+//     then the dense float32 product x @ w.T (backend/cpu/matmul.h's gemm), in blocks of weight rows.
 // The lanes hold consecutive elements, except in the AVX2 build's 4-bit kernels, whose vectors
 // hold the even, then the odd elements of each 16 (x is permuted to match: qmm_lane_order).
 // Codes are decoded to floats exactly, so whether a path decodes on the fly or from a buffer of
@@ -51,6 +54,7 @@ void dequantize_fp(QuantSpec q, const Array& codes, const Array& scales, Array& 
   void qmm_to_lane_order(const float* x, int64_t count, float* out);                 \
   void qmm_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch);  \
   void qmm_plain(const QmmProblem& p, int64_t c0, int64_t c1, float* scratch);       \
+  void qmm_dequantize(const QmmProblem& p, int64_t n0, int64_t n1, float* out);      \
   }
 NUVEC_DECLARE_QMM_ISA(portable)
 #if defined(__x86_64__)

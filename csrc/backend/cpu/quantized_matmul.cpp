@@ -10,9 +10,11 @@
 #include "backend/cpu/backend.h"
 #include "backend/cpu/ctypes.h"
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/matmul.h"
 #include "backend/cpu/quantized.h"
 #include "backend/cpu/sort.h"
 #include "core/errors.h"
+#include "core/primitives/matmul.h"
 #include "core/primitives/quantized.h"
 #include "core/threads.h"
 
@@ -49,10 +51,33 @@ struct Weights {
   }
 };
 
+constexpr int64_t kDenseBlock = 512;  // weight rows dequantized at a time for a dense product
+
+// A transposed product of more rows than the row-independence promise covers (backend/cpu/
+// quantized.h): blocks of weight rows dequantized to float32, then the dense product.
+void run_dense(const QmmProblem& p) {
+  std::vector<float> wd(size_t(std::min(p.n, kDenseBlock) * p.k));
+  auto dq = NUVEC_FOR_ISA(qmm_dequantize);
+  for (int64_t n0 = 0; n0 < p.n; n0 += kDenseBlock) {
+    const int64_t n1 = std::min(p.n, n0 + kDenseBlock);
+    parallel_for(n1 - n0, std::max<int64_t>(1, (int64_t(1) << 14) / p.k),
+                 [&](int64_t r0, int64_t r1) { dq(p, n0 + r0, n0 + r1, wd.data() + r0 * p.k); });
+    // B (k x rows) is the block transposed: element (kk, j) at wd[j * k + kk].
+    gemm(Dtype::float32, {reinterpret_cast<const char*>(p.x), p.k, 1},
+         {reinterpret_cast<const char*>(wd.data()), 1, p.k}, p.m, n1 - n0, p.k, reinterpret_cast<char*>(p.y + n0), p.n);
+  }
+}
+
 // Runs the products (x, w, y, m, n, k, bits and group set; xsum filled here when transposed),
 // each over its blocks of output columns, on the pool.
 void run_products(std::vector<QmmProblem>& ps, bool t) {
   if (ps.empty()) return;
+  if (t) {  // products past the row-independence promise take the dense path
+    std::vector<QmmProblem> rest;
+    for (const QmmProblem& p : ps) p.m > kRowIndependentRows ? run_dense(p) : rest.push_back(p);
+    if (rest.size() < ps.size()) ps.swap(rest);
+    if (ps.empty()) return;
+  }
   const int64_t n = ps[0].n, k = ps[0].k, group = ps[0].group;
   int64_t rows = 0, max_m = 0;
   for (const QmmProblem& p : ps) rows += p.m, max_m = std::max(max_m, p.m);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -363,6 +364,24 @@ void qmm_group_sums(const float* x, int64_t m, int64_t k, int group, float* xsum
 
 void qmm_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
   with_bits(p.bits, [&](auto b) { rows_of<b.value, kQmmRowBlock>(p, n0, n1, scratch); });
+}
+
+void qmm_dequantize(const QmmProblem& p, int64_t n0, int64_t n1, float* out) {
+  const int64_t groups = p.k / p.group;
+  std::vector<float> params(size_t(2 * groups));
+  with_bits(p.bits, [&](auto b) {
+    constexpr int B = b.value;
+    for (int64_t n = n0; n < n1; ++n) {
+      const uint32_t* row = p.w + n * (p.k * B / 32);
+      to_floats(p.scales, p.sdtype, n * groups, groups, params.data());
+      to_floats(p.biases, p.bdtype, n * groups, groups, params.data() + groups);
+      float* o = out + (n - n0) * p.k;
+      for (int64_t g = 0; g < groups; ++g) {
+        const VecF sc = splat(params[size_t(g)]), bi = splat(params[size_t(groups + g)]);
+        for (int64_t e = g * p.group; e < (g + 1) * p.group; e += L) store(o + e, decode<B>(row, e) * sc + bi);
+      }
+    }
+  });
 }
 
 void qmm_plain(const QmmProblem& p, int64_t c0, int64_t c1, float* scratch) {
