@@ -175,8 +175,7 @@ void init_runtime(nb::module_& m) {
       .def_prop_ro(
           "nodes", [](const Schedule& s) { return s.nodes(); }, "How many unevaluated nodes the ordering found.")
       .def("__repr__", [](const Schedule& s) {
-        return "Schedule(" + std::to_string(s.outputs()) + " outputs, " + std::to_string(s.nodes()) +
-               " nodes)";
+        return "Schedule(" + std::to_string(s.outputs()) + " outputs, " + std::to_string(s.nodes()) + " nodes)";
       });
   m.def(
       "schedule",

@@ -67,8 +67,23 @@ void eval_paged_attention(const PagedAttention& prim, const std::vector<Array>& 
     nb[size_t(b)] = (lens[b] + KB - 1) / KB;
     first[size_t(b) + 1] = first[size_t(b)] + nb[size_t(b)];
   }
-  AttentionOperands a{q.data<float>(), k.data_bytes(), v.data_bytes(), o.data<float>(), B, Hq, Hkv, 1, M * P, D, Dv,
-                      prim.scale(), AttentionMask::none, nullptr, {}, nullptr, &matmul_kernels()};
+  AttentionOperands a{q.data<float>(),
+                      k.data_bytes(),
+                      v.data_bytes(),
+                      o.data<float>(),
+                      B,
+                      Hq,
+                      Hkv,
+                      1,
+                      M * P,
+                      D,
+                      Dv,
+                      prim.scale(),
+                      AttentionMask::none,
+                      nullptr,
+                      {},
+                      nullptr,
+                      &matmul_kernels()};
   std::copy_n(q.strides().begin(), 3, a.qst);
   for (auto [x, st] : {std::pair{&k, a.kst}, {&v, a.vst}}) {  // (page, head, row) strides
     const Strides& s = x->strides();

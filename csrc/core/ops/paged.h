@@ -8,8 +8,8 @@
 namespace nuvec {
 
 // The pools (k_pages, v_pages) with keys (T, Hkv, D) and values (T, Hkv, Dv) stored at slot_mapping.
-std::pair<Array, Array> paged_write(const Array& k_pages, const Array& v_pages, const Array& keys,
-                                    const Array& values, const Array& slot_mapping, Stream s);
+std::pair<Array, Array> paged_write(const Array& k_pages, const Array& v_pages, const Array& keys, const Array& values,
+                                    const Array& slot_mapping, Stream s);
 
 // One query per sequence, (B, Hq, 1, D), over its paged keys; the output has the promoted dtype of
 // the queries and the pools, as scaled_dot_product_attention's.

@@ -153,8 +153,8 @@ template <class T> const T* row_of(const void* x, const int64_t* st, int64_t b, 
 }
 
 // Key or value row r of key head (b, g): strided, or through batch b's page table.
-template <class T> const T* kv_row(const AttentionOperands& a, const void* x, const int64_t* st, int64_t b, int64_t g,
-                                   int64_t r) {
+template <class T>
+const T* kv_row(const AttentionOperands& a, const void* x, const int64_t* st, int64_t b, int64_t g, int64_t r) {
   if (!a.pages) return row_of<T>(x, st, b, g, r);
   const int shift = std::countr_zero(uint64_t(a.page_size));  // page sizes divide 256: powers of two
   int64_t page = a.pages[b * a.pages_stride + (r >> shift)];
