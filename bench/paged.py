@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 import nuvec as mx
+from _common import median_time
 from nuvec import fast
 from nuvec.lm import generate_step, load
 from nuvec.lm.batch import prefill_into_pages
@@ -63,13 +64,7 @@ def sequential_tps(model, prompts):
 
 
 def _median_us(f, reps=30):
-    f()
-    times = []
-    for _ in range(reps):
-        tic = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - tic)
-    return statistics.median(times) * 1e6
+    return median_time(f, reps, warmup=1) * 1e6
 
 
 def attention_row(keys, page=64):
