@@ -216,20 +216,6 @@ template <int R> void skinny_t_rows(int64_t k, const float* a, int64_t lda, cons
   }
 }
 
-template <int R = kSkinnyR> void skinny_t_group(int64_t r, int64_t k, const float* a, int64_t lda, const float* w,
-                                                int64_t ldw, int64_t n, float* c, int64_t ldc) {
-  if constexpr (R > 1)
-    if (r < R) return skinny_t_group<R - 1>(r, k, a, lda, w, ldw, n, c, ldc);
-  skinny_t_rows<R>(k, a, lda, w, ldw, n, c, ldc);
-}
-
-void skinny_t_f32(int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, int64_t n, float* c,
-                  int64_t ldc) {
-  for (int64_t i = 0; i < m; i += kSkinnyR)
-    skinny_t_group(std::min<int64_t>(kSkinnyR, m - i), k, static_cast<const float*>(a) + i * lda, lda,
-                   static_cast<const float*>(b), ldb, n, c + i * ldc, ldc);
-}
-
 // bfloat16 pairs through vdpbf16ps: two products per lane and instruction, twice float32's rate.
 #define NUVEC_BF16 __attribute__((target("avx512bf16")))
 
@@ -372,6 +358,86 @@ NUVEC_BF16 void skinny_bf16(int64_t m, int64_t k, const void* a, int64_t lda, co
 #undef NUVEC_BF16
 #endif
 
+#if defined(__AVX2__) && !defined(__AVX512F__)
+// x @ W.T for few rows (the AVX-512 build's kernel above, on 8 x 8 blocks): each block of W is
+// transposed in registers, so a vector holds one k of 8 rows of W (8 output columns), and each
+// output element gets the fma chain over k from zero that every other path gives it.
+inline void transpose8(__m256 (&r)[8]) {
+  __m256 t[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 2; ++i) {
+    r[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    r[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xee);
+    r[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    r[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xee);
+  }
+  for (int i = 0; i < 4; ++i) {
+    t[i] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x20);
+    t[i + 4] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x31);
+  }
+  for (int i = 0; i < 8; ++i) r[i] = t[i];
+}
+
+// 8 k of `rows` rows of W (ldw apart) from w, the first kk of them; missing rows and k are zero.
+template <bool Full> inline void load_block(const float* w, int64_t ldw, int rows, int kk, __m256 (&r)[8]) {
+  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(kk), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+#pragma GCC unroll 8
+  for (int q = 0; q < 8; ++q) {
+    if (Full)
+      r[q] = _mm256_loadu_ps(w + q * ldw);
+    else
+      r[q] = q < rows ? _mm256_maskload_ps(w + q * ldw, mask) : _mm256_setzero_ps();
+  }
+}
+
+template <int R> void skinny_t_rows(int64_t k, const float* a, int64_t lda, const float* w, int64_t ldw, int64_t n,
+                                    float* c, int64_t ldc) {
+  for (int64_t j = 0; j < n; j += 8, w += 8 * ldw) {
+    int rows = int(std::min<int64_t>(8, n - j));
+    __m256 acc[R], r[8];
+    for (int i = 0; i < R; ++i) acc[i] = _mm256_setzero_ps();
+    int64_t k0 = 0;
+    if (rows == 8)
+      for (; k0 + 8 <= k; k0 += 8) {
+        load_block<true>(w + k0, ldw, 8, 8, r);
+        transpose8(r);
+#pragma GCC unroll 8
+        for (int u = 0; u < 8; ++u)
+#pragma GCC unroll 6
+          for (int i = 0; i < R; ++i) acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(a[i * lda + k0 + u]), r[u], acc[i]);
+      }
+    for (; k0 < k; k0 += 8) {  // partial blocks: the last rows of W or the last k
+      int kk = int(std::min<int64_t>(8, k - k0));
+      load_block<false>(w + k0, ldw, rows, kk, r);
+      transpose8(r);
+      for (int u = 0; u < kk; ++u)
+        for (int i = 0; i < R; ++i) acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(a[i * lda + k0 + u]), r[u], acc[i]);
+    }
+    const __m256i out = _mm256_cmpgt_epi32(_mm256_set1_epi32(rows), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    for (int i = 0; i < R; ++i) _mm256_maskstore_ps(c + i * ldc + j, out, acc[i]);
+  }
+}
+#endif
+
+#if defined(__AVX2__)
+template <int R = kSkinnyR> void skinny_t_group(int64_t r, int64_t k, const float* a, int64_t lda, const float* w,
+                                                int64_t ldw, int64_t n, float* c, int64_t ldc) {
+  if constexpr (R > 1)
+    if (r < R) return skinny_t_group<R - 1>(r, k, a, lda, w, ldw, n, c, ldc);
+  skinny_t_rows<R>(k, a, lda, w, ldw, n, c, ldc);
+}
+
+void skinny_t_f32(int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, int64_t n, float* c,
+                  int64_t ldc) {
+  for (int64_t i = 0; i < m; i += kSkinnyR)
+    skinny_t_group(std::min<int64_t>(kSkinnyR, m - i), k, static_cast<const float*>(a) + i * lda, lda,
+                   static_cast<const float*>(b), ldb, n, c + i * ldc, ldc);
+}
+#endif
+
 template <class E> void transpose_scalar(const char* src, int64_t row_bytes, int64_t r0, int64_t rows, int64_t c0,
                                          int64_t cols, E* dst, int64_t ldd) {
   for (int64_t r = r0; r < rows; ++r) {
@@ -472,7 +538,7 @@ void fill_matmul(MatmulKernels& t) {
   t.skinny_f16 = &skinny<f16>;
   t.skinny_bf16_as_f32 = &skinny<bf16>;
   t.skinny_f64 = &skinny_f64;
-#if defined(__AVX512F__)
+#if defined(__AVX2__)
   t.skinny_t_f32 = &skinny_t_f32;
 #endif
 #if defined(__AVX512F__)
