@@ -48,6 +48,16 @@ typedef struct nuvec_vector_array_ { void* ctx; } nuvec_vector_array;
 typedef struct nuvec_vector_int_ { void* ctx; } nuvec_vector_int;
 typedef struct nuvec_closure_ { void* ctx; } nuvec_closure;
 typedef struct nuvec_closure_value_and_grad_ { void* ctx; } nuvec_closure_value_and_grad;
+/* Optional scalars, as mlx-c's mlx_optional_int/mlx_optional_dtype: has_value false is None
+ * (the op's default). An optional array is a nuvec_array whose ctx is NULL. */
+typedef struct nuvec_optional_int_ {
+  int value;
+  bool has_value;
+} nuvec_optional_int;
+typedef struct nuvec_optional_dtype_ {
+  nuvec_dtype value;
+  bool has_value;
+} nuvec_optional_dtype;
 
 /* Errors: the handler gets each failure's message; `dtor` (may be NULL) releases `data` when the
  * handler is replaced. NULL restores the default, which prints the message to stderr. */
