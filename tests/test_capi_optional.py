@@ -1,6 +1,7 @@
-"""The C functions of the ops with optional parameters (docs/c-api.md, "Optional arguments"):
-dequantize and quantized_matmul from C against a NumPy float64 reference built from the packed
-words, an absent optional (has_value false, a NULL array handle) taking the op's default, and
+"""The C functions of the ops with optional parameters (docs/c-api.md, "Ops"): dequantize,
+quantized_matmul and gather_qmm from C against a NumPy float64 reference built from the packed
+words, an absent optional (has_value false, an empty array handle) taking the op's default
+(gather_mm and block_masked_mm without indices or masks are the plain product), and
 searchsorted, convolve and median against NumPy."""
 
 import subprocess
@@ -63,6 +64,10 @@ int main(void) {
   if (!nuvec_dequantize(&r, w, sc, bi, group, absent, "affine", none, half, s)) print("dequantize_f16", r);
   if (!nuvec_quantized_matmul(&r, x, w, sc, bi, true, group, absent, "affine", s)) print("qmm", r);
   if (!nuvec_quantized_matmul(&r, xn, w, sc, bi, false, group, absent, "affine", s)) print("qmm_t", r);
+  /* Absent indices and masks (empty handles): the plain products. */
+  if (!nuvec_gather_qmm(&r, x, w, sc, bi, none, none, true, group, absent, "affine", s)) print("gather_qmm", r);
+  if (!nuvec_gather_mm(&r, xn, sc, none, none, false, s)) print("gather_mm", r);
+  if (!nuvec_block_masked_mm(&r, xn, sc, 32, none, none, none, s)) print("block_masked_mm", r);
   /* Bad arguments reach the handler and the program goes on. */
   if (nuvec_quantized_matmul(&r, x, w, sc, bi, true, group, absent, "nope", s)) printf("failed_mode: 1\n");
   if (nuvec_quantized_matmul(&r, x, w, sc, bi, true, group, absent, NULL, s)) printf("failed_null: 1\n");
@@ -167,6 +172,19 @@ def test_quantized_matmul_untransposed_matches_numpy(out):
     np.testing.assert_allclose(
         values(out, "qmm_t", FLOAT32), (XN.astype(np.float64) @ w).ravel(), rtol=1e-5, atol=1e-5
     )
+
+
+def test_absent_indices_and_masks_give_the_plain_products(out):
+    w = reference_weight()
+    np.testing.assert_allclose(
+        values(out, "gather_qmm", FLOAT32),
+        (X.astype(np.float64) @ w.T).ravel(),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+    plain = (XN.astype(np.float64) @ SCALES).ravel()
+    np.testing.assert_allclose(values(out, "gather_mm", FLOAT32), plain, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(values(out, "block_masked_mm", FLOAT32), plain, rtol=1e-6, atol=1e-7)
 
 
 def test_bad_mode_and_null_string_reach_the_handler(out):
