@@ -35,12 +35,17 @@ KINDS = {
     "bool": ("bool {n}", "{n}"),
     "double": ("double {n}", "{n}"),
     "dtype": ("nuvec_dtype {n}", "D({n})"),
-    "string": ("const char* {n}", "std::string({n})"),
+    "string": ("const char* {n}", "STR({n})"),
+    "opt_int": ("nuvec_optional_int {n}", "OPTI({n})"),  # has_value false: the op's default
+    "opt_dtype": ("nuvec_optional_dtype {n}", "OPTD({n})"),
     "pairs": ("const int* {n}, size_t {n}_num", "PAIRS({n}, {n}_num)"),  # (before, after) per axis
 }
 _CONV = "array input, array weight, shape stride, shape padding, shape dilation"
 
 _R = "bool keepdims"
+# The quantization parameters, as mlx-c's: group size and bits optional (the mode's defaults), the mode
+# by name ("affine", "mxfp4", ...).
+_Q = "opt_int group_size, opt_int bits, string mode"
 _CLOSE = "array a, array b, double rtol, double atol, bool equal_nan"
 # name: (parameters "kind name, ...", the core call with the converted arguments by name; `s` is
 # the stream). Ops whose Python form takes Python objects, returns several arrays or writes files
@@ -114,6 +119,7 @@ SIGNATURES = {
     "argmax": (f"array a, axis axis, {_R}", "argmax(a, axis, keepdims, s)"),
     "argmin": (f"array a, axis axis, {_R}", "argmin(a, axis, keepdims, s)"),
     "softmax": ("array a, axes axes, bool precise", "softmax(a, axes, precise, s)"),
+    "median": (f"array a, axes axes, {_R}", "median(a, axes, keepdims, s)"),
     "trace": ("array a, int64 offset, axis axis1, axis axis2, dtype dtype", "trace(a, offset, axis1, axis2, dtype, s)"),
     # products
     "matmul": ("array a, array b", "matmul(a, b, s)"),
@@ -123,12 +129,31 @@ SIGNATURES = {
     "vecdot": ("array a, array b, axis axis", "vecdot(a, b, axis, s)"),
     "tensordot": ("array a, array b, ints axes_a, ints axes_b", "tensordot(a, b, axes_a, axes_b, s)"),
     "segmented_mm": ("array a, array b, array segments", "segmented_mm(a, b, segments, s)"),
+    "gather_mm": ("array a, array b, opt_array lhs_indices, opt_array rhs_indices, bool sorted_indices",
+                  "gather_mm(a, b, lhs_indices, rhs_indices, sorted_indices, s)"),
+    "block_masked_mm": ("array a, array b, int block_size, opt_array mask_out, opt_array mask_lhs, opt_array mask_rhs",
+                        "block_masked_mm(a, b, block_size, mask_out, mask_lhs, mask_rhs, s)"),
+    # quantized weights (the packed words, scales and, in affine mode, biases of quantize)
+    "dequantize": (f"array w, array scales, opt_array biases, {_Q}, opt_array global_scale, opt_dtype dtype",
+                   'dequantize(w, scales, biases, quant_spec(mode, group_size, bits, "dequantize"), global_scale, '
+                   "dtype, s)"),
+    "quantized_matmul": (f"array x, array w, array scales, opt_array biases, bool transpose, {_Q}",
+                         'quantized_matmul(x, w, scales, biases, transpose, quant_spec(mode, group_size, bits, '
+                         '"quantized_matmul"), s)'),
+    # (sorted_indices is left out: the kernel finds runs of one weight whatever the flag says)
+    "gather_qmm": (f"array x, array w, array scales, opt_array biases, opt_array lhs_indices, opt_array rhs_indices, "
+                   f"bool transpose, {_Q}",
+                   "gather_qmm(x, w, scales, biases, lhs_indices, rhs_indices, transpose, "
+                   'quant_spec(mode, group_size, bits, "gather_qmm"), s)'),
+    "convolve": ("array a, array v, string mode", "capi::convolve(a, v, mode, s)"),
     "hadamard_transform": ("array a, double scale", "hadamard_transform(a, scale, s)"),
     # sorting and scans
     "sort": ("array a, axis axis", "sort(a, axis, s)"),
     "argsort": ("array a, axis axis", "argsort(a, axis, s)"),
     "partition": ("array a, int64 kth, axis axis", "partition(a, kth, axis, s)"),
     "argpartition": ("array a, int64 kth, axis axis", "argpartition(a, kth, axis, s)"),
+    "searchsorted": ("array sorted_sequence, array values, string side",
+                     "searchsorted(sorted_sequence, values, RIGHT(side), s)"),
     "topk": ("array a, int64 k, axis axis", "topk(a, k, axis, s)"),
     **{f"cum{o}": ("array a, axis axis, bool reverse, bool inclusive",
                    f"scan(ScanOp::{o}, a, axis, reverse, inclusive, std::nullopt, s)")
@@ -169,9 +194,6 @@ NOT_IN_C = {
     **{n: "converts Python objects" for n in ("asarray", "from_dlpack", "to_fp8", "from_fp8", "einsum_path")},
     **{n: "a window of a given length: use arange and the element-wise ops"
        for n in ("bartlett", "blackman", "hamming", "hanning")},
-    **{n: "many optional parameters: not yet in the C API (docs/c-api.md)"
-       for n in ("median", "searchsorted", "convolve", "gather_mm", "block_masked_mm", "dequantize",
-                 "quantized_matmul", "gather_qmm")},
 }  # fmt: skip
 
 

@@ -1,4 +1,4 @@
-// The C API's closures and transforms (vjp, jvp, value_and_grad, compile), as mlx-c's.
+// The C API's closures and transforms (vjp, jvp, value_and_grad, compile, vmap), as mlx-c's.
 #include <map>
 #include <memory>
 #include <mutex>
@@ -8,6 +8,7 @@
 #include "core/ops.h"
 #include "transforms/autodiff.h"
 #include "transforms/compile.h"
+#include "transforms/vmap.h"
 
 using namespace nuvec;
 using namespace nuvec::capi;
@@ -49,6 +50,41 @@ std::vector<int64_t> trace_key(const std::vector<Array>& in, bool shapeless) {
     if (!shapeless) key.insert(key.end(), a.shape().begin(), a.shape().end());
   }
   return key;
+}
+
+// The axis of each of n items: `axes` (n of them), or 0 for every item when axes is NULL.
+std::vector<int> axes_for(const int* axes, size_t axes_num, size_t n, const char* what) {
+  if (!axes) return std::vector<int>(n, 0);
+  if (axes_num != n)
+    throw std::invalid_argument(std::string(what) + " has " + std::to_string(axes_num) + " axes for " +
+                                std::to_string(n) + (n == 1 ? " array" : " arrays"));
+  return std::vector<int>(axes, axes + axes_num);
+}
+
+// fun mapped over in_axes of its inputs, each output's batch axis moved to out_axes (an output
+// that does not depend on the batch is broadcast along it, as MLX's vmap does).
+std::vector<Array> vmapped(const ArrayFn& f, const std::vector<Array>& in, const std::vector<int>& in_axes,
+                           const std::vector<int>& out_spec) {
+  auto [out, got] = vmap(f, in, in_axes);
+  std::vector<int> out_axes =
+      axes_for(out_spec.empty() ? nullptr : out_spec.data(), out_spec.size(), out.size(), "nuvec_vmap's out_axes");
+  int64_t batch = 0;
+  for (size_t i = 0; i < in.size(); ++i)
+    if (in_axes[i] >= 0) batch = in[i].shape()[size_t(in_axes[i])];
+  Stream s = default_stream(default_device());
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out_axes[i] < 0 || out_axes[i] > int(out[i].ndim()) - (got[i] >= 0 ? 1 : 0))
+      throw std::invalid_argument("nuvec_vmap: out_axes[" + std::to_string(i) + "] is out of range");
+    if (got[i] < 0) {
+      Array e = expand_dims(out[i], {out_axes[i]}, s);
+      Shape shape = e.shape();
+      shape[size_t(out_axes[i])] = batch;
+      out[i] = broadcast_to(e, shape, s);
+    } else {
+      out[i] = moveaxis(out[i], got[i], out_axes[i], s);
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -136,6 +172,20 @@ int nuvec_closure_value_and_grad_apply(nuvec_vector_array* res_0, nuvec_vector_a
   } catch (...) { return fail("nuvec_closure_value_and_grad_apply"); }
 }
 
+int nuvec_vmap(nuvec_closure* res, const nuvec_closure fun, const int* in_axes, size_t in_axes_num, const int* out_axes,
+               size_t out_axes_num) {
+  try {
+    ArrayFn f = get(fun, "nuvec_vmap");
+    std::vector<int> ins = in_axes ? std::vector<int>(in_axes, in_axes + in_axes_num) : std::vector<int>();
+    std::vector<int> outs = out_axes ? std::vector<int>(out_axes, out_axes + out_axes_num) : std::vector<int>();
+    bool all_in = !in_axes;
+    return set(res, ArrayFn([f, ins, outs, all_in](const std::vector<Array>& in) {
+                 std::vector<int> axes =
+                     axes_for(all_in ? nullptr : ins.data(), ins.size(), in.size(), "nuvec_vmap's in_axes");
+                 return vmapped(f, in, axes, outs);
+               }));
+  } catch (...) { return fail("nuvec_vmap"); }
+}
 int nuvec_compile(nuvec_closure* res, const nuvec_closure fun, bool shapeless) {
   try {
     struct Cache {

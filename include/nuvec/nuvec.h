@@ -48,6 +48,16 @@ typedef struct nuvec_vector_array_ { void* ctx; } nuvec_vector_array;
 typedef struct nuvec_vector_int_ { void* ctx; } nuvec_vector_int;
 typedef struct nuvec_closure_ { void* ctx; } nuvec_closure;
 typedef struct nuvec_closure_value_and_grad_ { void* ctx; } nuvec_closure_value_and_grad;
+/* Optional scalars, as mlx-c's mlx_optional_int/mlx_optional_dtype: has_value false is None
+ * (the op's default). An optional array is a nuvec_array whose ctx is NULL. */
+typedef struct nuvec_optional_int_ {
+  int value;
+  bool has_value;
+} nuvec_optional_int;
+typedef struct nuvec_optional_dtype_ {
+  nuvec_dtype value;
+  bool has_value;
+} nuvec_optional_dtype;
 
 /* Errors: the handler gets each failure's message; `dtor` (may be NULL) releases `data` when the
  * handler is replaced. NULL restores the default, which prints the message to stderr. */
@@ -162,6 +172,11 @@ NUVEC_API int nuvec_closure_value_and_grad_free(nuvec_closure_value_and_grad cls
 NUVEC_API int nuvec_closure_value_and_grad_apply(nuvec_vector_array* res_0, nuvec_vector_array* res_1,
                                                  nuvec_closure_value_and_grad cls, const nuvec_vector_array input);
 NUVEC_API int nuvec_compile(nuvec_closure* res, const nuvec_closure fun, bool shapeless);
+/* vmap: a closure mapping `fun` over axis in_axes[i] of input i (-1: not mapped, the input is shared;
+ * NULL: axis 0 of every input) that puts each output's mapped axis at out_axes[i] (NULL: axis 0 of
+ * every output); an output that does not depend on the mapped inputs is broadcast along it. */
+NUVEC_API int nuvec_vmap(nuvec_closure* res, const nuvec_closure fun, const int* in_axes, size_t in_axes_num,
+                         const int* out_axes, size_t out_axes_num);
 
 /* Custom operations from C: a primitive with a name, the shape and dtype of its one output, a CPU
  * kernel and optional rules. It records nodes, evaluates, differentiates (vjp, jvp) and

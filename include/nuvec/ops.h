@@ -147,6 +147,7 @@ NUVEC_API int nuvec_argmax(nuvec_array* res, const nuvec_array a, int axis, bool
 NUVEC_API int nuvec_argmin(nuvec_array* res, const nuvec_array a, int axis, bool keepdims, const nuvec_stream s);
 NUVEC_API int nuvec_count_nonzero(nuvec_array* res, const nuvec_array a, const int* axes, size_t axes_num, bool keepdims, const nuvec_stream s);
 NUVEC_API int nuvec_trace(nuvec_array* res, const nuvec_array a, int64_t offset, int axis1, int axis2, nuvec_dtype dtype, const nuvec_stream s);
+NUVEC_API int nuvec_median(nuvec_array* res, const nuvec_array a, const int* axes, size_t axes_num, bool keepdims, const nuvec_stream s);
 NUVEC_API int nuvec_softmax(nuvec_array* res, const nuvec_array a, const int* axes, size_t axes_num, bool precise, const nuvec_stream s);
 NUVEC_API int nuvec_matmul(nuvec_array* res, const nuvec_array a, const nuvec_array b, const nuvec_stream s);
 NUVEC_API int nuvec_addmm(nuvec_array* res, const nuvec_array c, const nuvec_array a, const nuvec_array b, double alpha, double beta, const nuvec_stream s);
@@ -155,7 +156,10 @@ NUVEC_API int nuvec_outer(nuvec_array* res, const nuvec_array a, const nuvec_arr
 NUVEC_API int nuvec_vecdot(nuvec_array* res, const nuvec_array a, const nuvec_array b, int axis, const nuvec_stream s);
 NUVEC_API int nuvec_tensordot(nuvec_array* res, const nuvec_array a, const nuvec_array b, const int* axes_a, size_t axes_a_num, const int* axes_b, size_t axes_b_num, const nuvec_stream s);
 NUVEC_API int nuvec_einsum(nuvec_array* res, const char* subscripts, const nuvec_vector_array operands, const nuvec_stream s);
+NUVEC_API int nuvec_convolve(nuvec_array* res, const nuvec_array a, const nuvec_array v, const char* mode, const nuvec_stream s);
+NUVEC_API int nuvec_gather_mm(nuvec_array* res, const nuvec_array a, const nuvec_array b, const nuvec_array lhs_indices, const nuvec_array rhs_indices, bool sorted_indices, const nuvec_stream s);
 NUVEC_API int nuvec_segmented_mm(nuvec_array* res, const nuvec_array a, const nuvec_array b, const nuvec_array segments, const nuvec_stream s);
+NUVEC_API int nuvec_block_masked_mm(nuvec_array* res, const nuvec_array a, const nuvec_array b, int block_size, const nuvec_array mask_out, const nuvec_array mask_lhs, const nuvec_array mask_rhs, const nuvec_stream s);
 NUVEC_API int nuvec_hadamard_transform(nuvec_array* res, const nuvec_array a, double scale, const nuvec_stream s);
 NUVEC_API int nuvec_conv1d(nuvec_array* res, const nuvec_array input, const nuvec_array weight, const int* stride, size_t stride_num, const int* padding, size_t padding_num, const int* dilation, size_t dilation_num, int64_t groups, const nuvec_stream s);
 NUVEC_API int nuvec_conv2d(nuvec_array* res, const nuvec_array input, const nuvec_array weight, const int* stride, size_t stride_num, const int* padding, size_t padding_num, const int* dilation, size_t dilation_num, int64_t groups, const nuvec_stream s);
@@ -169,12 +173,16 @@ NUVEC_API int nuvec_argsort(nuvec_array* res, const nuvec_array a, int axis, con
 NUVEC_API int nuvec_partition(nuvec_array* res, const nuvec_array a, int64_t kth, int axis, const nuvec_stream s);
 NUVEC_API int nuvec_argpartition(nuvec_array* res, const nuvec_array a, int64_t kth, int axis, const nuvec_stream s);
 NUVEC_API int nuvec_topk(nuvec_array* res, const nuvec_array a, int64_t k, int axis, const nuvec_stream s);
+NUVEC_API int nuvec_searchsorted(nuvec_array* res, const nuvec_array sorted_sequence, const nuvec_array values, const char* side, const nuvec_stream s);
 NUVEC_API int nuvec_cumsum(nuvec_array* res, const nuvec_array a, int axis, bool reverse, bool inclusive, const nuvec_stream s);
 NUVEC_API int nuvec_cumprod(nuvec_array* res, const nuvec_array a, int axis, bool reverse, bool inclusive, const nuvec_stream s);
 NUVEC_API int nuvec_cummax(nuvec_array* res, const nuvec_array a, int axis, bool reverse, bool inclusive, const nuvec_stream s);
 NUVEC_API int nuvec_cummin(nuvec_array* res, const nuvec_array a, int axis, bool reverse, bool inclusive, const nuvec_stream s);
 NUVEC_API int nuvec_logcumsumexp(nuvec_array* res, const nuvec_array a, int axis, bool reverse, bool inclusive, const nuvec_stream s);
 NUVEC_API int nuvec_diff(nuvec_array* res, const nuvec_array a, int n, int axis, const nuvec_stream s);
+NUVEC_API int nuvec_dequantize(nuvec_array* res, const nuvec_array w, const nuvec_array scales, const nuvec_array biases, nuvec_optional_int group_size, nuvec_optional_int bits, const char* mode, const nuvec_array global_scale, nuvec_optional_dtype dtype, const nuvec_stream s);
+NUVEC_API int nuvec_quantized_matmul(nuvec_array* res, const nuvec_array x, const nuvec_array w, const nuvec_array scales, const nuvec_array biases, bool transpose, nuvec_optional_int group_size, nuvec_optional_int bits, const char* mode, const nuvec_stream s);
+NUVEC_API int nuvec_gather_qmm(nuvec_array* res, const nuvec_array x, const nuvec_array w, const nuvec_array scales, const nuvec_array biases, const nuvec_array lhs_indices, const nuvec_array rhs_indices, bool transpose, nuvec_optional_int group_size, nuvec_optional_int bits, const char* mode, const nuvec_stream s);
 #ifdef __cplusplus
 }
 #endif
