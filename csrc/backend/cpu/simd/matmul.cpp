@@ -151,10 +151,7 @@ void skinny_f64(int64_t m, int64_t k, const double* a, int64_t lda, const double
 }
 
 #if defined(__AVX512F__)
-// x @ W.T for few rows, W of n rows of k contiguous float32 values (the linear-layer layout):
-// each 16 x 16 block of W is transposed in registers, so a vector holds one k of 16 rows of W
-// (16 output columns), and each output element gets the fma chain over k from zero that every
-// other kernel computes. W is read once, 16 rows side by side.
+// A 16 x 16 transpose in registers, for the skinny x @ W.T kernel (below).
 inline void transpose16(__m512 (&r)[16]) {
   __m512 t[16];
   for (int i = 0; i < 8; ++i) {
@@ -178,43 +175,15 @@ inline void transpose16(__m512 (&r)[16]) {
   }
 }
 
-// 16 k of `rows` rows of W (ldw apart) from k0, `km` masking the k past the end; missing rows are zero.
-template <bool Full> inline void load_block(const float* w, int64_t ldw, int rows, __mmask16 km, __m512 (&r)[16]) {
-#pragma GCC unroll 16
-  for (int q = 0; q < 16; ++q) {
-    if (Full)
-      r[q] = _mm512_loadu_ps(w + q * ldw);
-    else
-      r[q] = q < rows ? _mm512_maskz_loadu_ps(km, w + q * ldw) : _mm512_setzero_ps();
-  }
-}
-
-template <int R> void skinny_t_rows(int64_t k, const float* a, int64_t lda, const float* w, int64_t ldw, int64_t n,
-                                    float* c, int64_t ldc) {
-  for (int64_t j = 0; j < n; j += 16, w += 16 * ldw) {
-    int rows = int(std::min<int64_t>(16, n - j));
-    __m512 acc[R], r[16];
-    for (int i = 0; i < R; ++i) acc[i] = _mm512_setzero_ps();
-    int64_t k0 = 0;
-    if (rows == 16)
-      for (; k0 + 16 <= k; k0 += 16) {
-        load_block<true>(w + k0, ldw, 16, 0xffff, r);
-        transpose16(r);
-#pragma GCC unroll 16
-        for (int u = 0; u < 16; ++u)
-#pragma GCC unroll 8
-          for (int i = 0; i < R; ++i) acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(a[i * lda + k0 + u]), r[u], acc[i]);
-      }
-    for (; k0 < k; k0 += 16) {  // partial blocks: the last rows of W or the last k
-      int kk = int(std::min<int64_t>(16, k - k0));
-      load_block<false>(w + k0, ldw, rows, __mmask16((1u << kk) - 1), r);
-      transpose16(r);
-      for (int u = 0; u < kk; ++u)
-        for (int i = 0; i < R; ++i) acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(a[i * lda + k0 + u]), r[u], acc[i]);
-    }
-    for (int i = 0; i < R; ++i) _mm512_mask_storeu_ps(c + i * ldc + j, __mmask16((1u << rows) - 1), acc[i]);
-  }
-}
+// The skinny x @ W.T kernel's block operations (the kernel follows the AVX2 ones).
+using Blk = __m512;
+constexpr int kBlk = 16;
+inline void blk_transpose(Blk (&r)[kBlk]) { transpose16(r); }
+inline Blk blk_load(const float* p) { return _mm512_loadu_ps(p); }
+inline Blk blk_load_first(const float* p, int count) { return _mm512_maskz_loadu_ps(__mmask16((1u << count) - 1), p); }
+inline void blk_store_first(float* p, int count, Blk v) { _mm512_mask_storeu_ps(p, __mmask16((1u << count) - 1), v); }
+inline Blk blk_zero() { return _mm512_setzero_ps(); }
+inline Blk blk_fma(float a, Blk b, Blk c) { return _mm512_fmadd_ps(_mm512_set1_ps(a), b, c); }
 
 // bfloat16 pairs through vdpbf16ps: two products per lane and instruction, twice float32's rate.
 #define NUVEC_BF16 __attribute__((target("avx512bf16")))
@@ -359,9 +328,7 @@ NUVEC_BF16 void skinny_bf16(int64_t m, int64_t k, const void* a, int64_t lda, co
 #endif
 
 #if defined(__AVX2__) && !defined(__AVX512F__)
-// x @ W.T for few rows (the AVX-512 build's kernel above, on 8 x 8 blocks): each block of W is
-// transposed in registers, so a vector holds one k of 8 rows of W (8 output columns), and each
-// output element gets the fma chain over k from zero that every other path gives it.
+// The skinny x @ W.T kernel's block operations on 8 x 8 blocks.
 inline void transpose8(__m256 (&r)[8]) {
   __m256 t[8];
   for (int i = 0; i < 4; ++i) {
@@ -380,49 +347,63 @@ inline void transpose8(__m256 (&r)[8]) {
   }
   for (int i = 0; i < 8; ++i) r[i] = t[i];
 }
+inline __m256i first_lanes(int count) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+using Blk = __m256;
+constexpr int kBlk = 8;
+inline void blk_transpose(Blk (&r)[kBlk]) { transpose8(r); }
+inline Blk blk_load(const float* p) { return _mm256_loadu_ps(p); }
+inline Blk blk_load_first(const float* p, int count) { return _mm256_maskload_ps(p, first_lanes(count)); }
+inline void blk_store_first(float* p, int count, Blk v) { _mm256_maskstore_ps(p, first_lanes(count), v); }
+inline Blk blk_zero() { return _mm256_setzero_ps(); }
+inline Blk blk_fma(float a, Blk b, Blk c) { return _mm256_fmadd_ps(_mm256_set1_ps(a), b, c); }
+#endif
 
-// 8 k of `rows` rows of W (ldw apart) from w, the first kk of them; missing rows and k are zero.
-template <bool Full> inline void load_block(const float* w, int64_t ldw, int rows, int kk, __m256 (&r)[8]) {
-  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(kk), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-#pragma GCC unroll 8
-  for (int q = 0; q < 8; ++q) {
+#if defined(__AVX2__)
+// x @ W.T for few rows, W of n rows of k contiguous float32 values (the linear-layer layout):
+// each kBlk x kBlk block of W is transposed in registers, so a vector holds one k of kBlk rows of
+// W (kBlk output columns), and each output element gets the fma chain over k from zero that every
+// other kernel computes. W is read once, kBlk rows side by side.
+
+// kBlk k of `rows` rows of W (ldw apart), the first kk of them; missing rows and k are zero.
+template <bool Full> inline void load_block(const float* w, int64_t ldw, int rows, int kk, Blk (&r)[kBlk]) {
+#pragma GCC unroll 16
+  for (int q = 0; q < kBlk; ++q) {
     if (Full)
-      r[q] = _mm256_loadu_ps(w + q * ldw);
+      r[q] = blk_load(w + q * ldw);
     else
-      r[q] = q < rows ? _mm256_maskload_ps(w + q * ldw, mask) : _mm256_setzero_ps();
+      r[q] = q < rows ? blk_load_first(w + q * ldw, kk) : blk_zero();
   }
 }
 
 template <int R> void skinny_t_rows(int64_t k, const float* a, int64_t lda, const float* w, int64_t ldw, int64_t n,
                                     float* c, int64_t ldc) {
-  for (int64_t j = 0; j < n; j += 8, w += 8 * ldw) {
-    int rows = int(std::min<int64_t>(8, n - j));
-    __m256 acc[R], r[8];
-    for (int i = 0; i < R; ++i) acc[i] = _mm256_setzero_ps();
+  for (int64_t j = 0; j < n; j += kBlk, w += kBlk * ldw) {
+    int rows = int(std::min<int64_t>(kBlk, n - j));
+    Blk acc[R], r[kBlk];
+    for (int i = 0; i < R; ++i) acc[i] = blk_zero();
     int64_t k0 = 0;
-    if (rows == 8)
-      for (; k0 + 8 <= k; k0 += 8) {
-        load_block<true>(w + k0, ldw, 8, 8, r);
-        transpose8(r);
+    if (rows == kBlk)
+      for (; k0 + kBlk <= k; k0 += kBlk) {
+        load_block<true>(w + k0, ldw, kBlk, kBlk, r);
+        blk_transpose(r);
+#pragma GCC unroll 16
+        for (int u = 0; u < kBlk; ++u)
 #pragma GCC unroll 8
-        for (int u = 0; u < 8; ++u)
-#pragma GCC unroll 6
-          for (int i = 0; i < R; ++i) acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(a[i * lda + k0 + u]), r[u], acc[i]);
+          for (int i = 0; i < R; ++i) acc[i] = blk_fma(a[i * lda + k0 + u], r[u], acc[i]);
       }
-    for (; k0 < k; k0 += 8) {  // partial blocks: the last rows of W or the last k
-      int kk = int(std::min<int64_t>(8, k - k0));
+    for (; k0 < k; k0 += kBlk) {  // partial blocks: the last rows of W or the last k
+      int kk = int(std::min<int64_t>(kBlk, k - k0));
       load_block<false>(w + k0, ldw, rows, kk, r);
-      transpose8(r);
+      blk_transpose(r);
       for (int u = 0; u < kk; ++u)
-        for (int i = 0; i < R; ++i) acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(a[i * lda + k0 + u]), r[u], acc[i]);
+        for (int i = 0; i < R; ++i) acc[i] = blk_fma(a[i * lda + k0 + u], r[u], acc[i]);
     }
-    const __m256i out = _mm256_cmpgt_epi32(_mm256_set1_epi32(rows), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    for (int i = 0; i < R; ++i) _mm256_maskstore_ps(c + i * ldc + j, out, acc[i]);
+    for (int i = 0; i < R; ++i) blk_store_first(c + i * ldc + j, rows, acc[i]);
   }
 }
-#endif
 
-#if defined(__AVX2__)
 template <int R = kSkinnyR> void skinny_t_group(int64_t r, int64_t k, const float* a, int64_t lda, const float* w,
                                                 int64_t ldw, int64_t n, float* c, int64_t ldc) {
   if constexpr (R > 1)
