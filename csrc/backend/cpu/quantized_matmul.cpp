@@ -72,10 +72,12 @@ void run_dense(const QmmProblem& p) {
 // each over its blocks of output columns, on the pool.
 void run_products(std::vector<QmmProblem>& ps, bool t) {
   if (ps.empty()) return;
-  if (t) {  // products past the row-independence promise take the dense path
+  // Products past the row-independence promise take the dense path (no copy of the list unless
+  // one does: this runs for every decode step's products).
+  if (t && std::any_of(ps.begin(), ps.end(), [](const QmmProblem& p) { return p.m > kRowIndependentRows; })) {
     std::vector<QmmProblem> rest;
     for (const QmmProblem& p : ps) p.m > kRowIndependentRows ? run_dense(p) : rest.push_back(p);
-    if (rest.size() < ps.size()) ps.swap(rest);
+    ps.swap(rest);
     if (ps.empty()) return;
   }
   const int64_t n = ps[0].n, k = ps[0].k, group = ps[0].group;
