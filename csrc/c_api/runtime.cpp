@@ -3,7 +3,7 @@
 #include <mutex>
 #include <string>
 
-#include "backend/cpu/backend.h"
+#include "backend/backends.h"
 #include "c_api/capi.h"
 #include "core/allocator.h"
 #include "core/eval.h"
@@ -37,10 +37,10 @@ void report(const std::string& msg) {
     std::fprintf(stderr, "nuvec error: %s\n", msg.c_str());
 }
 
-// A C program's first stream registers the CPU backend (the Python module does at import); later
+// A C program's first stream registers the backends (the Python module does at import); later
 // calls cost the registration's static guard.
 Stream ready(Stream s) {
-  cpu::register_cpu_backend();
+  register_backends();
   return s;
 }
 

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/device.h"
 #include "core/errors.h"
 
 namespace nuvec {
@@ -31,24 +32,35 @@ size_t physical_memory() {
   return pages > 0 && size > 0 ? size_t(pages) * size_t(size) : size_t(1) << 34;
 }
 
+// A caching pool over one kind of memory (the host's, or a GPU backend's device memory).
 class Allocator {
  public:
-  Allocator() : memory_limit_(physical_memory() / 4 * 3), cache_limit_(memory_limit_) {}
+  using Fresh = void* (*)(size_t block);  // null when there is no room
+  using Free = void (*)(void* p);
+  Allocator(Fresh fresh, Free free, size_t limit, const char* where)
+      : fresh_(fresh), free_fn_(free), memory_limit_(limit), cache_limit_(limit), where_(where) {}
 
   // Returns a block of at least `block` bytes and sets `block` to its real size.
   void* take(size_t& block) {
     std::lock_guard<std::mutex> lock(mu_);
     // The limit holds for cached blocks too: it bounds what live arrays hold.
     if (active_ + block > memory_limit_)
-      throw KernelError(EvalErrorKind::memory,
-                        "allocating " + std::to_string(block) + " bytes would exceed the memory limit of " +
-                            std::to_string(memory_limit_) + " bytes (" + std::to_string(active_) +
-                            " in use); raise it with set_memory_limit");
+      throw KernelError(EvalErrorKind::memory, "allocating " + std::to_string(block) + " bytes would exceed the " +
+                                                   where_ + " memory limit of " + std::to_string(memory_limit_) +
+                                                   " bytes (" + std::to_string(active_) +
+                                                   " in use); raise it with set_memory_limit");
     void* p = from_cache(block);
     if (!p) {
       // Cached blocks count against the machine, not the limit: return them before a fresh one.
       if (active_ + cached_ + block > memory_limit_) release_cache(0);
-      p = fresh(block);
+      p = fresh_(block);
+      if (!p && cached_) {  // the cache may hold what the machine lacks
+        release_cache(0);
+        p = fresh_(block);
+      }
+      if (!p)
+        throw KernelError(EvalErrorKind::memory,
+                          "out of " + std::string(where_) + " memory allocating " + std::to_string(block) + " bytes");
     }
     active_ += block;
     if (active_ > peak_) peak_ = active_;
@@ -70,13 +82,12 @@ class Allocator {
       free_.erase(e.where);
       lru_.pop_front();
       cached_ -= e.block;
-      std::free(e.ptr);
+      free_fn_(e.ptr);
     }
   }
 
   std::mutex mu_;
   size_t active_ = 0, peak_ = 0, cached_ = 0;
-  size_t memory_limit_, cache_limit_;
 
  private:
   struct Entry;
@@ -101,28 +112,58 @@ class Allocator {
     return p;
   }
 
-  static void* fresh(size_t block) {
-    size_t align = block >= kHuge ? kHuge : kAlign;
-    void* p = nullptr;
-    if (posix_memalign(&p, align, block) != 0 || !p)
-      throw KernelError(EvalErrorKind::memory, "out of memory allocating " + std::to_string(block) + " bytes");
-#ifdef MADV_HUGEPAGE
-    // Large arrays stream through memory: huge pages cut page faults and TLB misses.
-    if (block >= kHuge) madvise(p, block, MADV_HUGEPAGE);
-#endif
-    return p;
-  }
-
+  Fresh fresh_;
+  Free free_fn_;
   Lru lru_;
   FreeMap free_;
+
+ public:
+  size_t memory_limit_, cache_limit_;
+  const char* where_;
 };
 
+void* host_fresh(size_t block) {
+  size_t align = block >= kHuge ? kHuge : kAlign;
+  void* p = nullptr;
+  if (posix_memalign(&p, align, block) != 0) return nullptr;
+#ifdef MADV_HUGEPAGE
+  // Large arrays stream through memory: huge pages cut page faults and TLB misses.
+  if (p && block >= kHuge) madvise(p, block, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
 Allocator& allocator() {
-  static Allocator* a = new Allocator();  // never destroyed: buffers may outlive statics
-  return *a;
+  static Allocator* a = new Allocator(host_fresh, std::free, physical_memory() / 4 * 3, "host");
+  return *a;  // never destroyed: buffers may outlive statics
+}
+
+DeviceMemory g_device;  // set once, at the GPU backend's load
+Allocator* g_device_pool = nullptr;
+
+Allocator& device_pool() {
+  if (!g_device_pool) throw KernelError(EvalErrorKind::other, "no GPU backend holds device memory");
+  return *g_device_pool;
+}
+
+// Transfers between a buffer's copies take turns (two kernels may read one buffer at once).
+std::mutex& transfer_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+// The pool MLX's memory functions speak of.
+Allocator& counted() {
+  return g_device_pool && default_device().type == DeviceType::gpu ? *g_device_pool : allocator();
 }
 
 }  // namespace
+
+void set_device_memory(const DeviceMemory& m) {
+  g_device = m;
+  // A tenth of the device is left to CUDA's own needs (its context, libraries' workspaces).
+  g_device_pool = new Allocator(m.allocate, m.free, m.capacity / 10 * 9, "device");
+}
 
 std::shared_ptr<Buffer> Buffer::allocate(size_t bytes) {
   size_t block = block_size(bytes);
@@ -130,55 +171,104 @@ std::shared_ptr<Buffer> Buffer::allocate(size_t bytes) {
   return std::shared_ptr<Buffer>(new Buffer(p, bytes, block, nullptr));
 }
 
+std::shared_ptr<Buffer> Buffer::allocate_device(size_t bytes) {
+  size_t block = block_size(bytes);
+  void* p = device_pool().take(block);
+  auto b = std::shared_ptr<Buffer>(new Buffer(nullptr, bytes, 0, nullptr));
+  b->dev_ = p;
+  b->dev_block_ = block;
+  b->valid_.store(kDevice, std::memory_order_relaxed);
+  return b;
+}
+
 std::shared_ptr<Buffer> Buffer::external(void* ptr, size_t bytes, std::function<void()> release) {
   if (!release) release = [] {};
   return std::shared_ptr<Buffer>(new Buffer(ptr, bytes, 0, std::move(release)));
 }
 
+void* Buffer::host_slow() const {
+  std::lock_guard<std::mutex> l(transfer_mutex());
+  if (!(valid_.load(std::memory_order_relaxed) & kHost)) {
+    if (!ptr_) {
+      size_t block = block_size(size_);
+      ptr_ = allocator().take(block);
+      block_ = block;
+    }
+    if (size_) g_device.to_host(ptr_, dev_, size_);
+    valid_.fetch_or(kHost, std::memory_order_release);
+  }
+  return ptr_;
+}
+
+void* Buffer::device_slow() const {
+  std::lock_guard<std::mutex> l(transfer_mutex());
+  if (!(valid_.load(std::memory_order_relaxed) & kDevice)) {
+    if (!dev_) {
+      size_t block = block_size(size_);
+      dev_ = device_pool().take(block);
+      dev_block_ = block;
+    }
+    if (size_) g_device.to_device(dev_, ptr_, size_);
+    valid_.fetch_or(kDevice, std::memory_order_release);
+  }
+  return dev_;
+}
+
+void Buffer::written_on_host() {
+  data();
+  valid_.store(kHost, std::memory_order_release);
+}
+
+void Buffer::written_on_device() {
+  device_data();
+  valid_.store(kDevice, std::memory_order_release);
+}
+
 Buffer::~Buffer() {
+  if (dev_) device_pool().give(dev_, dev_block_);
   if (release_)
     release_();
-  else
+  else if (ptr_)
     allocator().give(ptr_, block_);
 }
 
 namespace memory {
 size_t active() {
-  std::lock_guard<std::mutex> l(allocator().mu_);
-  return allocator().active_;
+  std::lock_guard<std::mutex> l(counted().mu_);
+  return counted().active_;
 }
 size_t peak() {
-  std::lock_guard<std::mutex> l(allocator().mu_);
-  return allocator().peak_;
+  std::lock_guard<std::mutex> l(counted().mu_);
+  return counted().peak_;
 }
 void reset_peak() {
-  std::lock_guard<std::mutex> l(allocator().mu_);
-  allocator().peak_ = allocator().active_;
+  std::lock_guard<std::mutex> l(counted().mu_);
+  counted().peak_ = counted().active_;
 }
 size_t cache() {
-  std::lock_guard<std::mutex> l(allocator().mu_);
-  return allocator().cached_;
+  std::lock_guard<std::mutex> l(counted().mu_);
+  return counted().cached_;
 }
 size_t set_memory_limit(size_t limit) {
-  std::lock_guard<std::mutex> l(allocator().mu_);
-  size_t old = allocator().memory_limit_;
-  allocator().memory_limit_ = limit;
+  std::lock_guard<std::mutex> l(counted().mu_);
+  size_t old = counted().memory_limit_;
+  counted().memory_limit_ = limit;
   return old;
 }
 size_t memory_limit() {
-  std::lock_guard<std::mutex> l(allocator().mu_);
-  return allocator().memory_limit_;
+  std::lock_guard<std::mutex> l(counted().mu_);
+  return counted().memory_limit_;
 }
 size_t set_cache_limit(size_t limit) {
-  std::lock_guard<std::mutex> l(allocator().mu_);
-  size_t old = allocator().cache_limit_;
-  allocator().cache_limit_ = limit;
-  allocator().release_cache(limit);
+  std::lock_guard<std::mutex> l(counted().mu_);
+  size_t old = counted().cache_limit_;
+  counted().cache_limit_ = limit;
+  counted().release_cache(limit);
   return old;
 }
 void clear_cache() {
-  std::lock_guard<std::mutex> l(allocator().mu_);
-  allocator().release_cache(0);
+  std::lock_guard<std::mutex> l(counted().mu_);
+  counted().release_cache(0);
 }
 }  // namespace memory
 

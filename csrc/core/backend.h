@@ -32,6 +32,10 @@ struct Backend {
   std::string description;  // what it was built or chosen for (the CPU's instruction set)
   Fusion fusion;
   std::vector<Kernel> kernels;  // by kernel slot; null where it has none
+  // Waits for the work its kernels queued (a GPU's kernels return before they finish); null when
+  // its kernels finish before they return. Evaluation calls it before returning, as MLX's eval
+  // returns with the values computed.
+  void (*synchronize)() = nullptr;
 
   Kernel kernel(int slot) const { return slot < int(kernels.size()) ? kernels[size_t(slot)] : nullptr; }
   void set_kernel(int slot, Kernel k);

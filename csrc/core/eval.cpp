@@ -108,8 +108,14 @@ void run(Node* n, const std::unordered_set<Node*>& fused) {
 // Runs the claimed `order`; the caller holds eval_mutex.
 void run_order(const std::vector<Node*>& order, const std::vector<Array>& outputs) {
   std::unordered_set<Node*> fused = plan_fusion(order, outputs);
+  bool gpu = false;
   for (Node* n : order)
-    if (!fused.count(n) && !n->evaluated.load(std::memory_order_acquire)) run(n, fused);
+    if (!fused.count(n) && !n->evaluated.load(std::memory_order_acquire)) {
+      gpu |= n->stream.device.type == DeviceType::gpu;
+      run(n, fused);
+    }
+  if (gpu)
+    if (Backend* b = backend_for(DeviceType::gpu); b && b->synchronize) b->synchronize();
 }
 
 // eval's body; the caller holds eval_mutex.

@@ -2,7 +2,10 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 
-#include "backend/cpu/backend.h"
+#include "backend/backends.h"
+#ifdef NUVEC_WITH_CUDA
+#include "backend/cuda/backend.h"
+#endif
 #include "core/backend.h"
 #include "python/errors.h"
 
@@ -42,7 +45,7 @@ void init_capi_bridge(nb::module_& m);     // _C_API: include/nuvec/python.h's t
 
 NB_MODULE(_core, m) {
   m.doc() = "nuvec's compiled core: lazy arrays over a multi-threaded SIMD CPU backend.";
-  nuvec::cpu::register_cpu_backend();
+  nuvec::register_backends();
   nuvec::python::init_errors(m);
   nuvec::python::init_capi_bridge(m);
   nuvec::python::init_runtime(m);
@@ -76,4 +79,22 @@ NB_MODULE(_core, m) {
   m.def(
       "_cpu_isa", [] { return nuvec::backend_for(nuvec::DeviceType::cpu)->description; },
       "The kernel build chosen for this processor.");
+#ifdef NUVEC_WITH_CUDA
+  m.attr("_cuda_built") = true;
+  m.def(
+      "_gpu_info",
+      [] {
+        nb::dict d;
+        if (auto info = nuvec::cuda::device_info()) {
+          d["device_name"] = info->name;
+          d["architecture"] = info->architecture;
+          d["memory_size"] = info->memory_size;
+        }
+        return d;
+      },
+      "The CUDA device's name, architecture and memory (empty without one).");
+#else
+  m.attr("_cuda_built") = false;
+  m.def("_gpu_info", [] { return nb::dict(); }, "Empty: this build has no GPU backend.");
+#endif
 }

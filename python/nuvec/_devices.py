@@ -1,4 +1,4 @@
-"""Device queries as MLX's: device_info, device_count, and the wired limit (no effect on the CPU)."""
+"""Device queries as MLX's: device_info, device_count, and the wired limit (Metal's: no effect here)."""
 
 import platform
 from typing import Any
@@ -26,11 +26,13 @@ def device_info(d: _core.Device | _core.DeviceType | None = None) -> dict[str, A
         d = _core.Device(d)
     if not _core.is_available(d):
         return {}
+    if d.type == _core.DeviceType.gpu:
+        return dict(_core._gpu_info())
     return {"architecture": platform.machine(), "device_name": _cpu_name()}
 
 
 def device_count(device_type: _core.DeviceType) -> int:
-    """How many devices of `device_type` there are: 1 CPU, no GPU."""
+    """How many devices of `device_type` there are: 1 CPU; 1 GPU where the CUDA backend runs."""
     if not isinstance(device_type, _core.DeviceType):
         raise TypeError(f"device_count: expected a DeviceType, not {type(device_type).__name__}")
     return int(_core.is_available(_core.Device(device_type)))

@@ -238,6 +238,7 @@ bool donate(const Array& in, Array& out, long holders) {
     return false;
   if (in.itemsize() != out.itemsize() || in.shape() != out.shape() || !in.row_contiguous() || in.offset() != 0)
     return false;
+  in.buffer()->written_on_host();  // a copy on a GPU goes stale
   out.set_contiguous_data(in.buffer());
   return true;
 }

@@ -1,0 +1,20 @@
+// The CUDA backend's registration, as the rest of the library sees it (no CUDA header needed).
+// Registered at import when a CUDA device is present: the CUDA runtime is linked statically and
+// loads the driver on first use, so a machine without one imports nuvec and sees no GPU.
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace nuvec::cuda {
+
+// Registers the backend if a CUDA device is present; returns whether it did.
+bool register_cuda_backend();
+
+struct DeviceInfo {
+  std::string name, architecture;  // "NVIDIA H200", "sm_90"
+  size_t memory_size = 0;
+};
+std::optional<DeviceInfo> device_info();  // the registered device's; none without one
+
+}  // namespace nuvec::cuda
