@@ -107,6 +107,8 @@ std::vector<std::weak_ptr<Node>> take_traced(int level) {
 
 // Graphs can be chains of a million nodes: release inputs with an explicit stack rather than
 // letting each destructor release the next one recursively.
+Node::Node(Shape s, Dtype d) : shape(std::move(s)), dtype(d) {}
+
 Node::~Node() {
   release_call_site(site);
   primitive.reset();

@@ -19,7 +19,7 @@ class Primitive;
 class Array;
 
 struct Node {
-  Node(Shape s, Dtype d) : shape(std::move(s)), dtype(d) {}
+  Node(Shape s, Dtype d);  // out of line: Array is incomplete here (nvcc's front end instantiates eagerly)
   ~Node();
 
   Shape shape;
