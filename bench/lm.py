@@ -34,15 +34,20 @@ def weight_bytes(model):
     return sum(v.nbytes for _, v in tree_flatten(model.parameters()))
 
 
-def torch_llama(torch, model):
-    """The same forward in PyTorch, float32, from the nuvec model's dequantized weights."""
+def torch_llama(torch, model, device="cpu", dtype=None):
+    """The same forward in PyTorch from the nuvec model's dequantized weights (float32, or `dtype`),
+    on `device`."""
     a = model.args
-    w = {k: torch.from_numpy(np.array(v)) for k, v in _flat(model)}
+    dtype = dtype or torch.float32
+    w = {
+        k: torch.from_numpy(np.array(v.astype(mx.float32))).to(device, dtype)
+        for k, v in _flat(model)
+    }
     hd, nh, nkv = a.head_dim, a.num_attention_heads, a.num_key_value_heads
-    inv = 1.0 / a.rope_theta ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd)
+    inv = (1.0 / a.rope_theta ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd)).to(device)
 
     def rope(x, pos):  # x (H, T, D), halves rotated (Hugging Face's layout)
-        ang = (pos[:, None].double() * inv[None]).float()
+        ang = (pos[:, None].double() * inv[None]).to(dtype)
         c, s = torch.cos(ang), torch.sin(ang)
         x1, x2 = x[..., : hd // 2], x[..., hd // 2 :]
         return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], -1)
@@ -52,7 +57,7 @@ def torch_llama(torch, model):
 
     def forward(tokens, cache):
         T, start = tokens.shape[0], cache[0][0].shape[1] if cache[0][0] is not None else 0
-        pos = torch.arange(start, start + T)
+        pos = torch.arange(start, start + T, device=device)
         h = w["model.embed_tokens.weight"][tokens]
         for i in range(a.num_hidden_layers):
             p = f"model.layers.{i}."
@@ -82,17 +87,22 @@ def _flat(model):
     return tree_flatten(model.parameters())
 
 
-def torch_measure(torch, forward, layers, vocab, prompt_tokens, generation_tokens):
+def torch_measure(torch, forward, layers, vocab, prompt_tokens, generation_tokens, device="cpu"):
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     with torch.inference_mode():
-        prompt = (torch.arange(prompt_tokens) * 7919 + 17) % vocab
+        prompt = (torch.arange(prompt_tokens, device=device) * 7919 + 17) % vocab
+        sync()
         tic = time.perf_counter()
         forward(prompt, [(None, None)] * layers)
+        sync()
         pp = prompt_tokens / (time.perf_counter() - tic)
         cache = [(None, None)] * layers
-        y = forward(torch.tensor([17]), cache).argmax(-1)
+        y = forward(torch.tensor([17], device=device), cache).argmax(-1)
+        sync()
         tic = time.perf_counter()
         for _ in range(generation_tokens):
             y = forward(y, cache).argmax(-1)
+            y.item()  # greedy decoding reads each token, as nuvec.lm's loop does
         return {"pp": pp, "tg": generation_tokens / (time.perf_counter() - tic)}
 
 
