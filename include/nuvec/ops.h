@@ -133,6 +133,7 @@ NUVEC_API int nuvec_take_along_axis(nuvec_array* res, const nuvec_array a, const
 NUVEC_API int nuvec_put_along_axis(nuvec_array* res, const nuvec_array a, const nuvec_array indices, const nuvec_array values, int axis, const nuvec_stream s);
 NUVEC_API int nuvec_slice(nuvec_array* res, const nuvec_array a, const int* start, size_t start_num, const int* stop, size_t stop_num, const int* strides, size_t strides_num, const nuvec_stream s);
 NUVEC_API int nuvec_slice_update(nuvec_array* res, const nuvec_array src, const nuvec_array update, const int* start, size_t start_num, const int* stop, size_t stop_num, const int* strides, size_t strides_num, const nuvec_stream s);
+NUVEC_API int nuvec_nonzero(nuvec_vector_array* res, const nuvec_array a, const nuvec_stream s);
 NUVEC_API int nuvec_sum(nuvec_array* res, const nuvec_array a, const int* axes, size_t axes_num, bool keepdims, const nuvec_stream s);
 NUVEC_API int nuvec_prod(nuvec_array* res, const nuvec_array a, const int* axes, size_t axes_num, bool keepdims, const nuvec_stream s);
 NUVEC_API int nuvec_max(nuvec_array* res, const nuvec_array a, const int* axes, size_t axes_num, bool keepdims, const nuvec_stream s);
@@ -147,6 +148,7 @@ NUVEC_API int nuvec_argmax(nuvec_array* res, const nuvec_array a, int axis, bool
 NUVEC_API int nuvec_argmin(nuvec_array* res, const nuvec_array a, int axis, bool keepdims, const nuvec_stream s);
 NUVEC_API int nuvec_count_nonzero(nuvec_array* res, const nuvec_array a, const int* axes, size_t axes_num, bool keepdims, const nuvec_stream s);
 NUVEC_API int nuvec_trace(nuvec_array* res, const nuvec_array a, int64_t offset, int axis1, int axis2, nuvec_dtype dtype, const nuvec_stream s);
+NUVEC_API int nuvec_minmax(nuvec_vector_array* res, const nuvec_array a, const int* axes, size_t axes_num, bool keepdims, const nuvec_stream s);
 NUVEC_API int nuvec_median(nuvec_array* res, const nuvec_array a, const int* axes, size_t axes_num, bool keepdims, const nuvec_stream s);
 NUVEC_API int nuvec_softmax(nuvec_array* res, const nuvec_array a, const int* axes, size_t axes_num, bool precise, const nuvec_stream s);
 NUVEC_API int nuvec_matmul(nuvec_array* res, const nuvec_array a, const nuvec_array b, const nuvec_stream s);
@@ -180,6 +182,7 @@ NUVEC_API int nuvec_cummax(nuvec_array* res, const nuvec_array a, int axis, bool
 NUVEC_API int nuvec_cummin(nuvec_array* res, const nuvec_array a, int axis, bool reverse, bool inclusive, const nuvec_stream s);
 NUVEC_API int nuvec_logcumsumexp(nuvec_array* res, const nuvec_array a, int axis, bool reverse, bool inclusive, const nuvec_stream s);
 NUVEC_API int nuvec_diff(nuvec_array* res, const nuvec_array a, int n, int axis, const nuvec_stream s);
+NUVEC_API int nuvec_quantize(nuvec_vector_array* res, const nuvec_array w, nuvec_optional_int group_size, nuvec_optional_int bits, const char* mode, const nuvec_array global_scale, const nuvec_stream s);
 NUVEC_API int nuvec_dequantize(nuvec_array* res, const nuvec_array w, const nuvec_array scales, const nuvec_array biases, nuvec_optional_int group_size, nuvec_optional_int bits, const char* mode, const nuvec_array global_scale, nuvec_optional_dtype dtype, const nuvec_stream s);
 NUVEC_API int nuvec_quantized_matmul(nuvec_array* res, const nuvec_array x, const nuvec_array w, const nuvec_array scales, const nuvec_array biases, bool transpose, nuvec_optional_int group_size, nuvec_optional_int bits, const char* mode, const nuvec_stream s);
 NUVEC_API int nuvec_gather_qmm(nuvec_array* res, const nuvec_array x, const nuvec_array w, const nuvec_array scales, const nuvec_array biases, const nuvec_array lhs_indices, const nuvec_array rhs_indices, bool transpose, nuvec_optional_int group_size, nuvec_optional_int bits, const char* mode, const nuvec_stream s);
