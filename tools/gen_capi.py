@@ -289,7 +289,7 @@ def declaration(name, params):
 def _header(guard, what, names, generated=GENERATED):
     lines = [
         f"/* {generated} */",
-        f"/* {what}: docs/c-api.md. Each writes its result to *res. */",
+        f"/* {what} (docs/c-api.md). {_writes(names)} */",
         f"#ifndef {guard}",
         f"#define {guard}",
         '#include "nuvec/nuvec.h"',
@@ -304,6 +304,13 @@ def _header(guard, what, names, generated=GENERATED):
         "",
     ]
     return "\n".join(lines)
+
+
+def _writes(names):
+    """The header's note on results and streams, naming the functions that differ."""
+    text = "Each writes its result to *res and takes the stream last"
+    odd = [f"nuvec_{n}" for n, _, _ in names if n in NO_RESULT | NO_STREAM]
+    return f"{text}, but {' and '.join(odd)}." if odd else f"{text}."
 
 
 def header(reg):
