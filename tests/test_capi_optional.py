@@ -4,12 +4,10 @@ words, an absent optional (has_value false, an empty array handle) taking the op
 (gather_mm and block_masked_mm without indices or masks are the plain product), and
 searchsorted, convolve and median against NumPy."""
 
-import subprocess
-
 import numpy as np
 import pytest
 
-from capi_build import compile_c, needs_cc, printed_flags
+from capi_build import C_PRELUDE, build_and_run, c_array, needs_cc
 
 pytestmark = [needs_cc, pytest.mark.nuvec_only]
 
@@ -26,24 +24,6 @@ SIGNAL = rng.standard_normal(7).astype(np.float32)
 KERNEL = rng.standard_normal(3).astype(np.float32)
 
 SOURCE = r"""
-#include <stdio.h>
-#include "nuvec/nuvec.h"
-
-static void on_error(const char* msg, void* data) { (void)data; printf("error: %s\n", msg); }
-
-static void print(const char* name, nuvec_array a) {
-  nuvec_array f = nuvec_array_new();
-  nuvec_stream s = nuvec_default_cpu_stream_new();
-  nuvec_astype(&f, a, NUVEC_FLOAT64, s);
-  nuvec_array_eval(f);
-  const double* v = nuvec_array_data_float64(f);
-  printf("%s: %d", name, (int)nuvec_array_dtype(a));
-  for (size_t i = 0; i < nuvec_array_size(f); ++i) printf(" %.17g", v[i]);
-  printf("\n");
-  nuvec_array_free(f);
-  nuvec_stream_free(s);
-}
-
 @DATA@
 
 int main(void) {
@@ -94,10 +74,6 @@ int main(void) {
 """
 
 
-def c_array(ctype, name, values):
-    return f"static const {ctype} {name}[] = {{{', '.join(repr(v) for v in values.ravel().tolist())}}};"
-
-
 def source():
     data = "\n".join([
         c_array("unsigned int", "words", WORDS),
@@ -108,7 +84,7 @@ def source():
     ])  # fmt: skip
     subs = {"DATA": data, "N": N, "K": K, "M": M, "GROUP": GROUP, "WORDS_PER_ROW": WORDS.shape[1],
             "GROUPS": K // GROUP}  # fmt: skip
-    text = SOURCE
+    text = C_PRELUDE + SOURCE
     for key, value in subs.items():
         text = text.replace(f"@{key}@", str(value))
     return text
@@ -116,21 +92,7 @@ def source():
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory):
-    d = tmp_path_factory.mktemp("capi_optional")
-    (d / "optional.c").write_text(source())
-    exe = str(d / "optional")
-    flags = printed_flags("--cflags", "--ldflags")
-    compile_c(["-std=c99", "-Wall", "-Werror", str(d / "optional.c"), *flags, "-o", exe])
-    done = subprocess.run([exe], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    parsed = {}
-    for line in lines:
-        name, _, rest = line.partition(": ")
-        if name != "error":
-            parsed[name] = rest.split()
-    parsed["errors"] = [line for line in lines if line.startswith("error: ")]
-    return parsed
+    return build_and_run(tmp_path_factory.mktemp("capi_optional"), "optional", source())
 
 
 def values(out, name, dtype):

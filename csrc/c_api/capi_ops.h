@@ -43,6 +43,8 @@ inline std::vector<std::pair<int64_t, int64_t>> PAIRS(const int* p, size_t n) {
 inline std::vector<Array> VEC(std::pair<Array, Array> p) { return {std::move(p.first), std::move(p.second)}; }
 // numpy.convolve of two 1-D arrays (mode full, same or valid), as nuvec.convolve: c_api/convolve.cpp.
 Array convolve(const Array& a, const Array& v, const std::string& mode, Stream s);
+// nonzero(a): a's flags are evaluated now (the result's size depends on them): c_api/nonzero.cpp.
+std::vector<Array> nonzero(const Array& a, Stream s);
 inline int put(nuvec_array* res, Array v) { return set(res, std::move(v)); }
 inline int put(nuvec_vector_array* res, std::vector<Array> v) { return set(res, std::move(v)); }
 

@@ -28,6 +28,10 @@ void init_fft(nb::module_& parent) {
       },
       nb::arg("a"), nb::arg("axes").none(), nb::arg("inverse"), nb::arg("stream").none(),
       "Each of `axes` (all when None) rolled by n // 2 ((n + 1) // 2 when `inverse`).");
+  m.def(
+      "fftfreq", [](int64_t n, double d, bool real, nb::handle s) { return fftfreq(n, d, real, to_stream(s)); },
+      nb::arg("n"), nb::arg("d"), nb::arg("real"), nb::arg("stream").none(),
+      "The sample frequencies of an n-point DFT (the non-negative ones when `real`), float32.");
 }
 
 }  // namespace nuvec::python

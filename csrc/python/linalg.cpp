@@ -1,10 +1,13 @@
-// nuvec._core._linalg: the LU / triangular / Cholesky ops of core/ops/linalg.h. python/nuvec/
-// linalg.py gives them MLX's signatures.
+// nuvec._core._linalg: the LU / triangular / Cholesky ops of core/ops/linalg.h and pinv, norm and
+// cross (core/ops/linalg_composed.h). python/nuvec/linalg.py gives them MLX's signatures.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "core/ops/linalg.h"
+#include "core/ops/linalg_composed.h"
 #include "python/convert.h"
 
 namespace nuvec::python {
@@ -50,6 +53,27 @@ void init_linalg(nb::module_& parent) {
   m.def(
       "slogdet", [](nb::handle a, nb::handle s) { return linalg::slogdet(arg(a), to_stream(s)); }, nb::arg("a"), stream,
       "(sign, log|det|).");
+  m.def(
+      "pinv", [](nb::handle a, nb::handle s) { return linalg::pinv(arg(a), to_stream(s)); }, nb::arg("a"), stream,
+      "The pseudo-inverse from the SVD.");
+  m.def(
+      "norm",
+      [](nb::handle a, nb::handle ord, std::optional<std::vector<int>> axes, bool keepdims, nb::handle s) {
+        linalg::NormOrder o;
+        if (nb::isinstance<nb::str>(ord))
+          o = nb::cast<std::string>(ord);
+        else if (!ord.is_none())
+          o = nb::cast<double>(nb::float_(ord));
+        return linalg::norm(arg(a), o, axes, keepdims, to_stream(s));
+      },
+      nb::arg("a"), nb::arg("ord").none(), nb::arg("axes").none(), nb::arg("keepdims"), stream,
+      "Vector (one axis) or matrix (two axes) norms; ord None, a number or a matrix norm's name.");
+  m.def(
+      "cross",
+      [](nb::handle a, nb::handle b, int axis, nb::handle s) {
+        return linalg::cross(arg(a), arg(b), axis, to_stream(s));
+      },
+      nb::arg("a"), nb::arg("b"), nb::arg("axis"), stream, "The cross product along `axis`.");
 }
 
 }  // namespace nuvec::python

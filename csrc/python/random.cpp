@@ -103,6 +103,13 @@ void init_random(nb::module_& parent) {
       },
       nb::arg("x"), nb::arg("axis"), nb::arg("key"), nb::arg("stream").none() = nb::none(),
       "A permutation of arange(x) for an int x, else of x's entries along `axis`.");
+  m.def(
+      "multivariate_normal",
+      [](nb::handle mean, nb::handle cov, const Shape& shape, Dtype dtype, nb::handle key, nb::handle s) {
+        return random::multivariate_normal(arg(mean), arg(cov), shape, dtype, arg(key), to_stream(s));
+      },
+      nb::arg("mean"), nb::arg("cov"), nb::arg("shape"), nb::arg("dtype").noconvert(), nb::arg("key"),
+      nb::arg("stream").none() = nb::none(), "Jointly normal samples from the SVD of cov.");
 }
 
 }  // namespace nuvec::python

@@ -97,11 +97,7 @@ void init_reduce(nb::module_& m) {
       "exp(a) / sum(exp(a)) over `axis` (all axes when None), computed without overflow.");
   m.def(
       "minmax",
-      [](nb::handle a, nb::handle ax, bool kd, nb::handle s) {
-        Array x = arg(a);
-        Axes axes = to_axes(ax);
-        return std::pair{min(x, axes, kd, to_stream(s)), max(x, axes, kd, to_stream(s))};
-      },
+      [](nb::handle a, nb::handle ax, bool kd, nb::handle s) { return minmax(arg(a), to_axes(ax), kd, to_stream(s)); },
       nb::arg("a"), axis, keepdims, nb::kw_only(), stream, "(min, max) over `axis` (all axes when None).");
   m.def(
       "count_nonzero",

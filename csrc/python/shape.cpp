@@ -277,10 +277,6 @@ void init_shape(nb::module_& m) {
       "nonzero",
       [](nb::handle a) {
         nb::list l;
-        if (arg(a).traced())  // a value-dependent shape inside a transform: a ValueError, as masks
-          throw OpError("nonzero",
-                        "the number of nonzero elements of an array computed from a transform's input "
-                        "(grad, vjp, jvp, vmap) depends on values");
         Array flags = nonzero_flags(arg(a), default_stream(default_device()));
         eval_now({flags});
         for (const Array& x : nonzero(flags)) l.append(nb::cast(x));

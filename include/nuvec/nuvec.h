@@ -48,7 +48,7 @@ typedef struct nuvec_vector_array_ { void* ctx; } nuvec_vector_array;
 typedef struct nuvec_vector_int_ { void* ctx; } nuvec_vector_int;
 typedef struct nuvec_closure_ { void* ctx; } nuvec_closure;
 typedef struct nuvec_closure_value_and_grad_ { void* ctx; } nuvec_closure_value_and_grad;
-/* Optional scalars, as mlx-c's mlx_optional_int/mlx_optional_dtype: has_value false is None
+/* Optional scalars, as mlx-c's mlx_optional_int/_dtype/_float: has_value false is None
  * (the op's default). An optional array is a nuvec_array whose ctx is NULL. */
 typedef struct nuvec_optional_int_ {
   int value;
@@ -58,6 +58,12 @@ typedef struct nuvec_optional_dtype_ {
   nuvec_dtype value;
   bool has_value;
 } nuvec_optional_dtype;
+typedef struct nuvec_optional_float_ {
+  float value;
+  bool has_value;
+} nuvec_optional_float;
+/* The scaling of the Fourier transforms (nuvec/fft.h), as mlx-c's mlx_fft_norm. */
+typedef enum nuvec_fft_norm_ { NUVEC_FFT_NORM_BACKWARD, NUVEC_FFT_NORM_ORTHO, NUVEC_FFT_NORM_FORWARD } nuvec_fft_norm;
 
 /* Errors: the handler gets each failure's message; `dtor` (may be NULL) releases `data` when the
  * handler is replaced. NULL restores the default, which prints the message to stderr. */
@@ -210,5 +216,9 @@ NUVEC_API int nuvec_custom_op_apply(nuvec_array* res, const nuvec_custom_op op, 
 #endif
 
 #include "nuvec/ops.h"
+#include "nuvec/random.h"
+#include "nuvec/linalg.h"
+#include "nuvec/fft.h"
+#include "nuvec/fast.h"
 
 #endif /* NUVEC_NUVEC_H */

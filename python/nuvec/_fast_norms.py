@@ -39,33 +39,6 @@ def add_rms_norm(
     return _core._fast_add_rms_norm(x, residual, weight, eps, stream)
 
 
-def _rope_float64(a, dims, traditional, base, scale, offset, freqs):
-    """MLX's RoPE in float64 ops (the fused kernel takes float32 and half types)."""
-    half = dims // 2
-    if freqs is None:
-        inv = _core.power(
-            _core.array(base, _core.float64),
-            -_core.arange(half, dtype=_core.float64) / half,
-        )
-    else:
-        inv = 1.0 / freqs.astype(_core.float64)
-    t = a.shape[-2]
-    off = _core.array(offset).astype(_core.float64)
-    if off.ndim == 1:  # one offset per batch row: (B, 1, ..., 1) against (T,)
-        off = off.reshape((-1,) + (1,) * (a.ndim - 2))
-    pos = (_core.arange(t, dtype=_core.float64) + off) * scale
-    theta = _core.expand_dims(pos, -1) * inv
-    c, s = _core.cos(theta), _core.sin(theta)
-    if traditional:
-        pairs = a[..., :dims].reshape(a.shape[:-1] + (half, 2))
-        x1, x2 = pairs[..., 0], pairs[..., 1]
-        rot = _core.stack([x1 * c - x2 * s, x1 * s + x2 * c], -1).reshape(a.shape[:-1] + (dims,))
-    else:
-        x1, x2 = a[..., :half], a[..., half:dims]
-        rot = _core.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], -1)
-    return _core.concatenate([rot, a[..., dims:]], -1) if dims < a.shape[-1] else rot
-
-
 def rope(
     a: array,
     dims: int,
@@ -83,14 +56,8 @@ def rope(
     ``(offset_b + t) * scale / period_i``, ``period_i = base ** (2 * i / dims)`` or
     ``freqs[i]`` (exactly one of ``base`` and ``freqs`` is given); ``traditional`` rotates
     consecutive pairs, else the halves. ``offset``: an int, or an integer array of shape ``()``
-    or ``(B,)``. The angles are computed in float64.
+    or ``(B,)``. The angles are computed in float64 (float64 input: by a composition of ops).
     """
-    if getattr(a, "dtype", None) == _core.float64:
-        # The kernel op's checks, on a float32 node that is never evaluated.
-        _core._fast_rope(
-            a.astype(_core.float32), dims, traditional, base, scale, offset, freqs, stream
-        )
-        return _rope_float64(a, dims, traditional, base, scale, offset, freqs)
     return _core._fast_rope(a, dims, traditional, base, scale, offset, freqs, stream)
 
 

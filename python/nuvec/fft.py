@@ -204,26 +204,14 @@ def ifftshift(
     return _shift(a, axes, True, stream)
 
 
-def _freq_n(n, op):
-    n = operator.index(n)
-    if n <= 0:
-        raise op_error(op, "`n` must be greater than 0")
-    return n
-
-
 def fftfreq(n: int, d: float = 1.0, stream: _t.StreamLike | None = None) -> _core.array:
     """The sample frequencies of an ``n``-point DFT with sample spacing ``d`` (float32)."""
-    n = _freq_n(n, "fftfreq")
-    k = _core.arange(n, dtype=_core.int32, stream=stream)
-    k = _core.where(k < (n + 1) // 2, k, k - n, stream=stream)
-    return _core.divide(k.astype(_core.float32, stream=stream), n * d, stream=stream)
+    return _f.fftfreq(operator.index(n), d, False, stream)
 
 
 def rfftfreq(n: int, d: float = 1.0, stream: _t.StreamLike | None = None) -> _core.array:
     """The non-negative sample frequencies of an ``n``-point real DFT (float32)."""
-    n = _freq_n(n, "rfftfreq")
-    k = _core.arange(n // 2 + 1, dtype=_core.float32, stream=stream)
-    return _core.divide(k, n * d, stream=stream)
+    return _f.fftfreq(operator.index(n), d, True, stream)
 
 
 def _window(window, n_fft, win_length, op):

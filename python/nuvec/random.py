@@ -241,33 +241,11 @@ def multivariate_normal(
     ``z`` of the broadcast batch shape (or ``shape``). The samples ``z`` are MLX's bits; the SVD
     is OpenBLAS's (MLX links reference LAPACK), so results agree with MLX to float32 rounding
     (docs/linalg.md)."""
-    mean, cov = _core.array(mean), _core.array(cov)
-    if _dtype(dtype) != _core.float32:
-        raise op_error("multivariate_normal", f"the only supported dtype is float32, not {dtype}")
-    if (
-        mean.ndim < 1
-        or cov.ndim < 2
-        or cov.shape[-1] != cov.shape[-2]
-        or cov.shape[-1] != mean.shape[-1]
-    ):
-        raise op_error(
-            "multivariate_normal",
-            f"mean of shape {mean.shape} and cov of shape {cov.shape} do not "
-            "describe one distribution (cov must be (..., n, n) with mean (..., n))",
-        )
-    from ._linalg_spectral import svd  # nuvec.linalg imports after nuvec.random
-
-    s = stream
-    batch = _core.broadcast_shapes(tuple(mean.shape[:-1]), tuple(cov.shape[:-2]))
-    out_shape = [
-        *_core.broadcast_shapes(tuple(_shape(shape, "multivariate_normal")), batch),
-        mean.shape[-1],
-    ]
-    u, sv, vt = svd(_core.astype(cov, _core.float32, stream=s), stream=s)
-    root = _core.multiply(u, _core.expand_dims(_core.sqrt(sv, stream=s), -2, stream=s), stream=s)
-    std = _core.astype(_core.matmul(root, vt, stream=s), _core.float32, stream=s)
-    z = normal(out_shape, _core.float32, key=key, stream=s)
-    scaled = _core.squeeze(
-        _core.matmul(_core.expand_dims(z, -2, stream=s), std, stream=s), -2, stream=s
+    return _r.multivariate_normal(
+        mean,
+        cov,
+        _shape(shape, "multivariate_normal"),
+        _dtype(dtype),
+        _key(key, stream),
+        stream,
     )
-    return _core.add(mean, scaled, stream=s)

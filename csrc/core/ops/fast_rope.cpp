@@ -1,4 +1,5 @@
-// The ops of rope and norm_rope: MLX's argument checks, then one primitive.
+// The ops of rope and norm_rope: MLX's argument checks, then one primitive (float64 rope: the
+// composition of ops MLX's fallback computes).
 #include "core/ops/fast_rope.h"
 
 #include <string>
@@ -52,12 +53,56 @@ RopeParams rope_params(const char* op, const Array& x, int64_t dims, bool tradit
   return p;
 }
 
+// MLX's RoPE in float64 ops (the fused kernel takes float32 and half types), the angles in float64.
+Array rope_float64(const Array& a, int64_t dims, bool traditional, std::optional<float> base, float scale,
+                   const RopeOffset& offset, const std::optional<Array>& freqs, Stream s) {
+  const Dtype f64 = Dtype::float64;
+  auto mul = [&](const Array& x, const Array& y) { return binary(BinaryOp::multiply, x, y, s); };
+  auto add = [&](const Array& x, const Array& y) { return binary(BinaryOp::add, x, y, s); };
+  auto sub = [&](const Array& x, const Array& y) { return binary(BinaryOp::subtract, x, y, s); };
+  auto last = [&](const Array& x, int64_t from, int64_t to) {  // x[..., from:to]
+    Shape start(x.ndim(), 0), stop = x.shape(), step(x.ndim(), 1);
+    start.back() = from, stop.back() = to;
+    return slice(x, start, stop, step, s);
+  };
+  const int64_t half = dims / 2;
+  Array inv = freqs ? binary(BinaryOp::divide, scalar_array(1.0, f64), astype(*freqs, f64, s), s)
+                    : binary(BinaryOp::power, scalar_array(double(*base), f64),
+                             binary(BinaryOp::divide, unary(UnaryOp::negative, arange(0, double(half), 1, f64, s), s),
+                                    scalar_array(double(half), f64), s),
+                             s);
+  const Array* offsets = std::get_if<Array>(&offset);
+  Array off = offsets ? astype(*offsets, f64, s) : scalar_array(double(std::get<int64_t>(offset)), f64);
+  if (off.ndim() == 1) {  // one offset per batch row: (B, 1, ..., 1) against (T,)
+    Shape sh(a.ndim() - 1, 1);
+    sh[0] = off.shape(0);
+    off = reshape(off, sh, s);
+  }
+  Array pos = mul(add(arange(0, double(a.shape(-2)), 1, f64, s), off), scalar_array(double(scale), f64));
+  Array theta = mul(expand_dims(pos, {-1}, s), inv);
+  Array c = unary(UnaryOp::cos, theta, s), sn = unary(UnaryOp::sin, theta, s);
+  Shape lead(a.shape().begin(), a.shape().end() - 1);
+  Array rot = [&] {
+    if (!traditional) {
+      Array x1 = last(a, 0, half), x2 = last(a, half, dims);
+      return concatenate({sub(mul(x1, c), mul(x2, sn)), add(mul(x1, sn), mul(x2, c))}, -1, s);
+    }
+    Shape pairs = lead, flat = lead;
+    pairs.insert(pairs.end(), {half, 2}), flat.push_back(dims);
+    std::vector<Array> xs = split_sections(reshape(last(a, 0, dims), pairs, s), 2, -1, s);
+    Array x1 = squeeze(xs[0], std::vector<int>{-1}, s), x2 = squeeze(xs[1], std::vector<int>{-1}, s);
+    return reshape(stack({sub(mul(x1, c), mul(x2, sn)), add(mul(x1, sn), mul(x2, c))}, -1, s), flat, s);
+  }();
+  return dims < a.shape(-1) ? concatenate({rot, last(a, dims, a.shape(-1))}, -1, s) : rot;
+}
+
 }  // namespace
 
 Array rope(const Array& x, int64_t dims, bool traditional, std::optional<float> base, float scale,
            const RopeOffset& offset, const std::optional<Array>& freqs, Stream s) {
   std::vector<Array> inputs{x};
   RopeParams p = rope_params("rope", x, dims, traditional, base, scale, offset, freqs, inputs, s);
+  if (x.dtype() == Dtype::float64) return rope_float64(x, dims, traditional, base, scale, offset, freqs, s);
   if (!kernel_dtype(x.dtype()))
     throw OpError("rope",
                   std::string("the fused kernel takes float32, float16 or bfloat16, not ") + name_of(x.dtype()));

@@ -12,6 +12,7 @@ namespace nuvec {
 // The position offset: an int, or an integer array of shape () or (B,).
 using RopeOffset = std::variant<int64_t, Array>;
 
+// One fused node for float32 and half types; float64 is a composition of ops (angles in float64).
 Array rope(const Array& x, int64_t dims, bool traditional, std::optional<float> base, float scale,
            const RopeOffset& offset, const std::optional<Array>& freqs, Stream s);
 

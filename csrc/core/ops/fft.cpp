@@ -87,4 +87,14 @@ Array fftshift(const Array& a, const std::optional<std::vector<int>>& axes_arg, 
   return roll(a, shifts, axes, s);
 }
 
+Array fftfreq(int64_t n, double d, bool real, Stream s) {
+  if (n <= 0) throw OpError(real ? "rfftfreq" : "fftfreq", "`n` must be greater than 0");
+  Array spacing = scalar_array(double(n) * d, Dtype::float32);
+  if (real) return binary(BinaryOp::divide, arange(0, double(n / 2 + 1), 1, Dtype::float32, s), spacing, s);
+  Array k = arange(0, double(n), 1, Dtype::int32, s);
+  Array negative = binary(BinaryOp::subtract, k, scalar_array(n, Dtype::int32), s);
+  k = where(binary(BinaryOp::less, k, scalar_array(int64_t((n + 1) / 2), Dtype::int32), s), k, negative, s);
+  return binary(BinaryOp::divide, astype(k, Dtype::float32, s), spacing, s);
+}
+
 }  // namespace nuvec

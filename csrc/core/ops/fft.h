@@ -20,4 +20,8 @@ Array fftn(const Array& a, const std::optional<Shape>& n, const std::optional<st
 // The shift of each of `axes` (all when absent) by n / 2 (fftshift) or (n + 1) / 2 (ifftshift).
 Array fftshift(const Array& a, const std::optional<std::vector<int>>& axes, bool inverse, Stream s);
 
+// The sample frequencies of an n-point DFT with sample spacing d (float32): fftfreq's, or the
+// n / 2 + 1 non-negative ones of rfftfreq (`real`).
+Array fftfreq(int64_t n, double d, bool real, Stream s);
+
 }  // namespace nuvec

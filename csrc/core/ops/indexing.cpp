@@ -164,6 +164,10 @@ Array slice_update_dynamic(const Array& x, const Array& update, const Array& sta
 }
 
 Array nonzero_flags(const Array& x, Stream s) {
+  if (x.traced())  // a value-dependent shape inside a transform: a ValueError, as masks
+    throw OpError("nonzero",
+                  "the number of nonzero elements of an array computed from a transform's input "
+                  "(grad, vjp, jvp, vmap) depends on values");
   Array flags = astype(x, Dtype::bool_, s);
   if (x.ndim() == 0) flags = reshape(flags, {1}, s);
   return contiguous(flags, s);

@@ -23,7 +23,8 @@ Array slice_dynamic(const Array& x, const Array& start, const std::vector<int>& 
 Array slice_update_dynamic(const Array& x, const Array& update, const Array& start, const std::vector<int>& axes,
                            Stream s);
 // Data-dependent, in two steps so the caller evaluates in between (from Python, without the
-// GIL): the flags to evaluate, then one int64 index array per axis of x from the evaluated flags.
+// GIL): the flags to evaluate (OpError for a traced x: the count depends on values), then one
+// int64 index array per axis of x from the evaluated flags.
 Array nonzero_flags(const Array& x, Stream s);
 std::vector<Array> nonzero(const Array& evaluated_flags);
 

@@ -6,6 +6,7 @@
 #include "core/ops/random.h"
 
 #include "core/ops.h"
+#include "core/ops/linalg_spectral.h"
 #include "core/ops/reduce.h"
 #include "core/primitives/random.h"
 
@@ -260,6 +261,28 @@ Array permutation(const Array& x, int axis, const Array& key, Stream s) {
                   "axis " + std::to_string(axis) + " is out of bounds for " + std::to_string(x.ndim()) + " dimensions",
                   true);
   return take(x, permutation(x.shape(axis), key, s), axis, s);
+}
+
+// MLX's algorithm: mean + z @ (U * sqrt(S)) @ Vt from the SVD of cov (as float32) and standard
+// normal z of the broadcast batch shape (or `shape`).
+Array multivariate_normal(const Array& mean, const Array& cov, const Shape& shape, Dtype dtype, const Array& key,
+                          Stream s) {
+  const char* op = "multivariate_normal";
+  if (dtype != Dtype::float32)
+    throw OpError(op, std::string("the only supported dtype is float32, not ") + name_of(dtype));
+  if (mean.ndim() < 1 || cov.ndim() < 2 || cov.shape(-1) != cov.shape(-2) || cov.shape(-1) != mean.shape(-1))
+    throw OpError(op, "mean of shape " + shape_text(mean.shape()) + " and cov of shape " + shape_text(cov.shape()) +
+                          " do not describe one distribution (cov must be (..., n, n) with mean (..., n))");
+  Shape batch = broadcast_shapes(Shape(mean.shape().begin(), mean.shape().end() - 1),
+                                 Shape(cov.shape().begin(), cov.shape().end() - 2), op);
+  Shape out = broadcast_shapes(shape, batch, op);
+  out.push_back(mean.shape(-1));
+  std::vector<Array> usv = decompose(astype(cov, Dtype::float32, s), Decomposition::svd, false, s);
+  Array root = binary(BinaryOp::multiply, usv[0], expand_dims(unary(UnaryOp::sqrt, usv[1], s), {-2}, s), s);
+  Array std_dev = astype(matmul(root, usv[2], s), Dtype::float32, s);
+  Array z = normal(out, Dtype::float32, std::nullopt, std::nullopt, key, s);
+  Array scaled = squeeze(matmul(expand_dims(z, {-2}, s), std_dev, s), std::vector<int>{-2}, s);
+  return binary(BinaryOp::add, mean, scaled, s);
 }
 
 }  // namespace nuvec::random

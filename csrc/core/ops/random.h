@@ -33,5 +33,9 @@ Array laplace(const Shape& shape, Dtype dtype, float loc, float scale, const Arr
 // A permutation of arange(n) (uint32), or of x's entries along `axis`.
 Array permutation(int64_t n, const Array& key, Stream s);
 Array permutation(const Array& x, int axis, const Array& key, Stream s);
+// Jointly normal float32 samples given mean (..., n) and cov (..., n, n), by MLX's algorithm (the
+// SVD of cov); `shape` broadcasts with their batch shape.
+Array multivariate_normal(const Array& mean, const Array& cov, const Shape& shape, Dtype dtype, const Array& key,
+                          Stream s);
 
 }  // namespace nuvec::random

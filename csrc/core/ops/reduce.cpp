@@ -114,6 +114,9 @@ Array max(const Array& x, const Axes& axes, bool keepdims, Stream s) {
 Array min(const Array& x, const Axes& axes, bool keepdims, Stream s) {
   return reduce_op(ReduceOp::min, x, axes, keepdims, x.dtype(), s);
 }
+std::pair<Array, Array> minmax(const Array& x, const Axes& axes, bool keepdims, Stream s) {
+  return {min(x, axes, keepdims, s), max(x, axes, keepdims, s)};
+}
 Array all(const Array& x, const Axes& axes, bool keepdims, Stream s) {
   return reduce_op(ReduceOp::all, x, axes, keepdims, Dtype::bool_, s);
 }

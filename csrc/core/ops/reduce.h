@@ -2,6 +2,7 @@
 // a wrong axis raises an OpError that is also an IndexError, a repeated one an OpError.
 #pragma once
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "core/array.h"
@@ -14,6 +15,7 @@ Array sum(const Array& x, const Axes& axes, bool keepdims, Stream s);
 Array prod(const Array& x, const Axes& axes, bool keepdims, Stream s);
 Array max(const Array& x, const Axes& axes, bool keepdims, Stream s);
 Array min(const Array& x, const Axes& axes, bool keepdims, Stream s);
+std::pair<Array, Array> minmax(const Array& x, const Axes& axes, bool keepdims, Stream s);  // (min, max)
 Array all(const Array& x, const Axes& axes, bool keepdims, Stream s);
 Array any(const Array& x, const Axes& axes, bool keepdims, Stream s);
 Array all(const Array& x, Stream s);  // over every element, to a 0-d bool
