@@ -7,6 +7,10 @@
 
 #include "core/dtype.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace nuvec::cpu {
 
 // bfloat16 storage: the high half of a float32, rounded to nearest even.
@@ -73,6 +77,31 @@ template <class F> void for_each_compute_dtype(F&& f) {
   });
 }
 
+// A float to a 32- or 64-bit unsigned integer with the bits of x86-64's vector code, which MLX's
+// array conversions run: values from 2^(n-1) up are shifted down before the signed truncation and
+// the top bit is put back; the signed truncation gives its "integer indefinite" (the lowest value)
+// out of range or for NaN. C++ leaves those conversions undefined, and AVX-512's unsigned
+// instructions (and scalar code, which MLX runs for 0-d arrays: docs/compat.md) give other bits;
+// this keeps nuvec's the same on every instruction set and path. Elsewhere (Arm) the native
+// conversion is MLX's too.
+template <class U, class F> inline U float_to_unsigned(F x) {
+#if defined(__x86_64__)
+  constexpr bool wide = sizeof(U) == 8;
+  using S = std::make_signed_t<U>;
+  auto truncate = [](F v) -> S {
+    if constexpr (sizeof(F) == 8)
+      return wide ? S(_mm_cvttsd_si64(_mm_set_sd(v))) : S(_mm_cvttsd_si32(_mm_set_sd(v)));
+    else
+      return wide ? S(_mm_cvttss_si64(_mm_set_ss(v))) : S(_mm_cvttss_si32(_mm_set_ss(v)));
+  };
+  constexpr F half = F(wide ? 9223372036854775808.0 : 2147483648.0);
+  if (x >= half) return U(truncate(x - half)) ^ (U(1) << (sizeof(U) * 8 - 1));
+  return U(truncate(x));
+#else
+  return static_cast<U>(x);
+#endif
+}
+
 // Element conversion with NumPy's meaning (complex -> real keeps the real part).
 template <class To, class From> inline To convert(From v) {
   if constexpr (std::is_same_v<From, bf16>) {
@@ -90,6 +119,10 @@ template <class To, class From> inline To convert(From v) {
     return c64(convert<float>(v), 0.0f);
   } else if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
+  } else if constexpr (std::is_unsigned_v<To> && sizeof(To) >= 4 && std::is_same_v<From, f16>) {
+    return float_to_unsigned<To>(float(v));
+  } else if constexpr (std::is_unsigned_v<To> && sizeof(To) >= 4 && std::is_floating_point_v<From>) {
+    return float_to_unsigned<To>(v);
   } else {
     return static_cast<To>(v);
   }
