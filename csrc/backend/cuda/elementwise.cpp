@@ -74,6 +74,7 @@ void run(EwKind kind, Dtype compute, EwArgs args, const std::vector<Array>& in, 
     args.size *= shape[d];
     for (size_t k = 0; k < strides.size(); ++k) args.layout.strides[k][d - lead] = strides[k][d];
   }
+  args.layout.narrow = args.size < (int64_t(1) << 32);
   int64_t outer = 1;
   for (int d = 0; d < lead; ++d) outer *= shape[d];
   for (int64_t o = 0; o < outer; ++o) {

@@ -25,8 +25,15 @@ template <int N> __device__ inline void offsets_of(const Layout& l, int64_t i, i
 #pragma unroll
   for (int k = 0; k < N; ++k) off[k] = 0;
   for (int d = l.ndim - 1; d >= 0; --d) {
-    int64_t idx = i % l.shape[d];
-    i /= l.shape[d];
+    int64_t idx;
+    if (l.narrow) {  // 32-bit division: a fraction of the 64-bit one's instructions
+      uint32_t n = uint32_t(l.shape[d]), j = uint32_t(i);
+      idx = j % n;
+      i = j / n;
+    } else {
+      idx = i % l.shape[d];
+      i /= l.shape[d];
+    }
 #pragma unroll
     for (int k = 0; k < N; ++k) off[k] += idx * l.strides[k][d];
   }

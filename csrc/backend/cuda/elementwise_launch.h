@@ -13,6 +13,7 @@ constexpr int kMaxDims = 8;  // axes one launch indexes; the host loops over any
 // The collapsed iteration space of one launch; operand 0 is the output, 1 + k input k.
 struct Layout {
   int ndim = 1;
+  bool narrow = false;  // fewer than 2^32 elements: index math in 32 bits
   int64_t shape[kMaxDims] = {};
   int64_t strides[kMaxInputs + 1][kMaxDims] = {};  // in elements
 };
