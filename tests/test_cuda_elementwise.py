@@ -1,7 +1,8 @@
 """Element-wise ops and copies on the GPU against the CPU backend (docs/cuda.md, "Element-wise ops
 and copies"): every op of op_table over the dtypes it accepts, broadcast and strided inputs,
 astype between every pair of dtypes, where, 0-d and empty arrays, donation chains, nan and inf,
-the parameterised ops, integer corner cases, and the copying layout and creation kernels.
+the parameterised ops, integer corner cases, and the copying layout, creation and concatenate
+kernels.
 
 Bitwise equality where the GPU computes as the CPU does (integer, bool, comparisons, rounding,
 floored division, min/max, the arithmetic of +-*/ in real floats); within the op table's
@@ -340,3 +341,10 @@ def test_copying_layout_kernels():
     compare(lambda a: mx.broadcast_to(a[:, :1], (4, 5, 6)) + 0, x)
     compare(lambda a: mx.full((3, 4), a[1, 2, 3]), x)
     compare(lambda a: mx.zeros_like(a, dtype=mx.bfloat16) + mx.ones_like(a), x)
+
+
+def test_concatenate_copies_into_windows():
+    a = mx.arange(24, dtype=mx.float32).reshape(4, 6)
+    b = mx.arange(24, dtype=mx.int32).reshape(6, 4)
+    compare(lambda x, y: mx.concatenate([x, y.T, x[:, ::2]], axis=1), a, b)
+    compare(lambda x, y: mx.concatenate([x.astype(mx.float16), y.T[:0], x[::-1]], axis=0), a, b)

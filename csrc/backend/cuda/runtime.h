@@ -21,6 +21,7 @@ template <class T> T* device_out(const Array& a) { return static_cast<T*>(a.buff
 // Each family's kernels (backend/cuda/<family>.cu).
 void register_creation_kernels(Backend& b);
 void register_elementwise_kernels(Backend& b);
-void register_shape_kernels(Backend& b);  // the layout primitives that copy (shape.cpp)
+void register_indexing_kernels(Backend& b);  // concatenate (indexing.cpp)
+void register_shape_kernels(Backend& b);     // the layout primitives that copy (shape.cpp)
 
 }  // namespace nuvec::cuda
