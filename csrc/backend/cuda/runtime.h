@@ -1,18 +1,11 @@
 // What the CUDA kernels share: the CUDA stream GPU work is queued on, device memory for outputs,
 // error checks, and each family's registration.
 #pragma once
-#include <cuda_runtime.h>
-
+#include "backend/cuda/stream.h"
 #include "core/array.h"
 #include "core/backend.h"
 
 namespace nuvec::cuda {
-
-// Every nuvec GPU stream queues on this one CUDA stream: its order is what makes reusing a freed
-// device block safe while earlier kernels may still read it.
-cudaStream_t stream();
-void check(cudaError_t e, const char* what);  // a KernelError naming `what` when e is an error
-void check_launch(const char* what);          // after a kernel launch
 
 // Gives `out` fresh contiguous device memory.
 void allocate(Array& out);
@@ -27,5 +20,9 @@ template <class T> T* device_out(const Array& a) { return static_cast<T*>(a.buff
 
 // Each family's kernels (backend/cuda/<family>.cu).
 void register_random_kernels(Backend& b);
+void register_creation_kernels(Backend& b);
+void register_elementwise_kernels(Backend& b);
+void register_indexing_kernels(Backend& b);  // concatenate (indexing.cpp)
+void register_shape_kernels(Backend& b);     // the layout primitives that copy (shape.cpp)
 
 }  // namespace nuvec::cuda

@@ -72,6 +72,10 @@ class BroadcastLike : public Primitive {
   bool is_equivalent(const Primitive& o) const override { return dynamic_cast<const BroadcastLike*>(&o); }
 };
 
+// Strides that read `x` in row-major order with `shape`, when its strides allow (NumPy's
+// no-copy reshape): each run of new axes must map onto a run of old axes that is contiguous.
+bool reshape_strides(const Array& x, const Shape& shape, Strides& out);
+
 class Reshape : public Primitive {
  public:
   const char* name() const override { return "reshape"; }

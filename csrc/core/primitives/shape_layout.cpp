@@ -1,0 +1,35 @@
+// The strides of a reshape's view (every backend's Reshape kernel asks).
+#include "core/primitives/shape.h"
+
+namespace nuvec {
+
+bool reshape_strides(const Array& x, const Shape& shape, Strides& out) {
+  Shape os;
+  Strides ost;
+  for (int i = 0; i < x.ndim(); ++i)
+    if (x.shape(i) != 1) os.push_back(x.shape(i)), ost.push_back(x.strides()[i]);
+  out.assign(shape.size(), 0);
+  if (x.size() == 0) {
+    out = Array::row_strides(shape);
+    return true;
+  }
+  size_t oi = 0, ni = 0;
+  while (ni < shape.size() && oi < os.size()) {
+    size_t oj = oi + 1, nj = ni + 1;
+    int64_t np = shape[ni], op = os[oi];
+    while (np != op) {
+      if (np < op)
+        np *= shape[nj++];
+      else
+        op *= os[oj++];
+    }
+    for (size_t k = oi; k + 1 < oj; ++k)
+      if (ost[k] != os[k + 1] * ost[k + 1]) return false;
+    out[nj - 1] = ost[oj - 1];
+    for (size_t k = nj - 1; k > ni; --k) out[k - 1] = out[k] * shape[k];
+    ni = nj, oi = oj;
+  }
+  return true;
+}
+
+}  // namespace nuvec
