@@ -26,5 +26,6 @@ template <class T> const T* device_in(const Array& a) {
 template <class T> T* device_out(const Array& a) { return static_cast<T*>(a.buffer()->device_data()) + a.offset(); }
 
 // Each family's kernels (backend/cuda/<family>.cu).
+void register_matmul_kernels(Backend& b);
 
 }  // namespace nuvec::cuda
