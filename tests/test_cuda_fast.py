@@ -1,6 +1,7 @@
-"""nuvec.fast's row norms on the GPU against the CPU's (docs/cuda.md, "Row norms"): RMS norm,
-layer norm and add_rms_norm over dtypes, odd widths, strided inputs (which run the CPU kernel),
-and rows that do not depend on the other rows. Skipped without a CUDA device."""
+"""nuvec.fast on the GPU against the CPU (docs/cuda.md, "Row norms and RoPE"): RMS norm, layer
+norm and add_rms_norm over dtypes, odd widths, batched and strided inputs (those not
+row-contiguous run the CPU kernel), rows that do not depend on the other rows; RoPE with its
+offsets, periods and gradient. Skipped without a CUDA device."""
 
 import numpy as np
 import pytest
@@ -90,3 +91,57 @@ def test_empty_rows():
     x = mx.zeros((0, 16))
     cpu, gpu = both(lambda v: mx.fast.rms_norm(v, None, 1e-5), x)
     assert cpu.shape == gpu.shape == (0, 16)
+
+
+ROPES = {
+    "halves": dict(dims=64, traditional=False, base=10000.0, scale=1.0, offset=3),
+    "traditional_partial": dict(dims=40, traditional=True, base=500.0, scale=0.5, offset=0),
+    "odd_dims": dict(dims=30, traditional=False, base=10000.0, scale=1.0, offset=7),
+}
+
+
+@pytest.mark.parametrize("dtype", list(TOL))
+@pytest.mark.parametrize("case", list(ROPES))
+def test_rope_matches_the_cpu(dtype, case):
+    rng = seeded_rng("rope", dtype, case)
+    x = mx.array(rng.standard_normal((2, 3, 37, 64)).astype(np.float32)).astype(getattr(mx, dtype))
+    cpu, gpu = both(lambda v: as_f32(mx.fast.rope(v, **ROPES[case])), x)
+    close(cpu, gpu, dtype)
+
+
+@pytest.mark.parametrize("offsets", ["scalar_array", "per_batch"])
+def test_rope_offsets_freqs_and_transposes(offsets):
+    rng = seeded_rng("rope offsets", offsets)
+    x = mx.array(rng.standard_normal((3, 5, 4, 32)).astype(np.float32))
+    off = (
+        mx.array(9, dtype=mx.int32)
+        if offsets == "scalar_array"
+        else mx.array([0, 5, 1000], dtype=mx.int32)
+    )
+    freqs = mx.array(rng.uniform(1, 100, 16).astype(np.float32))
+    cases = [
+        lambda v: mx.fast.rope(v, 32, traditional=False, base=10000.0, scale=1.0, offset=off),
+        lambda v: mx.fast.rope(
+            v, 32, traditional=True, base=None, scale=2.0, offset=off, freqs=freqs
+        ),
+        # Not row-contiguous: the CPU kernel.
+        lambda v: mx.fast.rope(
+            mx.swapaxes(v, 1, 2), 32, traditional=False, base=1e4, scale=1.0, offset=off
+        ),
+    ]
+    for f in cases:
+        cpu, gpu = both(f, x)
+        close(cpu, gpu, "float32")
+
+
+def test_rope_gradient_is_the_inverse_rotation():
+    rng = seeded_rng("rope vjp")
+    x = mx.array(rng.standard_normal((1, 2, 6, 16)).astype(np.float32))
+    cot = mx.array(rng.standard_normal((1, 2, 6, 16)).astype(np.float32))
+
+    def grad(v, c):
+        f = lambda t: mx.fast.rope(t, 16, traditional=False, base=1e4, scale=1.0, offset=2)  # noqa: E731
+        return mx.vjp(f, [v], [c])[1][0]
+
+    cpu, gpu = both(grad, x, cot)
+    close(cpu, gpu, "float32")

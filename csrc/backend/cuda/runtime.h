@@ -28,5 +28,6 @@ template <class T> T* device_out(const Array& a) { return static_cast<T*>(a.buff
 // Each family's kernels (backend/cuda/<family>.cu).
 void register_matmul_kernels(Backend& b);
 void register_fast_norm_kernels(Backend& b);
+void register_rope_kernels(Backend& b);
 
 }  // namespace nuvec::cuda
