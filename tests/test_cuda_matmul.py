@@ -59,6 +59,8 @@ SHAPES = [
     ((1, 333), (333, 129)),
     ((70, 41), (41, 1)),
     ((37, 129), (129, 61)),
+    ((1, 4100), (4100, 64)),
+    ((6, 1000), (1000, 4096)),
     ((3, 10007), (10007, 5)),
     ((300, 70), (70, 90)),
     ((513, 257), (257, 130)),
@@ -136,7 +138,7 @@ def test_row_independence(dtype, layout):
     the bits of its one-row product, whatever m, the layout, or batch axes folded into rows."""
     rows = mx.ROW_INDEPENDENT_ROWS
     rng = seeded_rng("rows", dtype, layout)
-    k, n = 777, 33
+    k, n = 777, 40  # n a multiple of 8: up to 8 rows of a row-major b take the columns kernel
     big = data(rng, (1000, k), dtype)
     a = (
         mx.array(big.T.copy(), dtype=MX[dtype]).T

@@ -115,6 +115,67 @@ template <class T, class Acc, bool Vec> __global__ void __launch_bounds__(kWarps
   }
 }
 
+// The same sequence for B with unit stride along n (x @ W, W row-major), for a few rows: thread
+// (x, y) of a block runs lane y's chain for 8 adjacent columns, reading each k's 8 values of B in
+// 16-byte loads (the threads of a row of the block read 128 contiguous bytes); the 32 lanes' sums
+// then add in shared memory by halving (p[l] += p[l + h], h = 16, 8, 4, 2, 1), which is the
+// butterfly's sum at lane 0. Block (blockIdx.x, row blockIdx.y) covers 8 x 8 columns.
+constexpr int kColGroups = 8;
+
+template <class T, class Acc> __global__ void __launch_bounds__(kColGroups * 32) columns_kernel(Gemm g) {
+  __shared__ Acc part[32][kColGroups * kSeg];
+  int lane = int(threadIdx.y), group = int(threadIdx.x);
+  int64_t col = (int64_t(blockIdx.x) * kColGroups + group) * kSeg;  // n is a multiple of kSeg
+  int64_t row = blockIdx.y;
+  for (int64_t bi = blockIdx.z; bi < g.batch; bi += gridDim.z) {
+    int64_t oa, ob;
+    batch_offsets(g, bi, oa, ob);
+    const T* A = static_cast<const T*>(g.a) + oa + row * g.sam;
+    const T* B = static_cast<const T*>(g.b) + ob + col;
+    Acc acc[kSeg];
+#pragma unroll
+    for (int c = 0; c < kSeg; ++c) acc[c] = Acc(0);
+    if (col < g.n)
+      for (int64_t k0 = int64_t(lane) * kSeg; k0 < g.k; k0 += 32 * kSeg) {
+        int64_t kn = min(int64_t(kSeg), g.k - k0);
+        Segment<T> bs[kSeg];
+        Acc av[kSeg];
+#pragma unroll
+        for (int j = 0; j < kSeg; ++j)
+          if (j < kn) bs[j] = load_segment(B + (k0 + j) * g.sbk), av[j] = ld(A + (k0 + j) * g.sak);
+#pragma unroll
+        for (int j = 0; j < kSeg; ++j)
+          if (j < kn)
+#pragma unroll
+            for (int c = 0; c < kSeg; ++c) acc[c] = fma_acc(av[j], element(bs[j], c), acc[c]);
+      }
+    __syncthreads();  // part is free: the previous batch's sums have been read
+#pragma unroll
+    for (int c = 0; c < kSeg; ++c) part[lane][group * kSeg + c] = acc[c];
+    for (int h = 16; h > 0; h /= 2) {
+      __syncthreads();
+      if (lane < h)
+#pragma unroll
+        for (int c = 0; c < kSeg; ++c) part[lane][group * kSeg + c] += part[lane + h][group * kSeg + c];
+    }
+    if (lane == 0 && col < g.n) {
+      T* C = static_cast<T*>(g.c) + (bi * g.m + row) * g.n + col;
+#pragma unroll
+      for (int c = 0; c < kSeg; ++c) put(C + c, part[0][group * kSeg + c]);
+    }
+  }
+}
+
+// Whether columns_kernel can read B: unit stride along n, n a multiple of the 8 columns a thread
+// reads, and every 8-column load 16-byte aligned.
+bool columns_fit(const Gemm& g, size_t item) {
+  auto ok = [&](int64_t elements) { return (elements * int64_t(item)) % 16 == 0; };
+  if (g.sbn != 1 || g.n % kSeg || g.m > kRows || reinterpret_cast<uintptr_t>(g.b) % 16 || !ok(g.sbk)) return false;
+  for (int d = 0; d < g.batch_dims; ++d)
+    if (!ok(g.batch_b[d])) return false;
+  return true;
+}
+
 // Whether every segment the kernel reads in 16-byte loads starts 16-byte aligned.
 bool segments_aligned(const Gemm& g, size_t item) {
   if (g.sak != 1 || g.sbk != 1) return false;
@@ -127,6 +188,12 @@ bool segments_aligned(const Gemm& g, size_t item) {
 }
 
 template <class T, class Acc> void launch_rowwise(const Gemm& g, cudaStream_t stream) {
+  if (columns_fit(g, sizeof(T))) {
+    dim3 grid(unsigned((g.n / kSeg + kColGroups - 1) / kColGroups), unsigned(g.m),
+              unsigned(std::min<int64_t>(g.batch, 65535)));
+    columns_kernel<T, Acc><<<grid, dim3(kColGroups, 32), 0, stream>>>(g);
+    return;
+  }
   dim3 grid(unsigned((g.n + kWarps - 1) / kWarps), unsigned((g.m + kRows - 1) / kRows),
             unsigned(std::min<int64_t>(g.batch, 65535)));
   if (segments_aligned(g, sizeof(T)))
