@@ -220,7 +220,8 @@ bool gemm(const Gemm& g, Dtype d) {
     return false;
   HeuristicResult best{};
   int found = 0;
-  if (l->heuristic(l->handle, s.desc, s.a, s.b, s.c, s.c, s.pref, 1, &best, &found) || found < 1) return false;
+  if (l->heuristic(l->handle, s.desc, s.a, s.b, s.c, s.c, s.pref, 1, &best, &found) || found < 1 || best.state)
+    return false;
   float one32 = 1, zero32 = 0;
   double one64 = 1, zero64 = 0;
   const void* alpha = f64 ? static_cast<const void*>(&one64) : &one32;
