@@ -19,10 +19,13 @@ template <class T> const T* device_in(const Array& a) {
 template <class T> T* device_out(const Array& a) { return static_cast<T*>(a.buffer()->device_data()) + a.offset(); }
 
 // Each family's kernels (backend/cuda/<family>.cu).
-void register_random_kernels(Backend& b);
 void register_creation_kernels(Backend& b);
 void register_elementwise_kernels(Backend& b);
-void register_indexing_kernels(Backend& b);  // concatenate (indexing.cpp)
-void register_shape_kernels(Backend& b);     // the layout primitives that copy (shape.cpp)
+void register_fast_norm_kernels(Backend& b);  // rms_norm, layer_norm (fast_norms.cpp)
+void register_indexing_kernels(Backend& b);
+void register_matmul_kernels(Backend& b);
+void register_random_kernels(Backend& b);
+void register_rope_kernels(Backend& b);
+void register_shape_kernels(Backend& b);  // the layout primitives that copy (shape.cpp)
 
 }  // namespace nuvec::cuda
