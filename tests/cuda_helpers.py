@@ -16,14 +16,19 @@ needs_gpu = pytest.mark.skipif(
 )
 
 
+def to_numpy(a):
+    """A NumPy array of a's values (bfloat16 as float32, which holds each exactly)."""
+    return np.array(a.astype(mx.float32, stream=mx.cpu) if a.dtype == mx.bfloat16 else a)
+
+
 def on(device, fn, *args):
     """fn(*args) with `device`'s default stream, evaluated, as NumPy arrays (a tree of them)."""
     with mx.stream(device):
         out = fn(*args)
     mx.eval(out)
     if isinstance(out, (list, tuple)):
-        return [np.array(o) for o in out]
-    return np.array(out)
+        return [to_numpy(o) for o in out]
+    return to_numpy(out)
 
 
 def both(fn, *args):
