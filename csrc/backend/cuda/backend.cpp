@@ -85,7 +85,8 @@ bool register_cuda_backend() {
   static Backend* gpu = [&] {
     auto* b = new Backend{"cuda", DeviceType::gpu, g_info->name + " (" + g_info->architecture + ")", {}, {}};
     b->synchronize = synchronize;
-    for (auto add : {register_random_kernels}) add(*b);
+    for (auto add : {register_random_kernels, register_reduce_kernels, register_scan_kernels, register_sort_kernels})
+      add(*b);
     // A primitive without a CUDA kernel yet runs its CPU kernel on the host copies of its inputs
     // (docs/cuda.md lists which); its output moves to the device when a GPU kernel reads it.
     if (Backend* cpu = backend_for(DeviceType::cpu))

@@ -27,5 +27,8 @@ template <class T> T* device_out(const Array& a) { return static_cast<T*>(a.buff
 
 // Each family's kernels (backend/cuda/<family>.cu).
 void register_random_kernels(Backend& b);
+void register_reduce_kernels(Backend& b);
+void register_scan_kernels(Backend& b);
+void register_sort_kernels(Backend& b);
 
 }  // namespace nuvec::cuda
