@@ -153,6 +153,8 @@ def test_arg_reduce_matches_cpu(is_max, name):
         ((2, 1000), 1),
         ((1000, 3), 0),
         ((300, 257), 1),
+        ((100000, 3), 0),
+        ((3, 100000), 1),
     ]:
         x = values(shape, name, rng, special=name != "complex64")
         for keepdims in (False, True):
@@ -169,9 +171,12 @@ def test_arg_reduce_picks_the_first_tie_and_the_first_nan():
         cpu, gpu = both(lambda: f(x, axis=1))
         assert_same(cpu, gpu)
     assert on(mx.gpu, lambda: mx.argmax(x, axis=1)).tolist() == [1, 0, 0]
-    long_row = np.zeros(5000, np.float32)
-    long_row[[1234, 4000]] = 7
-    assert on(mx.gpu, lambda: mx.argmax(mx.array(long_row))).item() == 1234
+    for n, at in [(5000, [1234, 4000]), (10**6, [700001, 900000])]:  # one block; chunks joined
+        row = np.zeros(n, np.float32)
+        row[at] = 7
+        assert on(mx.gpu, lambda: mx.argmax(mx.array(row))).item() == at[0]
+        row[at[1]] = np.nan
+        assert on(mx.gpu, lambda: mx.argmin(mx.array(row))).item() == at[1]
 
 
 @pytest.mark.parametrize("name", ["float32", "float16", "bfloat16", "float64"])

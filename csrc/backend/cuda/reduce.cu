@@ -93,16 +93,27 @@ int lanes_for(bool rows, int64_t n) {
   return tpo;
 }
 
+// Whether the reduced elements lie closer together than neighbouring outputs' (rows to reduce).
+bool row_like(const Strided& kept, int64_t reduced_stride) {
+  return kept.nd == 0 || llabs(reduced_stride) <= llabs(kept.strides[kept.nd - 1]);
+}
+
+// How many chunks of how many elements each output's n elements are cut into: enough groups to
+// fill the GPU, at least kPerLane elements per lane. A function of the sizes alone.
+struct Chunks { int64_t count = 1, size = 0; };
+Chunks chunks_for(int64_t outputs, int tpo, int64_t n) {
+  Chunks c{1, n};
+  if (outputs * tpo < kTargetThreads)
+    c.count = std::max<int64_t>(1, std::min(ceil_div(kTargetThreads, outputs * tpo), n / (tpo * kPerLane)));
+  if (c.count > 1) c.size = ceil_div(n, c.count), c.count = ceil_div(n, c.size);
+  return c;
+}
+
 // x's elements kept.offset(o) + red.offset(r) reduced over r < n into out[o] (o < outputs).
 template <class T, class A, class O>
 void reduce_into(const T* x, const Strided& kept, const Strided& red, int64_t outputs, int64_t n, ReduceOp op, O* out) {
-  bool rows = kept.nd == 0 || (red.nd > 0 && llabs(red.strides[red.nd - 1]) <= llabs(kept.strides[kept.nd - 1]));
-  int tpo = lanes_for(rows, n);
-  int64_t chunks = 1;
-  if (outputs * tpo < kTargetThreads)
-    chunks = std::max<int64_t>(1, std::min(ceil_div(kTargetThreads, outputs * tpo), n / (tpo * kPerLane)));
-  int64_t chunk = chunks == 1 ? n : ceil_div(n, chunks);
-  if (chunks > 1) chunks = ceil_div(n, chunk);
+  int tpo = lanes_for(red.nd > 0 && row_like(kept, red.strides[red.nd - 1]), n);
+  auto [chunks, chunk] = chunks_for(outputs, tpo, n);
   std::shared_ptr<Buffer> parts = chunks > 1 ? scratch(size_t(outputs * chunks) * sizeof(A)) : nullptr;
   A* partial = parts ? scratch_data<A>(parts) : nullptr;
   int64_t blocks = ceil_div(outputs * chunks * tpo, kBlock);
@@ -168,22 +179,43 @@ template <class C> __device__ __forceinline__ bool beats(Arg<C> a, Arg<C> b, boo
   return a.i < b.i;
 }
 
+// As reduce_kernel: group g reduces chunk c = g / outputs of output o = g % outputs, into out[o]
+// or, with several chunks, into partial[o * chunks + c] (whose indices are the row's).
 template <class T> __global__ void arg_kernel(const T* x, Strided kept, int64_t stride, int64_t outputs, int64_t n,
-                                              int tpo, bool is_max, uint32_t* out) {
+                                              int64_t chunks, int64_t chunk, int tpo, bool is_max, uint32_t* out,
+                                              Arg<Compute<T>>* partial) {
   using C = Compute<T>;
   __shared__ Arg<C> smem[kBlock];
   int lane = int(threadIdx.x) % tpo;
-  int64_t o = int64_t(blockIdx.x) * (kBlock / tpo) + threadIdx.x / tpo;
+  int64_t g = int64_t(blockIdx.x) * (kBlock / tpo) + threadIdx.x / tpo;
+  int64_t o = g % outputs, c = g / outputs;
+  bool active = c < chunks;
   Arg<C> best{C{}, kNone};
-  if (o < outputs) {
+  if (active) {
     const T* base = x + kept.offset(o);
-    for (int64_t r = lane; r < n; r += tpo) {
+    int64_t end = (c + 1) * chunk < n ? (c + 1) * chunk : n;
+    for (int64_t r = c * chunk + lane; r < end; r += tpo) {
       Arg<C> a{to<C>(base[r * stride]), uint32_t(r)};
       if (beats(a, best, is_max)) best = a;
     }
   }
   best = group_reduce(smem, best, lane, tpo, [is_max](Arg<C> a, Arg<C> b) { return beats(b, a, is_max) ? b : a; });
-  if (o < outputs && lane == 0) out[o] = best.i;
+  if (!active || lane != 0) return;
+  if (chunks == 1)
+    out[o] = best.i;
+  else
+    partial[o * chunks + c] = best;
+}
+
+// out[o] = the best of output o's chunks, taken in order.
+template <class C>
+__global__ void arg_join_kernel(const Arg<C>* partial, int64_t outputs, int64_t chunks, bool is_max, uint32_t* out) {
+  int64_t o = int64_t(blockIdx.x) * kBlock + threadIdx.x;
+  if (o >= outputs) return;
+  Arg<C> best{C{}, kNone};
+  for (int64_t c = 0; c < chunks; ++c)
+    if (beats(partial[o * chunks + c], best, is_max)) best = partial[o * chunks + c];
+  out[o] = best.i;
 }
 
 void eval_arg_reduce(const ArgReduce& p, const std::vector<Array>& in, std::vector<Array>& out) {
@@ -195,12 +227,21 @@ void eval_arg_reduce(const ArgReduce& p, const std::vector<Array>& in, std::vect
   if (outputs == 0) return;
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
+    using C = Compute<T>;
     // Complex NaNs compare with nothing, so the CPU's result depends on its sequential order:
-    // one lane per output keeps it.
-    bool rows = !std::is_same_v<T, Complex> && (kept.nd == 0 || llabs(stride) <= llabs(kept.strides[kept.nd - 1]));
-    int tpo = lanes_for(rows, n);
-    arg_kernel<T><<<unsigned(ceil_div(outputs * tpo, kBlock)), kBlock, 0, stream()>>>(
-        device_in<T>(x), kept, stride, outputs, n, tpo, p.is_max(), device_out<uint32_t>(out[0]));
+    // one lane per output walking the whole row keeps it.
+    constexpr bool sequential = std::is_same_v<T, Complex>;
+    int tpo = lanes_for(!sequential && row_like(kept, stride), n);
+    Chunks ch = sequential ? Chunks{1, n} : chunks_for(outputs, tpo, n);
+    auto parts = ch.count > 1 ? scratch(size_t(outputs * ch.count) * sizeof(Arg<C>)) : nullptr;
+    Arg<C>* partial = parts ? scratch_data<Arg<C>>(parts) : nullptr;
+    uint32_t* y = device_out<uint32_t>(out[0]);
+    arg_kernel<T><<<unsigned(ceil_div(outputs * ch.count * tpo, kBlock)), kBlock, 0, stream()>>>(
+        device_in<T>(x), kept, stride, outputs, n, ch.count, ch.size, tpo, p.is_max(), y, partial);
+    check_launch("arg-reducing");
+    if (ch.count == 1) return;
+    arg_join_kernel<C>
+        <<<unsigned(ceil_div(outputs, kBlock)), kBlock, 0, stream()>>>(partial, outputs, ch.count, p.is_max(), y);
     check_launch("arg-reducing");
   });
 }

@@ -1,9 +1,10 @@
 // Sorting on the GPU. Every real dtype maps to unsigned integer keys ordered as the CPU orders
-// values (NaNs last, -0.0 equal to 0.0); CUB's segmented radix sort, which is stable, sorts the
+// values (NaNs last, -0.0 equal to 0.0); CUB's (segmented) radix sort, which is stable, sorts the
 // keys of each row with the elements' positions beside them, and the outputs are the positions
 // (argsort) or the input's elements at them. So the result is the CPU's, bit for bit, with a
 // fixed order of work. A partition is the full sort (a valid partition, NumPy's contract).
 #include <algorithm>
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
 
 #include "backend/cuda/dtypes.cuh"
@@ -86,7 +87,11 @@ void sort_rows(const Primitive& p, int axis, bool indices, const std::vector<Arr
       check_launch("sorting");
       size_t bytes = 0;
       int bits = 8 * int(sizeof(T));
+      // The segmented sort gives each row one block: a single row is sorted by the whole GPU.
       auto sort = [&](void* temp) {
+        if (rows == 1)
+          return cub::DeviceRadixSort::SortPairs(temp, bytes, k, k + total, v, v + total, int(total), 0, bits,
+                                                 stream());
         return cub::DeviceSegmentedRadixSort::SortPairs(temp, bytes, k, k + total, v, v + total, int(total), int(rows),
                                                         off, off + 1, 0, bits, stream());
       };
