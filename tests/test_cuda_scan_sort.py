@@ -59,6 +59,29 @@ def test_scans_match_cpu(op, name):
             )
 
 
+@pytest.mark.parametrize(
+    "op,name",
+    [
+        ("cumsum", "int32"),
+        ("cumprod", "int8"),
+        ("cumsum", "uint64"),
+        ("cummax", "float32"),
+        ("cummin", "float64"),
+        ("cummax", "bool"),
+        ("cummin", "int16"),
+        ("cumprod", "bool"),
+    ],
+)
+def test_long_rows_scanned_in_chunks_match_cpu_exactly(op, name):
+    rng = seeded_rng("cuda-scan-long", op, name)
+    for shape, axis in [((100001,), 0), ((3, 50000), 1), ((20000, 2), 0), ((2, 4097), -1)]:
+        x = values(shape, name, rng, special=True)
+        for reverse in (False, True):
+            for inclusive in (True, False):
+                f = getattr(mx, op)
+                assert_same(*both(lambda: f(x, axis=axis, reverse=reverse, inclusive=inclusive)))
+
+
 def test_scans_give_the_same_bits_run_to_run():
     x = mx.array(seeded_rng("cuda-scan-repeat").normal(size=(64, 3000)).astype(np.float32))
     first = on(mx.gpu, lambda: mx.cumsum(x, axis=1))

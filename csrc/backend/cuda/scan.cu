@@ -1,7 +1,8 @@
 // Scans on the GPU: one thread per row along the axis, combining strictly in order (first to
 // last, or last to first), as the CPU does; so every output is the CPU's sequential scan, and
 // the same bits run to run. Rows along an inner axis sit side by side in memory, so a warp's
-// threads read neighbouring elements at each step.
+// threads read neighbouring elements at each step. Long rows of the scans whose steps regroup
+// exactly (integers, max, min) are cut into chunks scanned in parallel from their prefixes.
 #include <cmath>
 
 #include "backend/cuda/accumulate.cuh"
@@ -49,27 +50,47 @@ template <class A> __device__ __forceinline__ A scan_step(ScanOp op, A a, A b) {
   return a;
 }
 
+// Thread g walks chunk c = g / rows of row o = g % rows: the scan's steps [c * len, (c + 1) * len),
+// starting from start[o * chunks + c] (or the identity). With `totals` it only combines, storing
+// the chunk's total there; else it writes the outputs.
 template <class T> __global__ void scan_kernel(const T* x, Strided kept, int64_t stride, Strided out_kept,
-                                               int64_t out_stride, int64_t rows, int64_t n, ScanOp op, bool reverse,
-                                               bool inclusive, T* out) {
+                                               int64_t out_stride, int64_t rows, int64_t n, int64_t len, int64_t chunks,
+                                               ScanOp op, bool reverse, bool inclusive, const Compute<T>* start,
+                                               Compute<T>* totals, T* out) {
   using A = Compute<T>;
-  int64_t o = int64_t(blockIdx.x) * kBlock + threadIdx.x;
-  if (o >= rows) return;
+  int64_t g = int64_t(blockIdx.x) * kBlock + threadIdx.x;
+  if (g >= rows * chunks) return;
+  int64_t o = g % rows, c = g / rows;
   const T* src = x + kept.offset(o);
-  T* dst = out + out_kept.offset(o);
-  A acc = scan_identity<A>(op);
-  for (int64_t s = 0; s < n; ++s) {
+  int64_t at = out_kept.offset(o);
+  A acc = start ? start[o * chunks + c] : scan_identity<A>(op);
+  int64_t end = (c + 1) * len < n ? (c + 1) * len : n;
+  for (int64_t s = c * len; s < end; ++s) {
     int64_t i = reverse ? n - 1 - s : s;
     A v = to<A>(src[i * stride]);
-    if (inclusive) {
+    if (totals) {
       acc = scan_step(op, acc, v);
-      dst[i * out_stride] = to<T>(acc);
+    } else if (inclusive) {
+      acc = scan_step(op, acc, v);
+      out[at + i * out_stride] = to<T>(acc);
     } else {
-      dst[i * out_stride] = to<T>(acc);
+      out[at + i * out_stride] = to<T>(acc);
       acc = scan_step(op, acc, v);
     }
   }
+  if (totals) totals[o * chunks + c] = acc;
 }
+
+// Whether any grouping of the steps gives the sequential scan's bits: wrapping integer arithmetic,
+// and max and min (the first of equal values, and the first NaN, win either way). Half types
+// (which round each output) and complex numbers are left out.
+bool regroupable(ScanOp op, Dtype d) {
+  if (is_half(d) || is_complex(d) || op == ScanOp::logaddexp) return false;
+  return op == ScanOp::max || op == ScanOp::min || !is_inexact(d);
+}
+
+constexpr int64_t kChunk = 2048;       // steps one thread takes in a long row of a regroupable scan
+constexpr int64_t kFewRows = 1 << 14;  // rows below which long rows are cut into chunks
 
 void eval_scan(const Scan& p, const std::vector<Array>& in, std::vector<Array>& out) {
   const Array& x = in[0];
@@ -84,13 +105,36 @@ void eval_scan(const Scan& p, const std::vector<Array>& in, std::vector<Array>& 
   if (out[0].size() == 0) return;
   Strided out_kept;
   walk(out[0], others, out_kept);  // (merges at least as well as the input's walk)
-  int64_t n = x.shape(p.axis()), rows = x.size() / n;
+  int64_t n = x.shape(p.axis()), rows = x.size() / n, stride = x.strides()[p.axis()];
+  int64_t out_stride = out[0].strides()[p.axis()];
+  // Long rows of a regroupable scan: each chunk's total, then each row's totals scanned
+  // (exclusive), then each chunk scanned from its start. Otherwise one thread per row.
+  int64_t chunks = regroupable(p.op(), d) && rows < kFewRows ? ceil_div(n, kChunk) : 1;
   dispatch(d, [&](auto zero) {
     using T = decltype(zero);
-    scan_kernel<T><<<unsigned(ceil_div(rows, kBlock)), kBlock, 0, stream()>>>(
-        device_in<T>(x), kept, x.strides()[p.axis()], out_kept, out[0].strides()[p.axis()], rows, n, p.op(),
-        p.reverse(), p.inclusive(), device_out<T>(out[0]));
-    check_launch("scanning");
+    using A = Compute<T>;
+    auto launch = [&](const T* src, const Strided& k, int64_t st, const Strided& ok, int64_t ost, int64_t steps,
+                      int64_t len, int64_t parts, bool rev, bool incl, const A* start, A* totals, T* dst) {
+      scan_kernel<T><<<unsigned(ceil_div(rows * parts, kBlock)), kBlock, 0, stream()>>>(
+          src, k, st, ok, ost, rows, steps, len, parts, p.op(), rev, incl, start, totals, dst);
+      check_launch("scanning");
+    };
+    const T* src = device_in<T>(x);
+    T* dst = device_out<T>(out[0]);
+    if (chunks == 1)
+      return launch(src, kept, stride, out_kept, out_stride, n, n, 1, p.reverse(), p.inclusive(), nullptr, nullptr,
+                    dst);
+    if constexpr (std::is_same_v<A, T>) {
+      auto buf = scratch(size_t(2 * rows * chunks) * sizeof(A));
+      A* totals = scratch_data<A>(buf);
+      A* starts = totals + rows * chunks;
+      launch(src, kept, stride, out_kept, out_stride, n, kChunk, chunks, p.reverse(), true, nullptr, totals, nullptr);
+      Strided per_row;  // the totals (and the starts) as [rows][chunks]
+      per_row.nd = 1, per_row.shape[0] = rows, per_row.strides[0] = chunks;
+      launch(totals, per_row, 1, per_row, 1, chunks, chunks, 1, false, false, nullptr, nullptr, starts);
+      launch(src, kept, stride, out_kept, out_stride, n, kChunk, chunks, p.reverse(), p.inclusive(), starts, nullptr,
+             dst);
+    }
   });
 }
 
