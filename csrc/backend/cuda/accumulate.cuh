@@ -8,9 +8,31 @@
 
 namespace nuvec::cuda {
 
+// The type T computes in: half types in float32.
+template <class T> using Compute = std::conditional_t<is_half_v<T>, float, T>;
+
+// The dtype whose device type is T.
+template <class T> Dtype dtype_of() {
+  constexpr Dtype all[] = {Dtype::bool_,   Dtype::uint8,   Dtype::uint16,   Dtype::uint32,   Dtype::uint64,
+                           Dtype::int8,    Dtype::int16,   Dtype::int32,    Dtype::int64,    Dtype::float16,
+                           Dtype::float32, Dtype::float64, Dtype::bfloat16, Dtype::complex64};
+  for (Dtype d : all)
+    if (visit_dtype(d, [](auto tag) { return std::is_same_v<T, ctype_t<tag.value>>; })) return d;
+  return Dtype::complex64;
+}
+
+template <class A> __device__ __forceinline__ bool is_nan(A v) {
+  if constexpr (is_complex_v<A>)
+    return isnan(v.real()) || isnan(v.imag());
+  else if constexpr (std::is_floating_point_v<A>)
+    return isnan(v);
+  else
+    return false;
+}
+
 template <class A> __device__ __forceinline__ A add(A a, A b) {
-  if constexpr (std::is_same_v<A, Complex>)
-    return Complex{a.re + b.re, a.im + b.im};
+  if constexpr (is_complex_v<A>)
+    return A(a.real() + b.real(), a.imag() + b.imag());
   else if constexpr (std::is_same_v<A, bool>)
     return a || b;
   else if constexpr (std::is_integral_v<A>)
@@ -20,8 +42,8 @@ template <class A> __device__ __forceinline__ A add(A a, A b) {
 }
 
 template <class A> __device__ __forceinline__ A mul(A a, A b) {
-  if constexpr (std::is_same_v<A, Complex>)
-    return Complex{a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+  if constexpr (is_complex_v<A>)  // the textbook product, as the CPU's
+    return A(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
   else if constexpr (std::is_same_v<A, bool>)
     return a && b;
   else if constexpr (std::is_integral_v<A>)  // 64 bits wide: no promotion to a signed int
@@ -32,17 +54,17 @@ template <class A> __device__ __forceinline__ A mul(A a, A b) {
 
 // a > b; complex numbers lexicographically.
 template <class A> __device__ __forceinline__ bool greater(A a, A b) {
-  if constexpr (std::is_same_v<A, Complex>)
-    return a.re > b.re || (a.re == b.re && a.im > b.im);
+  if constexpr (is_complex_v<A>)
+    return a.real() > b.real() || (a.real() == b.real() && a.imag() > b.imag());
   else
     return a > b;
 }
 
 // The largest (or smallest) value of A: infinities for inexact types.
 template <class A> __device__ __forceinline__ A extreme(bool highest) {
-  if constexpr (std::is_same_v<A, Complex>) {
+  if constexpr (is_complex_v<A>) {
     float inf = __int_as_float(0x7f800000);
-    return highest ? Complex{inf, inf} : Complex{-inf, -inf};
+    return highest ? A(inf, inf) : A(-inf, -inf);
   } else if constexpr (std::is_same_v<A, float>) {
     return __int_as_float(highest ? 0x7f800000 : int(0xff800000u));
   } else if constexpr (std::is_same_v<A, double>) {
@@ -69,6 +91,13 @@ template <class A> __device__ __forceinline__ void add_compensated(A& s, A& c, A
   } else {
     s = add(s, x);
   }
+}
+
+// Shared memory for one A per thread of a block of N (raw: a complex value's constructor is not
+// allowed on a __shared__ variable).
+template <class A, int N> __device__ __forceinline__ A* shared_slots() {
+  __shared__ alignas(16) unsigned char raw[N * sizeof(A)];
+  return reinterpret_cast<A*>(raw);
 }
 
 // Each group of `tpo` consecutive threads (a power of two dividing the block) joins its values

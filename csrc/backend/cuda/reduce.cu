@@ -29,12 +29,12 @@ template <> struct SumAccOf<uint16_t> { using type = uint32_t; };
 
 template <class A> __device__ A identity(ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum: return to<A>(0);
-    case ReduceOp::prod: return to<A>(1);
+    case ReduceOp::sum: return convert<A>(0);
+    case ReduceOp::prod: return convert<A>(1);
     case ReduceOp::max: return extreme<A>(false);
     case ReduceOp::min: return extreme<A>(true);
-    case ReduceOp::all: return to<A>(1);
-    case ReduceOp::any: return to<A>(0);
+    case ReduceOp::all: return convert<A>(1);
+    case ReduceOp::any: return convert<A>(0);
   }
   return A{};
 }
@@ -45,10 +45,10 @@ template <class A> __device__ __forceinline__ A combine(ReduceOp op, A a, A b) {
   switch (op) {
     case ReduceOp::sum: return add(a, b);
     case ReduceOp::prod: return mul(a, b);
-    case ReduceOp::max: return (greater(b, a) || (!std::is_same_v<A, Complex> && is_nan(b))) ? b : a;
-    case ReduceOp::min: return (greater(a, b) || (!std::is_same_v<A, Complex> && is_nan(b))) ? b : a;
-    case ReduceOp::all: return to<A>(to<bool>(a) && to<bool>(b));
-    case ReduceOp::any: return to<A>(to<bool>(a) || to<bool>(b));
+    case ReduceOp::max: return (greater(b, a) || (!is_complex_v<A> && is_nan(b))) ? b : a;
+    case ReduceOp::min: return (greater(a, b) || (!is_complex_v<A> && is_nan(b))) ? b : a;
+    case ReduceOp::all: return convert<A>(convert<bool>(a) && convert<bool>(b));
+    case ReduceOp::any: return convert<A>(convert<bool>(a) || convert<bool>(b));
   }
   return a;
 }
@@ -59,17 +59,17 @@ template <class A> __device__ __forceinline__ A combine(ReduceOp op, A a, A b) {
 template <class T, class A, class O>
 __global__ void reduce_kernel(const T* x, Strided kept, Strided red, int64_t outputs, int64_t n, int64_t chunks,
                               int64_t chunk, int tpo, ReduceOp op, O* out, A* partial) {
-  __shared__ A smem[kBlock];
+  A* smem = shared_slots<A, kBlock>();
   int lane = int(threadIdx.x) % tpo;
   int64_t g = int64_t(blockIdx.x) * (kBlock / tpo) + threadIdx.x / tpo;
   int64_t o = g % outputs, c = g / outputs;
   bool active = c < chunks;
-  A acc = identity<A>(op), comp = to<A>(0);
+  A acc = identity<A>(op), comp = convert<A>(0);
   if (active) {
     const T* base = x + kept.offset(o);
     int64_t end = (c + 1) * chunk < n ? (c + 1) * chunk : n;
     for (int64_t r = c * chunk + lane; r < end; r += tpo) {
-      A v = to<A>(base[red.offset(r)]);
+      A v = convert<A>(base[red.offset(r)]);
       if (op == ReduceOp::sum)
         add_compensated(acc, comp, v);
       else
@@ -79,7 +79,7 @@ __global__ void reduce_kernel(const T* x, Strided kept, Strided red, int64_t out
   acc = group_reduce(smem, acc, lane, tpo, [op](A a, A b) { return combine(op, a, b); });
   if (!active || lane != 0) return;
   if (chunks == 1)
-    out[o] = to<O>(acc);
+    out[o] = convert<O>(acc);
   else
     partial[tpo == 1 ? c * outputs + o : o * chunks + c] = acc;
 }
@@ -147,8 +147,8 @@ void eval_reduce(const Reduce& p, const std::vector<Array>& in, std::vector<Arra
   if (!walk(x, [&](int i) { return !reduced(i); }, kept) || !walk(x, reduced, red)) return on_host(p, in, out);
   allocate(out[0]);
   if (out[0].size() == 0) return;
-  dispatch(x.dtype(), [&](auto zero) {
-    using T = decltype(zero);
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = ctype_t<tag.value>;
     switch (p.op()) {
       case ReduceOp::sum:
       case ReduceOp::prod: return reduce_as<T, typename SumAccOf<T>::type>(p, x, kept, red, out[0], in, out);
@@ -170,7 +170,7 @@ constexpr uint32_t kNone = ~0u;
 // Whether a beats b: the extreme value, a NaN before any number (NumPy's), the first index on ties.
 template <class C> __device__ __forceinline__ bool beats(Arg<C> a, Arg<C> b, bool is_max) {
   if (b.i == kNone || a.i == kNone) return a.i != kNone;
-  if constexpr (!std::is_same_v<C, Complex>) {
+  if constexpr (!is_complex_v<C>) {
     bool na = is_nan(a.v), nb = is_nan(b.v);
     if (na || nb) return na && (!nb || a.i < b.i);
   }
@@ -185,7 +185,7 @@ template <class T> __global__ void arg_kernel(const T* x, Strided kept, int64_t 
                                               int64_t chunks, int64_t chunk, int tpo, bool is_max, uint32_t* out,
                                               Arg<Compute<T>>* partial) {
   using C = Compute<T>;
-  __shared__ Arg<C> smem[kBlock];
+  Arg<C>* smem = shared_slots<Arg<C>, kBlock>();
   int lane = int(threadIdx.x) % tpo;
   int64_t g = int64_t(blockIdx.x) * (kBlock / tpo) + threadIdx.x / tpo;
   int64_t o = g % outputs, c = g / outputs;
@@ -195,7 +195,7 @@ template <class T> __global__ void arg_kernel(const T* x, Strided kept, int64_t 
     const T* base = x + kept.offset(o);
     int64_t end = (c + 1) * chunk < n ? (c + 1) * chunk : n;
     for (int64_t r = c * chunk + lane; r < end; r += tpo) {
-      Arg<C> a{to<C>(base[r * stride]), uint32_t(r)};
+      Arg<C> a{convert<C>(base[r * stride]), uint32_t(r)};
       if (beats(a, best, is_max)) best = a;
     }
   }
@@ -225,12 +225,12 @@ void eval_arg_reduce(const ArgReduce& p, const std::vector<Array>& in, std::vect
   allocate(out[0]);
   int64_t outputs = out[0].size(), n = x.shape(p.axis()), stride = x.strides()[p.axis()];
   if (outputs == 0) return;
-  dispatch(x.dtype(), [&](auto zero) {
-    using T = decltype(zero);
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = ctype_t<tag.value>;
     using C = Compute<T>;
     // Complex NaNs compare with nothing, so the CPU's result depends on its sequential order:
     // one lane per output walking the whole row keeps it.
-    constexpr bool sequential = std::is_same_v<T, Complex>;
+    constexpr bool sequential = is_complex_v<T>;
     int tpo = lanes_for(!sequential && row_like(kept, stride), n);
     Chunks ch = sequential ? Chunks{1, n} : chunks_for(outputs, tpo, n);
     auto parts = ch.count > 1 ? scratch(size_t(outputs * ch.count) * sizeof(Arg<C>)) : nullptr;
@@ -251,7 +251,7 @@ void eval_arg_reduce(const ArgReduce& p, const std::vector<Array>& in, std::vect
 // compensated per lane and joined by the tree, then the outputs (or log of the sum).
 template <class T> __global__ void softmax_kernel(const T* x, Strided kept, int64_t stride, int64_t rows, int64_t n,
                                                   int tpo, bool lse, T* out) {
-  __shared__ float smem[kBlock];
+  float* smem = shared_slots<float, kBlock>();
   int lane = int(threadIdx.x) % tpo;
   int64_t o = int64_t(blockIdx.x) * (kBlock / tpo) + threadIdx.x / tpo;
   bool active = o < rows;
@@ -259,7 +259,7 @@ template <class T> __global__ void softmax_kernel(const T* x, Strided kept, int6
   float m = -INFINITY;
   if (active)
     for (int64_t r = lane; r < n; r += tpo) {
-      float v = to<float>(base[r * stride]);
+      float v = convert<float>(base[r * stride]);
       m = v > m ? v : m;
     }
   m = group_reduce(smem, m, lane, tpo, [](float a, float b) { return b > a ? b : a; });
@@ -267,15 +267,15 @@ template <class T> __global__ void softmax_kernel(const T* x, Strided kept, int6
   float shift = lse && !isfinite(m) ? 0.0f : m;
   float s = 0.0f, c = 0.0f;
   if (active)
-    for (int64_t r = lane; r < n; r += tpo) add_compensated(s, c, expf(to<float>(base[r * stride]) - shift));
+    for (int64_t r = lane; r < n; r += tpo) add_compensated(s, c, expf(convert<float>(base[r * stride]) - shift));
   s = group_reduce(smem, s, lane, tpo, [](float a, float b) { return a + b; });
   if (!active) return;
   if (lse) {
-    if (lane == 0) out[o] = to<T>(shift + logf(s));
+    if (lane == 0) out[o] = convert<T>(shift + logf(s));
     return;
   }
   float inv = 1.0f / s;
-  for (int64_t r = lane; r < n; r += tpo) out[o * n + r] = to<T>(expf(to<float>(base[r * stride]) - m) * inv);
+  for (int64_t r = lane; r < n; r += tpo) out[o * n + r] = convert<T>(expf(convert<float>(base[r * stride]) - m) * inv);
 }
 
 void rows_of_last_axis(const Primitive& p, const std::vector<Array>& in, std::vector<Array>& out, bool lse) {
@@ -287,8 +287,8 @@ void rows_of_last_axis(const Primitive& p, const std::vector<Array>& in, std::ve
   int64_t n = x.shape(-1), rows = x.size() / n, stride = x.strides().back();
   int tpo = lanes_for(true, n);
   if (tpo == 1) tpo = 32;  // (lanes without elements add nothing)
-  dispatch(x.dtype(), [&](auto zero) {
-    using T = decltype(zero);
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = ctype_t<tag.value>;
     if constexpr (std::is_same_v<T, float> || is_half_v<T>) {
       softmax_kernel<T><<<unsigned(ceil_div(rows * tpo, kBlock)), kBlock, 0, stream()>>>(
           device_in<T>(x), kept, stride, rows, n, tpo, lse, device_out<T>(out[0]));

@@ -16,8 +16,8 @@ constexpr int kBlock = 256;
 
 template <class A> __device__ __forceinline__ A scan_identity(ScanOp op) {
   switch (op) {
-    case ScanOp::sum: return to<A>(0);
-    case ScanOp::prod: return to<A>(1);
+    case ScanOp::sum: return convert<A>(0);
+    case ScanOp::prod: return convert<A>(1);
     case ScanOp::max: return extreme<A>(false);
     case ScanOp::min: return extreme<A>(true);
     case ScanOp::logaddexp: return extreme<A>(false);
@@ -67,14 +67,14 @@ template <class T> __global__ void scan_kernel(const T* x, Strided kept, int64_t
   int64_t end = (c + 1) * len < n ? (c + 1) * len : n;
   for (int64_t s = c * len; s < end; ++s) {
     int64_t i = reverse ? n - 1 - s : s;
-    A v = to<A>(src[i * stride]);
+    A v = convert<A>(src[i * stride]);
     if (totals) {
       acc = scan_step(op, acc, v);
     } else if (inclusive) {
       acc = scan_step(op, acc, v);
-      out[at + i * out_stride] = to<T>(acc);
+      out[at + i * out_stride] = convert<T>(acc);
     } else {
-      out[at + i * out_stride] = to<T>(acc);
+      out[at + i * out_stride] = convert<T>(acc);
       acc = scan_step(op, acc, v);
     }
   }
@@ -110,8 +110,8 @@ void eval_scan(const Scan& p, const std::vector<Array>& in, std::vector<Array>& 
   // Long rows of a regroupable scan: each chunk's total, then each row's totals scanned
   // (exclusive), then each chunk scanned from its start. Otherwise one thread per row.
   int64_t chunks = regroupable(p.op(), d) && rows < kFewRows ? ceil_div(n, kChunk) : 1;
-  dispatch(d, [&](auto zero) {
-    using T = decltype(zero);
+  visit_dtype(d, [&](auto tag) {
+    using T = ctype_t<tag.value>;
     using A = Compute<T>;
     auto launch = [&](const T* src, const Strided& k, int64_t st, const Strided& ok, int64_t ost, int64_t steps,
                       int64_t len, int64_t parts, bool rev, bool incl, const A* start, A* totals, T* dst) {

@@ -80,9 +80,9 @@ void sort_rows(const Primitive& p, int axis, bool indices, const std::vector<Arr
   uint32_t* v = scratch_data<uint32_t>(pos);
   int* off = scratch_data<int>(offsets);
   unsigned blocks = unsigned(ceil_div(total + 1, kBlock));
-  dispatch(x.dtype(), [&](auto zero) {
-    using T = decltype(zero);
-    if constexpr (!std::is_same_v<T, Complex>) {
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = ctype_t<tag.value>;
+    if constexpr (!is_complex_v<T>) {
       keys_kernel<T><<<blocks, kBlock, 0, stream()>>>(device_in<T>(x), kept, x.strides()[axis], rows, n, k, v, off);
       check_launch("sorting");
       size_t bytes = 0;
