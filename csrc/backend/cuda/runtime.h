@@ -27,5 +27,8 @@ void register_matmul_kernels(Backend& b);
 void register_random_kernels(Backend& b);
 void register_rope_kernels(Backend& b);
 void register_shape_kernels(Backend& b);  // the layout primitives that copy (shape.cpp)
+void register_reduce_kernels(Backend& b);
+void register_scan_kernels(Backend& b);
+void register_sort_kernels(Backend& b);
 
 }  // namespace nuvec::cuda
