@@ -107,4 +107,4 @@ def test_an_embedding_lookup_and_its_gradient():
     def loss(t):
         return mx.sum(mx.tanh(t[tok]) * 2)
 
-    assert_same(*both(lambda t: mx.grad(loss)(t), w), rtol=1e-6, atol=1e-7)
+    assert_same(*both(lambda t: mx.grad(loss)(t), w), rtol=1e-6, atol=2e-6)

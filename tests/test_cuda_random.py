@@ -48,7 +48,7 @@ def test_the_gpu_draws_the_cpus_bits(request, sample, shape):
     cpu, gpu = both(lambda: sample(shape, mx.random.key(7)))
     transcendental = any(n in request.node.name for n in ("truncated_normal", "gumbel", "laplace"))
     assert_same(
-        cpu, gpu, rtol=2e-6 if transcendental else 0.0, atol=1e-7 if transcendental else 0.0
+        cpu, gpu, rtol=1e-5 if transcendental else 0.0, atol=1e-6 if transcendental else 0.0
     )
 
 
