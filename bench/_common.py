@@ -7,14 +7,18 @@ import time
 import numpy as np
 
 
-def median_time(f, reps=15, warmup=3):
-    """The median wall time of f() over `reps` runs, after `warmup` runs."""
+def median_time(f, reps=15, warmup=3, sync=None):
+    """The median wall time of f() over `reps` runs, after `warmup` runs; `sync` (a GPU's
+    synchronize) is called before each timing starts and before it stops."""
+    sync = sync or (lambda: None)
     for _ in range(warmup):
         f()
     ts = []
     for _ in range(reps):
+        sync()
         t = time.perf_counter()
         f()
+        sync()
         ts.append(time.perf_counter() - t)
     return statistics.median(ts)
 

@@ -7,26 +7,19 @@ around each run. Rows for float16 and bfloat16, a broadcast row add and a conver
 The target: nuvec at >= 80% of PyTorch's bandwidth on the H200."""
 
 import argparse
-import statistics
-import time
+import os
+import sys
 
 import torch
 
 import nuvec as mx
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import median_time  # noqa: E402
 
-def median_seconds(run, sync, reps=10, warmup=3):
-    for _ in range(warmup):
-        run()
-    sync()
-    ts = []
-    for _ in range(reps):
-        sync()
-        t = time.perf_counter()
-        run()
-        sync()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts)
+
+def median_seconds(run, sync):
+    return median_time(run, reps=10, warmup=3, sync=sync)
 
 
 def rows(n):

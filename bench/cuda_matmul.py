@@ -8,29 +8,20 @@ speed. Each time is the median of 10 runs after warm-ups, the GPU synchronized a
 Run on a machine with a CUDA device: `python bench/cuda_matmul.py`.
 """
 
-import statistics
-import time
+import os
+import sys
 
 import numpy as np
 import torch
 
 import nuvec as mx
 
-REPS, WARMUP = 10, 3
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import median_time  # noqa: E402
 
 
 def median_seconds(run, sync):
-    for _ in range(WARMUP):
-        run()
-    sync()
-    ts = []
-    for _ in range(REPS):
-        sync()
-        t = time.perf_counter()
-        run()
-        sync()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts)
+    return median_time(run, reps=10, warmup=3, sync=sync)
 
 
 def nuvec_time(f, *args):

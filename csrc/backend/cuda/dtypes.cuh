@@ -139,6 +139,22 @@ template <class To, class From> __device__ inline To convert(From v) {
   }
 }
 
+// Element i of a float32, float16 or bfloat16 buffer of dtype d, as a float, and back (the kernels
+// that compute half types in float32; the CPU's load_float and store_float).
+__device__ inline float load_float(const void* p, Dtype d, int64_t i) {
+  if (d == Dtype::float16) return __half2float(static_cast<const f16*>(p)[i]);
+  if (d == Dtype::bfloat16) return bf16_to_float(static_cast<const bf16*>(p)[i]);
+  return static_cast<const float*>(p)[i];
+}
+__device__ inline void store_float(void* p, Dtype d, int64_t i, float v) {
+  if (d == Dtype::float16)
+    static_cast<f16*>(p)[i] = __float2half_rn(v);
+  else if (d == Dtype::bfloat16)
+    static_cast<bf16*>(p)[i] = float_to_bf16(v);
+  else
+    static_cast<float*>(p)[i] = v;
+}
+
 // Element i of a buffer of dtype d, read as T.
 template <class T> __device__ inline T load_as(const void* p, Dtype d, int64_t i) {
   return visit_dtype(d, [&](auto tag) { return convert<T>(static_cast<const ctype_t<tag.value>*>(p)[i]); });

@@ -1,30 +1,13 @@
 // The row normalizations on the GPU: one block per row, each thread summing the same elements in
 // the same order for every pass, then a fixed tree across the block. A row's bits depend on d
 // alone, never on the other rows (docs/cuda.md).
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
+#include "backend/cuda/dtypes.cuh"
 #include "backend/cuda/fast_norms.cuh"
 
 namespace nuvec::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-
-// Element i of a float32, float16 or bfloat16 row (a branch on a value the block shares).
-__device__ inline float load(const void* p, Dtype t, int64_t i) {
-  if (t == Dtype::float32) return static_cast<const float*>(p)[i];
-  if (t == Dtype::float16) return __half2float(static_cast<const __half*>(p)[i]);
-  return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
-}
-__device__ inline void store(void* p, Dtype t, int64_t i, float v) {
-  if (t == Dtype::float32)
-    static_cast<float*>(p)[i] = v;
-  else if (t == Dtype::float16)
-    static_cast<__half*>(p)[i] = __float2half_rn(v);
-  else
-    static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(v);
-}
 
 // The block's sum of each thread's v: a butterfly in each warp, then one across the warps' sums.
 __device__ float block_sum(float v, float* partial) {
@@ -49,8 +32,10 @@ __global__ void __launch_bounds__(kThreads) norm_kernel(NormRows n) {
     Dtype src_type = n.add ? n.h_type : n.x_type;
     float first = 0.0f;
     for (int64_t j = threadIdx.x; j < n.d; j += kThreads) {
-      if (n.add) store(n.h, n.h_type, base + j, load(n.x, n.x_type, base + j) + load(n.res, n.res_type, base + j));
-      float v = load(src, src_type, base + j);
+      if (n.add)
+        store_float(n.h, n.h_type, base + j,
+                    load_float(n.x, n.x_type, base + j) + load_float(n.res, n.res_type, base + j));
+      float v = load_float(src, src_type, base + j);
       first += n.layer ? v : v * v;
     }
     float sum = block_sum(first, partial), mean = 0.0f;
@@ -58,19 +43,19 @@ __global__ void __launch_bounds__(kThreads) norm_kernel(NormRows n) {
       mean = sum / d;
       float second = 0.0f;
       for (int64_t j = threadIdx.x; j < n.d; j += kThreads) {
-        float v = load(src, src_type, base + j) - mean;
+        float v = load_float(src, src_type, base + j) - mean;
         second += v * v;
       }
       sum = block_sum(second, partial);
     }
     float inv = 1.0f / sqrtf(sum / d + n.eps);
     for (int64_t j = threadIdx.x; j < n.d; j += kThreads) {
-      float v = load(src, src_type, base + j);
+      float v = load_float(src, src_type, base + j);
       if (n.layer) v = v - mean;
       v = v * inv;
       if (n.w) v = v * n.w[j];
       if (n.b) v = v + n.b[j];
-      store(n.y, n.y_type, base + j, v);
+      store_float(n.y, n.y_type, base + j, v);
     }
   }
 }

@@ -1,29 +1,13 @@
 // RoPE on the GPU: one block per row; each pair's angle in float64, its cos and sin rounded to
 // float32 and the rotation in float32, as the CPU's table and rows (docs/cuda.md). Each row is
 // computed alone.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
+#include "backend/cuda/dtypes.cuh"
 #include "backend/cuda/rope.cuh"
 
 namespace nuvec::cuda {
 namespace {
 
 constexpr int kThreads = 128;
-
-__device__ inline float load(const void* p, Dtype t, int64_t i) {
-  if (t == Dtype::float32) return static_cast<const float*>(p)[i];
-  if (t == Dtype::float16) return __half2float(static_cast<const __half*>(p)[i]);
-  return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
-}
-__device__ inline void store(void* p, Dtype t, int64_t i, float v) {
-  if (t == Dtype::float32)
-    static_cast<float*>(p)[i] = v;
-  else if (t == Dtype::float16)
-    static_cast<__half*>(p)[i] = __float2half_rn(v);
-  else
-    static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(v);
-}
 
 __global__ void __launch_bounds__(kThreads) rope_kernel(RopeRows r) {
   for (int64_t row = blockIdx.x; row < r.rows; row += gridDim.x) {
@@ -36,12 +20,12 @@ __global__ void __launch_bounds__(kThreads) rope_kernel(RopeRows r) {
       double angle = pos * inv;
       float c = float(cos(angle)), s = float(r.inverse ? -sin(angle) : sin(angle));
       int64_t j0 = r.traditional ? 2 * i : i, j1 = r.traditional ? 2 * i + 1 : r.half + i;
-      float a = load(r.x, r.type, base + j0), b = load(r.x, r.type, base + j1);
-      store(r.y, r.type, base + j0, a * c - b * s);
-      store(r.y, r.type, base + j1, a * s + b * c);
+      float a = load_float(r.x, r.type, base + j0), b = load_float(r.x, r.type, base + j1);
+      store_float(r.y, r.type, base + j0, a * c - b * s);
+      store_float(r.y, r.type, base + j1, a * s + b * c);
     }
     for (int64_t j = 2 * r.half + threadIdx.x; j < r.d; j += kThreads)  // past dims: unchanged
-      store(r.y, r.type, base + j, load(r.x, r.type, base + j));
+      store_float(r.y, r.type, base + j, load_float(r.x, r.type, base + j));
   }
 }
 
