@@ -38,9 +38,9 @@ uint16_t float16_bits(double v) {
   return uint16_t(sign | ((((b >> 23) & 0xFF) - 127 + 15) << 10) | ((b >> 13) & 0x3FF));
 }
 
-// The bits of each code's value in `dtype` (as `bits`, the unsigned type of its width), with the
-// NaN bits MLX's from_fp8 gives (by sign): MLX decodes to float32 NaN 0x7FF00000 and narrows with
-// its float16 conversion; its bfloat16 NaN is the canonical one.
+// Each code's value in `dtype`, written as `Bits` (a type of the dtype's width), with the NaN bits
+// MLX's from_fp8 gives (by sign): MLX decodes to float32 NaN 0x7FF00000 and narrows with its
+// float16 conversion; its bfloat16 NaN is the canonical one.
 template <class Bits> Array table(Dtype dtype, Bits (*of)(double), Bits nan_pos, Bits nan_neg) {
   Array t = Array::allocate({256}, dtype);
   auto* out = reinterpret_cast<Bits*>(t.data_bytes());
@@ -58,11 +58,9 @@ Array decoded_table(Dtype dtype) {
       return table<uint16_t>(dtype, [](double v) { return uint16_t(float32_bits(float(v)) >> 16); }, 0x7FC0, 0x7FC0);
     case Dtype::float32:
       return table<uint32_t>(dtype, [](double v) { return float32_bits(float(v)); }, 0x7FF00000u, 0xFFF00000u);
-    default: {  // float64: the values, NaN as std::nan's (MLX's float64 results are wrong, docs/io.md)
-      Array t = Array::allocate({256}, Dtype::float64);
-      for (int code = 0; code < 256; ++code) reinterpret_cast<double*>(t.data_bytes())[code] = decode(code);
-      return t;
-    }
+    case Dtype::float64:  // the values, NaN as Python's (MLX's float64 results are wrong, docs/io.md)
+      return table<double>(dtype, [](double v) { return v; }, std::nan(""), std::nan(""));
+    default: throw std::logic_error("from_fp8: not a real floating type");  // checked by from_fp8
   }
 }
 
