@@ -10,7 +10,8 @@ nuvec_stream s)`: the element-wise kernel ops without parameters from their regi
 OUT_DIR/nuvec_generated/capi_ops.cpp (plain functions, one per op: cheap to compile) and the
 header include/nuvec/ops.h, which is committed; the module functions go to capi_modules.cpp and
 include/nuvec/<module>.h, likewise (tests/test_capi_coverage.py checks that it is this
-script's output and that every public op has its function or a row in NOT_IN_C with the reason).
+script's output and that every public op has its function, here or in include/nuvec/io.h for the
+file functions of IN_IO_H, or a row in NOT_IN_C with the reason).
 """
 
 import os
@@ -60,8 +61,8 @@ _R = "bool keepdims"
 _Q = "opt_int group_size, opt_int bits, string mode"
 _CLOSE = "array a, array b, double rtol, double atol, bool equal_nan"
 # name: (parameters "kind name, ...", the core call with the converted arguments by name; `s` is
-# the stream). Ops whose Python form takes Python objects, returns several arrays or writes files
-# are in NOT_IN_C.
+# the stream). The file functions are in IN_IO_H; ops whose Python form takes Python objects are in
+# NOT_IN_C.
 SIGNATURES = {
     # element-wise ops with parameters or composed
     "round": ("array a, int decimals", "round(a, decimals, s)"),
@@ -89,6 +90,7 @@ SIGNATURES = {
     "tri": ("int64 n, int64 m, int64 k, dtype dtype", "tri(n, m, k, dtype, s)"),
     "tril": ("array x, int64 k", "tril(x, k, s)"),
     "triu": ("array x, int64 k", "triu(x, k, s)"),
+    **{w: ("int M", f"window(Window::{w}, M, s)") for w in ("bartlett", "blackman", "hamming", "hanning")},
     "astype": ("array a, dtype dtype", "astype(a, dtype, s)"),
     "view": ("array a, dtype dtype", "view(a, dtype, s)"),
     # shape
@@ -158,6 +160,9 @@ SIGNATURES = {
                    "gather_qmm(x, w, scales, biases, lhs_indices, rhs_indices, transpose, "
                    'quant_spec(mode, group_size, bits, "gather_qmm"), s)'),
     "convolve": ("array a, array v, string mode", "capi::convolve(a, v, mode, s)"),
+    # fp8 (e4m3) codes in uint8
+    "to_fp8": ("array x", "to_fp8(x, s)"),
+    "from_fp8": ("array x, dtype dtype", "from_fp8(x, dtype, s)"),
     "hadamard_transform": ("array a, double scale", "hadamard_transform(a, scale, s)"),
     # sorting and scans
     "sort": ("array a, axis axis", "sort(a, axis, s)"),
@@ -198,6 +203,8 @@ SIGNATURES = {
     "minmax": (f"array a, axes axes, {_R}", "VEC(minmax(a, axes, keepdims, s))"),
     # one int64 index array per axis; evaluates a first (the count depends on its values)
     "nonzero": ("array a", "capi::nonzero(a, s)"),
+    # (values, first indices, inverse, counts), each sized by `size` (or a's shape): no evaluation
+    "unique": ("array a, int64 size, opt_array fill_value", "unique(a, size, fill_value, s)"),
 }  # fmt: skip
 # The ops whose result is a vector of arrays (nuvec_vector_array* res).
 VECTOR_RESULTS = {
@@ -209,17 +216,22 @@ VECTOR_RESULTS = {
     "quantize",
     "minmax",
     "nonzero",
+    "unique",
 }
+
+# Public ops whose C functions are written by hand in include/nuvec/io.h (csrc/c_api/io.cpp): they
+# read and write files, and safetensors' arrays and metadata travel in map handles.
+IN_IO_H = {"load", "save", "save_safetensors", "savez"}
 
 # Public ops without a C function, and why (docs/c-api.md lists them).
 NOT_IN_C = {
-    "unique": "composed in Python of sorts and scatters, with optional results chosen by flags",
-    **{n: "reads or writes files (use the Python API)" for n in ("load", "save", "savez", "savez_compressed",
-                                                                 "save_safetensors", "save_gguf", "save_tree",
-                                                                 "load_into")},
-    **{n: "converts Python objects" for n in ("asarray", "from_dlpack", "to_fp8", "from_fp8", "einsum_path")},
-    **{n: "a window of a given length: use arange and the element-wise ops"
-       for n in ("bartlett", "blackman", "hamming", "hanning")},
+    "savez_compressed": "deflating needs zlib, which the core does not link (Python's zlib module supplies it)",
+    "save_gguf": "its metadata values are strings, string lists or arrays of numbers: no C handle holds those",
+    "save_tree": "writes a tree of Python objects",
+    "load_into": "fills a tree of Python objects (a module's parameters)",
+    "asarray": "converts Python objects (nuvec_array_new_data takes C data)",
+    "from_dlpack": "takes a Python object with __dlpack__",
+    "einsum_path": "returns a Python list and a printed report, no arrays",
 }  # fmt: skip
 
 
@@ -236,7 +248,7 @@ def functions(reg):
             call = f"{op.primitive.lower()}({enum}, {', '.join(names)}, s)"
         elif op.name in SIGNATURES:
             spec, call = SIGNATURES[op.name]
-        elif op.name in NOT_IN_C:
+        elif op.name in NOT_IN_C or op.name in IN_IO_H:
             continue
         else:
             raise SystemExit(

@@ -2,7 +2,9 @@
 // error-handler calls. Each handle's ctx points to a heap-held C++ value (nuvec_array: an Array,
 // sharing its node with every other holder, Python's included).
 #pragma once
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <nuvec/nuvec.h>
@@ -24,6 +26,8 @@ template <> struct Held<nuvec_array> { using type = ArrayBox; };
 template <> struct Held<nuvec_stream> { using type = Stream; };
 template <> struct Held<nuvec_device> { using type = Device; };
 template <> struct Held<nuvec_vector_array> { using type = std::vector<Array>; };
+template <> struct Held<nuvec_map_string_to_array> { using type = std::map<std::string, Array>; };
+template <> struct Held<nuvec_map_string_to_string> { using type = std::map<std::string, std::string>; };
 
 template <class H> typename Held<H>::type& get(H h, const char* fn) {
   if (!h.ctx) throw std::invalid_argument(std::string(fn) + ": an empty handle (made by *_new() and never set)");

@@ -3,10 +3,12 @@
 #pragma once
 #include "c_api/capi.h"
 #include "core/ops.h"
+#include "core/ops/fp8.h"
 #include "core/ops/gathered.h"
 #include "core/ops/hadamard.h"
 #include "core/ops/quantized.h"
 #include "core/ops/sort_composed.h"
+#include "core/ops/unique.h"
 
 namespace nuvec::capi {
 

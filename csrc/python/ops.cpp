@@ -8,6 +8,8 @@
 #include <cmath>
 
 #include "core/ops.h"
+#include "core/ops/fp8.h"
+#include "core/ops/unique.h"
 #include "python/convert.h"
 
 namespace nuvec::python {
@@ -263,6 +265,22 @@ void init_ops(nb::module_& m) {
       "view", [](nb::handle a, Dtype d, nb::handle s) { return view(arg(a), d, to_stream(s)); }, nb::arg("a"),
       nb::arg("dtype").noconvert(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
       "The same bytes read as `dtype`.");
+  // fp8 (e4m3): nuvec.to_fp8 / from_fp8 (python/nuvec/_fp8.py) check their arguments' types first.
+  m.def(
+      "_to_fp8", [](const Array& x, nb::handle s) { return to_fp8(x, to_stream(s)); }, nb::arg("x"),
+      nb::arg("stream").none() = nb::none(), "e4m3 codes (uint8) of a real floating array.");
+  m.def(
+      "_from_fp8", [](const Array& x, Dtype d, nb::handle s) { return from_fp8(x, d, to_stream(s)); }, nb::arg("x"),
+      nb::arg("dtype"), nb::arg("stream").none() = nb::none(), "e4m3 codes (uint8) decoded to `dtype`.");
+
+  m.def(
+      "_unique",
+      [](const Array& a, int64_t size, std::optional<Array> fill, nb::handle s) {
+        std::vector<Array> r = unique(a, size, fill, to_stream(s));
+        return nb::make_tuple(r[0], r[1], r[2], r[3]);
+      },
+      nb::arg("a"), nb::arg("size"), nb::arg("fill").none(), nb::arg("stream").none() = nb::none(),
+      "(values, first indices, inverse, counts) of nuvec.unique (python/nuvec/_composed.py).");
 
   struct WindowInfo {
     const char* name;

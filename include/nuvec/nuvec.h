@@ -143,6 +143,39 @@ NUVEC_API size_t nuvec_vector_array_size(nuvec_vector_array vec);
 NUVEC_API int nuvec_vector_array_get(nuvec_array* res, const nuvec_vector_array vec, size_t idx);
 NUVEC_API int nuvec_vector_array_free(nuvec_vector_array vec);
 
+/* Maps from strings to arrays and to strings, as mlx-c's (the arrays and metadata of a
+ * safetensors file), in key order. _get returns 2 when the key is absent; an iterator's _next
+ * returns 2 after the last entry. A key or value an iterator or _get gives stays valid while the
+ * map holds that entry unchanged. */
+typedef struct nuvec_map_string_to_array_ { void* ctx; } nuvec_map_string_to_array;
+typedef struct nuvec_map_string_to_array_iterator_ {
+  void* ctx;
+  void* map_ctx;
+} nuvec_map_string_to_array_iterator;
+NUVEC_API nuvec_map_string_to_array nuvec_map_string_to_array_new(void);
+NUVEC_API int nuvec_map_string_to_array_set(nuvec_map_string_to_array* map, const nuvec_map_string_to_array src);
+NUVEC_API int nuvec_map_string_to_array_free(nuvec_map_string_to_array map);
+NUVEC_API int nuvec_map_string_to_array_insert(nuvec_map_string_to_array map, const char* key, const nuvec_array value);
+NUVEC_API int nuvec_map_string_to_array_get(nuvec_array* value, const nuvec_map_string_to_array map, const char* key);
+NUVEC_API nuvec_map_string_to_array_iterator nuvec_map_string_to_array_iterator_new(nuvec_map_string_to_array map);
+NUVEC_API int nuvec_map_string_to_array_iterator_free(nuvec_map_string_to_array_iterator it);
+NUVEC_API int nuvec_map_string_to_array_iterator_next(const char** key, nuvec_array* value,
+                                                      nuvec_map_string_to_array_iterator it);
+typedef struct nuvec_map_string_to_string_ { void* ctx; } nuvec_map_string_to_string;
+typedef struct nuvec_map_string_to_string_iterator_ {
+  void* ctx;
+  void* map_ctx;
+} nuvec_map_string_to_string_iterator;
+NUVEC_API nuvec_map_string_to_string nuvec_map_string_to_string_new(void);
+NUVEC_API int nuvec_map_string_to_string_set(nuvec_map_string_to_string* map, const nuvec_map_string_to_string src);
+NUVEC_API int nuvec_map_string_to_string_free(nuvec_map_string_to_string map);
+NUVEC_API int nuvec_map_string_to_string_insert(nuvec_map_string_to_string map, const char* key, const char* value);
+NUVEC_API int nuvec_map_string_to_string_get(const char** value, const nuvec_map_string_to_string map, const char* key);
+NUVEC_API nuvec_map_string_to_string_iterator nuvec_map_string_to_string_iterator_new(nuvec_map_string_to_string map);
+NUVEC_API int nuvec_map_string_to_string_iterator_free(nuvec_map_string_to_string_iterator it);
+NUVEC_API int nuvec_map_string_to_string_iterator_next(const char** key, const char** value,
+                                                       nuvec_map_string_to_string_iterator it);
+
 /* Evaluation. */
 NUVEC_API int nuvec_eval(const nuvec_vector_array outputs);
 NUVEC_API int nuvec_async_eval(const nuvec_vector_array outputs);
@@ -220,5 +253,6 @@ NUVEC_API int nuvec_custom_op_apply(nuvec_array* res, const nuvec_custom_op op, 
 #include "nuvec/linalg.h"
 #include "nuvec/fft.h"
 #include "nuvec/fast.h"
+#include "nuvec/io.h"
 
 #endif /* NUVEC_NUVEC_H */

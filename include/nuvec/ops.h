@@ -97,6 +97,10 @@ NUVEC_API int nuvec_tri(nuvec_array* res, int64_t n, int64_t m, int64_t k, nuvec
 NUVEC_API int nuvec_tril(nuvec_array* res, const nuvec_array x, int64_t k, const nuvec_stream s);
 NUVEC_API int nuvec_triu(nuvec_array* res, const nuvec_array x, int64_t k, const nuvec_stream s);
 NUVEC_API int nuvec_full_like(nuvec_array* res, const nuvec_array a, const nuvec_array vals, const nuvec_stream s);
+NUVEC_API int nuvec_bartlett(nuvec_array* res, int M, const nuvec_stream s);
+NUVEC_API int nuvec_blackman(nuvec_array* res, int M, const nuvec_stream s);
+NUVEC_API int nuvec_hamming(nuvec_array* res, int M, const nuvec_stream s);
+NUVEC_API int nuvec_hanning(nuvec_array* res, int M, const nuvec_stream s);
 NUVEC_API int nuvec_astype(nuvec_array* res, const nuvec_array a, nuvec_dtype dtype, const nuvec_stream s);
 NUVEC_API int nuvec_view(nuvec_array* res, const nuvec_array a, nuvec_dtype dtype, const nuvec_stream s);
 NUVEC_API int nuvec_reshape(nuvec_array* res, const nuvec_array a, const int* shape, size_t shape_num, const nuvec_stream s);
@@ -176,12 +180,15 @@ NUVEC_API int nuvec_partition(nuvec_array* res, const nuvec_array a, int64_t kth
 NUVEC_API int nuvec_argpartition(nuvec_array* res, const nuvec_array a, int64_t kth, int axis, const nuvec_stream s);
 NUVEC_API int nuvec_topk(nuvec_array* res, const nuvec_array a, int64_t k, int axis, const nuvec_stream s);
 NUVEC_API int nuvec_searchsorted(nuvec_array* res, const nuvec_array sorted_sequence, const nuvec_array values, const char* side, const nuvec_stream s);
+NUVEC_API int nuvec_unique(nuvec_vector_array* res, const nuvec_array a, int64_t size, const nuvec_array fill_value, const nuvec_stream s);
 NUVEC_API int nuvec_cumsum(nuvec_array* res, const nuvec_array a, int axis, bool reverse, bool inclusive, const nuvec_stream s);
 NUVEC_API int nuvec_cumprod(nuvec_array* res, const nuvec_array a, int axis, bool reverse, bool inclusive, const nuvec_stream s);
 NUVEC_API int nuvec_cummax(nuvec_array* res, const nuvec_array a, int axis, bool reverse, bool inclusive, const nuvec_stream s);
 NUVEC_API int nuvec_cummin(nuvec_array* res, const nuvec_array a, int axis, bool reverse, bool inclusive, const nuvec_stream s);
 NUVEC_API int nuvec_logcumsumexp(nuvec_array* res, const nuvec_array a, int axis, bool reverse, bool inclusive, const nuvec_stream s);
 NUVEC_API int nuvec_diff(nuvec_array* res, const nuvec_array a, int n, int axis, const nuvec_stream s);
+NUVEC_API int nuvec_to_fp8(nuvec_array* res, const nuvec_array x, const nuvec_stream s);
+NUVEC_API int nuvec_from_fp8(nuvec_array* res, const nuvec_array x, nuvec_dtype dtype, const nuvec_stream s);
 NUVEC_API int nuvec_quantize(nuvec_vector_array* res, const nuvec_array w, nuvec_optional_int group_size, nuvec_optional_int bits, const char* mode, const nuvec_array global_scale, const nuvec_stream s);
 NUVEC_API int nuvec_dequantize(nuvec_array* res, const nuvec_array w, const nuvec_array scales, const nuvec_array biases, nuvec_optional_int group_size, nuvec_optional_int bits, const char* mode, const nuvec_array global_scale, nuvec_optional_dtype dtype, const nuvec_stream s);
 NUVEC_API int nuvec_quantized_matmul(nuvec_array* res, const nuvec_array x, const nuvec_array w, const nuvec_array scales, const nuvec_array biases, bool transpose, nuvec_optional_int group_size, nuvec_optional_int bits, const char* mode, const nuvec_stream s);

@@ -1,5 +1,5 @@
-"""MLX's functions composed in Python of nuvec's ops: asarray, full_like, unique and convolve (the
-other ops are in the C++ core)."""
+"""MLX's functions composed in Python of nuvec's ops: asarray, full_like and convolve, and the
+Python form of unique (the other ops are in the C++ core)."""
 
 import operator
 from typing import Any
@@ -43,47 +43,14 @@ def unique(
     """MLX's unique: the `size` smallest distinct elements of the flattened `a`, sorted, padded
     with `fill_value` (the smallest element when None) without evaluating `a`; optionally the
     first index of each (uint32), the inverse (uint32, a's shape) and the counts (int32)."""
-    # One stable argsort: a run of equal sorted values is one element; the counts are a
-    # scatter-add of the runs, and their exclusive cumulative sum points at each run's first
-    # (lowest) index.
+    # Composed of ops in C++ (csrc/core/ops/unique.cpp), which the C API's nuvec_unique calls too.
     if not isinstance(a, _core.array):
         raise TypeError(f"unique(): a must be an array, not {type(a).__name__}")
     size = operator.index(size)
-    if size < 0:
-        raise op_error("unique", f"received negative size {size}")
-    fill = None
-    if fill_value is not None:
-        fill = fill_value if isinstance(fill_value, _core.array) else _core.array(fill_value)
-        if fill.size != 1:
-            raise op_error("unique", f"fill value must have one element, not shape {fill.shape}")
-        fill = _core.astype(_core.reshape(fill, ()), a.dtype)
-    flat = _core.reshape(a, (-1,), stream=stream)
-    n = flat.size
-    u32 = _core.uint32
-    if n == 0:
-        if size and fill is None:
-            raise op_error(
-                "unique", "a fill value is required for an empty input with a non-zero size"
-            )
-        values = _core.full((size,), 0 if fill is None else fill, a.dtype)
-        index, counts = _core.zeros((size,), u32), _core.zeros((size,), _core.int32)
-        inverse = _core.zeros(a.shape, u32)
-    else:
-        order = _core.argsort(flat, stream=stream)
-        s = _core.take(flat, order, stream=stream)
-        first = _core.concatenate([_core.array([True]), s[1:] != s[:-1]], stream=stream)
-        group = _core.cumsum(_core.astype(first, _core.int32), stream=stream) - 1
-        ones = _core.ones((n,), _core.int32)
-        counts = _core.zeros((size + 1,), _core.int32).at[_core.minimum(group, size)].add(ones)
-        counts = counts[:size]
-        start = _core.where(counts > 0, _core.cumsum(counts, stream=stream) - counts, 0)
-        index = _core.astype(_core.take(order, start, stream=stream), u32)
-        values = _core.take(s, start, stream=stream)
-        if fill is not None:
-            values = _core.where(counts > 0, values, fill, stream=stream)
-        inv = _core.astype(_core.minimum(group, max(size - 1, 0)), u32)
-        inverse = _core.put_along_axis(_core.zeros((n,), u32), order, inv, axis=0, stream=stream)
-        inverse = _core.reshape(inverse, a.shape, stream=stream)
+    fill = fill_value
+    if fill is not None and not isinstance(fill, _core.array):
+        fill = _core.array(fill)
+    values, index, inverse, counts = _core._unique(a, size, fill, stream=stream)
     wanted = ((index, return_index), (inverse, return_inverse), (counts, return_counts))
     extra = [x for x, want in wanted if want]
     return (values, *extra) if extra else values

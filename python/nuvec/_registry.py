@@ -551,7 +551,7 @@ _FILES = _ops(
     batchable=FILE_IO,
 )
 
-# MLX's fp8 (e4m3) conversions, composed of element-wise ops (python/nuvec/_fp8.py).
+# MLX's fp8 (e4m3) conversions, composed of element-wise ops (csrc/core/ops/fp8.cpp).
 _FP8 = _ops(
     "interop",
     "dtypes",
