@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <exception>
 #include <mutex>
@@ -86,7 +87,7 @@ class Pool {
     done_.store(0, std::memory_order_relaxed);
     claim_.store(uint64_t(id) << 32, std::memory_order_release);
     job_id_.store(id);
-    if (sleepers_.load() > 0) job_id_.notify_all();
+    if (sleepers_.load() > 0) wake_workers();
     auto start = Clock::now();
     uint32_t mine = work(id);
     auto own = Clock::now() - start;
@@ -111,8 +112,10 @@ class Pool {
         if (!error_) error_ = std::current_exception();
       }
       ++ran;
-      if (done_.fetch_add(1) + 1 == pieces_.load(std::memory_order_relaxed) && caller_sleeps_.load())
-        done_.notify_one();
+      if (done_.fetch_add(1) + 1 == pieces_.load(std::memory_order_relaxed) && caller_sleeps_.load()) {
+        std::lock_guard<std::mutex> l(sleep_mu_);  // the caller checks done_ under it: no lost wakeup
+        done_cv_.notify_one();
+      }
       s = claim_.load(std::memory_order_acquire);
     }
     in_job = false;
@@ -138,8 +141,12 @@ class Pool {
       pause();
       if (i % 64 == 0 && Clock::now() > until) break;
     }
+    // A mutex and condition variable rather than atomic wait: with atomic wait a caller was seen
+    // asleep for good with every piece of its job done (a 2-core Xeon, libstdc++ 12); here the
+    // predicate is checked under the mutex the last piece's thread takes to notify.
+    std::unique_lock<std::mutex> l(sleep_mu_);
     caller_sleeps_.store(true);
-    for (uint32_t d; (d = done_.load()) != pieces;) done_.wait(d);
+    done_cv_.wait(l, [&] { return done_.load() == pieces; });
     caller_sleeps_.store(false);
   }
 
@@ -157,9 +164,10 @@ class Pool {
       if (waited > kWorkerPoll) break;
       if (waited > kPlainPoll) sched_yield();
     }
+    std::unique_lock<std::mutex> l(sleep_mu_);
     sleepers_.fetch_add(1);
     uint32_t id;
-    while ((id = job_id_.load()) == seen) job_id_.wait(seen);
+    job_cv_.wait(l, [&] { return (id = job_id_.load()) != seen; });
     sleepers_.fetch_sub(1);
     return id;
   }
@@ -176,13 +184,22 @@ class Pool {
   void stop_workers() {
     stop_.store(true, std::memory_order_release);
     job_id_.fetch_add(1);
-    job_id_.notify_all();
+    wake_workers();
     for (auto& t : threads_) t.join();
     threads_.clear();
     stop_.store(false);
   }
 
+  // Under sleep_mu_, so a worker between its check of job_id_ and its sleep cannot miss it.
+  void wake_workers() {
+    std::lock_guard<std::mutex> l(sleep_mu_);
+    job_cv_.notify_all();
+  }
+
   std::mutex run_mu_;  // one job at a time; held while resizing
+  // Sleeping: workers wait for a job (job_cv_), the caller for the job's last piece (done_cv_).
+  std::mutex sleep_mu_;
+  std::condition_variable job_cv_, done_cv_;
   static constexpr int kMaxSkip = 64;
   int backoff_ = 0, skip_ = 0;  // under run_mu_: see judge
   std::vector<std::thread> threads_;
