@@ -45,6 +45,15 @@ template <int B> inline VecF decode(const uint32_t* row, int64_t e) {
     return _mm256_cvtepi32_ps(_mm256_and_si256(c, _mm256_set1_epi32(int(kMask))));
   }
 #else
+#if defined(__AVX512F__)
+  if constexpr (B == 4 || B == 8) {  // sixteen codes as sixteen bytes, widened
+    const auto* at = reinterpret_cast<const __m128i*>(bytes + e * B / 8);
+    if constexpr (B == 8) return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(at)));
+    const __m128i b = _mm_loadl_epi64(at), m4 = _mm_set1_epi8(15);
+    const __m128i c = _mm_unpacklo_epi8(_mm_and_si128(b, m4), _mm_and_si128(_mm_srli_epi16(b, 4), m4));
+    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(c));
+  }
+#endif
   float t[L];
   for (int i = 0; i < L; ++i) {
     int64_t bit = (e + i) * B;
