@@ -59,7 +59,7 @@ void init_quantized(nb::module_& m) {
       "x @ W.T (transpose) or x @ W with W the quantized weight, computed in float32 by nuvec's kernels; rows "
       "up to ROW_INDEPENDENT_ROWS get the bits of their one-row product. activation_bits=8 (nuvec's own; MLX "
       "has no such argument) rounds x to int8 per group and takes integer dot products: faster for a few rows, "
-      "relative error about 1e-2 (transpose=True, affine 4- or 8-bit weights; docs/quantization.md).");
+      "about 0.5% RMS relative error (transpose=True, affine 4- or 8-bit weights; docs/quantization.md).");
   m.def(
       "gather_qmm",
       [](nb::handle x, nb::handle w, nb::handle scales, nb::handle biases, nb::handle lhs, nb::handle rhs,

@@ -261,6 +261,33 @@ void prefetch_row(const QmmProblem& p, int64_t n, int64_t row_bytes, int64_t gro
   for (int64_t off = 0; off < bbytes; off += 64) __builtin_prefetch(b + off);
 }
 
+// Weight rows [n0, n1) against every row of x, with the integer dot products of Dots.
+template <auto Dots> void rows_q8(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
+  const int64_t groups = p.k / p.group, P = qmm_q8_padded(groups), row_bytes = p.k * p.bits / 8;
+  float* sc = scratch;  // the row's scales, then its biases, zero-padded to P
+  float* bi = sc + P;
+  std::fill(sc + groups, sc + P, 0.0f);
+  std::fill(bi + groups, bi + P, 0.0f);
+  std::vector<int32_t> isum(size_t(P), 0);
+  const auto* wbytes = reinterpret_cast<const uint8_t*>(p.w);
+  const int64_t ahead = (kPrefetchBytes + row_bytes - 1) / row_bytes;
+  for (int64_t n = n0; n < n1; ++n) {
+    prefetch_row(p, n + ahead, row_bytes, groups);
+    to_floats(p.scales, p.sdtype, n * groups, groups, sc);
+    to_floats(p.biases, p.bdtype, n * groups, groups, bi);
+    for (int64_t r = 0; r < p.m; ++r) {
+      Dots(wbytes + n * row_bytes, p.xq + r * p.k, p.k, p.group, isum.data());
+      const float *d = p.xd + r * 2 * P, *sums = d + P;
+      F8 acc = F8::zero();
+      for (int64_t g = 0; g < P; g += 8) {
+        acc = fma(F8::load(sc + g) * F8::load(d + g), F8::ints(isum.data() + g), acc);
+        acc = fma(F8::load(bi + g), F8::load(sums + g), acc);
+      }
+      p.y[r * p.n + n] = halving_sum(acc);
+    }
+  }
+}
+
 }  // namespace
 
 void qmm_q8_quantize(const float* x, int64_t m, int64_t k, int group, int bits, int8_t* xq, float* xd) {
@@ -281,30 +308,7 @@ void qmm_q8_quantize(const float* x, int64_t m, int64_t k, int group, int bits, 
 }
 
 void qmm_q8_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
-  const int64_t groups = p.k / p.group, P = qmm_q8_padded(groups), row_bytes = p.k * p.bits / 8;
-  float* sc = scratch;  // the row's scales, then its biases, zero-padded to P
-  float* bi = sc + P;
-  std::fill(sc + groups, sc + P, 0.0f);
-  std::fill(bi + groups, bi + P, 0.0f);
-  std::vector<int32_t> isum(size_t(P), 0);
-  auto dots = p.bits == 4 ? isums4 : isums8;
-  const auto* wbytes = reinterpret_cast<const uint8_t*>(p.w);
-  const int64_t ahead = (kPrefetchBytes + row_bytes - 1) / row_bytes;
-  for (int64_t n = n0; n < n1; ++n) {
-    prefetch_row(p, n + ahead, row_bytes, groups);
-    to_floats(p.scales, p.sdtype, n * groups, groups, sc);
-    to_floats(p.biases, p.bdtype, n * groups, groups, bi);
-    for (int64_t r = 0; r < p.m; ++r) {
-      dots(wbytes + n * row_bytes, p.xq + r * p.k, p.k, p.group, isum.data());
-      const float *d = p.xd + r * 2 * P, *sums = d + P;
-      F8 acc = F8::zero();
-      for (int64_t g = 0; g < P; g += 8) {
-        acc = fma(F8::load(sc + g) * F8::load(d + g), F8::ints(isum.data() + g), acc);
-        acc = fma(F8::load(bi + g), F8::load(sums + g), acc);
-      }
-      p.y[r * p.n + n] = halving_sum(acc);
-    }
-  }
+  p.bits == 4 ? rows_q8<isums4>(p, n0, n1, scratch) : rows_q8<isums8>(p, n0, n1, scratch);
 }
 
 }  // namespace nuvec::cpu::NUVEC_ISA
