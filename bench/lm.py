@@ -1,5 +1,6 @@
 """nuvec.lm on SmolLM2-135M-Instruct: prompt processing (512 tokens) and decode (128 tokens)
-speeds, Q4_1 as the GGUF holds it and dequantized to float32, against PyTorch running the same
+speeds, Q4_1 as the GGUF holds it (with float and with int8 activations in decode steps:
+``--int8-activations``, docs/lm.md) and dequantized to float32, against PyTorch running the same
 float32 weights (torch.set_num_threads(2)) and llama.cpp's figures measured on this machine type.
 
     PYTHONPATH=python python bench/lm.py [--trials 3]
@@ -20,7 +21,7 @@ import numpy as np
 import nuvec as mx
 from nuvec.lm import load
 from nuvec.lm.bench import measure
-from nuvec.lm.utils import dequantize_model
+from nuvec.lm.utils import dequantize_model, set_int8_activations
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import machine_bandwidth  # noqa: E402
@@ -120,13 +121,15 @@ def main():
     bandwidth = machine_bandwidth()
     rows = []
     model, _ = load()
-    for kind in ("Q4_1", "F32"):
+    for kind in ("Q4_1", "Q4_1 int8", "F32"):
+        set_int8_activations(model, kind == "Q4_1 int8")
         if kind == "F32":
             dequantize_model(model)
         measure(model, 16, 4)  # warm-up
         r = median([measure(model, n_pp, n_tg) for _ in range(args.trials)])
         limit = bandwidth * 1e9 / weight_bytes(model)
-        rows.append((f"nuvec {kind}", r["pp"], r["tg"], r["peak"], limit, LLAMA_CPP[kind]))
+        anchor = LLAMA_CPP[kind.split()[0]]
+        rows.append((f"nuvec {kind}", r["pp"], r["tg"], r["peak"], limit, anchor))
     try:
         import torch
     except ImportError:

@@ -2,7 +2,7 @@
 decode steps (nuvec._core._profile_start / _profile_stop time every evaluated node), beside the
 time spent building the steps' graphs in Python.
 
-    PYTHONPATH=python python bench/profile_lm.py [--model FILE] [--steps 64] [--f32]
+    PYTHONPATH=python python bench/profile_lm.py [--model FILE] [--steps 64] [--f32 | --int8-activations]
 
 The evaluator runs one node at a time here (each node may use the thread pool inside), so the
 totals add up to the evaluation time. The machine may be shared: read shares, not absolutes.
@@ -22,8 +22,9 @@ def main():
     ap.add_argument("--model", default=None)
     ap.add_argument("--steps", type=int, default=64)
     ap.add_argument("--f32", action="store_true", help="dequantize the model to float32 first")
+    ap.add_argument("--int8-activations", action="store_true", help="decode with int8 activations")
     args = ap.parse_args()
-    model, _ = load(args.model)
+    model, _ = load(args.model, int8_activations=args.int8_activations)
     if args.f32:
         model = dequantize_model(model)
     cache = make_prompt_cache(model)

@@ -71,6 +71,19 @@ def test_bench_prints_a_table():
     assert "| prompt (16 tokens), tok/s |" in r.stdout and "| peak memory, GB |" in r.stdout
 
 
+def test_int8_activations_flag():
+    """--int8-activations (nuvec's own, tests/test_qmm_int8.py): the fixed question's answer
+    starts as the float path's; bench takes the flag too."""
+    model = smollm2_path()
+    args = ("generate", "--model", model, "--prompt", "What is gravity?", "--max-tokens", "12")
+    plain, int8 = _run(*args), _run(*args, "--int8-activations")
+    assert int8.returncode == 0, int8.stderr
+    assert int8.stdout == plain.stdout and int8.stdout.startswith("Gravity is")
+    r = _run("bench", "--prompt-tokens", "16", "--generation-tokens", "4", "--trials", "1",
+             "--int8-activations")  # fmt: skip
+    assert r.returncode == 0 and "| decode (4 tokens), tok/s |" in r.stdout, r.stderr
+
+
 @pytest.mark.parametrize("kind", ["missing", "corrupt", "architecture", "directory"])
 def test_bad_models_fail_with_one_line(tmp_path, kind):
     path = tmp_path / "m.gguf"

@@ -34,16 +34,28 @@ std::vector<Shape> quantize_shapes(const Primitive& p, const std::vector<Array>&
   return {words, scales};
 }
 
-// Quantize and Dequantize (their format) and the two products (format and orientation).
+// The products' activation_bits (absent in files written before it: float x), checked as the ops
+// check it.
+int activation_bits_of(const Json& j) {
+  const Json* a = j.find("activation_bits");
+  const int64_t bits = a ? integer(*a) : 0;
+  if (bits != 0 && bits != 8) bad("activation_bits must be 0 or 8");
+  return int(bits);
+}
+
+// Quantize and Dequantize (their format) and the two products (format, orientation, x's precision).
 template <class P> Codec quant_row(const char* tag) {
   if constexpr (std::is_base_of_v<QuantizedProduct, P>)
-    return {
-        tag, is<P>,
-        [](const Primitive& p) { return spec_json(as<P>(p).spec(), {{"transpose", json_int(as<P>(p).transpose())}}); },
-        [](const Json& j) -> std::shared_ptr<Primitive> {
-          return std::make_shared<P>(spec_of(j), flag_at(j, "transpose"));
-        },
-        nullptr};
+    return {tag, is<P>,
+            [](const Primitive& p) {
+              const P& q = as<P>(p);
+              return spec_json(q.spec(), {{"transpose", json_int(q.transpose())},
+                                          {"activation_bits", json_int(q.activation_bits())}});
+            },
+            [](const Json& j) -> std::shared_ptr<Primitive> {
+              return std::make_shared<P>(spec_of(j), flag_at(j, "transpose"), activation_bits_of(j));
+            },
+            nullptr};
   else
     return {tag,
             is<P>,

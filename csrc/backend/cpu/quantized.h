@@ -19,6 +19,20 @@
 // hold the even, then the odd elements of each 16 (x is permuted to match: qmm_lane_order).
 // Codes are decoded to floats exactly, so whether a path decodes on the fly or from a buffer of
 // decoded rows changes no bits.
+//
+// int8 activations (QuantizedProduct::activation_bits() == 8; transposed affine 4- or 8-bit
+// weights, at most kRowIndependentRows rows; backend/cpu/simd/quantized_q8.cpp), the same bits in
+// every instruction set's build:
+//   x is quantized per group g of its row: amax_g = the largest |x| (NaN if one is),
+//     d_g = amax_g / 127, id_g = amax_g > 0 ? 127 / amax_g : 0 (float32 divisions),
+//     q_e = round-half-even(min(max(x_e * id_g, -127), 127)) as an int8 (min and max as the x86
+//     instructions: a NaN becomes -127, and d_g carries it to y); qsum_g = d_g * float(the sum of
+//     the group's q_e). (The bias term takes x's codes as the scale term does, so y is W times the
+//     rounded x: a third of the error that x's exact sums give, since w - bias_g is never negative.)
+//   per weight row and group: isum_g = sum of code_e * q_e (exact in int32);
+//   eight accumulators, group g in lane g mod 8, in order of g:
+//     a = fma(scale_g * d_g, float(isum_g), a), then a = fma(bias_g, qsum_g, a);
+//   y = the accumulators added in halves: (a_j + a_{j+4}), then (t_j + t_{j+2}), then t_0 + t_1.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -34,6 +48,8 @@ struct QmmProblem {
   const float* xt;              // transposed: x's rows in the kernel's lane order (qmm_lane_order), else x
   const float* xsum;            // transposed: m rows of k / group sums of x (qmm_group_sums)
   const float* bsum;            // not transposed: m rows of n / group sums of x_k * bias_kg (qmm_bias_sums)
+  const int8_t* xq;             // int8 activations: m rows of k codes in the build's order (qmm_q8_quantize)
+  const float* xd;              // int8 activations: m rows of qmm_q8_padded(groups) d_g, then as many qsum_g
   const uint32_t* w;            // transposed: n rows of k codes; else k rows of n codes (packed words)
   const void *scales, *biases;  // transposed: n rows of k / group; else k rows of n / group
   Dtype sdtype, bdtype;         // float32, float16 or bfloat16
@@ -47,14 +63,16 @@ struct QmmProblem {
 void quantize_fp(QuantSpec q, const Array& w, Array& codes, Array& scales);
 void dequantize_fp(QuantSpec q, const Array& codes, const Array& scales, Array& out);
 
-#define NUVEC_DECLARE_QMM_ISA(ns)                                                    \
-  namespace ns {                                                                     \
-  void qmm_group_sums(const float* x, int64_t m, int64_t k, int group, float* xsum); \
-  bool qmm_lane_order(int bits);                                                     \
-  void qmm_to_lane_order(const float* x, int64_t count, float* out);                 \
-  void qmm_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch);  \
-  void qmm_plain(const QmmProblem& p, int64_t c0, int64_t c1, float* scratch);       \
-  void qmm_dequantize(const QmmProblem& p, int64_t n0, int64_t n1, float* out);      \
+#define NUVEC_DECLARE_QMM_ISA(ns)                                                                         \
+  namespace ns {                                                                                          \
+  void qmm_group_sums(const float* x, int64_t m, int64_t k, int group, float* xsum);                      \
+  bool qmm_lane_order(int bits);                                                                          \
+  void qmm_to_lane_order(const float* x, int64_t count, float* out);                                      \
+  void qmm_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch);                       \
+  void qmm_plain(const QmmProblem& p, int64_t c0, int64_t c1, float* scratch);                            \
+  void qmm_dequantize(const QmmProblem& p, int64_t n0, int64_t n1, float* out);                           \
+  void qmm_q8_quantize(const float* x, int64_t m, int64_t k, int group, int bits, int8_t* xq, float* xd); \
+  void qmm_q8_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch);                    \
   }
 NUVEC_DECLARE_QMM_ISA(portable)
 #if defined(__x86_64__)
@@ -67,7 +85,9 @@ constexpr int kQmmRowBlock = 4;    // weight rows (outputs) the transposed kerne
 constexpr int kQmmParamRows = 16;  // weight rows whose scales and biases the transposed kernel converts at once
 constexpr int kQmmChunk = 128;     // output columns of one chunk of the plain kernel
 constexpr int kQmmKBlock = 64;     // rows of k the plain kernel decodes at a time for many x rows
-// The scratch floats one thread of either kernel needs.
+// Groups rounded up to whole eight-lane vectors: the int8 path's per-group rows (zero-padded).
+inline int64_t qmm_q8_padded(int64_t groups) { return (groups + 7) / 8 * 8; }
+// The scratch floats one thread of any kernel needs (the int8 path: 2 * qmm_q8_padded(k / 32)).
 inline int64_t qmm_scratch(int64_t m, int64_t n, int64_t k) {
   int64_t t = kQmmRowBlock * k + (2 * kQmmParamRows + 1) * (k / 32 + 16),
           p = m * (kQmmChunk / 32) + int64_t(kQmmKBlock) * kQmmChunk, one = 9 * (n / 32 + 1);

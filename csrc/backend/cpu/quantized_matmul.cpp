@@ -4,6 +4,7 @@
 // computed by one thread with one fixed sequence of operations, so no split changes a bit.
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,9 +69,25 @@ void run_dense(const QmmProblem& p) {
   }
 }
 
-// Runs the products (x, w, y, m, n, k, bits and group set; xsum filled here when transposed),
-// each over its blocks of output columns, on the pool.
-void run_products(std::vector<QmmProblem>& ps, bool t) {
+// x's rows quantized for the int8 path (xq and xd filled here).
+struct Int8Rows {
+  std::vector<int8_t> q;
+  std::vector<float> d;
+  Int8Rows(std::vector<QmmProblem>& ps, int64_t rows) {
+    const int64_t k = ps[0].k, stride = 2 * qmm_q8_padded(k / ps[0].group);
+    q.resize(size_t(rows * k)), d.resize(size_t(rows * stride));
+    int8_t* qat = q.data();
+    float* dat = d.data();
+    for (QmmProblem& p : ps) {
+      NUVEC_FOR_ISA(qmm_q8_quantize)(p.x, p.m, k, p.group, p.bits, qat, dat);
+      p.xq = qat, p.xd = dat, qat += p.m * k, dat += p.m * stride;
+    }
+  }
+};
+
+// Runs the products (x, w, y, m, n, k, bits and group set; x's sums or int8 rows filled here when
+// transposed), each over its blocks of output columns, on the pool.
+void run_products(std::vector<QmmProblem>& ps, bool t, int activation_bits) {
   if (ps.empty()) return;
   // Products past the row-independence promise take the dense path (no copy of the list unless
   // one does: this runs for every decode step's products).
@@ -83,10 +100,13 @@ void run_products(std::vector<QmmProblem>& ps, bool t) {
   const int64_t n = ps[0].n, k = ps[0].k, group = ps[0].group;
   int64_t rows = 0, max_m = 0;
   for (const QmmProblem& p : ps) rows += p.m, max_m = std::max(max_m, p.m);
-  std::vector<float> xsum(t ? size_t(rows * (k / group)) : 0);
-  const bool permute = t && NUVEC_FOR_ISA(qmm_lane_order)(ps[0].bits);
+  const bool int8 = t && activation_bits == 8;
+  std::optional<Int8Rows> x8;
+  if (int8) x8.emplace(ps, rows);
+  std::vector<float> xsum(t && !int8 ? size_t(rows * (k / group)) : 0);
+  const bool permute = t && !int8 && NUVEC_FOR_ISA(qmm_lane_order)(ps[0].bits);
   std::vector<float> xt(permute ? size_t(rows * k) : 0);
-  if (t) {
+  if (t && !int8) {
     auto sums = NUVEC_FOR_ISA(qmm_group_sums);
     auto order = NUVEC_FOR_ISA(qmm_to_lane_order);
     float *at = xsum.data(), *xat = xt.data();
@@ -99,7 +119,7 @@ void run_products(std::vector<QmmProblem>& ps, bool t) {
   // Work units per product: blocks of kQmmRowBlock weight rows (transposed) or column chunks.
   const int64_t units = t ? (n + kQmmRowBlock - 1) / kQmmRowBlock : (n + kQmmChunk - 1) / kQmmChunk;
   const int64_t unit_macs = std::max<int64_t>(1, rows / int64_t(ps.size())) * k * (t ? kQmmRowBlock : kQmmChunk);
-  auto tk = NUVEC_FOR_ISA(qmm_transposed);
+  auto tk = int8 ? NUVEC_FOR_ISA(qmm_q8_transposed) : NUVEC_FOR_ISA(qmm_transposed);
   auto pk = NUVEC_FOR_ISA(qmm_plain);
   parallel_for(int64_t(ps.size()) * units, std::max<int64_t>(1, kGrainMacs / unit_macs), [&](int64_t u0, int64_t u1) {
     std::unique_ptr<float[]> scratch(new float[size_t(qmm_scratch(max_m, n, k))]);  // written before read
@@ -143,7 +163,7 @@ void eval_qmm(const QuantizedMatmul& prim, const std::vector<Array>& in, std::ve
       p.m = m, p.n = n, p.k = k, p.bits = q.bits, p.group = q.group_size;
       ps.push_back(p);
     }
-    run_products(ps, t);
+    run_products(ps, t, prim.activation_bits());
   });
 }
 
@@ -178,7 +198,7 @@ void eval_gather_qmm(const GatherQmm& prim, const std::vector<Array>& in, std::v
       ps.push_back(p);
       i = j;
     }
-    run_products(ps, prim.transpose());
+    run_products(ps, prim.transpose(), prim.activation_bits());
   });
 }
 

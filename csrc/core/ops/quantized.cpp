@@ -188,12 +188,21 @@ Dtype fp_product_dtype(const Array& x) {
   return is_floating(x.dtype()) && x.dtype() != Dtype::float64 ? x.dtype() : Dtype::float32;
 }
 
+// activation_bits: 0 (float x) or 8 for a transposed affine weight of 4 or 8 bits.
+void check_activation_bits(int a, bool transpose, QuantSpec q, const char* op) {
+  if (a == 0) return;
+  if (a != 8) throw OpError(op, "activation_bits must be None or 8, got " + std::to_string(a));
+  if (!transpose || q.mode != QuantMode::affine || (q.bits != 4 && q.bits != 8))
+    throw OpError(op, "activation_bits=8 needs transpose=True and an affine weight of 4 or 8 bits");
+}
+
 }  // namespace
 
 Array quantized_matmul(const Array& x, const Array& w, const Array& scales, const std::optional<Array>& biases,
-                       bool transpose, QuantSpec q, Stream s) {
+                       bool transpose, QuantSpec q, Stream s, int activation_bits) {
   const char* op = "quantized_matmul";
   int64_t wk = check_weight(w, scales, biases, q, op);
+  check_activation_bits(activation_bits, transpose, q, op);
   if (x.ndim() == 0) throw OpError(op, "x must have at least one dimension");
   int64_t k = transpose ? wk : w.shape(-2), n = transpose ? w.shape(-2) : wk;
   check_x(x, w, k, n, transpose, q, op);
@@ -207,7 +216,7 @@ Array quantized_matmul(const Array& x, const Array& w, const Array& scales, cons
   Array sc = half_or_f32(scales, s), bi = half_or_f32(*biases, s);
   bool vec = x.ndim() == 1;
   if (vec) xf = reshape(xf, {1, k}, s);
-  auto prim = std::make_shared<QuantizedMatmul>(q, transpose);
+  auto prim = std::make_shared<QuantizedMatmul>(q, transpose, activation_bits);
   int64_t m = xf.shape(-2);
   if (w.ndim() == 2) {
     Shape shape = cat(batch_of(xf), {m, n});
@@ -222,9 +231,10 @@ Array quantized_matmul(const Array& x, const Array& w, const Array& scales, cons
 
 Array gather_qmm(const Array& x, const Array& w, const Array& scales, const std::optional<Array>& biases,
                  const std::optional<Array>& lhs_indices, const std::optional<Array>& rhs_indices, bool transpose,
-                 QuantSpec q, Stream s) {
+                 QuantSpec q, Stream s, int activation_bits) {
   const char* op = "gather_qmm";
   int64_t wk = check_weight(w, scales, biases, q, op);
+  check_activation_bits(activation_bits, transpose, q, op);
   if (x.ndim() < 2)
     throw OpError(op, "Input must have at least two dimensions but got input with shape " + shape_str(x.shape()) + ".");
   int64_t k = transpose ? wk : w.shape(-2), n = transpose ? w.shape(-2) : wk, m = x.shape(-2);
@@ -248,7 +258,7 @@ Array gather_qmm(const Array& x, const Array& w, const Array& scales, const std:
     return astype(matmul(xi, transpose ? swapaxes(wi, -1, -2, s) : wi, s), fp_product_dtype(x), s);
   }
   Dtype out = product_dtype(x, scales, op);
-  return Array::lazy(cat(items, {m, n}), out, std::make_shared<GatherQmm>(q, transpose),
+  return Array::lazy(cat(items, {m, n}), out, std::make_shared<GatherQmm>(q, transpose, activation_bits),
                      {xf, w, half_or_f32(scales, s), half_or_f32(*biases, s), broadcast_to(lhs, items, s),
                       broadcast_to(rhs, items, s)},
                      s);

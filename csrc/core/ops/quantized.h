@@ -16,14 +16,15 @@ std::vector<Array> quantize(const Array& w, QuantSpec q, const std::optional<Arr
 Array dequantize(const Array& w, const Array& scales, const std::optional<Array>& biases, QuantSpec q,
                  const std::optional<Array>& global_scale, std::optional<Dtype> dtype, Stream s);
 // x @ W.T (transpose) or x @ W with W the dequantized weight, computed in float32; the result has
-// promote(x, scales)'s dtype; batch axes of x and w broadcast.
+// promote(x, scales)'s dtype; batch axes of x and w broadcast. activation_bits 8 (nuvec's own, not
+// MLX's) rounds x to int8 per group for transposed affine 4- or 8-bit weights (QuantizedProduct).
 Array quantized_matmul(const Array& x, const Array& w, const Array& scales, const std::optional<Array>& biases,
-                       bool transpose, QuantSpec q, Stream s);
+                       bool transpose, QuantSpec q, Stream s, int activation_bits = 0);
 // quantized_matmul of x's batch items lhs_indices with w's rhs_indices (indices into the flattened
 // batches; by default every item in order), as MLX's gather_qmm: the result has the indices'
 // broadcast shape, then (M, N).
 Array gather_qmm(const Array& x, const Array& w, const Array& scales, const std::optional<Array>& biases,
                  const std::optional<Array>& lhs_indices, const std::optional<Array>& rhs_indices, bool transpose,
-                 QuantSpec q, Stream s);
+                 QuantSpec q, Stream s, int activation_bits = 0);
 
 }  // namespace nuvec

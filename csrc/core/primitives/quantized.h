@@ -67,20 +67,26 @@ class Dequantize : public Primitive {
   QuantSpec q_;
 };
 
-// What both quantized products carry: the weight's format and its orientation.
+// What both quantized products carry: the weight's format, its orientation, and x's precision:
+// activation_bits 0 (float32, MLX's) or 8 (nuvec's own: x rounded to int8 per group for products
+// of at most kRowIndependentRows rows, backend/cpu/quantized.h; gradients as the float product's).
 class QuantizedProduct : public Primitive {
  public:
-  QuantizedProduct(QuantSpec q, bool transpose) : q_(q), transpose_(transpose) {}
+  QuantizedProduct(QuantSpec q, bool transpose, int activation_bits = 0)
+      : q_(q), transpose_(transpose), activation_bits_(activation_bits) {}
   bool is_equivalent(const Primitive& o) const override {
     auto* p = dynamic_cast<const QuantizedProduct*>(&o);
-    return p && typeid(*p) == typeid(*this) && p->q_ == q_ && p->transpose_ == transpose_;
+    return p && typeid(*p) == typeid(*this) && p->q_ == q_ && p->transpose_ == transpose_ &&
+           p->activation_bits_ == activation_bits_;
   }
   const QuantSpec& spec() const { return q_; }
   bool transpose() const { return transpose_; }
+  int activation_bits() const { return activation_bits_; }
 
  protected:  // the rules of the products (quantized_grad.cpp, quantized_vmap.cpp) read them
   QuantSpec q_;
   bool transpose_;
+  int activation_bits_;
 };
 
 // Inputs: x (..., M, K) float32, the packed words w, scales and (affine) biases of the weight:

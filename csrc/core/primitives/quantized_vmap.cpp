@@ -45,7 +45,7 @@ Result QuantizedMatmul::vmap(const std::vector<Array>& inputs, const std::vector
     Array a = front_or_repeated(inputs[i], axes[i], n);
     in.push_back(front_aligned(a, 0, rank));
   }
-  Array r = quantized_matmul(in[0], in[1], in[2], in[3], transpose_, q_, s);
+  Array r = quantized_matmul(in[0], in[1], in[2], in[3], transpose_, q_, s, activation_bits_);
   return {{astype(r, out.dtype(), s)}, {0}};
 }
 
@@ -85,7 +85,7 @@ Result GatherQmm::vmap(const std::vector<Array>& inputs, const std::vector<int>&
   } else {
     sc = inputs[2], bi = inputs[3];
   }
-  Array r = gather_qmm(x, w, sc, bi, lhs, rhs, transpose_, q_, s);
+  Array r = gather_qmm(x, w, sc, bi, lhs, rhs, transpose_, q_, s, activation_bits_);
   return {{astype(r, out.dtype(), s)}, {0}};
 }
 

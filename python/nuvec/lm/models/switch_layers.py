@@ -16,6 +16,7 @@ from ... import _core as mx
 from ... import random
 from ...nn.layers.activations import silu
 from ...nn.layers.base import Module
+from ...nn.layers.quantized import _product_args
 
 __all__ = ["QuantizedSwitchLinear", "SwitchGLU", "SwitchLinear", "stack_experts"]
 
@@ -51,7 +52,10 @@ class SwitchLinear(Module):
 
 
 class QuantizedSwitchLinear(Module):
-    """``SwitchLinear`` with packed weights: ``gather_qmm`` (transposed) per token's experts."""
+    """``SwitchLinear`` with packed weights: ``gather_qmm`` (transposed) per token's experts;
+    ``activation_bits`` as ``nn.QuantizedLinear``'s."""
+
+    activation_bits: int | None = None
 
     def __init__(
         self, input_dims: int, output_dims: int, num_experts: int, bias: bool = False,
@@ -70,8 +74,7 @@ class QuantizedSwitchLinear(Module):
     def __call__(self, x: Any, indices: Any, sorted_indices: bool = False) -> Any:
         x = mx.gather_qmm(
             x, self["weight"], self["scales"], self.get("biases"), rhs_indices=indices,
-            transpose=True, group_size=self.group_size, bits=self.bits, mode=self.mode,
-            sorted_indices=sorted_indices,
+            transpose=True, sorted_indices=sorted_indices, **_product_args(self, x),
         )  # fmt: skip
         if "bias" in self:
             x = x + mx.expand_dims(self["bias"][indices], -2)

@@ -36,6 +36,22 @@ def _quantized_args(module: Module) -> dict[str, Any]:
     return {"group_size": module.group_size, "bits": module.bits, "mode": module.mode}
 
 
+# nuvec's own (MLX has none): a quantized layer whose ``activation_bits`` is 8 rounds x to int8
+# per group (``quantized_matmul(..., activation_bits=8)``) when x has at most this many rows (a
+# decode step); longer inputs (a prompt) keep float x.
+INT8_ACTIVATION_ROWS = 16
+
+
+def _product_args(module: Module, x: Any) -> dict[str, Any]:
+    """The product's arguments for ``x``: the weight's format, and ``activation_bits`` where the
+    layer sets it and ``x`` has few rows."""
+    args = _quantized_args(module)
+    bits = module.activation_bits
+    if bits is not None and x.size <= INT8_ACTIVATION_ROWS * x.shape[-1]:
+        args["activation_bits"] = bits
+    return args
+
+
 def quantize(
     model: Module,
     group_size: int | None = None,
@@ -79,7 +95,10 @@ def quantize(
 
 class QuantizedEmbedding(Module):
     """``Embedding`` with a quantized table (``weight``, ``scales``, ``biases``: frozen): rows
-    are dequantized as they are looked up."""
+    are dequantized as they are looked up. ``activation_bits`` (nuvec's own, default None) applies
+    to ``as_linear`` (``INT8_ACTIVATION_ROWS``)."""
+
+    activation_bits: int | None = None
 
     def __init__(
         self,
@@ -116,7 +135,7 @@ class QuantizedEmbedding(Module):
             scales=self["scales"],
             biases=self.get("biases"),
             transpose=True,
-            **_quantized_args(self),
+            **_product_args(self, x),
         )
 
     def _extra_repr(self) -> str:
@@ -142,7 +161,11 @@ class QuantizedEmbedding(Module):
 
 class QuantizedLinear(Module):
     """``Linear`` with a quantized weight (``weight``, ``scales``, ``biases``: frozen, so only
-    ``bias`` is trainable once unfrozen): ``y = quantized_matmul(x, W^T) + b``."""
+    ``bias`` is trainable once unfrozen): ``y = quantized_matmul(x, W^T) + b``.
+    ``activation_bits`` (nuvec's own, default None): 8 rounds a few-row x to int8
+    (``INT8_ACTIVATION_ROWS``)."""
+
+    activation_bits: int | None = None
 
     def __init__(
         self,
@@ -178,7 +201,7 @@ class QuantizedLinear(Module):
             scales=self["scales"],
             biases=self.get("biases"),
             transpose=True,
-            **_quantized_args(self),
+            **_product_args(self, x),
         )
         return y + self["bias"] if "bias" in self else y
 

@@ -1,0 +1,314 @@
+// Transposed 4- and 8-bit affine products with int8 activations, built per instruction set
+// (backend/cpu/quantized.h states the arithmetic). The integer dot products are exact, so each build
+// sums them its own way; every float step runs in eight fixed lanes (F8) in every build, so all the
+// builds give the same bits.
+#include <cmath>
+#include <cstring>
+#include <vector>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "backend/cpu/quantized.h"
+#include "backend/cpu/simd/to_floats.h"
+
+namespace nuvec::cpu::NUVEC_ISA {
+
+namespace {
+
+// Eight float32 lanes: one 256-bit register where the build has one, else an array with std::fma.
+struct F8 {
+#if defined(__AVX2__)
+  __m256 v;
+  static F8 zero() { return {_mm256_setzero_ps()}; }
+  static F8 load(const float* p) { return {_mm256_loadu_ps(p)}; }
+  static F8 ints(const int32_t* p) {
+    return {_mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)))};
+  }
+  void store(float* p) const { _mm256_storeu_ps(p, v); }
+  friend F8 operator*(F8 a, F8 b) { return {_mm256_mul_ps(a.v, b.v)}; }
+  friend F8 fma(F8 a, F8 b, F8 c) { return {_mm256_fmadd_ps(a.v, b.v, c.v)}; }
+#else
+  float v[8];
+  static F8 zero() { return {}; }
+  static F8 load(const float* p) {
+    F8 r;
+    std::memcpy(r.v, p, sizeof r.v);
+    return r;
+  }
+  static F8 ints(const int32_t* p) {
+    F8 r;
+    for (int i = 0; i < 8; ++i) r.v[i] = float(p[i]);
+    return r;
+  }
+  void store(float* p) const { std::memcpy(p, v, sizeof v); }
+  friend F8 operator*(F8 a, F8 b) {
+    for (int i = 0; i < 8; ++i) a.v[i] = a.v[i] * b.v[i];
+    return a;
+  }
+  friend F8 fma(F8 a, F8 b, F8 c) {
+    for (int i = 0; i < 8; ++i) c.v[i] = std::fma(a.v[i], b.v[i], c.v[i]);
+    return c;
+  }
+#endif
+};
+
+// The lanes added in halves: (l0 + l4), (l1 + l5), ..., then again.
+inline float halving_sum(F8 a) {
+  float t[8];
+  a.store(t);
+  for (int w = 4; w >= 1; w /= 2)
+    for (int i = 0; i < w; ++i) t[i] = t[i] + t[i + w];
+  return t[0];
+}
+
+// max(a, b) and min(a, b) as the x86 instructions take them (the second operand when either is NaN).
+inline float max_x86(float a, float b) { return a > b ? a : b; }
+inline float min_x86(float a, float b) { return a < b ? a : b; }
+
+#if defined(__AVX2__)
+inline int32_t hsum(__m128i v) {
+  v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4E));
+  v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0xB1));
+  return _mm_cvtsi128_si32(v);
+}
+inline int32_t hsum(__m256i v) {
+  return hsum(_mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
+}
+
+#endif
+
+// The largest magnitude of n values of x (a multiple of 8; exact in any order), NaN if one is.
+float largest(const float* x, int64_t n) {
+  float m[8];
+  bool nan = false;
+#if defined(__AVX2__)
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 vm = _mm256_setzero_ps(), vn = _mm256_setzero_ps();
+  for (int64_t e = 0; e < n; e += 8) {
+    __m256 v = _mm256_loadu_ps(x + e);
+    vm = _mm256_max_ps(_mm256_andnot_ps(sign, v), vm);
+    vn = _mm256_or_ps(vn, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+  }
+  _mm256_storeu_ps(m, vm);
+  nan = _mm256_movemask_ps(vn) != 0;
+#else
+  for (int i = 0; i < 8; ++i) m[i] = 0.0f;
+  for (int64_t e = 0; e < n; e += 8)
+    for (int i = 0; i < 8; ++i) m[i] = max_x86(std::fabs(x[e + i]), m[i]), nan = nan || std::isnan(x[e + i]);
+#endif
+  float amax = 0.0f;
+  for (float v : m) amax = max_x86(v, amax);
+  return nan ? std::nanf("") : amax;
+}
+
+// q = round-to-even(clamp(x * id, -127, 127)) for n values (a multiple of 32), in order; returns
+// the codes' sum.
+int32_t round_codes(const float* x, int64_t n, float id, int8_t* q) {
+  int64_t e = 0;
+  int32_t sum = 0;
+#if defined(__AVX2__)
+  const __m256 vid = _mm256_set1_ps(id), lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  __m256i total = _mm256_setzero_si256();
+  auto codes = [&](int64_t i) {
+    __m256i c = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vid), lo), hi));
+    total = _mm256_add_epi32(total, c);
+    return c;
+  };
+  for (; e + 32 <= n; e += 32) {
+    __m256i c0 = codes(e), c1 = codes(e + 8), c2 = codes(e + 16), c3 = codes(e + 24);
+    __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(c0, c1), _mm256_packs_epi32(c2, c3));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + e), _mm256_permutevar8x32_epi32(p, order));
+  }
+  sum = hsum(total);
+#endif
+  for (; e < n; ++e) {
+    q[e] = int8_t(std::nearbyint(min_x86(max_x86(x[e] * id, -127.0f), 127.0f)));
+    sum += q[e];
+  }
+  return sum;
+}
+
+// The AVX2 4-bit kernels' layout of x's codes (k a multiple of 32): each 64 values (and a last 32)
+// as their even values, then their odd ones, as the low and high nibbles of the weight bytes hold
+// them.
+void to_nibble_order(int8_t* q, int64_t k) {
+#if defined(__AVX2__)
+  const __m256i split = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, 0, 2, 4, 6, 8, 10, 12,
+                                         14, 1, 3, 5, 7, 9, 11, 13, 15);
+  // 32 values as [even 16 | odd 16].
+  auto halves = [&](int64_t e) {
+    __m256i v = _mm256_shuffle_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + e)), split);
+    return _mm256_permute4x64_epi64(v, 0xD8);
+  };
+  int64_t e = 0;
+  for (; e + 64 <= k; e += 64) {
+    __m256i a = halves(e), b = halves(e + 32);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + e), _mm256_permute2x128_si256(a, b, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + e + 32), _mm256_permute2x128_si256(a, b, 0x31));
+  }
+  if (e < k) _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + e), halves(e));
+#else
+  (void)q, (void)k;
+#endif
+}
+
+#if defined(__AVX2__)
+// isum[g] = the lane total of part(g) for g < groups: eight groups at a time through one tree of
+// horizontal adds.
+template <class Part> void group_totals(int64_t groups, int32_t* isum, Part part) {
+  int64_t g = 0;
+  for (; g + 8 <= groups; g += 8) {
+    __m256i h0 =
+        _mm256_hadd_epi32(_mm256_hadd_epi32(part(g), part(g + 1)), _mm256_hadd_epi32(part(g + 2), part(g + 3)));
+    __m256i h1 =
+        _mm256_hadd_epi32(_mm256_hadd_epi32(part(g + 4), part(g + 5)), _mm256_hadd_epi32(part(g + 6), part(g + 7)));
+    __m256i t = _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20), _mm256_permute2x128_si256(h0, h1, 0x31));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(isum + g), t);
+  }
+  for (; g < groups; ++g) isum[g] = hsum(part(g));
+}
+
+// 4 bits: per 32 weight bytes (64 codes), the low nibbles times x's even values plus the high
+// nibbles times the odd ones (at most 2 * 2 * 15 * 127 per 16-bit lane), in 32-bit lanes: lanes
+// 0-3 hold values 0-31, lanes 4-7 values 32-63.
+void isums4(const uint8_t* w, const int8_t* xq, int64_t k, int group, int32_t* isum) {
+  const __m256i m4 = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
+  auto block = [&](int64_t e) {
+    __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + e / 2));
+    __m256i lo = _mm256_and_si256(b, m4), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), m4);
+    __m256i s =
+        _mm256_add_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + e))),
+                         _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + e + 32))));
+    return _mm256_madd_epi16(s, ones);
+  };
+  if (group > 32) {
+    const int64_t blocks = group / 64;
+    return group_totals(k / group, isum, [&](int64_t g) {
+      __m256i a = block(g * group);
+      for (int64_t i = 1; i < blocks; ++i) a = _mm256_add_epi32(a, block(g * group + i * 64));
+      return a;
+    });
+  }
+  // Groups of 32: two per block, in its two 128-bit halves.
+  const int64_t blocks = k / 64;
+  int64_t j = 0;
+  for (; j + 4 <= blocks; j += 4) {
+    __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(block(64 * j), block(64 * j + 64)),
+                                  _mm256_hadd_epi32(block(64 * j + 128), block(64 * j + 192)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(isum + 2 * j),
+                        _mm256_permutevar8x32_epi32(h, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+  }
+  for (; j < blocks; ++j) {
+    __m256i p = block(64 * j);
+    isum[2 * j] = hsum(_mm256_castsi256_si128(p)), isum[2 * j + 1] = hsum(_mm256_extracti128_si256(p, 1));
+  }
+  if (k % 64) {  // a last 32 values: 16 bytes, x's codes as [even 16 | odd 16]
+    const int64_t e = 64 * blocks;
+    __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + e / 2));
+    const __m128i m4h = _mm256_castsi256_si128(m4);
+    __m128i lo = _mm_and_si128(b, m4h), hi = _mm_and_si128(_mm_srli_epi16(b, 4), m4h);
+    __m128i s = _mm_add_epi16(_mm_maddubs_epi16(lo, _mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + e))),
+                              _mm_maddubs_epi16(hi, _mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + e + 16))));
+    isum[2 * blocks] = hsum(_mm_madd_epi16(s, _mm256_castsi256_si128(ones)));
+  }
+}
+
+// 8 bits: 16 codes and 16 values widened to 16 bits, multiplied and added in pairs.
+void isums8(const uint8_t* w, const int8_t* xq, int64_t k, int group, int32_t* isum) {
+  auto block = [&](int64_t e) {
+    return _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + e))),
+                             _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + e))));
+  };
+  group_totals(k / group, isum, [&](int64_t g) {
+    __m256i a = block(g * group);
+    for (int64_t e = 16; e < group; e += 16) a = _mm256_add_epi32(a, block(g * group + e));
+    return a;
+  });
+}
+#else
+// The codes' integer dot products with x's, group by group.
+template <int B> void isums_portable(const uint8_t* w, const int8_t* xq, int64_t k, int group, int32_t* isum) {
+  for (int64_t g = 0; g < k / group; ++g) {
+    int32_t s = 0;
+    for (int64_t e = g * group; e < (g + 1) * group; ++e) {
+      const int32_t code = B == 8 ? w[e] : (w[e / 2] >> (4 * (e & 1))) & 15;
+      s += code * xq[e];
+    }
+    isum[g] = s;
+  }
+}
+void isums4(const uint8_t* w, const int8_t* xq, int64_t k, int group, int32_t* isum) {
+  isums_portable<4>(w, xq, k, group, isum);
+}
+void isums8(const uint8_t* w, const int8_t* xq, int64_t k, int group, int32_t* isum) {
+  isums_portable<8>(w, xq, k, group, isum);
+}
+#endif
+
+// Rows are read in order: one stream each of codes, scales and biases. Asking for the row about
+// kPrefetchBytes of codes ahead lifts what one core draws from memory from about 7 to 10 GB/s on
+// the machine measured (bench/RESULTS.md); the hardware prefetchers alone start too late.
+constexpr int64_t kPrefetchBytes = 2048;
+void prefetch_row(const QmmProblem& p, int64_t n, int64_t row_bytes, int64_t groups) {
+  const int64_t sbytes = groups * int64_t(size_of(p.sdtype)), bbytes = groups * int64_t(size_of(p.bdtype));
+  const char* w = reinterpret_cast<const char*>(p.w) + n * row_bytes;
+  const char* s = static_cast<const char*>(p.scales) + n * sbytes;
+  const char* b = static_cast<const char*>(p.biases) + n * bbytes;
+  for (int64_t off = 0; off < row_bytes; off += 64) __builtin_prefetch(w + off);
+  for (int64_t off = 0; off < sbytes; off += 64) __builtin_prefetch(s + off);
+  for (int64_t off = 0; off < bbytes; off += 64) __builtin_prefetch(b + off);
+}
+
+// Weight rows [n0, n1) against every row of x, with the integer dot products of Dots.
+template <auto Dots> void rows_q8(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
+  const int64_t groups = p.k / p.group, P = qmm_q8_padded(groups), row_bytes = p.k * p.bits / 8;
+  float* sc = scratch;  // the row's scales, then its biases, zero-padded to P
+  float* bi = sc + P;
+  std::fill(sc + groups, sc + P, 0.0f);
+  std::fill(bi + groups, bi + P, 0.0f);
+  std::vector<int32_t> isum(size_t(P), 0);
+  const auto* wbytes = reinterpret_cast<const uint8_t*>(p.w);
+  const int64_t ahead = (kPrefetchBytes + row_bytes - 1) / row_bytes;
+  for (int64_t n = n0; n < n1; ++n) {
+    prefetch_row(p, n + ahead, row_bytes, groups);
+    to_floats(p.scales, p.sdtype, n * groups, groups, sc);
+    to_floats(p.biases, p.bdtype, n * groups, groups, bi);
+    for (int64_t r = 0; r < p.m; ++r) {
+      Dots(wbytes + n * row_bytes, p.xq + r * p.k, p.k, p.group, isum.data());
+      const float *d = p.xd + r * 2 * P, *sums = d + P;
+      F8 acc = F8::zero();
+      for (int64_t g = 0; g < P; g += 8) {
+        acc = fma(F8::load(sc + g) * F8::load(d + g), F8::ints(isum.data() + g), acc);
+        acc = fma(F8::load(bi + g), F8::load(sums + g), acc);
+      }
+      p.y[r * p.n + n] = halving_sum(acc);
+    }
+  }
+}
+
+}  // namespace
+
+void qmm_q8_quantize(const float* x, int64_t m, int64_t k, int group, int bits, int8_t* xq, float* xd) {
+  const int64_t groups = k / group, P = qmm_q8_padded(groups);
+  for (int64_t r = 0; r < m; ++r) {
+    float* d = xd + r * 2 * P;
+    float* sums = d + P;
+    for (int64_t g = 0; g < groups; ++g) {
+      const float* xg = x + r * k + g * group;
+      const float amax = largest(xg, group);
+      d[g] = amax / 127.0f;
+      sums[g] = d[g] * float(round_codes(xg, group, amax > 0.0f ? 127.0f / amax : 0.0f, xq + r * k + g * group));
+    }
+    std::fill(d + groups, d + P, 0.0f);
+    std::fill(sums + groups, sums + P, 0.0f);
+    if (bits == 4) to_nibble_order(xq + r * k, k);
+  }
+}
+
+void qmm_q8_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
+  p.bits == 4 ? rows_q8<isums4>(p, n0, n1, scratch) : rows_q8<isums8>(p, n0, n1, scratch);
+}
+
+}  // namespace nuvec::cpu::NUVEC_ISA

@@ -1,0 +1,250 @@
+"""quantized_matmul(..., activation_bits=8), nuvec's own (MLX has no such argument): x rounded to
+int8 per group and integer dot products (backend/cpu/quantized.h states the arithmetic). Against a
+NumPy float64 evaluation of that formula (to 1e-6), the float product (to about 1e-2), every
+kernel build (bit for bit), any thread count and row count (bit for bit); the option off changes
+no bit; nuvec.lm's decode with it."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from _impl import mx
+from helpers import seeded_rng, to_np
+from lm_reference import smollm2_path
+from test_quantize import ref_codes
+
+pytestmark = pytest.mark.nuvec_only
+
+
+def weight(rng, n, k, group, bits, sdtype="float32"):
+    """(w, scales, biases) of a random (n, k) weight, scales and biases in `sdtype`."""
+    wq, s, b = mx.quantize(mx.array(rng.standard_normal((n, k)).astype(np.float32)), group, bits)
+    return wq, s.astype(getattr(mx, sdtype)), b.astype(getattr(mx, sdtype))
+
+
+def formula(x, wq, s, b, group, bits):
+    """The int8 path's arithmetic in float64 (x's codes and scales exactly as the kernel's
+    float32 steps make them), and each output's sum of |terms| (the tolerance's scale)."""
+    x = np.asarray(x, np.float32).reshape(-1, np.asarray(x).shape[-1])
+    m, k = x.shape
+    groups = k // group
+    xg = x.reshape(m, groups, group)
+    amax = np.abs(xg).max(-1)
+    d = amax / np.float32(127)
+    with np.errstate(divide="ignore"):
+        inv = np.where(amax > 0, np.float32(127) / amax, np.float32(0)).astype(np.float32)
+    q = np.rint(np.clip(xg * inv[..., None], -127, 127)).astype(np.int64)
+    codes = ref_codes(np.array(wq), bits, k).astype(np.int64).reshape(-1, groups, group)
+    isum = np.einsum("mgi,ngi->mng", q, codes).astype(np.float64)
+    sc, bi = to_np(s.astype(mx.float32)).astype(np.float64), to_np(b.astype(mx.float32))
+    t1 = sc[None] * d[:, None].astype(np.float64) * isum
+    t2 = bi.astype(np.float64)[None] * (d * q.sum(-1))[:, None]
+    return (t1 + t2).sum(-1), (np.abs(t1) + np.abs(t2)).sum(-1)
+
+
+def int8(x, wq, s, b, group, bits):
+    return mx.quantized_matmul(x, wq, s, b, True, group, bits, activation_bits=8)
+
+
+SHAPES = [  # (n, k, group, bits): one group, n past a block of 4, groups past a vector of 8
+    (13, 576, 32, 4),
+    (7, 32, 32, 4),
+    (5, 64, 64, 4),
+    (9, 640, 64, 4),
+    (6, 1152, 128, 4),
+    (11, 96, 32, 8),
+    (3, 128, 128, 8),
+    (17, 576, 64, 8),
+]
+
+
+@pytest.mark.parametrize("n,k,group,bits", SHAPES)
+@pytest.mark.parametrize("sdtype", ["float32", "float16", "bfloat16"])
+def test_equals_the_formula_and_is_near_the_float_product(n, k, group, bits, sdtype):
+    rng = seeded_rng("q8", n, k, group, bits, sdtype)
+    wq, s, b = weight(rng, n, k, group, bits, sdtype)
+    x = rng.standard_normal((3, k)).astype(np.float32)
+    x[1, :group] = 0.0  # a group of zeros: d = 0
+    got = to_np(int8(mx.array(x), wq, s, b, group, bits)).astype(np.float64)
+    want, scale = formula(x, wq, s, b, group, bits)
+    assert np.abs(got - want).max() <= 1e-6 * scale.max()
+    ref = to_np(mx.quantized_matmul(mx.array(x), wq, s, b, True, group, bits)).astype(np.float64)
+    assert 1e-4 < np.abs(got - ref).max() / np.abs(ref).max() < 5e-2  # int8's rounding, no more
+
+
+def test_zero_rows_and_no_rows():
+    rng = seeded_rng("q8-zero")
+    wq, s, b = weight(rng, 10, 128, 32, 4)
+    y = to_np(int8(mx.zeros((2, 128)), wq, s, b, 32, 4))
+    assert (y == 0).all()
+    assert int8(mx.zeros((0, 128)), wq, s, b, 32, 4).shape == (0, 10)
+
+
+def test_the_option_off_keeps_the_float_bits():
+    rng = seeded_rng("q8-off")
+    wq, s, b = weight(rng, 40, 256, 64, 4, "float16")
+    x = mx.array(rng.standard_normal((2, 256)).astype(np.float32))
+    plain = to_np(mx.quantized_matmul(x, wq, s, b, True, 64, 4))
+    none = to_np(mx.quantized_matmul(x, wq, s, b, True, 64, 4, activation_bits=None))
+    np.testing.assert_array_equal(plain, none)
+    assert not np.array_equal(plain, to_np(int8(x, wq, s, b, 64, 4)))
+
+
+def test_rows_batches_and_threads_do_not_change_bits():
+    rng = seeded_rng("q8-rows")
+    wq, s, b = weight(rng, 203, 576, 32, 4, "float16")
+    x = mx.array(rng.standard_normal((2, 5, 576)).astype(np.float32))
+    before = mx.get_num_threads()
+    try:
+        runs = []
+        for threads in (1, 2, 3):
+            mx.set_num_threads(threads)
+            runs.append(to_np(int8(x, wq, s, b, 32, 4)))
+    finally:
+        mx.set_num_threads(before)
+    for r in runs[1:]:
+        np.testing.assert_array_equal(r, runs[0])
+    one = np.stack([[to_np(int8(x[i, j], wq, s, b, 32, 4)) for j in range(5)] for i in range(2)])
+    np.testing.assert_array_equal(runs[0], one)
+
+
+def test_past_the_row_promise_the_float_product_runs():
+    rng = seeded_rng("q8-many")
+    wq, s, b = weight(rng, 8, 64, 32, 4)
+    x = mx.array(rng.standard_normal((300, 64)).astype(np.float32))
+    np.testing.assert_array_equal(
+        to_np(int8(x, wq, s, b, 32, 4)), to_np(mx.quantized_matmul(x, wq, s, b, True, 32, 4))
+    )
+
+
+def test_non_finite_x_gives_the_same_bits_in_every_build_and_nan_stays():
+    rng = seeded_rng("q8-nan")
+    wq, s, b = weight(rng, 4, 64, 32, 4)
+    x = rng.standard_normal((2, 64)).astype(np.float32)
+    x[0, 3], x[1, 40] = np.nan, np.inf
+    y = to_np(int8(mx.array(x), wq, s, b, 32, 4))
+    assert np.isnan(y[0]).all() and not np.isfinite(y[1]).any()
+
+
+def test_gather_qmm_and_vmap_take_the_option():
+    rng = seeded_rng("q8-gather")
+    wq, s, b = (mx.stack([t, t]) for t in weight(rng, 12, 128, 64, 4))
+    x = mx.array(rng.standard_normal((3, 1, 128)).astype(np.float32))
+    idx = mx.array([1, 0, 1])
+    g = mx.gather_qmm(x, wq, s, b, rhs_indices=idx, group_size=64, activation_bits=8)
+    each = [to_np(int8(x[i], wq[1], s[1], b[1], 64, 4)) for i in range(3)]
+    np.testing.assert_array_equal(to_np(g), np.stack(each))
+    v = mx.vmap(lambda xi, w: int8(xi, w, s[0], b[0], 64, 4), in_axes=(0, None))(x, wq[0])
+    np.testing.assert_array_equal(to_np(v), np.stack(each))
+    vw = mx.vmap(lambda w: int8(x[0], w, s[0], b[0], 64, 4))(wq)
+    np.testing.assert_array_equal(to_np(vw), np.stack([each[0], each[0]]))
+
+
+def test_gradients_are_the_float_products():
+    rng = seeded_rng("q8-grad")
+    wq, s, b = weight(rng, 12, 64, 32, 4)
+    x = mx.array(rng.standard_normal((2, 64)).astype(np.float32))
+    g8 = mx.grad(lambda x: int8(x, wq, s, b, 32, 4).sum())(x)
+    gf = mx.grad(lambda x: mx.quantized_matmul(x, wq, s, b, True, 32, 4).sum())(x)
+    np.testing.assert_array_equal(to_np(g8), to_np(gf))
+
+
+def test_compile_keeps_the_two_products_apart_and_export_keeps_the_option(tmp_path):
+    rng = seeded_rng("q8-compile")
+    wq, s, b = weight(rng, 12, 64, 32, 4)
+    x = mx.array(rng.standard_normal((1, 64)).astype(np.float32))
+
+    def both(x):
+        return mx.quantized_matmul(x, wq, s, b, True, 32, 4), int8(x, wq, s, b, 32, 4)
+
+    eager = [to_np(t) for t in both(x)]
+    for got, want in zip(mx.compile(both)(x), eager):
+        np.testing.assert_array_equal(to_np(got), want)
+    path = str(tmp_path / "q8.mlxfn")
+    mx.export_function(path, lambda x: int8(x, wq, s, b, 32, 4), x)
+    np.testing.assert_array_equal(to_np(mx.import_function(path)(x)[0]), eager[1])
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"activation_bits": 4},
+        {"activation_bits": 8, "transpose": False},
+        {"activation_bits": 8, "bits": 3},
+        {"activation_bits": 8, "bits": 4, "mode": "mxfp4", "group_size": 32},
+    ],
+)
+def test_unsupported_combinations_raise(kw):
+    bits, mode = kw.get("bits", 4), kw.get("mode", "affine")
+    w = mx.array(seeded_rng("q8-err").standard_normal((8, 64)).astype(np.float32))
+    wq, s, *b = mx.quantize(w, 32, bits, mode=mode)
+    args = {"transpose": True, "group_size": 32, "bits": bits, "mode": mode, **kw}
+    with pytest.raises(mx.OpError, match="activation_bits"):
+        mx.quantized_matmul(mx.zeros((1, 64)), wq, s, b[0] if b else None, **args)
+
+
+ISA_SCRIPT = r"""
+import json, sys
+import numpy as np
+import nuvec as mx
+rng = np.random.default_rng(5)
+out = {"isa": mx._core._cpu_isa()}
+for n, k, group, bits in SHAPES:
+    wq, s, b = mx.quantize(mx.array(rng.standard_normal((n, k)).astype(np.float32)), group, bits)
+    x = mx.array((rng.standard_normal((3, k)) * rng.uniform(0.01, 100, (3, 1))).astype(np.float32))
+    y = mx.quantized_matmul(x, wq, s.astype(mx.float16), b.astype(mx.float16), True, group, bits,
+                            activation_bits=8)
+    out[f"{n},{k},{group},{bits}"] = np.asarray(y).view(np.uint32).tolist()
+json.dump(out, sys.stdout)
+""".replace("SHAPES", repr([*SHAPES, (37, 1536, 32, 4)]))
+
+
+def test_every_kernel_build_gives_the_same_bits():
+    runs = {}
+    for isa in ["portable", "avx2", "avx512"]:
+        env = dict(os.environ, NUVEC_CPU_ISA=isa)
+        res = subprocess.run(
+            [sys.executable, "-c", ISA_SCRIPT], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert res.returncode == 0, res.stderr
+        runs[isa] = json.loads(res.stdout)
+    assert runs["portable"]["isa"] == "portable"
+    for out in runs.values():
+        assert out == dict(runs["portable"], isa=out["isa"]), out["isa"]
+
+
+# --- nuvec.lm -----------------------------------------------------------------------------------
+
+N = 20
+
+
+def test_lm_decode_with_int8_activations():
+    """SmolLM2's greedy answer to the fixed question (tests/test_lm_model.py): with int8
+    activations in every decode step the first N tokens are the float path's, and switching the
+    option off gives the float logits back bit for bit."""
+    from nuvec.lm import load
+    from nuvec.lm.generate import generate_step
+    from nuvec.lm.utils import set_int8_activations
+
+    model, tokenizer = load(smollm2_path())
+    prompt = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "What is gravity?"}], add_generation_prompt=True
+    )
+    float_run = [(t, np.array(lp)) for t, lp in generate_step(prompt, model, max_tokens=N)]
+    assert set_int8_activations(model) == 30 * 7 + 1  # every linear layer and the tied head
+    int8_run = [(t, np.array(lp)) for t, lp in generate_step(prompt, model, max_tokens=N)]
+    assert [t for t, _ in int8_run] == [t for t, _ in float_run], tokenizer.decode(
+        [t for t, _ in int8_run]
+    )
+    # The chosen tokens' log-probabilities move by about 0.13 (the float path's margins here are
+    # 0.118 or more against float64, so near ties elsewhere may flip: docs/lm.md).
+    deviation = max(abs(a[1][t] - b[1][t]) for (t, _), a, b in zip(float_run, int8_run, float_run))
+    assert 0 < deviation < 0.3
+    set_int8_activations(model, False)
+    again = [np.array(lp) for _, lp in generate_step(prompt, model, max_tokens=3)]
+    for a, (_, b) in zip(again, float_run):
+        np.testing.assert_array_equal(a, b)
