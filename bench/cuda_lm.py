@@ -11,7 +11,6 @@ random weights: the speed of a step does not depend on the weights' values.
 
 import argparse
 import os
-import statistics
 import sys
 
 import nuvec as mx
@@ -44,11 +43,7 @@ def default_model():
 
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lm import torch_llama, torch_measure  # noqa: E402
-
-
-def median(trials):
-    return {k: statistics.median(t[k] for t in trials) for k in trials[0]}
+from lm import median, torch_llama, torch_measure  # noqa: E402
 
 
 def main():

@@ -25,13 +25,7 @@ void eval_slice_update(const SliceUpdate& prim, const std::vector<Array>& in, st
     o.allocate_contiguous();
     copy_into(x, o);
   }
-  Strides st(o.ndim());
-  int64_t offset = o.offset();
-  for (int i = 0; i < o.ndim(); ++i) {
-    st[i] = o.strides()[i] * prim.step()[i];
-    offset += prim.start()[i] * o.strides()[i];
-  }
-  Array window = Array::from_buffer(u.shape(), o.dtype(), o.buffer(), std::move(st), offset);
+  Array window = slice_update_window(prim, o, u);
   copy_into(u, window);
 }
 

@@ -75,6 +75,8 @@ class BroadcastLike : public Primitive {
 // Strides that read `x` in row-major order with `shape`, when its strides allow (NumPy's
 // no-copy reshape): each run of new axes must map onto a run of old axes that is contiguous.
 bool reshape_strides(const Array& x, const Shape& shape, Strides& out);
+// The window of SliceUpdate's output `out` (its data set) that the update is written into.
+Array slice_update_window(const SliceUpdate& p, const Array& out, const Array& update);
 
 class Reshape : public Primitive {
  public:

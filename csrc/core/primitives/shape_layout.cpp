@@ -1,4 +1,4 @@
-// The strides of a reshape's view (every backend's Reshape kernel asks).
+// The layouts every backend's kernels ask for: a reshape's view, a slice update's window.
 #include "core/primitives/shape.h"
 
 namespace nuvec {
@@ -30,6 +30,16 @@ bool reshape_strides(const Array& x, const Shape& shape, Strides& out) {
     ni = nj, oi = oj;
   }
   return true;
+}
+
+Array slice_update_window(const SliceUpdate& p, const Array& out, const Array& update) {
+  Strides st(size_t(out.ndim()));
+  int64_t offset = out.offset();
+  for (int i = 0; i < out.ndim(); ++i) {
+    st[size_t(i)] = out.strides()[size_t(i)] * p.step()[size_t(i)];
+    offset += p.start()[size_t(i)] * out.strides()[size_t(i)];
+  }
+  return Array::from_buffer(update.shape(), out.dtype(), out.buffer(), std::move(st), offset);
 }
 
 }  // namespace nuvec
