@@ -52,6 +52,17 @@ def test_arrays_move_between_devices_on_use():
 
 
 @needs_gpu
+def test_strided_numpy_arrays_move_whole():
+    # A NumPy view with gaps or negative strides: its buffer's extent goes to the device.
+    a = np.arange(120, dtype=np.float32).reshape(4, 6, 5)
+    for view in (a[:, ::-2, 0], a[::-1, 1:, ::2], a.transpose(2, 0, 1)[1:]):
+        got = mx.multiply(mx.array(view), 2, stream=mx.gpu)
+        np.testing.assert_array_equal(np.array(got), view * 2)
+    mask = (a % 7 < 3)[:, :, 0]
+    np.testing.assert_array_equal(np.array(mx.array(a)[mx.array(mask), 1:]), a[mask, 1:])
+
+
+@needs_gpu
 def test_a_view_of_a_gpu_result_reads_on_the_host():
     g = mx.arange(64, stream=mx.gpu).reshape(8, 8) * 3
     v = g[2:6:2, ::3]

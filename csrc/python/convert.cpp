@@ -206,8 +206,14 @@ std::optional<Array> from_buffer_object(nb::handle obj, std::optional<Dtype> dty
     }
     strides[i] = view->strides[i] / view->itemsize;
   }
-  auto buffer = Buffer::external(view->buf, size_t(view->len), release);
-  Array source = Array::from_buffer(shape, *src, std::move(buffer), std::move(strides), 0);
+  // The buffer spans the view's extent (strides may be negative or leave gaps), which a copy to
+  // another device moves whole: the first element sits `-lo` elements into it.
+  int64_t lo = 0, hi = 0;
+  bool empty = shape_size(shape) == 0;
+  for (int i = 0; i < view->ndim && !empty; ++i) (strides[i] < 0 ? lo : hi) += (shape[i] - 1) * strides[i];
+  size_t bytes = empty ? 0 : size_t(hi - lo + 1) * size_t(view->itemsize);
+  auto buffer = Buffer::external(static_cast<char*>(view->buf) + lo * view->itemsize, bytes, release);
+  Array source = Array::from_buffer(shape, *src, std::move(buffer), std::move(strides), -lo);
   // COMPAT: float64 data becomes float32 unless float64 is asked for.
   Dtype target = dtype.value_or(*src == Dtype::float64 ? Dtype::float32 : *src);
   Array out = Array::lazy(shape, target, std::make_shared<Unary>(UnaryOp::copy, *src, target), {source},
