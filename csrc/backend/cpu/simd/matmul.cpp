@@ -384,8 +384,14 @@ template <int R> void skinny_t_rows(int64_t k, const float* a, int64_t lda, cons
     Blk acc[R], r[kBlk];
     for (int i = 0; i < R; ++i) acc[i] = blk_zero();
     int64_t k0 = 0;
+    // The next block's rows, fetched a block ahead: kBlk streams at once outrun the hardware
+    // prefetchers on short rows (k = 576: 19 GB/s without, on a 2-core Xeon).
+    const float* next = j + 2 * kBlk <= n ? w + kBlk * ldw : nullptr;
     if (rows == kBlk)
       for (; k0 + kBlk <= k; k0 += kBlk) {
+        if (next)
+#pragma GCC unroll 16
+          for (int q = 0; q < kBlk; ++q) _mm_prefetch(reinterpret_cast<const char*>(next + q * ldw + k0), _MM_HINT_T0);
         load_block<true>(w + k0, ldw, kBlk, kBlk, r);
         blk_transpose(r);
 #pragma GCC unroll 16
