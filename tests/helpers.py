@@ -235,3 +235,22 @@ def assert_array_equal_np(got, expected, rtol=0.0, atol=0.0, dtype=None, err_msg
         equal_nan=True,
         err_msg=err_msg,
     )
+
+
+def run_script(script, **env):
+    """The JSON a Python script prints, run in a subprocess with `env` added to the environment
+    (NUVEC_CPU_ISA=..., NUVEC_NUM_THREADS=...): a kernel build or thread count chosen at start."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    res = subprocess.run(
+        [sys.executable, "-c", script],
+        env=dict(os.environ, **env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)

@@ -4,16 +4,11 @@ NumPy float64 evaluation of that formula (to 1e-6), the float product (to about 
 kernel build (bit for bit), any thread count and row count (bit for bit); the option off changes
 no bit; nuvec.lm's decode with it."""
 
-import json
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 from _impl import mx
-from helpers import seeded_rng, to_np
+from helpers import run_script, seeded_rng, to_np
 from lm_reference import smollm2_path
 from test_quantize import ref_codes
 
@@ -204,14 +199,9 @@ json.dump(out, sys.stdout)
 
 
 def test_every_kernel_build_gives_the_same_bits():
-    runs = {}
-    for isa in ["portable", "avx2", "avx512"]:
-        env = dict(os.environ, NUVEC_CPU_ISA=isa)
-        res = subprocess.run(
-            [sys.executable, "-c", ISA_SCRIPT], env=env, capture_output=True, text=True, timeout=120
-        )
-        assert res.returncode == 0, res.stderr
-        runs[isa] = json.loads(res.stdout)
+    runs = {
+        isa: run_script(ISA_SCRIPT, NUVEC_CPU_ISA=isa) for isa in ["portable", "avx2", "avx512"]
+    }
     assert runs["portable"]["isa"] == "portable"
     for out in runs.values():
         assert out == dict(runs["portable"], isa=out["isa"]), out["isa"]

@@ -1,17 +1,13 @@
 """nuvec.random: MLX's golden values, bit-exactness against MLX for many keys, shapes and dtypes,
 the statistics of every sampler, the global state, and argument errors."""
 
-import json
-import os
-import subprocess
-import sys
 import threading
 
 import numpy as np
 import pytest
 
 from _impl import IS_MLX, mx
-from helpers import to_np
+from helpers import run_script, to_np
 
 try:
     import mlx.core as mlx_core
@@ -314,14 +310,9 @@ json.dump(out, sys.stdout)
 @pytest.mark.nuvec_only
 @pytest.mark.skipif(IS_MLX, reason="nuvec's kernel builds")
 def test_every_kernel_build_gives_the_same_bits():
-    runs = {}
-    for isa in ["portable", "avx2", "avx512"]:
-        env = dict(os.environ, NUVEC_CPU_ISA=isa)
-        res = subprocess.run(
-            [sys.executable, "-c", ISA_SCRIPT], env=env, capture_output=True, text=True, timeout=120
-        )
-        assert res.returncode == 0, res.stderr
-        runs[isa] = json.loads(res.stdout)
+    runs = {
+        isa: run_script(ISA_SCRIPT, NUVEC_CPU_ISA=isa) for isa in ["portable", "avx2", "avx512"]
+    }
     for out in runs.values():
         for name in ["uniform", "normal", "gumbel"]:
             assert out[name] == runs["portable"][name], f"{out['isa']} {name}"

@@ -2,6 +2,7 @@
 // and the float32 samplers fused onto it with the CPU's exact steps (backend/cpu/simd/random.cpp):
 // the same rounding at each step and the same logf, so the GPU gives the CPU's bits.
 #include "backend/cuda/runtime.h"
+#include "core/mlx_constants.h"
 #include "core/primitives/random.h"
 
 namespace nuvec::cuda {
@@ -30,20 +31,12 @@ __device__ inline void threefry(uint32_t k0, uint32_t k1, uint32_t& x0, uint32_t
 
 // glibc's logf for normal positive floats (the algorithm of backend/cpu/simd/logf.h: a 16-entry
 // table, a cubic in double with fused multiply-adds, one rounding to float).
-__constant__ double kInvC[16] = {
-    0x1.661ec79f8f3bep+0, 0x1.571ed4aaf883dp+0, 0x1.49539f0f010bp+0,  0x1.3c995b0b80385p+0, 0x1.30d190c8864a5p+0,
-    0x1.25e227b0b8eap+0,  0x1.1bb4a4a1a343fp+0, 0x1.12358f08ae5bap+0, 0x1.0953f419900a7p+0, 0x1p+0,
-    0x1.e608cfd9a47acp-1, 0x1.ca4b31f026aap-1,  0x1.b2036576afce6p-1, 0x1.9c2d163a1aa2dp-1, 0x1.886e6037841edp-1,
-    0x1.767dcf5534862p-1};
-__constant__ double kLogC[16] = {
-    -0x1.57bf7808caadep-2, -0x1.2bef0a7c06ddbp-2, -0x1.01eae7f513a67p-2, -0x1.b31d8a68224e9p-3, -0x1.6574f0ac07758p-3,
-    -0x1.1aa2bc79c81p-3,   -0x1.a4e76ce8c0e5ep-4, -0x1.1973c5a611cccp-4, -0x1.252f438e10c1ep-5, 0x0p+0,
-    0x1.aa5aa5df25984p-5,  0x1.c5e53aa362eb4p-4,  0x1.526e57720db08p-3,  0x1.bc2860d22477p-3,   0x1.1058bc8a07ee1p-2,
-    0x1.4043057b6ee09p-2};
+__constant__ double kInvC[16] = {NUVEC_LOGF_INV_C};
+__constant__ double kLogC[16] = {NUVEC_LOGF_LOG_C};
 
 __device__ inline float logf_positive(float x) {
-  constexpr double kLn2 = 0x1.62e42fefa39efp-1;
-  constexpr double kA0 = -0x1.00ea348b88334p-2, kA1 = 0x1.5575b0be00b6ap-2, kA2 = -0x1.ffffef20a4123p-2;
+  constexpr double kLn2 = NUVEC_LOGF_LN2;
+  constexpr double kA0 = NUVEC_LOGF_A0, kA1 = NUVEC_LOGF_A1, kA2 = NUVEC_LOGF_A2;
   uint32_t ix = __float_as_uint(x);
   uint32_t tmp = ix - 0x3f330000u;
   int i = int((tmp >> 19) & 15u);
@@ -60,13 +53,11 @@ __device__ inline float logf_positive(float x) {
 
 // MLX's float32 erfinv (backend/cpu/simd/erfinv.h), for |a| < 1.
 __device__ inline float erfinv(float a) {
-  const float tail[] = {3.03697567e-10f, 2.93243101e-8f, 1.22150334e-6f,  2.84108955e-5f, 3.93552968e-4f,
-                        3.02698812e-3f,  4.83185798e-3f, -2.64646143e-1f, 8.40016484e-1f};
-  const float center[] = {5.43877832e-9f,  1.43285448e-7f, 1.22774793e-6f, 1.12963626e-7f,  -5.61530760e-5f,
-                          -1.47697632e-4f, 2.31468678e-3f, 1.15392581e-2f, -2.32015476e-1f, 8.86226892e-1f};
+  const float tail[] = {NUVEC_ERFINV_TAIL};
+  const float center[] = {NUVEC_ERFINV_CENTER};
   float t = logf_positive(fmaf(a, 0.0f - a, 1.0f));
   float p;
-  if (fabsf(t) > 6.125f) {
+  if (fabsf(t) > NUVEC_ERFINV_SPLIT) {
     p = tail[0];
     for (int k = 1; k < 9; ++k) p = fmaf(p, t, tail[k]);
   } else {

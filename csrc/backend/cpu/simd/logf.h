@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "backend/cpu/simd/simd.h"
+#include "core/mlx_constants.h"
 
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -32,18 +33,10 @@ inline VecD lookup(const double* table, HalfI i) { return (VecD)_mm256_i32gather
 #endif
 typedef float HalfF __attribute__((vector_size(kVecBytes / 2)));
 
-constexpr double kInvC[16] = {
-    0x1.661ec79f8f3bep+0, 0x1.571ed4aaf883dp+0, 0x1.49539f0f010bp+0,  0x1.3c995b0b80385p+0, 0x1.30d190c8864a5p+0,
-    0x1.25e227b0b8eap+0,  0x1.1bb4a4a1a343fp+0, 0x1.12358f08ae5bap+0, 0x1.0953f419900a7p+0, 0x1p+0,
-    0x1.e608cfd9a47acp-1, 0x1.ca4b31f026aap-1,  0x1.b2036576afce6p-1, 0x1.9c2d163a1aa2dp-1, 0x1.886e6037841edp-1,
-    0x1.767dcf5534862p-1};
-constexpr double kLogC[16] = {
-    -0x1.57bf7808caadep-2, -0x1.2bef0a7c06ddbp-2, -0x1.01eae7f513a67p-2, -0x1.b31d8a68224e9p-3, -0x1.6574f0ac07758p-3,
-    -0x1.1aa2bc79c81p-3,   -0x1.a4e76ce8c0e5ep-4, -0x1.1973c5a611cccp-4, -0x1.252f438e10c1ep-5, 0x0p+0,
-    0x1.aa5aa5df25984p-5,  0x1.c5e53aa362eb4p-4,  0x1.526e57720db08p-3,  0x1.bc2860d22477p-3,   0x1.1058bc8a07ee1p-2,
-    0x1.4043057b6ee09p-2};
-constexpr double kLn2 = 0x1.62e42fefa39efp-1;
-constexpr double kA0 = -0x1.00ea348b88334p-2, kA1 = 0x1.5575b0be00b6ap-2, kA2 = -0x1.ffffef20a4123p-2;
+constexpr double kInvC[16] = {NUVEC_LOGF_INV_C};
+constexpr double kLogC[16] = {NUVEC_LOGF_LOG_C};
+constexpr double kLn2 = NUVEC_LOGF_LN2;
+constexpr double kA0 = NUVEC_LOGF_A0, kA1 = NUVEC_LOGF_A1, kA2 = NUVEC_LOGF_A2;
 
 inline HalfF log_half(HalfF zf, HalfI k, HalfI i) {
   VecD z = __builtin_convertvector(zf, VecD), kd = __builtin_convertvector(k, VecD);
