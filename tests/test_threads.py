@@ -4,6 +4,7 @@ several threads get the pool in turn, and resizing never hangs. Results are chec
 against one thread."""
 
 import hashlib
+import os
 import subprocess
 import sys
 import threading
@@ -100,3 +101,17 @@ def test_resizing_in_a_loop_never_hangs():
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["1", "3"]
+
+
+def test_every_piece_runs_once_in_back_to_back_jobs():
+    # Tiny jobs whose piece counts alternate, at more threads than cores: a worker finishing a
+    # job's last piece races the caller setting up the next. The pool once let such a worker claim
+    # a piece past its job's end (run twice, and counted into the next job, whose caller then
+    # waited for good); 3M jobs showed 61 such pieces. In a subprocess, so a hang fails the test.
+    script = "import nuvec; print(nuvec._core._pool_piece_runs(1500000))"
+    env = dict(os.environ, NUVEC_NUM_THREADS="3")
+    r = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["0"]

@@ -83,9 +83,8 @@ class Pool {
     }
     uint32_t id = job_id_.load(std::memory_order_relaxed) + 1;
     job_ = &piece;
-    pieces_.store(pieces, std::memory_order_relaxed);
     done_.store(0, std::memory_order_relaxed);
-    claim_.store(uint64_t(id) << 32, std::memory_order_release);
+    claim_.store(claim_word(id, pieces), std::memory_order_release);
     job_id_.store(id);
     if (sleepers_.load() > 0) wake_workers();
     auto start = Clock::now();
@@ -98,21 +97,30 @@ class Pool {
   }
 
  private:
+  // The claim word: the job's id in the high 32 bits, its piece count in the next 16 and the next
+  // unclaimed piece in the low 16. The count must sit in the same word as the id: a worker that has
+  // just finished job N's last piece rereads the word while the caller sets up job N+1, and read
+  // from a separate variable it could pair job N's word with job N+1's larger count, claim a piece
+  // past job N's end, run job N+1's function and count it into job N+1's total after the reset
+  // (a caller then waited for good, its total one past the pieces: seen on a 2-core Xeon).
+  static uint64_t claim_word(uint32_t id, uint32_t pieces) { return uint64_t(id) << 32 | uint64_t(pieces) << 16; }
+
   // Claims and runs pieces of job `id` until none are left; returns how many it ran.
   uint32_t work(uint32_t id) {
     in_job = true;
     uint32_t ran = 0;
     uint64_t s = claim_.load(std::memory_order_acquire);
-    while (uint32_t(s >> 32) == id && uint32_t(s) < pieces_.load(std::memory_order_relaxed)) {
+    while (uint32_t(s >> 32) == id && (s & 0xffff) < ((s >> 16) & 0xffff)) {
       if (!claim_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+      uint32_t pieces = (s >> 16) & 0xffff;
       try {
-        (*job_)(int64_t(uint32_t(s)));  // the job lives until its last piece is done
+        (*job_)(int64_t(s & 0xffff));  // the job lives until its last piece is done
       } catch (...) {
         std::lock_guard<std::mutex> l(error_mu_);
         if (!error_) error_ = std::current_exception();
       }
       ++ran;
-      if (done_.fetch_add(1) + 1 == pieces_.load(std::memory_order_relaxed) && caller_sleeps_.load()) {
+      if (done_.fetch_add(1) + 1 == pieces && caller_sleeps_.load()) {
         std::lock_guard<std::mutex> l(sleep_mu_);  // the caller checks done_ under it: no lost wakeup
         done_cv_.notify_one();
       }
@@ -141,9 +149,8 @@ class Pool {
       pause();
       if (i % 64 == 0 && Clock::now() > until) break;
     }
-    // A mutex and condition variable rather than atomic wait: with atomic wait a caller was seen
-    // asleep for good with every piece of its job done (a 2-core Xeon, libstdc++ 12); here the
-    // predicate is checked under the mutex the last piece's thread takes to notify.
+    // The predicate is checked under the mutex the last piece's thread takes to notify: no lost
+    // wakeup.
     std::unique_lock<std::mutex> l(sleep_mu_);
     caller_sleeps_.store(true);
     done_cv_.wait(l, [&] { return done_.load() == pieces; });
@@ -205,12 +212,10 @@ class Pool {
   std::vector<std::thread> threads_;
   int size_ = 1;
   const std::function<void(int64_t)>* job_ = nullptr;
-  std::atomic<uint32_t> pieces_{0};
   std::atomic<bool> stop_{false};
   std::mutex error_mu_;
   std::exception_ptr error_;  // the first piece's exception, rethrown on the caller
-  // Each on its own cache line: workers poll job_id_, threads claim through claim_ (the job's id
-  // in the high 32 bits, the next piece in the low 32, so a late claim on a finished job fails).
+  // Each on its own cache line: workers poll job_id_, threads claim through claim_ (see claim_word).
   alignas(64) std::atomic<uint32_t> job_id_{0};
   std::atomic<int> sleepers_{0};
   alignas(64) std::atomic<uint64_t> claim_{0};
@@ -219,6 +224,7 @@ class Pool {
 };
 
 constexpr int64_t kMaxPieces = 64;
+static_assert(kMaxPieces < 0x10000, "the claim word holds piece numbers in 16 bits");
 
 Pool& pool() {
   static Pool* p = new Pool(initial_threads());  // never joined at exit

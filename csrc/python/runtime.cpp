@@ -3,6 +3,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <atomic>
 #include <string>
 #include <unordered_set>
 
@@ -244,6 +245,24 @@ void init_runtime(nb::module_& m) {
         set_num_threads(n);
       },
       nb::arg("n"), "Sets the number of threads CPU kernels use (results do not depend on it).");
+  m.def(
+      "_pool_piece_runs",
+      [](int64_t jobs) {
+        // Back-to-back tiny jobs whose piece counts alternate, the pool's most racy use: each
+        // piece must run exactly once (tests/test_threads.py).
+        nb::gil_scoped_release release;
+        int64_t wrong = 0;
+        for (int64_t j = 0; j < jobs; ++j) {
+          int64_t n = j % 2 ? 64 : 2 + j % 3;
+          std::vector<std::atomic<int>> runs(n);
+          parallel_for(n, 1, [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) runs[i].fetch_add(1);
+          });
+          for (auto& r : runs) wrong += r.load() != 1;
+        }
+        return wrong;
+      },
+      nb::arg("jobs"), "How many pieces of `jobs` tiny pool jobs ran other than once (a test of the pool).");
 
   m.def(
       "from_dlpack",
