@@ -49,6 +49,10 @@ void check(cudaError_t e, const char* what) {
 
 void check_launch(const char* what) { check(cudaGetLastError(), what); }
 
+const void* device_address(const Array& a) {
+  return static_cast<const char*>(a.buffer()->device_data()) + a.offset() * int64_t(a.itemsize());
+}
+
 void allocate(Array& out) { out.set_contiguous_data(Buffer::allocate_device(out.nbytes())); }
 
 bool donate(const Array& in, Array& out, long holders) {
@@ -85,10 +89,10 @@ bool register_cuda_backend() {
   static Backend* gpu = [&] {
     auto* b = new Backend{"cuda", DeviceType::gpu, g_info->name + " (" + g_info->architecture + ")", {}, {}};
     b->synchronize = synchronize;
-    for (auto add :
-         {register_creation_kernels, register_elementwise_kernels, register_fast_norm_kernels,
-          register_indexing_kernels, register_matmul_kernels, register_random_kernels, register_reduce_kernels,
-          register_rope_kernels, register_scan_kernels, register_shape_kernels, register_sort_kernels})
+    for (auto add : {register_attention_kernels, register_creation_kernels, register_elementwise_kernels,
+                     register_fast_norm_kernels, register_indexing_kernels, register_matmul_kernels,
+                     register_quantized_kernels, register_random_kernels, register_reduce_kernels,
+                     register_rope_kernels, register_scan_kernels, register_shape_kernels, register_sort_kernels})
       add(*b);
     // A primitive without a CUDA kernel yet runs its CPU kernel on the host copies of its inputs
     // (docs/cuda.md lists which); its output moves to the device when a GPU kernel reads it.

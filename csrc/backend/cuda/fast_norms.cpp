@@ -7,10 +7,6 @@
 namespace nuvec::cuda {
 namespace {
 
-const void* address(const Array& a) {
-  return static_cast<const char*>(a.buffer()->device_data()) + a.offset() * int64_t(a.itemsize());
-}
-
 void eval_norm(const RowNorm& p, const std::vector<Array>& in, std::vector<Array>& out) {
   for (const Array& a : in)
     if (!a.row_contiguous()) return backend_for(DeviceType::cpu)->kernel(p.kernel_slot())(p, in, out);
@@ -19,13 +15,13 @@ void eval_norm(const RowNorm& p, const std::vector<Array>& in, std::vector<Array
   if (rows == 0) return;
   bool add = p.kind() == NormKind::add_rms;
   NormRows n{};
-  n.x = address(in[0]), n.x_type = in[0].dtype();
+  n.x = device_address(in[0]), n.x_type = in[0].dtype();
   if (add) {
-    n.res = address(in[1]), n.res_type = in[1].dtype();
+    n.res = device_address(in[1]), n.res_type = in[1].dtype();
     n.h = out[1].buffer()->device_data(), n.h_type = out[1].dtype();
   }
-  if (p.weighted()) n.w = static_cast<const float*>(address(in[size_t(p.weight_index())]));
-  if (p.biased()) n.b = static_cast<const float*>(address(in[size_t(p.bias_index())]));
+  if (p.weighted()) n.w = static_cast<const float*>(device_address(in[size_t(p.weight_index())]));
+  if (p.biased()) n.b = static_cast<const float*>(device_address(in[size_t(p.bias_index())]));
   n.y = out[0].buffer()->device_data(), n.y_type = out[0].dtype();
   n.rows = rows, n.d = d, n.layer = p.kind() == NormKind::layer, n.add = add, n.eps = p.eps();
   norm_rows(n, stream());

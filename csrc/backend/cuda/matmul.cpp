@@ -51,11 +51,6 @@ bool describe(const Array& a, const Array& b, const Array& c, Gemm& g) {
   return g.m <= kRowIndependentRows || (g.n + 63) / 64 <= 65535;  // the tiled kernels' grid
 }
 
-// The device address of an array's first element, whatever its dtype.
-const char* address(const Array& a) {
-  return static_cast<const char*>(a.buffer()->device_data()) + a.offset() * int64_t(a.itemsize());
-}
-
 void run_on_cpu(const Matmul& p, const std::vector<Array>& in, std::vector<Array>& out) {
   backend_for(DeviceType::cpu)->kernel(p.kernel_slot())(p, in, out);
 }
@@ -73,7 +68,7 @@ void eval_matmul(const Matmul& p, const std::vector<Array>& in, std::vector<Arra
     check(cudaMemsetAsync(c.buffer()->device_data(), 0, c.nbytes(), stream()), "zeroing an empty product");
     return;
   }
-  g.a = address(a), g.b = address(b), g.c = c.buffer()->device_data();
+  g.a = device_address(a), g.b = device_address(b), g.c = c.buffer()->device_data();
   if (g.m <= kRowIndependentRows)
     gemm_rowwise(g, d, stream());
   else if (!cublaslt::gemm(g, d))

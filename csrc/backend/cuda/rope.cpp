@@ -7,10 +7,6 @@
 namespace nuvec::cuda {
 namespace {
 
-const void* address(const Array& a) {
-  return static_cast<const char*>(a.buffer()->device_data()) + a.offset() * int64_t(a.itemsize());
-}
-
 void eval_rope(const Rope& prim, const std::vector<Array>& in, std::vector<Array>& out) {
   const RopeParams& p = prim.params();
   Array& y = out[0];
@@ -25,11 +21,11 @@ void eval_rope(const Rope& prim, const std::vector<Array>& in, std::vector<Array
   int64_t d = y.shape(-1), rows = d ? y.size() / d : 0;
   if (rows == 0) return;
   RopeRows r{};
-  r.x = address(in[0]), r.y = y.buffer()->device_data(), r.type = y.dtype();
+  r.x = device_address(in[0]), r.y = y.buffer()->device_data(), r.type = y.dtype();
   r.rows = rows, r.d = d, r.t = y.shape(-2), r.rows_per_batch = rows / y.shape(0), r.half = p.dims / 2;
-  if (offsets) r.offsets = static_cast<const int32_t*>(address(*offsets)), r.per_batch_offsets = per_batch;
+  if (offsets) r.offsets = static_cast<const int32_t*>(device_address(*offsets)), r.per_batch_offsets = per_batch;
   r.offset = p.offset;
-  if (freqs) r.freqs = static_cast<const float*>(address(*freqs));
+  if (freqs) r.freqs = static_cast<const float*>(device_address(*freqs));
   r.base = p.base, r.scale = p.scale, r.traditional = p.traditional, r.inverse = p.inverse;
   rope_rows(r, stream());
   check_launch("in rope");

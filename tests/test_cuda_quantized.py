@@ -1,0 +1,104 @@
+"""quantized_matmul on the GPU against the CPU (docs/cuda.md, "Quantized products"): MLX's affine
+weights of every bit width and group size, x @ W.T, one row to a prompt's worth (past
+kRowIndependentRows rows the dense path), scales and outputs in float32, float16 and bfloat16;
+rows that do not depend on the other rows, the same bits run to run; the forms that run the CPU
+kernel. Skipped without a CUDA device."""
+
+import numpy as np
+import pytest
+
+from _impl import mx
+from cuda_helpers import assert_same, both, needs_gpu, on
+from helpers import seeded_rng
+
+pytestmark = [pytest.mark.nuvec_only, needs_gpu]
+
+
+def operands(n, k, group, bits, rows, dtype="float32", seed=0):
+    rng = seeded_rng("cuda_qmm", n, k, group, bits, rows, dtype, seed)
+    t = getattr(mx, dtype)
+    w = mx.array(rng.standard_normal((n, k)).astype(np.float32)).astype(t)
+    wq, s, b = mx.quantize(w, group, bits, stream=mx.cpu)
+    x = mx.array(rng.standard_normal((rows, k)).astype(np.float32)).astype(t)
+    return x, wq, s, b
+
+
+def qmm(group, bits):
+    return lambda x, wq, s, b: mx.quantized_matmul(
+        x, wq, s, b, transpose=True, group_size=group, bits=bits
+    )
+
+
+def close(cpu, gpu, k):
+    # float32 sums over k in another order; values of the product are O(sqrt(k)).
+    np.testing.assert_allclose(gpu, cpu, rtol=1e-4, atol=1e-5 * k)
+
+
+@pytest.mark.parametrize("bits", [2, 3, 4, 5, 6, 8])
+@pytest.mark.parametrize("group", [32, 64, 128])
+@pytest.mark.parametrize("rows", [1, 3, 300])
+def test_matches_the_cpu(bits, group, rows):
+    k = 512
+    ops = operands(200, k, group, bits, rows)
+    cpu, gpu = both(qmm(group, bits), *ops)
+    close(cpu, gpu, k)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("rows", [1, 5, 257])
+def test_half_weights_and_outputs(dtype, rows):
+    ops = operands(96, 1024, 64, 4, rows, dtype)
+    cpu, gpu = both(qmm(64, 4), *ops)
+    assert cpu.dtype == gpu.dtype
+    np.testing.assert_allclose(gpu, cpu, rtol=2.0**-6, atol=0.05)
+
+
+@pytest.mark.parametrize("bits", [3, 4, 8])
+def test_rows_do_not_depend_on_the_other_rows(bits):
+    x, wq, s, b = operands(333, 768, 64, bits, 40)
+    full = on(mx.gpu, qmm(64, bits), x, wq, s, b)
+    for m in (1, 2, 17):
+        part = on(mx.gpu, qmm(64, bits), x[:m], wq, s, b)
+        assert full[:m].tobytes() == part.tobytes()
+    for i in (0, 5, 39):
+        one = on(mx.gpu, qmm(64, bits), x[i : i + 1], wq, s, b)
+        assert full[i : i + 1].tobytes() == one.tobytes()
+    assert on(mx.gpu, qmm(64, bits), x, wq, s, b).tobytes() == full.tobytes()
+
+
+def test_strided_and_batched_x():
+    x, wq, s, b = operands(128, 256, 32, 4, 12)
+    xs = x.reshape(3, 4, 256).transpose(1, 0, 2)  # not row-contiguous
+    cpu, gpu = both(qmm(32, 4), xs, wq, s, b)
+    close(cpu, gpu, 256)
+
+
+def test_forms_that_run_the_cpu_kernel():
+    # x @ W (not transposed), a batch of weights and mxfp4 weights run the CPU kernel: same bits.
+    rng = seeded_rng("cuda_qmm_cpu_forms")
+    w = mx.array(rng.standard_normal((256, 128)).astype(np.float32))
+    x = mx.array(rng.standard_normal((3, 256)).astype(np.float32))
+    wq, s, b = mx.quantize(w, 64, 4, stream=mx.cpu)
+    cpu, gpu = both(
+        lambda *a: mx.quantized_matmul(*a, transpose=False, group_size=64, bits=4), x, wq, s, b
+    )
+    assert_same(cpu, gpu)
+    wb = mx.stack([w.T, w.T * 2])
+    wq, s, b = mx.quantize(wb, 64, 4, stream=mx.cpu)
+    xb = mx.stack([x, x])
+    cpu, gpu = both(qmm(64, 4), xb, wq, s, b)
+    assert_same(cpu, gpu)
+    wq, s = mx.quantize(w.T, mode="mxfp4", stream=mx.cpu)
+    cpu, gpu = both(
+        lambda x, wq, s: mx.quantized_matmul(x, wq, s, transpose=True, mode="mxfp4"), x, wq, s
+    )
+    assert_same(cpu, gpu)
+
+
+def test_empty_and_single_group():
+    x, wq, s, b = operands(8, 32, 32, 4, 0)
+    cpu, gpu = both(qmm(32, 4), x, wq, s, b)
+    assert gpu.shape == (0, 8)
+    x, wq, s, b = operands(1, 32, 32, 4, 1)
+    cpu, gpu = both(qmm(32, 4), x, wq, s, b)
+    close(cpu, gpu, 32)
