@@ -28,7 +28,7 @@ struct AttentionRows {
   Dtype kv;
 };
 
-// One warp per query row, keys in blocks of 32 from the first (docs/cuda.md, "Attention").
+// Decode, prefill and wide-head kernels (attention.cu; docs/cuda.md, "Attention").
 void attention_rows(const AttentionRows& a, cudaStream_t stream);
 
 }  // namespace nuvec::cuda
