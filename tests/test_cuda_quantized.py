@@ -1,8 +1,8 @@
 """quantized_matmul on the GPU against the CPU (docs/cuda.md, "Quantized products"): MLX's affine
 weights of every bit width and group size, x @ W.T, one row to a prompt's worth (past
 kRowIndependentRows rows the dense path), scales and outputs in float32, float16 and bfloat16;
-rows that do not depend on the other rows, the same bits run to run; the forms that run the CPU
-kernel. Skipped without a CUDA device."""
+batches of weights and gather_qmm (each item with its 2-D product's bits); rows that do not depend
+on the other rows, the same bits run to run; the forms that run the CPU kernel. Skipped without a CUDA device."""
 
 import numpy as np
 import pytest
@@ -73,8 +73,7 @@ def test_strided_and_batched_x():
     close(cpu, gpu, 256)
 
 
-def test_forms_that_run_the_cpu_kernel():
-    # x @ W (not transposed) and a batch of weights run the CPU kernel: the same bits.
+def test_untransposed_products_run_the_cpu_kernel():
     rng = seeded_rng("cuda_qmm_cpu_forms")
     w = mx.array(rng.standard_normal((256, 128)).astype(np.float32))
     x = mx.array(rng.standard_normal((3, 256)).astype(np.float32))
@@ -83,11 +82,49 @@ def test_forms_that_run_the_cpu_kernel():
         lambda *a: mx.quantized_matmul(*a, transpose=False, group_size=64, bits=4), x, wq, s, b
     )
     assert_same(cpu, gpu)
-    wb = mx.stack([w.T, w.T * 2])
-    wq, s, b = mx.quantize(wb, 64, 4, stream=mx.cpu)
-    xb = mx.stack([x, x])
-    cpu, gpu = both(qmm(64, 4), xb, wq, s, b)
-    assert_same(cpu, gpu)
+
+
+@pytest.mark.parametrize("rows", [2, 300])
+def test_batched_weights(rows):
+    # A batch of weights: each item has the bits of its own 2-D product (vmap's promise).
+    rng = seeded_rng("cuda_qmm_batched", rows)
+    ws = [
+        mx.quantize(mx.array(rng.standard_normal((64, 128)).astype(np.float32)), 32, 4)
+        for _ in range(3)
+    ]
+    wq, s, b = (mx.stack([w[i] for w in ws]) for i in range(3))
+    x = mx.array(rng.standard_normal((3, rows, 128)).astype(np.float32))
+    cpu, gpu = both(qmm(32, 4), x, wq, s, b)
+    close(cpu, gpu, 128)
+    mapped = on(mx.gpu, lambda *a: mx.vmap(qmm(32, 4))(*a), x, wq, s, b)
+    for i in range(3):
+        assert mapped[i].tobytes() == on(mx.gpu, qmm(32, 4), x[i], *ws[i]).tobytes()
+
+
+@pytest.mark.parametrize("rows", [1, 4, 260])
+def test_gather_qmm(rows):
+    rng = seeded_rng("cuda_gather_qmm", rows)
+    experts = mx.array(rng.standard_normal((4, 96, 256)).astype(np.float32))
+    wq, s, b = mx.quantize(experts, 64, 4, stream=mx.cpu)
+    x = mx.array(rng.standard_normal((5, rows, 256)).astype(np.float32))
+    lhs = mx.array(np.array([0, 2, 4, 1], dtype=np.uint32))
+    rhs = mx.array(np.array([3, 3, 0, 1], dtype=np.uint32))
+    fn = lambda x, wq, s, b, l, r: mx.gather_qmm(x, wq, s, b, lhs_indices=l, rhs_indices=r)
+    cpu, gpu = both(fn, x, wq, s, b, lhs, rhs)
+    close(cpu, gpu, 256)
+    got = on(mx.gpu, fn, x, wq, s, b, lhs, rhs)
+    for i, (li, ri) in enumerate([(0, 3), (2, 3), (4, 0), (1, 1)]):
+        one = on(mx.gpu, qmm(64, 4), x[li], wq[ri], s[ri], b[ri])
+        assert got[i].tobytes() == one.tobytes()
+
+
+def test_gather_qmm_index_out_of_bounds():
+    rng = seeded_rng("cuda_gather_qmm_oob")
+    wq, s, b = mx.quantize(mx.array(rng.standard_normal((2, 32, 64)).astype(np.float32)), 32, 4)
+    x = mx.array(rng.standard_normal((2, 1, 64)).astype(np.float32))
+    bad = mx.array(np.array([0, 2], dtype=np.uint32))
+    with mx.stream(mx.gpu), pytest.raises(Exception, match="out of bounds"):
+        mx.eval(mx.gather_qmm(x, wq, s, b, rhs_indices=bad))
 
 
 def test_floating_point_modes():

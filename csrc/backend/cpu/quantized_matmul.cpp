@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
-#include <string>
 #include <vector>
 
 #include "backend/cpu/backend.h"
@@ -14,7 +13,6 @@
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/quantized.h"
 #include "backend/cpu/sort.h"
-#include "core/errors.h"
 #include "core/primitives/matmul.h"
 #include "core/primitives/quantized.h"
 #include "core/threads.h"
@@ -177,12 +175,7 @@ void eval_gather_qmm(const GatherQmm& prim, const std::vector<Array>& in, std::v
   const int64_t k = x.shape(-1), m = x.shape(-2), n = y.shape(-1), items = lhs.size();
   const int64_t x_items = x.size() / std::max<int64_t>(1, m * k), w_items = w.size() / (w.shape(-2) * w.shape(-1));
   const uint32_t *li = lhs.data<uint32_t>(), *ri = rhs.data<uint32_t>();
-  for (int64_t i = 0; i < items; ++i)
-    if (li[i] >= x_items || ri[i] >= w_items)
-      throw KernelError(EvalErrorKind::index, "index " + std::to_string(li[i] >= x_items ? li[i] : ri[i]) +
-                                                  " is out of bounds for the " + (li[i] >= x_items ? "lhs" : "rhs") +
-                                                  " batch of size " +
-                                                  std::to_string(li[i] >= x_items ? x_items : w_items));
+  check_gather_qmm_indices(li, ri, items, x_items, w_items);
   into_output(y, [&](float* ybase) {
     if (m * k == 0) return std::fill(ybase, ybase + y.size(), 0.0f);
     Weights ws{w, s, b};

@@ -1,5 +1,5 @@
 // MLX's affine quantized products on the GPU. The one-row kernel: each warp computes kRows
-// adjacent outputs of one row of x; each lane takes chunks of 32 codes (bits words, so a warp's
+// adjacent outputs of one row of x (of one batch item); each lane takes chunks of 32 codes (bits words, so a warp's
 // loads of a weight row are contiguous), chunk lane, lane + 32, ... of the row, keeping x's 32
 // values in registers for its kRows weight rows. Per chunk: d = the codes times x, fused
 // multiply-added in order, s = x's values added in order, then acc = fma(scale, d, acc) and
@@ -33,38 +33,45 @@ template <int B> __global__ void __launch_bounds__(kWarps * 32) rows_kernel(Quan
   const int64_t n0 = (int64_t(blockIdx.x) * kWarps + threadIdx.x / 32) * kRows;
   if (n0 >= q.n) return;
   const int64_t words = q.k * B / 32, chunks = q.k / kChunk, groups = q.k / q.group;
-  for (int64_t m = blockIdx.y; m < q.m; m += gridDim.y) {
-    const float* x = q.x + m * q.k;
-    float acc[kRows] = {};
-    for (int64_t c = lane; c < chunks; c += 32) {
-      float xv[kChunk], s = 0.0f;
-      const float4* x4 = reinterpret_cast<const float4*>(x + c * kChunk);
+  for (int64_t z = blockIdx.z; z < q.items; z += gridDim.z) {
+    const int64_t xz = q.lhs ? q.lhs[z] : z, wz = q.rhs ? q.rhs[z] : z;
+    const uint32_t* w = q.w + wz * q.w_item;
+    const int64_t p0 = wz * q.p_item;
+    for (int64_t m = blockIdx.y; m < q.m; m += gridDim.y) {
+      const float* x = q.x + xz * q.x_item + m * q.k;
+      float acc[kRows] = {};
+      for (int64_t c = lane; c < chunks; c += 32) {
+        // Every row's words first, so their loads are in flight together (a row past n rereads
+        // the last row and is not stored).
+        uint32_t wc[kRows][B];
 #pragma unroll
-      for (int i = 0; i < kChunk / 4; ++i) {
-        float4 v = __ldg(x4 + i);
-        xv[4 * i] = v.x, xv[4 * i + 1] = v.y, xv[4 * i + 2] = v.z, xv[4 * i + 3] = v.w;
+        for (int r = 0; r < kRows; ++r) load_chunk<B>(w + (n0 + r < q.n ? n0 + r : q.n - 1) * words + c * B, wc[r]);
+        float xv[kChunk], s = 0.0f;
+        const float4* x4 = reinterpret_cast<const float4*>(x + c * kChunk);
+#pragma unroll
+        for (int i = 0; i < kChunk / 4; ++i) {
+          float4 v = __ldg(x4 + i);
+          xv[4 * i] = v.x, xv[4 * i + 1] = v.y, xv[4 * i + 2] = v.z, xv[4 * i + 3] = v.w;
+        }
+#pragma unroll
+        for (int i = 0; i < kChunk; ++i) s = __fadd_rn(s, xv[i]);
+        const int64_t g = c * kChunk / q.group;
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          const int64_t n = n0 + r < q.n ? n0 + r : q.n - 1;
+          float d = 0.0f;
+#pragma unroll
+          for (int i = 0; i < kChunk; ++i) d = __fmaf_rn(code<B>(wc[r], i), xv[i], d);
+          acc[r] = __fmaf_rn(load_float(q.scales, q.s_type, p0 + n * groups + g), d, acc[r]);
+          acc[r] = __fmaf_rn(load_float(q.biases, q.b_type, p0 + n * groups + g), s, acc[r]);
+        }
       }
-#pragma unroll
-      for (int i = 0; i < kChunk; ++i) s = __fadd_rn(s, xv[i]);
-      const int64_t g = c * kChunk / q.group;
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
-        const int64_t n = n0 + r;
-        if (n >= q.n) break;
-        uint32_t w[B];
-        load_chunk<B>(q.w + n * words + c * B, w);
-        float d = 0.0f;
-#pragma unroll
-        for (int i = 0; i < kChunk; ++i) d = __fmaf_rn(code<B>(w, i), xv[i], d);
-        acc[r] = __fmaf_rn(load_float(q.scales, q.s_type, n * groups + g), d, acc[r]);
-        acc[r] = __fmaf_rn(load_float(q.biases, q.b_type, n * groups + g), s, acc[r]);
+        float v = acc[r];
+        for (int off = 16; off > 0; off /= 2) v = __fadd_rn(v, __shfl_xor_sync(0xffffffffu, v, off));
+        if (lane == 0 && n0 + r < q.n) store_float(q.y, q.y_type, (z * q.m + m) * q.n + n0 + r, v);
       }
-    }
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      float v = acc[r];
-      for (int off = 16; off > 0; off /= 2) v = __fadd_rn(v, __shfl_xor_sync(0xffffffffu, v, off));
-      if (lane == 0 && n0 + r < q.n) store_float(q.y, q.y_type, m * q.n + n0 + r, v);
     }
   }
 }
@@ -112,7 +119,8 @@ bool quantized_rows_supported(int bits, int group) {
 
 void quantized_rows(const QuantizedRows& q, cudaStream_t stream) {
   const int64_t per_block = int64_t(kWarps) * kRows;
-  dim3 grid(unsigned((q.n + per_block - 1) / per_block), unsigned(q.m < 65535 ? q.m : 65535));
+  dim3 grid(unsigned((q.n + per_block - 1) / per_block), unsigned(q.m < 65535 ? q.m : 65535),
+            unsigned(q.items < 65535 ? q.items : 65535));
   with_bits(q.bits, [&](auto b) { rows_kernel<b.value><<<grid, kWarps * 32, 0, stream>>>(q); });
 }
 

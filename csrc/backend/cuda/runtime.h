@@ -28,7 +28,7 @@ void register_elementwise_kernels(Backend& b);
 void register_fast_norm_kernels(Backend& b);  // rms_norm, layer_norm (fast_norms.cpp)
 void register_indexing_kernels(Backend& b);
 void register_matmul_kernels(Backend& b);
-void register_quantized_kernels(Backend& b);  // quantized_matmul (quantized.cpp)
+void register_quantized_kernels(Backend& b);  // quantized_matmul, gather_qmm (quantized.cpp)
 void register_random_kernels(Backend& b);
 void register_rope_kernels(Backend& b);
 void register_shape_kernels(Backend& b);  // the layout primitives that copy (shape.cpp)

@@ -117,4 +117,9 @@ class GatherQmm : public QuantizedProduct {
   NUVEC_VMAP_RULE
 };
 
+// Raises KernelError(index) for the first of gather_qmm's `items` index pairs outside the x and
+// weight batches (x_items and w_items items): every backend checks before it computes.
+void check_gather_qmm_indices(const uint32_t* lhs, const uint32_t* rhs, int64_t items, int64_t x_items,
+                              int64_t w_items);
+
 }  // namespace nuvec
