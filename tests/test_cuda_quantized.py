@@ -124,7 +124,7 @@ def test_gather_qmm_index_out_of_bounds():
     x = mx.array(rng.standard_normal((2, 1, 64)).astype(np.float32))
     bad = mx.array(np.array([0, 2], dtype=np.uint32))
     with mx.stream(mx.gpu), pytest.raises(Exception, match="out of bounds"):
-        mx.eval(mx.gather_qmm(x, wq, s, b, rhs_indices=bad))
+        mx.eval(mx.gather_qmm(x, wq, s, b, rhs_indices=bad, group_size=32))
 
 
 def test_floating_point_modes():
