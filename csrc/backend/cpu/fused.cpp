@@ -5,7 +5,6 @@
 // update reads and writes each array once, in place.
 #include <algorithm>
 #include <memory>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -13,6 +12,7 @@
 #include "backend/cpu/copy.h"
 #include "backend/cpu/kernels.h"
 #include "core/eval.h"
+#include "core/fusion.h"
 #include "core/primitives/elementwise.h"
 #include "core/threads.h"
 
@@ -26,44 +26,9 @@ constexpr int kMaxOperands = 3;
 // Smaller arrays stay in cache between ops anyway: fusing them saves nothing.
 constexpr int64_t kFuseMinElements = int64_t(1) << 16;
 
-// Element-wise primitives with a kernel to chain (copies convert while gathering: they have none).
-bool fusible(const Primitive& p) {
-  if (auto* u = dynamic_cast<const Unary*>(&p)) return u->op() != UnaryOp::copy && u->op() != UnaryOp::stop_gradient;
-  return dynamic_cast<const Elementwise*>(&p) != nullptr;
-}
-
-// Element-wise CPU nodes used once in this evaluation, by another element-wise CPU node of the
-// same shape, run inside that user. Those also asked for or held elsewhere are stored as they are
-// computed (eval_fused tells them by their handle count); the others are never stored.
+// The chains of large element-wise CPU nodes (core/fusion.h).
 void plan(const std::vector<Node*>& order, const std::vector<Array>&, std::unordered_set<Node*>& fused) {
-  auto large = [](Node* n) { return n->size >= kFuseMinElements && n->stream.device.type == DeviceType::cpu; };
-  if (std::none_of(order.begin(), order.end(), large)) return;  // nothing worth a pass
-  std::unordered_set<Node*> pending;
-  for (Node* n : order)
-    if (large(n)) pending.insert(n);
-  std::unordered_map<Node*, int> uses;
-  for (Node* n : order)
-    for (const Array& in : n->inputs)
-      if (pending.count(in.node())) ++uses[in.node()];
-  auto candidate = [&](Node* n) {
-    return large(n) && n->primitive && fusible(*n->primitive) && !n->traced && n->siblings.empty();
-  };
-  // Steps in each group (a node and the producers fused into it), bounded so a group's kernels
-  // share a few small buffers and no walk over a group goes deep.
-  std::unordered_map<Node*, int> steps;
-  for (Node* user : order) {
-    if (!candidate(user)) continue;
-    int total = 1;
-    for (const Array& in : user->inputs) {
-      Node* a = in.node();
-      if (pending.count(a) && uses[a] == 1 && candidate(a) && a->shape == user->shape &&
-          total + steps[a] <= int(kMaxSteps)) {
-        fused.insert(a);
-        total += steps[a];
-      }
-    }
-    steps[user] = total;
-  }
+  plan_elementwise_chains(order, DeviceType::cpu, kFuseMinElements, int(kMaxSteps), fused);
 }
 
 struct Source {
@@ -153,18 +118,6 @@ void place_results(std::vector<Step>& steps) {
   }
 }
 
-// The fallback: the fused producers evaluated op by op, inputs first.
-void evaluate_producers(const std::vector<Array>& inputs, const std::unordered_set<Node*>& fused) {
-  for (const Array& in : inputs) {
-    if (!fused.count(in.node()) || in.evaluated()) continue;
-    evaluate_producers(in.inputs(), fused);
-    std::vector<Array> outs{in};
-    const Primitive& p = *in.primitive();
-    find_kernel(p, DeviceType::cpu)(p, in.inputs(), outs);
-    finish_node(in.node());
-  }
-}
-
 // Asks for the next chunk of every input while this one computes: the hardware prefetchers
 // restart at each 4 KiB page, which a chunk spans.
 void prefetch(const std::vector<std::pair<const char*, size_t>>& streams, int64_t start, int64_t len) {
@@ -179,7 +132,7 @@ void eval_fused(const Primitive& p, const std::vector<Array>& in, std::vector<Ar
   Array& root = out[0];
   std::vector<Step> steps;
   if (!build(root, true, fused, steps)) {
-    evaluate_producers(in, fused);
+    evaluate_producers(in, fused, DeviceType::cpu);
     find_kernel(p, DeviceType::cpu)(p, in, out);
     return;
   }

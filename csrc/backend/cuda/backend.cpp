@@ -87,7 +87,7 @@ bool register_cuda_backend() {
   set_device_memory(memory);
 
   static Backend* gpu = [&] {
-    auto* b = new Backend{"cuda", DeviceType::gpu, g_info->name + " (" + g_info->architecture + ")", {}, {}};
+    auto* b = new Backend{"cuda", DeviceType::gpu, g_info->name + " (" + g_info->architecture + ")", fusion(), {}};
     b->synchronize = synchronize;
     for (auto add : {register_attention_kernels, register_creation_kernels, register_elementwise_kernels,
                      register_fast_norm_kernels, register_indexing_kernels, register_matmul_kernels,

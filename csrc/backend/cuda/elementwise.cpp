@@ -90,19 +90,6 @@ void run(EwKind kind, Dtype compute, EwArgs args, const std::vector<Array>& in, 
   }
 }
 
-KernelParams kernel_params(const OpParams& p) {
-  KernelParams k;
-  if (auto* r = std::get_if<RoundParams>(&p)) {
-    k.decimals = r->decimals;
-    k.round_scale = std::pow(10.0, std::abs(r->decimals));
-  } else if (auto* n = std::get_if<NanToNumParams>(&p)) {
-    k.nan = n->nan, k.posinf = n->posinf, k.neginf = n->neginf;
-  } else if (auto* c = std::get_if<IsCloseParams>(&p)) {
-    k.rtol = c->rtol, k.atol = c->atol, k.equal_nan = c->equal_nan;
-  }
-  return k;
-}
-
 [[noreturn]] void missing_kernel(const char* op, Dtype d) {
   throw KernelError(EvalErrorKind::other, std::string("no CUDA kernel for dtype ") + name_of(d) + " in " + op);
 }
@@ -172,6 +159,19 @@ void eval_select(const Select& prim, const std::vector<Array>& in, std::vector<A
 }
 
 }  // namespace
+
+KernelParams kernel_params(const OpParams& p) {
+  KernelParams k;
+  if (auto* r = std::get_if<RoundParams>(&p)) {
+    k.decimals = r->decimals;
+    k.round_scale = std::pow(10.0, std::abs(r->decimals));
+  } else if (auto* n = std::get_if<NanToNumParams>(&p)) {
+    k.nan = n->nan, k.posinf = n->posinf, k.neginf = n->neginf;
+  } else if (auto* c = std::get_if<IsCloseParams>(&p)) {
+    k.rtol = c->rtol, k.atol = c->atol, k.equal_nan = c->equal_nan;
+  }
+  return k;
+}
 
 void copy_into(const Array& in, Array& out) {
   if (out.size() == 0) return;

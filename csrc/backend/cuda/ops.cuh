@@ -454,4 +454,52 @@ NUVEC_CUDA_BINARY(Logaddexp, inexact, log_add_exp(a, b))
 NUVEC_CUDA_BINARY(Isclose, any_type, close(a, b, p))
 NUVEC_CUDA_BINARY(EqualNan, any_type, bool(a == b || (nan_of(a) && nan_of(b))))
 
+// An op's result: of the compute type, bool (predicates) or float (complex64's abs, real, imag).
+template <class T> struct Result {
+  T t{};
+  bool b = false;
+  float f = 0;
+  int kind = 0;
+  template <class R> __device__ void operator()(R v) {
+    if constexpr (std::is_same_v<R, T>)
+      t = v, kind = 0;
+    else if constexpr (std::is_same_v<R, bool>)
+      b = v, kind = 1;
+    else
+      f = v, kind = 2;
+  }
+  __device__ void store(void* out, Dtype d, int64_t i) const {
+    if (kind == 0)
+      store_as(out, d, i, t);
+    else if (kind == 1)
+      store_as(out, d, i, b);
+    else
+      store_as(out, d, i, f);
+  }
+};
+
+// Ops without a kernel (copy, stop_gradient) and compute types an op has no kernel for never get
+// here: the host checks both before launching.
+template <class T> __device__ inline void apply(UnaryOp op, T x, const KernelParams& p, Result<T>& r) {
+  switch (op) {
+#define NUVEC_CASE(name, F)                         \
+  case UnaryOp::name:                               \
+    if constexpr (F::template ok<T>) r(F::f(x, p)); \
+    return;
+    NUVEC_UNARY_KERNELS(NUVEC_CASE)
+#undef NUVEC_CASE
+    default: return;
+  }
+}
+template <class T> __device__ inline void apply(BinaryOp op, T a, T b, const KernelParams& p, Result<T>& r) {
+  switch (op) {
+#define NUVEC_CASE(name, F)                            \
+  case BinaryOp::name:                                 \
+    if constexpr (F::template ok<T>) r(F::f(a, b, p)); \
+    return;
+    NUVEC_BINARY_KERNELS(NUVEC_CASE)
+#undef NUVEC_CASE
+  }
+}
+
 }  // namespace nuvec::cuda

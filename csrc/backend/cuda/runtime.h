@@ -4,6 +4,7 @@
 #include "backend/cuda/stream.h"
 #include "core/array.h"
 #include "core/backend.h"
+#include "core/primitives/elementwise.h"
 
 namespace nuvec::cuda {
 
@@ -20,6 +21,12 @@ template <class T> const T* device_in(const Array& a) {
   return static_cast<const T*>(a.buffer()->device_data()) + a.offset();
 }
 template <class T> T* device_out(const Array& a) { return static_cast<T*>(a.buffer()->device_data()) + a.offset(); }
+
+struct KernelParams;  // elementwise_launch.h
+// The parameterised element-wise ops' parameters as kernel data (elementwise.cpp).
+KernelParams kernel_params(const OpParams& p);
+// The element-wise fusion (fused.cpp).
+Fusion fusion();
 
 // Each family's kernels (backend/cuda/<family>.cu).
 void register_attention_kernels(Backend& b);  // scaled_dot_product_attention (attention.cpp)
