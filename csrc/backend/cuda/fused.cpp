@@ -20,7 +20,8 @@ void plan(const std::vector<Node*>& order, const std::vector<Array>&, std::unord
 struct Chain {
   FusedArgs args{};
   Dtype dtype;
-  std::vector<Node*> stored;  // the stored producers, finished after the launch
+  std::vector<Node*> stored;       // the stored producers, finished after the launch
+  std::vector<const Array*> read;  // the evaluated inputs of the steps so far
   int inputs = 0;
 };
 
@@ -48,10 +49,17 @@ bool build(const Array& node, bool store, const std::unordered_set<Node*>& fused
       return false;
     c.args.in[c.inputs] = device_address(in), c.args.scalar[c.inputs] = one;
     step.src[k] = -(++c.inputs);
+    c.read.push_back(&in);
   }
   if (store) {
+    // A dead input's buffer when donate() allows it: every step that reads it is at or before this
+    // one (its single handle is one operand), and a thread reads an element before it writes it.
+    // A donated buffer is then shared, so donate() refuses it to later steps.
     Array out(std::shared_ptr<Node>(std::shared_ptr<Node>{}, node.node()));  // non-owning alias
-    allocate(out);
+    bool donated = false;
+    for (const Array* in : c.read)
+      if (!donated) donated = donate(*in, out);
+    if (!donated) allocate(out);
     step.out = out.buffer()->device_data();
     c.stored.push_back(node.node());
   }

@@ -15,19 +15,28 @@ template <class T> __device__ inline void apply_step(const FusedStep& s, T a, T 
     apply(BinaryOp(s.op), a, b, s.params, r);
 }
 
-template <class T> __global__ void fused_kernel(FusedArgs a) {
+// The steps unrolled, so each result is a register: an operand picks its step's result by
+// comparison (a dynamic index would put the results in local memory). The arguments stay in the
+// constant bank (__grid_constant__), read with the step's dynamic fields, never copied per thread.
+template <class T> __global__ void fused_kernel(const __grid_constant__ FusedArgs a) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < a.n; i += int64_t(gridDim.x) * blockDim.x) {
     T r[kFusedMaxSteps];
-    for (int s = 0; s < a.steps; ++s) {
+#pragma unroll
+    for (int s = 0; s < kFusedMaxSteps; ++s) {
+      if (s >= a.steps) break;
       const FusedStep& st = a.step[s];
       T v[2] = {};
-      for (int k = 0; k < st.arity; ++k) {
+#pragma unroll
+      for (int k = 0; k < 2; ++k) {
+        if (k >= st.arity) break;
         const int src = st.src[k];
-        if (src >= 0) {
-          v[k] = r[src];
-        } else {
+        if (src < 0) {
           const int j = -src - 1;
           v[k] = static_cast<const T*>(a.in[j])[a.scalar[j] ? 0 : i];
+        } else {
+#pragma unroll
+          for (int t = 0; t < s; ++t)
+            if (src == t) v[k] = r[t];
         }
       }
       Result<T> res;
