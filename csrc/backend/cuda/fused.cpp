@@ -36,6 +36,7 @@ bool build(const Array& node, bool store, const std::unordered_set<Node*>& fused
   if (u ? !unary_has_kernel(int(u->op()), c.dtype) : !binary_has_kernel(int(b->op()), c.dtype)) return false;
   const std::vector<Array>& inputs = node.inputs();
   FusedStep step{int(inputs.size()), u ? int(u->op()) : int(b->op()), {0, 0}, nullptr, kernel_params(p->params())};
+  std::vector<const Array*> mine;  // this step's evaluated inputs
   for (size_t k = 0; k < inputs.size(); ++k) {
     const Array& in = inputs[k];
     if (in.dtype() != c.dtype) return false;
@@ -49,8 +50,11 @@ bool build(const Array& node, bool store, const std::unordered_set<Node*>& fused
       return false;
     c.args.in[c.inputs] = device_address(in), c.args.scalar[c.inputs] = one;
     step.src[k] = -(++c.inputs);
-    c.read.push_back(&in);
+    mine.push_back(&in);
   }
+  // This step's inputs join those of the steps before it only now: an input an outer step reads
+  // (collected before its producers were built) is read after this step.
+  c.read.insert(c.read.end(), mine.begin(), mine.end());
   if (store) {
     // A dead input's buffer when donate() allows it: every step that reads it is at or before this
     // one (its single handle is one operand), and a thread reads an element before it writes it.
