@@ -34,7 +34,7 @@ def close(cpu, gpu, k):
     np.testing.assert_allclose(gpu, cpu, rtol=1e-4, atol=1e-5 * k)
 
 
-@pytest.mark.parametrize("bits", [2, 3, 4, 5, 6, 8])
+@pytest.mark.parametrize("bits", [1, 2, 3, 4, 5, 6, 8])
 @pytest.mark.parametrize("group", [32, 64, 128])
 @pytest.mark.parametrize("rows", [1, 3, 300])
 def test_matches_the_cpu(bits, group, rows):

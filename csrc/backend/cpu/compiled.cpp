@@ -190,37 +190,6 @@ void step(const Program& prog, const Plan& plan, size_t i, char* scratch, int64_
   }
 }
 
-// The fallback: each instruction as its own kernel over whole arrays (inputs whose shapes do not
-// have the traced forms, or an instruction this build has no fused kernel for).
-void run_unfused(const Compiled& c, const std::vector<Array>& in, std::vector<Array>& out) {
-  const Program& prog = c.program();
-  std::vector<Array> slots(in);
-  for (size_t i = 0; i < prog.code.size(); ++i) {
-    const Instruction& ins = prog.code[i];
-    std::vector<Array> args;
-    for (int a : ins.args) args.push_back(slots[size_t(a)]);
-    auto it = std::find(prog.outputs.begin(), prog.outputs.end(), int(prog.input_forms.size() + i));
-    std::vector<Array> res;
-    if (it != prog.outputs.end()) {
-      res.push_back(out[size_t(it - prog.outputs.begin())]);
-    } else {
-      Shape s = args[0].shape();
-      if (dynamic_cast<const Reduce*>(ins.primitive.get())) {
-        s.pop_back();
-        if (int(s.size()) < ins.rank) s.push_back(1);
-      } else {
-        for (const Array& a : args) s = broadcast_shapes(s, a.shape(), ins.primitive->name());
-      }
-      auto node = std::make_shared<Node>(s, ins.dtype);
-      node->size = shape_size(s);
-      res.emplace_back(node);
-    }
-    find_kernel(*ins.primitive, DeviceType::cpu)(*ins.primitive, args, res);
-    res[0].node()->evaluated.store(true);
-    slots.push_back(res[0]);
-  }
-}
-
 void eval_compiled(const Compiled& c, const std::vector<Array>& in, std::vector<Array>& out) {
   const Program& prog = c.program();
   const Shape& domain = c.domain();
@@ -231,7 +200,7 @@ void eval_compiled(const Compiled& c, const std::vector<Array>& in, std::vector<
   for (size_t k = 0; k < ni && fits && !c.traced_domain(); ++k)
     fits &= form_of(in[k].shape(), domain) == int(prog.input_forms[k]);
   if (!fits || shape_size(domain) == 0) {
-    run_unfused(c, in, out);
+    run_unfused(c, in, out, DeviceType::cpu);
     return;
   }
   plan.width = domain.empty() ? 1 : domain.back();

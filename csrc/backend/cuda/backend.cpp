@@ -89,10 +89,11 @@ bool register_cuda_backend() {
   static Backend* gpu = [&] {
     auto* b = new Backend{"cuda", DeviceType::gpu, g_info->name + " (" + g_info->architecture + ")", fusion(), {}};
     b->synchronize = synchronize;
-    for (auto add : {register_attention_kernels, register_creation_kernels, register_elementwise_kernels,
-                     register_fast_norm_kernels, register_indexing_kernels, register_matmul_kernels,
-                     register_quantized_kernels, register_random_kernels, register_reduce_kernels,
-                     register_rope_kernels, register_scan_kernels, register_shape_kernels, register_sort_kernels})
+    for (auto add :
+         {register_attention_kernels, register_compiled_kernels, register_creation_kernels,
+          register_elementwise_kernels, register_fast_norm_kernels, register_indexing_kernels, register_matmul_kernels,
+          register_quantized_kernels, register_random_kernels, register_reduce_kernels, register_rope_kernels,
+          register_scan_kernels, register_shape_kernels, register_sort_kernels})
       add(*b);
     // A primitive without a CUDA kernel yet runs its CPU kernel on the host copies of its inputs
     // (docs/cuda.md lists which); its output moves to the device when a GPU kernel reads it.

@@ -1,11 +1,13 @@
-// The CUDA backend's fusion (core/backend.h's Fusion): float32 element-wise chains run as one kernel (fused.cu), each
-// element through every step in registers. Producers fused into a user (core/fusion.h's plan) are computed with it;
-// those also wanted (asked for, or held from Python) are stored as they are computed. A chain that does not fit (other
-// dtypes, strided operands, more inputs than the kernel takes) runs op by op.
+// The CUDA backend's fusion (core/backend.h's Fusion): float32 element-wise chains run as one
+// kernel (fused.cu), each element through every step in registers. Producers fused into a user
+// (core/fusion.h's plan) are computed with it; those also wanted (asked for, or held from Python)
+// are stored as they are computed. A chain that does not fit (other dtypes, strided operands, more
+// inputs than the kernel takes) runs op by op; so do compile's fused groups.
 #include "backend/cuda/fused.cuh"
 #include "backend/cuda/runtime.h"
 #include "core/eval.h"
 #include "core/fusion.h"
+#include "core/primitives/compiled.h"
 #include "core/primitives/elementwise.h"
 
 namespace nuvec::cuda {
@@ -89,8 +91,16 @@ void eval_fused(const Primitive& p, const std::vector<Array>& in, std::vector<Ar
     if (n != root.node()) finish_node(n);
 }
 
+// compile's fused groups: the program's ops one at a time on the GPU, so a compiled function has
+// the bits of the uncompiled one there.
+void eval_compiled(const Compiled& c, const std::vector<Array>& in, std::vector<Array>& out) {
+  run_unfused(c, in, out, DeviceType::gpu);
+}
+
 }  // namespace
 
 Fusion fusion() { return {plan, eval_fused}; }
+
+void register_compiled_kernels(Backend& b) { b.add<Compiled, eval_compiled>(); }
 
 }  // namespace nuvec::cuda

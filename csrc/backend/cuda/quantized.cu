@@ -7,6 +7,7 @@
 // sequence depends on k alone, so each row of x gets the bits of its one-row product.
 #include "backend/cuda/dtypes.cuh"
 #include "backend/cuda/quantized.cuh"
+#include "core/quant_bits.h"
 
 namespace nuvec::cuda {
 namespace {
@@ -95,17 +96,6 @@ __global__ void store_kernel(const float* src, void* dst, Dtype t, int64_t count
     store_float(dst, t, i, src[i]);
 }
 
-template <class F> void with_bits(int bits, F&& f) {
-  switch (bits) {
-    case 2: return f(std::integral_constant<int, 2>{});
-    case 3: return f(std::integral_constant<int, 3>{});
-    case 4: return f(std::integral_constant<int, 4>{});
-    case 5: return f(std::integral_constant<int, 5>{});
-    case 6: return f(std::integral_constant<int, 6>{});
-    default: return f(std::integral_constant<int, 8>{});
-  }
-}
-
 unsigned blocks_for(int64_t items, int threads) {
   int64_t b = (items + threads - 1) / threads;
   return unsigned(b < 65535 * 16 ? b : 65535 * 16);
@@ -114,7 +104,7 @@ unsigned blocks_for(int64_t items, int threads) {
 }  // namespace
 
 bool quantized_rows_supported(int bits, int group) {
-  return (bits >= 2 && bits <= 6) || bits == 8 ? group % kChunk == 0 : false;
+  return (bits >= 1 && bits <= 6) || bits == 8 ? group % kChunk == 0 : false;
 }
 
 void quantized_rows(const QuantizedRows& q, cudaStream_t stream) {

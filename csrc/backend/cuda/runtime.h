@@ -30,6 +30,7 @@ Fusion fusion();
 
 // Each family's kernels (backend/cuda/<family>.cu).
 void register_attention_kernels(Backend& b);  // scaled_dot_product_attention (attention.cpp)
+void register_compiled_kernels(Backend& b);   // compile's fused groups, op by op (fused.cpp)
 void register_creation_kernels(Backend& b);
 void register_elementwise_kernels(Backend& b);
 void register_fast_norm_kernels(Backend& b);  // rms_norm, layer_norm (fast_norms.cpp)

@@ -1,10 +1,15 @@
-// The fused group's shapes, and its rules: each expands the program into ordinary nodes and
-// applies its steps' own rules in order, so a fused node differentiates and vectorises exactly
-// as the graph it replaced.
+// The fused group's shapes, its rules (each expands the program into ordinary nodes and applies
+// its steps' own rules in order, so a fused node differentiates and vectorises exactly as the
+// graph it replaced), and its program run op by op on a device.
 #include "core/primitives/compiled.h"
 
+#include <algorithm>
+
+#include "core/backend.h"
 #include "core/ops.h"
+#include "core/ops/common.h"
 #include "core/primitives/grad_util.h"
+#include "core/primitives/reduce.h"
 
 namespace nuvec {
 
@@ -137,6 +142,35 @@ std::pair<std::vector<Array>, std::vector<int>> Compiled::vmap(const std::vector
   std::vector<int> out_axes;
   for (int o : program_->outputs) out.push_back(vals[size_t(o)]), out_axes.push_back(vaxes[size_t(o)]);
   return {out, out_axes};
+}
+
+void run_unfused(const Compiled& c, const std::vector<Array>& in, std::vector<Array>& out, DeviceType device) {
+  const Program& prog = c.program();
+  std::vector<Array> slots(in);
+  for (size_t i = 0; i < prog.code.size(); ++i) {
+    const Instruction& ins = prog.code[i];
+    std::vector<Array> args;
+    for (int a : ins.args) args.push_back(slots[size_t(a)]);
+    auto it = std::find(prog.outputs.begin(), prog.outputs.end(), int(prog.input_forms.size() + i));
+    std::vector<Array> res;
+    if (it != prog.outputs.end()) {
+      res.push_back(out[size_t(it - prog.outputs.begin())]);
+    } else {
+      Shape s = args[0].shape();
+      if (dynamic_cast<const Reduce*>(ins.primitive.get())) {
+        s.pop_back();
+        if (int(s.size()) < ins.rank) s.push_back(1);
+      } else {
+        for (const Array& a : args) s = broadcast_shapes(s, a.shape(), ins.primitive->name());
+      }
+      auto node = std::make_shared<Node>(s, ins.dtype);
+      node->size = shape_size(s);
+      res.emplace_back(node);
+    }
+    find_kernel(*ins.primitive, device)(*ins.primitive, args, res);
+    res[0].node()->evaluated.store(true);
+    slots.push_back(res[0]);
+  }
 }
 
 }  // namespace nuvec

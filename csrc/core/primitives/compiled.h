@@ -68,4 +68,10 @@ class Compiled : public Primitive {
   bool traced_;
 };
 
+// Each instruction of c's program as its own kernel on `device`, over whole arrays: the CPU's
+// fallback (inputs whose shapes do not have the traced forms, or an instruction its build has no
+// fused kernel for), and a GPU's way to run a compiled group, with the bits of the ops evaluated
+// one at a time.
+void run_unfused(const Compiled& c, const std::vector<Array>& in, std::vector<Array>& out, DeviceType device);
+
 }  // namespace nuvec

@@ -11,6 +11,7 @@
 #include "backend/cpu/quantized.h"
 #include "backend/cpu/simd/fma.h"
 #include "backend/cpu/simd/to_floats.h"
+#include "core/quant_bits.h"
 
 namespace nuvec::cpu::NUVEC_ISA {
 
@@ -306,19 +307,6 @@ template <int B> void plain_many(const QmmProblem& p, int64_t col0, int64_t col1
 template <int B> void plain(const QmmProblem& p, int64_t c0, int64_t c1, float* scratch) {
   if (p.m == 1) return plain_one<B>(p, c0 * kQmmChunk, std::min(p.n, c1 * kQmmChunk), scratch);
   for (int64_t c = c0; c < c1; ++c) plain_many<B>(p, c * kQmmChunk, std::min(p.n, (c + 1) * kQmmChunk), scratch);
-}
-
-// Calls f(std::integral_constant<int, B>{}) for the bit width `bits`.
-template <class F> void with_bits(int bits, F&& f) {
-  switch (bits) {
-    case 1: return f(std::integral_constant<int, 1>{});
-    case 2: return f(std::integral_constant<int, 2>{});
-    case 3: return f(std::integral_constant<int, 3>{});
-    case 4: return f(std::integral_constant<int, 4>{});
-    case 5: return f(std::integral_constant<int, 5>{});
-    case 6: return f(std::integral_constant<int, 6>{});
-    default: return f(std::integral_constant<int, 8>{});
-  }
 }
 
 }  // namespace
