@@ -42,8 +42,6 @@ class Buffer {
   void written_on_device();
   size_t size() const { return size_; }
   bool owned() const { return !release_; }
-  // Whether the host copy is current (data() then copies nothing).
-  bool on_host() const { return valid_.load(std::memory_order_acquire) & kHost; }
 
  private:
   static constexpr uint8_t kHost = 1, kDevice = 2;

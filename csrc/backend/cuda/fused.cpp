@@ -50,11 +50,7 @@ bool build(const Array& node, bool store, const std::unordered_set<Node*>& fused
     const bool one = in.size() == 1;
     if (!in.evaluated() || !(one || (in.size() == node.size() && in.row_contiguous())) || c.inputs == kFusedMaxInputs)
       return false;
-    c.args.scalar[c.inputs] = one;
-    if (one && in.buffer()->on_host())
-      c.args.value[c.inputs] = in.data<float>()[0];
-    else
-      c.args.in[c.inputs] = device_address(in);
+    c.args.in[c.inputs] = device_address(in), c.args.scalar[c.inputs] = one;
     step.src[k] = -(++c.inputs);
     mine.push_back(&in);
   }

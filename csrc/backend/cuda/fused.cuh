@@ -20,15 +20,12 @@ struct FusedStep {
   KernelParams params;
 };
 
-// n elements; input j is contiguous (n elements at in[j]) or, when scalar[j], one element: at
-// in[j], or value[j] itself when in[j] is null (a constant whose host copy is current travels with
-// the launch instead of being copied to the device).
+// n elements; input j is contiguous (n elements) or, when scalar[j], one element.
 struct FusedArgs {
   int steps;
   FusedStep step[kFusedMaxSteps];
   const void* in[kFusedMaxInputs];
   bool scalar[kFusedMaxInputs];
-  float value[kFusedMaxInputs];
   int64_t n;
 };
 
