@@ -1,8 +1,8 @@
 // MLX's affine quantized products on the GPU. The one-row kernel: each warp computes kRows
-// adjacent outputs of one row of x (of one batch item); each lane takes chunks of 32 codes (bits words, so a warp's
-// loads of a weight row are contiguous), chunk lane, lane + 32, ... of the row, keeping x's 32
-// values in registers for its kRows weight rows. Per chunk: d = the codes times x, fused
-// multiply-added in order, s = x's values added in order, then acc = fma(scale, d, acc) and
+// adjacent outputs of one row of x (of one batch item); each lane takes chunks of 32 codes (`bits`
+// words, so a warp's loads of a weight row are contiguous), chunk lane, lane + 32, ... of the row,
+// keeping x's 32 values in registers for its kRows weight rows. Per chunk: d = the codes times x,
+// fused multiply-added in order, s = x's values added in order, then acc = fma(scale, d, acc) and
 // acc = fma(bias, s, acc); the lanes' accumulators are then added by a fixed butterfly. That
 // sequence depends on k alone, so each row of x gets the bits of its one-row product.
 #include "backend/cuda/dtypes.cuh"
@@ -104,7 +104,7 @@ unsigned blocks_for(int64_t items, int threads) {
 }  // namespace
 
 bool quantized_rows_supported(int bits, int group) {
-  return (bits >= 1 && bits <= 6) || bits == 8 ? group % kChunk == 0 : false;
+  return ((bits >= 1 && bits <= 6) || bits == 8) && group % kChunk == 0;
 }
 
 void quantized_rows(const QuantizedRows& q, cudaStream_t stream) {
