@@ -76,12 +76,15 @@ def test_prefill_equals_step_by_step_and_chunked(loaded):
     full = np.array(model(mx.array([prompt]))[0])
     cache = make_prompt_cache(model)
     steps = np.stack([np.array(model(mx.array([[t]]), cache=cache)[0, -1]) for t in prompt])
-    np.testing.assert_allclose(steps, full, rtol=1e-4, atol=1e-4)
+    # The prefill and decode attention kernels sum in other orders (docs/attention.md): float32
+    # rounding through 30 layers, bounded against the logits' scale (up to ~30 here).
+    atol = 1e-5 * np.abs(full).max()
+    np.testing.assert_allclose(steps, full, rtol=1e-4, atol=atol)
     cache = make_prompt_cache(model)
     chunks = [
         model(mx.array([prompt[i : i + 8]]), cache=cache)[0] for i in range(0, len(prompt), 8)
     ]
-    np.testing.assert_allclose(np.concatenate([np.array(c) for c in chunks]), full, 1e-4, 1e-4)
+    np.testing.assert_allclose(np.concatenate([np.array(c) for c in chunks]), full, 1e-4, atol)
     assert cache[0].offset == len(prompt)
     one = [t for t, _ in generate_step(prompt, model, max_tokens=8)]
     chunked = [t for t, _ in generate_step(prompt, model, max_tokens=8, prefill_step_size=5)]

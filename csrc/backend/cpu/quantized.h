@@ -15,8 +15,9 @@
 //   transposed, a product of more than kRowIndependentRows rows (past the row-independence
 //     promise; prompt prefill): w_kn = float(q) * scale + bias in float32 (multiply, then add),
 //     then the dense float32 product x @ w.T (backend/cpu/matmul.h's gemm), in blocks of weight rows.
-// The lanes hold consecutive elements, except in the AVX2 build's 4-bit kernels, whose vectors
-// hold the even, then the odd elements of each 16 (x is permuted to match: qmm_lane_order).
+// The lanes hold consecutive elements, except in the AVX2 and AVX-512 builds' 4-bit kernels, whose
+// vectors hold the even, then the odd elements of each 2L (16 or 32; x is permuted to match:
+// qmm_lane_order).
 // Codes are decoded to floats exactly, so whether a path decodes on the fly or from a buffer of
 // decoded rows changes no bits.
 //

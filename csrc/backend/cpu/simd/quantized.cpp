@@ -76,11 +76,20 @@ inline float halving_sum(VecF v) {
 }
 
 // The codes of elements [e, e + 2L) as two vectors in the transposed kernels' lane order
-// (backend/cpu/quantized.h): consecutive elements, except for 4 bits in the AVX2 build, where 8
-// bytes hold 16 codes: the low nibbles (even elements) make the first vector, the high nibbles
-// (odd elements) the second.
+// (backend/cpu/quantized.h): consecutive elements, except for 4 bits in the AVX2 and AVX-512
+// builds, where L bytes hold 2L codes: the low nibbles (even elements) make the first vector, the
+// high nibbles (odd elements) the second (one load and one widening per vector, where consecutive
+// elements take two of each).
 template <int B> inline void decode_pair(const uint32_t* row, int64_t e, VecF& a, VecF& b) {
-#if defined(__AVX2__) && !defined(__AVX512F__)
+#if defined(__AVX512F__)
+  if constexpr (B == 4) {
+    const auto* at = reinterpret_cast<const uint8_t*>(row) + e / 2;
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at)), m4 = _mm_set1_epi8(15);
+    a = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(c, m4)));
+    b = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(c, 4), m4)));
+    return;
+  }
+#elif defined(__AVX2__)
   if constexpr (B == 4) {
     const auto* at = reinterpret_cast<const uint8_t*>(row) + e / 2;
     __m256i c = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(at)));
@@ -312,7 +321,7 @@ template <int B> void plain(const QmmProblem& p, int64_t c0, int64_t c1, float* 
 }  // namespace
 
 bool qmm_lane_order(int bits) {
-#if defined(__AVX2__) && !defined(__AVX512F__)
+#if defined(__AVX2__) || defined(__AVX512F__)
   return bits == 4;
 #else
   (void)bits;
@@ -321,8 +330,8 @@ bool qmm_lane_order(int bits) {
 }
 
 void qmm_to_lane_order(const float* x, int64_t count, float* out) {
-  for (int64_t b = 0; b < count; b += 16)
-    for (int l = 0; l < 8; ++l) out[b + l] = x[b + 2 * l], out[b + 8 + l] = x[b + 2 * l + 1];
+  for (int64_t b = 0; b < count; b += 2 * L)
+    for (int l = 0; l < L; ++l) out[b + l] = x[b + 2 * l], out[b + L + l] = x[b + 2 * l + 1];
 }
 
 void qmm_group_sums(const float* x, int64_t m, int64_t k, int group, float* xsum) {
