@@ -11,13 +11,7 @@ namespace nuvec::cuda {
 namespace {
 
 // `x` itself when it is row-contiguous, else a row-contiguous copy on the device.
-Array row_major(const Array& x) {
-  if (x.row_contiguous()) return x;
-  Array flat =
-      Array::from_buffer(x.shape(), x.dtype(), Buffer::allocate_device(x.nbytes()), Array::row_strides(x.shape()));
-  copy_into(x, flat);
-  return flat;
-}
+Array row_major(const Array& x) { return x.row_contiguous() ? x : row_major_copy(x); }
 
 // `x` itself when its rows have unit stride (a slice of a key cache, heads transposed out of
 // (B, L, H, D)), else a copy.

@@ -173,6 +173,13 @@ KernelParams kernel_params(const OpParams& p) {
   return k;
 }
 
+Array row_major_copy(const Array& x) {
+  Array flat =
+      Array::from_buffer(x.shape(), x.dtype(), Buffer::allocate_device(x.nbytes()), Array::row_strides(x.shape()));
+  copy_into(x, flat);
+  return flat;
+}
+
 void copy_into(const Array& in, Array& out) {
   if (out.size() == 0) return;
   if (in.dtype() == out.dtype() && in.shape() == out.shape() && in.row_contiguous() && out.row_contiguous()) {

@@ -20,11 +20,7 @@ namespace {
 
 // `a` row-contiguous on the device, its first element 16-byte aligned (a copy when it is not).
 Array packed_rows(const Array& a) {
-  if (a.row_contiguous() && reinterpret_cast<uintptr_t>(device_address(a)) % 16 == 0) return a;
-  Array flat =
-      Array::from_buffer(a.shape(), a.dtype(), Buffer::allocate_device(a.nbytes()), Array::row_strides(a.shape()));
-  copy_into(a, flat);
-  return flat;
+  return a.row_contiguous() && reinterpret_cast<uintptr_t>(device_address(a)) % 16 == 0 ? a : row_major_copy(a);
 }
 
 bool on_gpu(const QuantizedProduct& p, const Array& x) {

@@ -21,10 +21,7 @@ void eval_slice_update(const SliceUpdate& prim, const std::vector<Array>& in, st
 
 // x's elements in row-major order in a fresh device buffer, read with `shape`.
 void copy_row_major(const Array& x, Array& o) {
-  Array flat =
-      Array::from_buffer(x.shape(), x.dtype(), Buffer::allocate_device(x.nbytes()), Array::row_strides(x.shape()));
-  copy_into(x, flat);
-  o.set_data(flat.buffer(), Array::row_strides(o.shape()), 0);
+  o.set_data(row_major_copy(x).buffer(), Array::row_strides(o.shape()), 0);
 }
 
 void eval_reshape(const Reshape&, const std::vector<Array>& in, std::vector<Array>& out) {
