@@ -119,3 +119,28 @@ def test_gradients_match_the_cpu():
     cpu, gpu = both(lambda q, k, v: mx.grad(loss, argnums=(0, 1, 2))(q, k, v), q, k, v)
     for c, g in zip(cpu, gpu):
         np.testing.assert_allclose(g, c, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("lq", [1, 5, 20])
+@pytest.mark.parametrize("form", ["boolean", "additive"])
+def test_keys_hidden_before_the_first_visible_one_change_no_bits(lq, form):
+    """A row's blocks start at its first key the mask lets through, so a left-padded row has the
+    bits of the same row without the pads (decode: lq 1 and 5; prefill: 20)."""
+    B, H, D, L, pad = 2, 4, 64, 45, 37
+    q, k, v = operands((B, H, H, lq, L, D, D), seed=lq)
+    kp = mx.concatenate([mx.zeros((B, H, pad, D)), k], axis=2)
+    vp = mx.concatenate([mx.zeros((B, H, pad, D)), v], axis=2)
+    causal = np.tril(np.ones((lq, L), bool), L - lq)
+    padded = np.concatenate([np.zeros((lq, pad), bool), causal], axis=1)
+
+    def as_mask(keep):
+        if form == "boolean":
+            return mx.array(keep)
+        return mx.array(np.where(keep, 0.0, -np.inf).astype(np.float32))
+
+    alone = on(mx.gpu, lambda q, k, v: sdpa(q, k, v, scale=0.125, mask=as_mask(causal)), q, k, v)
+    inside = on(mx.gpu, lambda q, k, v: sdpa(q, k, v, scale=0.125, mask=as_mask(padded)), q, kp, vp)
+    assert alone.tobytes() == inside.tobytes()
+    close(
+        on(mx.cpu, lambda q, k, v: sdpa(q, k, v, scale=0.125, mask=as_mask(causal)), q, k, v), alone
+    )

@@ -40,8 +40,12 @@ class Allocator {
   Allocator(Fresh fresh, Free free, size_t limit, const char* where)
       : fresh_(fresh), free_fn_(free), memory_limit_(limit), cache_limit_(limit), where_(where) {}
 
-  // Returns a block of at least `block` bytes and sets `block` to its real size.
-  void* take(size_t& block) {
+  // Returns a block of at least `block` bytes and sets `block` to its real size, and `tag` to what
+  // give() was told of a cached block (0 for a fresh one). Of the cached blocks that fit, one
+  // whose tag has no bit outside `mine` is preferred (the device pool: a block the calling queue
+  // alone used, which it reuses without a wait).
+  void* take(size_t& block, uint64_t& tag, uint64_t mine = ~uint64_t(0)) {
+    tag = 0;
     std::lock_guard<std::mutex> lock(mu_);
     // The limit holds for cached blocks too: it bounds what live arrays hold.
     if (active_ + block > memory_limit_)
@@ -49,7 +53,7 @@ class Allocator {
                                                    where_ + " memory limit of " + std::to_string(memory_limit_) +
                                                    " bytes (" + std::to_string(active_) +
                                                    " in use); raise it with set_memory_limit");
-    void* p = from_cache(block);
+    void* p = from_cache(block, tag, mine);
     if (!p) {
       // Cached blocks count against the machine, not the limit: return them before a fresh one.
       if (active_ + cached_ + block > memory_limit_) release_cache(0);
@@ -67,11 +71,11 @@ class Allocator {
     return p;
   }
 
-  void give(void* p, size_t block) {
+  void give(void* p, size_t block, uint64_t tag = 0) {
     std::lock_guard<std::mutex> lock(mu_);
     active_ -= block;
     cached_ += block;
-    auto entry = lru_.insert(lru_.end(), Entry{block, p, {}});
+    auto entry = lru_.insert(lru_.end(), Entry{block, p, tag, {}});
     entry->where = free_.emplace(block, entry);
     if (cached_ > cache_limit_) release_cache(cache_limit_);
   }
@@ -96,16 +100,25 @@ class Allocator {
   struct Entry {
     size_t block;
     void* ptr;
+    uint64_t tag;
     FreeMap::iterator where;
   };
 
-  void* from_cache(size_t& block) {
+  void* from_cache(size_t& block, uint64_t& tag, uint64_t mine) {
     // Accept a cached block up to 1/8 larger than asked: the counters charge the whole block.
     auto it = free_.lower_bound(block);
     if (it == free_.end() || it->first > block + block / 8) return nullptr;
+    // The first few that fit are looked at for one of `mine`; else the best fit.
+    auto pick = it;
+    for (int seen = 0; pick != free_.end() && pick->first <= block + block / 8 && seen < 16; ++pick, ++seen)
+      if ((pick->second->tag & ~mine) == 0) {
+        it = pick;
+        break;
+      }
     Lru::iterator entry = it->second;
     void* p = entry->ptr;
     block = entry->block;
+    tag = entry->tag;
     free_.erase(it);
     lru_.erase(entry);
     cached_ -= block;
@@ -167,16 +180,20 @@ void set_device_memory(const DeviceMemory& m) {
 
 std::shared_ptr<Buffer> Buffer::allocate(size_t bytes) {
   size_t block = block_size(bytes);
-  void* p = allocator().take(block);  // may enlarge block to a cached one
+  uint64_t tag;
+  void* p = allocator().take(block, tag);  // may enlarge block to a cached one
   return std::shared_ptr<Buffer>(new Buffer(p, bytes, block, nullptr));
 }
 
 std::shared_ptr<Buffer> Buffer::allocate_device(size_t bytes) {
   size_t block = block_size(bytes);
-  void* p = device_pool().take(block);
+  uint64_t users;  // the queues that used the block before its free
+  const int q = g_device.queue ? g_device.queue() : -1;
+  void* p = device_pool().take(block, users, q >= 0 ? uint64_t(1) << q : ~uint64_t(0));
   auto b = std::shared_ptr<Buffer>(new Buffer(nullptr, bytes, 0, nullptr));
   b->dev_ = p;
   b->dev_block_ = block;
+  b->write_on_queue(users);  // the caller's kernel writes it
   b->valid_.store(kDevice, std::memory_order_relaxed);
   return b;
 }
@@ -191,7 +208,8 @@ void* Buffer::host_slow() const {
   if (!(valid_.load(std::memory_order_relaxed) & kHost)) {
     if (!ptr_) {
       size_t block = block_size(size_);
-      ptr_ = allocator().take(block);
+      uint64_t tag;
+      ptr_ = allocator().take(block, tag);
       block_ = block;
     }
     if (size_) g_device.to_host(ptr_, dev_, size_);
@@ -205,13 +223,43 @@ void* Buffer::device_slow() const {
   if (!(valid_.load(std::memory_order_relaxed) & kDevice)) {
     if (!dev_) {
       size_t block = block_size(size_);
-      dev_ = device_pool().take(block);
+      uint64_t users;
+      dev_ = device_pool().take(block, users);
       dev_block_ = block;
     }
+    // The copy waits for every queue's work before it, and theirs after it waits for the copy
+    // (to_device), so no earlier use is pending and the contents need no wait.
     if (size_) g_device.to_device(dev_, ptr_, size_);
+    writer_.store(-1, std::memory_order_relaxed);
+    users_.store(0, std::memory_order_relaxed);
     valid_.fetch_or(kDevice, std::memory_order_release);
   }
   return dev_;
+}
+
+// (Evaluation runs one node at a time, so these read-modify-writes do not race.)
+void Buffer::read_on_queue() const {
+  if (!g_device.queue) return;
+  const int q = g_device.queue();
+  if (q < 0) return;
+  const uint64_t bit = uint64_t(1) << q, users = users_.load(std::memory_order_relaxed);
+  if (users & bit) return;  // already ordered after the write
+  const int writer = writer_.load(std::memory_order_relaxed);
+  if (writer >= 0 && writer != q) g_device.order_after(uint64_t(1) << writer);
+  users_.store(users | bit, std::memory_order_relaxed);
+}
+
+// The calling queue is about to write the buffer: it waits for the queues that used it (`earlier`,
+// besides this buffer's own users) and becomes its writer.
+void Buffer::write_on_queue(uint64_t earlier) const {
+  if (!g_device.queue) return;
+  const int q = g_device.queue();
+  uint64_t others = earlier | users_.load(std::memory_order_relaxed);
+  if (int writer = writer_.load(std::memory_order_relaxed); writer >= 0) others |= uint64_t(1) << writer;
+  if (q >= 0) others &= ~(uint64_t(1) << q);
+  if (others && q >= 0) g_device.order_after(others);
+  writer_.store(q, std::memory_order_relaxed);
+  users_.store(q >= 0 ? uint64_t(1) << q : 0, std::memory_order_relaxed);
 }
 
 void Buffer::written_on_host() {
@@ -221,11 +269,16 @@ void Buffer::written_on_host() {
 
 void Buffer::written_on_device() {
   device_data();
+  write_on_queue(0);
   valid_.store(kDevice, std::memory_order_release);
 }
 
 Buffer::~Buffer() {
-  if (dev_) device_pool().give(dev_, dev_block_);
+  if (dev_) {
+    uint64_t users = users_.load(std::memory_order_relaxed);
+    if (int writer = writer_.load(std::memory_order_relaxed); writer >= 0) users |= uint64_t(1) << writer;
+    device_pool().give(dev_, dev_block_, users);
+  }
   if (release_)
     release_();
   else if (ptr_)

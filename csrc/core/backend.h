@@ -36,6 +36,9 @@ struct Backend {
   // its kernels finish before they return. Evaluation calls it before returning, as MLX's eval
   // returns with the values computed.
   void (*synchronize)() = nullptr;
+  // Called before each of its nodes runs, with the node's stream: a GPU backend queues the node's
+  // work on that stream's own queue (a CUDA stream). Null when kernels run where they are called.
+  void (*enter)(const Stream& s) = nullptr;
 
   Kernel kernel(int slot) const { return slot < int(kernels.size()) ? kernels[size_t(slot)] : nullptr; }
   void set_kernel(int slot, Kernel k);

@@ -86,8 +86,10 @@ void run(Node* n, const std::unordered_set<Node*>& fused) {
     if (!fused.empty())
       for (const Array& in : n->inputs) inline_inputs |= fused.count(in.node()) > 0;
     DeviceType device = n->stream.device.type;
+    Backend* b = backend_for(device);
+    if (b && b->enter) b->enter(n->stream);
     if (inline_inputs)
-      backend_for(device)->fusion.eval(*n->primitive, n->inputs, outs, fused);
+      b->fusion.eval(*n->primitive, n->inputs, outs, fused);
     else
       find_kernel(*n->primitive, device)(*n->primitive, n->inputs, outs);
   } catch (const KernelError& e) {

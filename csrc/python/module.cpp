@@ -93,6 +93,10 @@ NB_MODULE(_core, m) {
         return d;
       },
       "The CUDA device's name, architecture and memory (empty without one).");
+  m.def("_cuda_stream_handle", &nuvec::cuda::stream_handle, nb::arg("index"),
+        "Test hook: the CUDA stream (its handle) the nuvec stream of this index queues on (0 without a GPU).");
+  m.def("_cuda_queue_waits", &nuvec::cuda::queue_waits,
+        "Test hook: how many waits have ordered one CUDA stream after another.");
 #else
   m.attr("_cuda_built") = false;
   m.def("_gpu_info", [] { return nb::dict(); }, "Empty: this build has no GPU backend.");

@@ -1,4 +1,6 @@
-// scaled_dot_product_attention on the GPU. A query row's keys go in blocks of 32 from key 0: lane t
+// scaled_dot_product_attention on the GPU. A query row's keys go in blocks of 32 from its first key
+// that the mask lets through (key 0 without a mask; the hidden keys before it weigh exactly 0, and
+// starting there gives a left-padded row the blocks, so the bits, of the same row alone): lane t
 // scores key j0 + t (q pre-scaled, as the CPU; its D products fused multiply-added in order), the
 // block's maximum and exponential sum go by a fixed butterfly, and lane c keeps output elements c,
 // c + 32, ..., each the block's weighted values added in key order onto the running sum rescaled
@@ -48,7 +50,7 @@ struct State { float m = -INFINITY, l = 0.0f, acc[kPerLane] = {}; };
 
 // Where a row's operands lie.
 struct RowAt {
-  int64_t b, h, g, i, end;  // keys [0, end)
+  int64_t b, h, g, i, begin, end;  // keys [begin, end): begin is its first visible key
   bool all_masked;
   const char* mask;  // the row's mask elements at stride mask_step, or null
   int64_t mask_step;
@@ -71,7 +73,26 @@ __device__ RowAt row_at(const AttentionRows& a, int64_t row) {
     r.mask = static_cast<const char*>(a.mask_data) + off * (a.mask == 2 ? 4 : 1);
     r.mask_step = a.mask_strides[3];
   }
+  r.begin = 0;
   return r;
+}
+
+// Sets r.begin to the row's first key that its mask does not hide (a boolean false or an additive
+// -inf); 0 when there is none, as then every key counts (MLX's average, or its NaN). The warp's
+// lanes look at 32 keys at a time.
+__device__ void find_begin(const AttentionRows& a, RowAt& r) {
+  if (!r.mask) return;
+  for (int64_t j0 = 0; j0 < r.end; j0 += 32) {
+    const int64_t j = j0 + threadIdx.x % 32;
+    bool open = false;
+    if (j < r.end)
+      open = a.mask == 3 ? reinterpret_cast<const bool*>(r.mask)[j * r.mask_step]
+                         : reinterpret_cast<const float*>(r.mask)[j * r.mask_step] != -INFINITY;
+    if (const unsigned seen = __ballot_sync(0xffffffffu, open)) {
+      r.begin = j0 + __ffs(int(seen)) - 1;
+      return;
+    }
+  }
 }
 
 // q * scale into qs (the warp's lanes).
@@ -150,16 +171,23 @@ __device__ void global_block(const AttentionRows& a, const RowAt& r, const float
   absorb(a, st, s, n, [&](int t, int64_t d) { return as_float(v[(j0 + t) * a.vst[2] + d]); });
 }
 
+// All of row r's keys, from global memory.
+template <class T> __device__ void global_rows(const AttentionRows& a, const RowAt& r, const float* qs, State& st) {
+  for (int64_t j0 = r.begin; j0 < r.end; j0 += 32)
+    global_block<T>(a, r, qs, st, j0, int(r.end - j0 < 32 ? r.end - j0 : 32));
+}
+
 template <class T> __global__ void __launch_bounds__(kDecodeWarps * 32) decode_kernel(AttentionRows a) {
   __shared__ float qs[kAttentionMaxDim];
   __shared__ float parts[kDecodeWarps][2 + kAttentionMaxDim];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t row = blockIdx.x;
-  const RowAt r = row_at(a, row);
+  RowAt r = row_at(a, row);
+  find_begin(a, r);
   if (warp == 0) stage_q(a, r, qs);
   __syncthreads();
   State st;
-  for (int64_t p0 = int64_t(warp) * kPart; p0 < r.end; p0 += int64_t(kDecodeWarps) * kPart)
+  for (int64_t p0 = r.begin + int64_t(warp) * kPart; p0 < r.end; p0 += int64_t(kDecodeWarps) * kPart)
     for (int64_t j0 = p0; j0 < p0 + kPart && j0 < r.end; j0 += 32)
       global_block<T>(a, r, qs, st, j0, int(r.end - j0 < 32 ? r.end - j0 : 32));
   if (lane == 0) parts[warp][0] = st.m, parts[warp][1] = st.l;
@@ -181,16 +209,22 @@ template <class T> __global__ void __launch_bounds__(kPrefillRows * 32) prefill_
   const int64_t tiles = (a.Lq + kPrefillRows - 1) / kPrefillRows, head = blockIdx.x / tiles;
   const int64_t i0 = blockIdx.x % tiles * kPrefillRows, row = head * a.Lq + i0 + warp;
   const bool mine = i0 + warp < a.Lq;
-  const RowAt r = row_at(a, mine ? row : head * a.Lq + i0);
+  RowAt r = row_at(a, mine ? row : head * a.Lq + i0);
+  find_begin(a, r);
   if (mine) stage_q(a, r, qs[warp]);
-  // The block's keys: up to the last of its rows' ends.
+  // The block's keys: from the last row's first visible key up to the last of its rows' ends. A row
+  // whose first visible key is another (in a left-padded batch, a row of pads) reads its keys from
+  // global memory after the block's loop.
   const int64_t last_row = (i0 + kPrefillRows < a.Lq ? i0 + kPrefillRows : a.Lq) - 1;
-  const RowAt rf = row_at(a, head * a.Lq + i0), rl = row_at(a, head * a.Lq + last_row);
+  const RowAt rf = row_at(a, head * a.Lq + i0);
+  RowAt rl = row_at(a, head * a.Lq + last_row);
+  find_begin(a, rl);
   const int64_t end = rf.all_masked || rl.all_masked ? a.Lk : rl.end;  // a row that sees no key reads all
+  const bool shared_keys = mine && r.begin == rl.begin;
   const T* k = static_cast<const T*>(a.k) + r.b * a.kst[0] + r.g * a.kst[1];
   const T* v = static_cast<const T*>(a.v) + r.b * a.vst[0] + r.g * a.vst[1];
   State st;
-  for (int64_t j0 = 0; j0 < end; j0 += 32) {
+  for (int64_t j0 = rl.begin; j0 < end; j0 += 32) {
     const int n = int(end - j0 < 32 ? end - j0 : 32);
     __syncthreads();  // the previous block's keys are read
     for (int e = threadIdx.x; e < n * a.D; e += kPrefillRows * 32)
@@ -198,12 +232,14 @@ template <class T> __global__ void __launch_bounds__(kPrefillRows * 32) prefill_
     for (int e = threadIdx.x; e < n * a.Dv; e += kPrefillRows * 32)
       vs[e / a.Dv][e % a.Dv] = as_float(v[(j0 + e / a.Dv) * a.vst[2] + e % a.Dv]);
     __syncthreads();
-    if (!mine || j0 >= r.end) continue;
+    if (!shared_keys || j0 >= r.end) continue;
     const int mine_n = int(r.end - j0 < n ? r.end - j0 : n);
     const float s = lane < mine_n ? score(a, r, qs[warp], ks[lane], j0 + lane) : 0.0f;
     absorb(a, st, s, mine_n, [&](int t, int64_t d) { return vs[t][d]; });
   }
-  if (mine) finish(a, st, r.h, row);
+  if (!mine) return;
+  if (!shared_keys) global_rows<T>(a, r, qs[warp], st);
+  finish(a, st, r.h, row);
 }
 
 template <class T> __global__ void __launch_bounds__(kSimpleWarps * 32) simple_kernel(AttentionRows a) {
@@ -211,11 +247,11 @@ template <class T> __global__ void __launch_bounds__(kSimpleWarps * 32) simple_k
   const int warp = threadIdx.x / 32;
   const int64_t row = int64_t(blockIdx.x) * kSimpleWarps + warp;
   if (row >= a.B * a.Hq * a.Lq) return;
-  const RowAt r = row_at(a, row);
+  RowAt r = row_at(a, row);
+  find_begin(a, r);
   stage_q(a, r, qs[warp]);
   State st;
-  for (int64_t j0 = 0; j0 < r.end; j0 += 32)
-    global_block<T>(a, r, qs[warp], st, j0, int(r.end - j0 < 32 ? r.end - j0 : 32));
+  global_rows<T>(a, r, qs[warp], st);
   finish(a, st, r.h, row);
 }
 

@@ -3,6 +3,7 @@
 // loads the driver on first use, so a machine without one imports nuvec and sees no GPU.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -16,5 +17,10 @@ struct DeviceInfo {
   size_t memory_size = 0;
 };
 std::optional<DeviceInfo> device_info();  // the registered device's; none without one
+
+// Test hooks: the CUDA stream (its handle) the nuvec stream of `index` queues on, and how many
+// waits have ordered one queue after another.
+uintptr_t stream_handle(int index);
+uint64_t queue_waits();
 
 }  // namespace nuvec::cuda

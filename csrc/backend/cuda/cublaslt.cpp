@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "backend/cuda/runtime.h"
@@ -51,7 +53,9 @@ struct Lib {
   int (*matmul)(void*, void*, const void*, const void*, void*, const void*, void*, const void*, const void*, void*,
                 void*, void*, const Algo*, void*, size_t, cudaStream_t);
   void* handle = nullptr;
-  void* workspace = nullptr;
+  // Each queue's workspace (products on two queues may overlap), made on its first product.
+  std::mutex workspaces_mutex;
+  std::unordered_map<int, void*> workspaces;
   size_t workspace_bytes = 0;
 };
 
@@ -133,17 +137,27 @@ Lib* load() {
     dlclose(so);
     return nullptr;
   }
-  // One workspace for the process: every product queues on the one stream, so none overlap.
-  if (cudaMalloc(&l->workspace, kWorkspaceBytes) == cudaSuccess)
-    l->workspace_bytes = kWorkspaceBytes;
+  // The workspace size is fixed for the process (it steers the heuristic's choice, so the bits):
+  // the calling queue's first workspace decides it.
+  void* w = nullptr;
+  if (cudaMalloc(&w, kWorkspaceBytes) == cudaSuccess)
+    l->workspace_bytes = kWorkspaceBytes, l->workspaces[queue()] = w;
   else
-    cudaGetLastError(), l->workspace = nullptr;
+    cudaGetLastError();
   return l;  // kept for the process's life, as the library stays loaded
 }
 
 Lib* lib() {
   static Lib* l = load();  // thread-safe, once
   return l;
+}
+
+// The calling thread's queue's workspace.
+void* workspace(Lib& l) {
+  std::lock_guard<std::mutex> lock(l.workspaces_mutex);
+  void*& w = l.workspaces[queue()];
+  if (!w && l.workspace_bytes) check(cudaMalloc(&w, l.workspace_bytes), "making a cuBLASLt workspace");
+  return w;
 }
 
 // A logical rows x cols matrix (element (r, c) at r * s_r + c * s_c) as cuBLASLt's column-major
@@ -232,7 +246,7 @@ bool gemm(const Gemm& g, Dtype d) {
     const char* A = static_cast<const char*>(g.a) + oa * int64_t(item);
     const char* B = static_cast<const char*>(g.b) + ob * int64_t(item);
     char* C = static_cast<char*>(g.c) + bi * c_batch * int64_t(item);
-    int e = l->matmul(l->handle, s.desc, alpha, B, s.a, A, s.b, beta, C, s.c, C, s.c, &best.algo, l->workspace,
+    int e = l->matmul(l->handle, s.desc, alpha, B, s.a, A, s.b, beta, C, s.c, C, s.c, &best.algo, workspace(*l),
                       l->workspace_bytes, stream());
     // A failure after some batches ran cannot fall back: those are queued.
     if (e) {

@@ -50,7 +50,11 @@ bool build(const Array& node, bool store, const std::unordered_set<Node*>& fused
     const bool one = in.size() == 1;
     if (!in.evaluated() || !(one || (in.size() == node.size() && in.row_contiguous())) || c.inputs == kFusedMaxInputs)
       return false;
-    c.args.in[c.inputs] = device_address(in), c.args.scalar[c.inputs] = one;
+    c.args.scalar[c.inputs] = one;
+    if (one && in.buffer()->on_host())  // float32 (fused_dtype)
+      c.args.value[c.inputs] = *reinterpret_cast<const float*>(in.data_bytes());
+    else
+      c.args.in[c.inputs] = device_address(in);
     step.src[k] = -(++c.inputs);
     mine.push_back(&in);
   }

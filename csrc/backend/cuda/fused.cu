@@ -32,7 +32,7 @@ template <class T> __global__ void fused_kernel(const __grid_constant__ FusedArg
         const int src = st.src[k];
         if (src < 0) {
           const int j = -src - 1;
-          v[k] = static_cast<const T*>(a.in[j])[a.scalar[j] ? 0 : i];
+          v[k] = a.in[j] ? static_cast<const T*>(a.in[j])[a.scalar[j] ? 0 : i] : T(a.value[j]);
         } else {
 #pragma unroll
           for (int t = 0; t < s; ++t)

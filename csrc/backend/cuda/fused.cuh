@@ -20,12 +20,14 @@ struct FusedStep {
   KernelParams params;
 };
 
-// n elements; input j is contiguous (n elements) or, when scalar[j], one element.
+// n elements; input j is contiguous (n elements) or, when scalar[j], one element; a one-element
+// input the host holds comes by value (in[j] null, value[j]), so a constant is not copied over.
 struct FusedArgs {
   int steps;
   FusedStep step[kFusedMaxSteps];
   const void* in[kFusedMaxInputs];
   bool scalar[kFusedMaxInputs];
+  float value[kFusedMaxInputs];
   int64_t n;
 };
 

@@ -5,9 +5,11 @@
 
 namespace nuvec::cuda {
 
-// Every nuvec GPU stream queues on this one CUDA stream: its order is what makes reusing a freed
-// device block safe while earlier kernels may still read it.
+// Each nuvec GPU stream queues its kernels on a CUDA stream of its own: stream() is the calling
+// thread's, set by the backend's enter() before each node (the legacy default stream before any).
+// Buffers order the queues where their uses cross (core/allocator.h's device_data()).
 cudaStream_t stream();
+int queue();                                  // stream()'s queue: 0 to 63 (-1 for the legacy default stream)
 void check(cudaError_t e, const char* what);  // a KernelError naming `what` when e is an error
 void check_launch(const char* what);          // after a kernel launch
 
