@@ -42,6 +42,25 @@ def pytest_configure(config):
         "nuvec_only: nuvec deliberately differs from MLX here (or MLX lacks the feature); "
         "skipped when NUVEC_TEST_IMPL=mlx",
     )
+    config.addinivalue_line(
+        "markers",
+        "cpu_backend: checks the CPU backend's own kernels or memory; runs with the CPU as the "
+        "default device where a GPU is the default (docs/cuda.md)",
+    )
+
+
+@pytest.fixture(autouse=True)
+def _cpu_backend_default(request):
+    """The CPU as the default device for tests marked cpu_backend, on a machine with a GPU."""
+    if IS_MLX or request.node.get_closest_marker("cpu_backend") is None:
+        yield
+        return
+    previous = _mx.default_device()
+    _mx.set_default_device(_mx.cpu)
+    try:
+        yield
+    finally:
+        _mx.set_default_device(previous)
 
 
 def pytest_report_header(config):

@@ -8,7 +8,8 @@ import pytest
 
 from _impl import IS_MLX, mx
 
-pytestmark = pytest.mark.nuvec_only  # a nuvec kernel, and its switch against nuvec's op path
+# The CPU kernel, and its switch against the op path.
+pytestmark = [pytest.mark.nuvec_only, pytest.mark.cpu_backend]
 
 if not IS_MLX:
     import nuvec._core as core

@@ -171,7 +171,7 @@ template <class T> std::vector<T> pack_weights(const Geometry& g, const T* w, bo
 // depends on the shapes alone.
 struct Tiling {
   int64_t rows_per_tile, row_tiles, panels, panels_per_block, col_blocks, taps_per_block;
-  bool stream;  // the output's final values go around the caches (kStreamAbove)
+  bool stream;  // the output's final values go around the caches (stream_output)
   int64_t items(const Geometry& g) const { return g.groups * row_tiles * col_blocks; }
 };
 
@@ -195,7 +195,7 @@ Tiling plan(const Geometry& g, int mr, int nr, size_t esz) {
   t.rows_per_tile = tile_chunks * mr;
   t.row_tiles = ceil_div(m, t.rows_per_tile);
   t.col_blocks = ceil_div(t.panels, t.panels_per_block);
-  t.stream = size_t(m * g.cout) * esz > kStreamAbove;
+  t.stream = stream_output(size_t(m * g.cout) * esz);
   return t;
 }
 

@@ -144,6 +144,7 @@ void run(EwKernel kernel, const OpParams& params, std::vector<Operand> ops, char
   int64_t pieces = (inner + kChunk - 1) / kChunk;
   int64_t units = rows * pieces;
   size_t osz = size_of(out_dtype);
+  const bool stream = !out_used && stream_output(size_t(shape_size(shape)) * osz);
   ConvertKernel store = out_dtype == out_compute ? nullptr : kt.convert[int(out_compute)][int(out_dtype)];
   int64_t grain = std::max<int64_t>(1, kParallelGrain / std::min(inner, kChunk));
   parallel_for(units, grain, [&](int64_t u0, int64_t u1) {
@@ -168,6 +169,11 @@ void run(EwKernel kernel, const OpParams& params, std::vector<Operand> ops, char
         int64_t n = scalar ? 1 : len;
         if (op.dtype == op.compute && (st == 1 || scalar)) {
           in_ptr[k] = base;
+          // Streamed results leave the reads to the hardware prefetchers, which restart at each
+          // page: ask for the next chunk now.
+          if (stream && st == 1 && start + 2 * kChunk <= inner)
+            for (int64_t at = kChunk * int64_t(size_of(op.dtype)), e = 2 * at; at < e; at += 64)
+              __builtin_prefetch(base + at);
         } else {
           kt.convert[int(op.dtype)][int(op.compute)](base, st, scratch.in[k], n);
           in_ptr[k] = scratch.in[k];
@@ -184,10 +190,14 @@ void run(EwKernel kernel, const OpParams& params, std::vector<Operand> ops, char
       } else if (store) {
         kernel(in_ptr, in_scalar, scratch.out, len, params);
         store(scratch.out, 1, dst, len);
+      } else if (stream) {
+        kernel(in_ptr, in_scalar, scratch.out, len, params);
+        stream_copy(dst, scratch.out, size_t(len) * osz);
       } else {
         kernel(in_ptr, in_scalar, dst, len, params);
       }
     }
+    if (stream) stream_fence();
   });
 }
 
@@ -231,6 +241,18 @@ void missing_kernel(const char* op, Dtype d) {
 }
 
 }  // namespace
+
+// Out of line: inlined, the caller's thread-local source address is looked up per store.
+[[gnu::noinline]] void stream_copy(char* out, const char* from, size_t bytes) {
+  size_t i = 0;
+#if defined(__SSE2__)
+  i = std::min(bytes, (16 - reinterpret_cast<uintptr_t>(out) % 16) % 16);
+  std::memcpy(out, from, i);
+  for (; i + 16 <= bytes; i += 16)
+    _mm_stream_si128(reinterpret_cast<__m128i*>(out + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + i)));
+#endif
+  std::memcpy(out + i, from + i, bytes - i);
+}
 
 bool donate(const Array& in, Array& out, long holders) {
   // A traced node keeps its value for the transform walking the graph: never overwrite it.

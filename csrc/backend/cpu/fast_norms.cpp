@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backend/cpu/backend.h"
+#include "backend/cpu/copy.h"
 #include "backend/cpu/ctypes.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/sort.h"
@@ -34,19 +35,6 @@ void row_out(Array& a, int64_t r, int64_t d, const float* v) {
   if (a.dtype() == Dtype::float32) return;
   char* p = a.data_bytes() + r * d * int64_t(a.itemsize());
   for (int64_t j = 0; j < d; ++j) store_float(p, a.dtype(), j, v[j]);
-}
-
-// dst[0, n) = src[0, n), past the caches where dst is aligned (x86-64's baseline SSE stores).
-void copy_stream(float* dst, const float* src, int64_t n) {
-#if defined(__x86_64__)
-  if (reinterpret_cast<uintptr_t>(dst) % 16 == 0) {
-    int64_t j = 0;
-    for (; j + 4 <= n; j += 4) _mm_stream_ps(dst + j, _mm_loadu_ps(src + j));
-    std::memcpy(dst + j, src + j, size_t(n - j) * 4);
-    return;
-  }
-#endif
-  std::memcpy(dst, src, size_t(n) * 4);
 }
 
 const float* optional_data(const std::vector<Array>& in, bool present, int index, std::vector<Array>& keep) {
@@ -92,7 +80,8 @@ void eval_norm(const RowNorm& prim, const std::vector<Array>& in, std::vector<Ar
           row_out(out[1], r, d, h);
           xr = row_in(out[1], r, d, bx);
         } else if (!own) {
-          copy_stream(out[1].data<float>() + r * d, h, d);
+          stream_copy(reinterpret_cast<char*>(out[1].data<float>() + r * d), reinterpret_cast<const char*>(h),
+                      size_t(d) * 4);
         }
       }
       float* yr = row_target(y, r, d, by);

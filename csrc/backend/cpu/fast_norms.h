@@ -3,9 +3,6 @@
 // (backend/cpu/fast_norms.cpp, rope.cpp) convert half rows and split rows among threads.
 #pragma once
 #include <cstdint>
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 #include "core/backend.h"
 
@@ -40,14 +37,5 @@ NUVEC_DECLARE_FAST_NORMS_ISA(avx512)
 
 void register_rope_kernels(Backend& b);
 void register_cross_entropy_kernels(Backend& b);
-
-// Whether a float32 output of `bytes` goes past the caches (larger than they hold).
-inline bool stream_output(size_t bytes) { return bytes >= (size_t(16) << 20); }
-// Orders a thread's streamed stores before what it does next (the pool's hand-off included).
-inline void stream_fence() {
-#if defined(__x86_64__)
-  _mm_sfence();
-#endif
-}
 
 }  // namespace nuvec::cpu

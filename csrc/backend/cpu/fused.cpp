@@ -44,10 +44,11 @@ struct Step {
   const OpParams* params;
   Source operands[kMaxOperands];
   int num_operands;
-  size_t item;          // of the result
-  Node* stored;         // the node whose array receives the result, or null: it stays in scratch
-  char* out = nullptr;  // that array's data
-  size_t slot = 0;      // else: its place in the scratch (bytes)
+  size_t item;            // of the result
+  Node* stored;           // the node whose array receives the result, or null: it stays in scratch
+  char* out = nullptr;    // that array's data
+  bool in_place = false;  // out is a donated input's buffer
+  size_t slot = 0;        // else: its place in the scratch (bytes)
 };
 
 // Appends the steps computing `node` (its fused producers first); false when some operand does
@@ -110,6 +111,7 @@ void place_results(std::vector<Step>& steps) {
           if (const Array* in = steps[j].operands[k].array) donated = donate(*in, out);
       if (!donated) out.allocate_contiguous();
       st.out = out.data_bytes();
+      st.in_place = donated;
     }
     // This step is its operands' one reader: their slots are free for the steps after it.
     for (int k = 0; k < st.num_operands; ++k)
@@ -143,6 +145,9 @@ void eval_fused(const Primitive& p, const std::vector<Array>& in, std::vector<Ar
       if (const Source& src = st.operands[k]; src.array && !src.scalar) streams.emplace_back(src.data, src.item);
   int64_t n = root.size();
   int64_t pieces = (n + kChunk - 1) / kChunk;
+  const bool stream_root = !steps.back().in_place && stream_output(size_t(n) * root.itemsize());
+  // The scratch's last slot: the steps not stored (all but the root at most) take the others.
+  const size_t root_slot = (kMaxSteps - 1) * kChunk * 8;
   parallel_for(pieces, 16, [&](int64_t b, int64_t e) {
     thread_local std::vector<char> buffer(kMaxSteps * kChunk * 8 + 64);
     char* scratch = buffer.data() + (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64) % 64;
@@ -167,9 +172,15 @@ void eval_fused(const Primitive& p, const std::vector<Array>& in, std::vector<Ar
           ptrs[k] = src.step >= 0 ? at(steps[size_t(src.step)], start)
                                   : src.data + (src.scalar ? 0 : start * int64_t(src.item));
         }
-        st.kernel(ptrs, scalar, at(st, start), len, *st.params);
+        if (i + 1 == steps.size() && stream_root) {
+          st.kernel(ptrs, scalar, scratch + root_slot, len, *st.params);
+          stream_copy(st.out + start * int64_t(st.item), scratch + root_slot, size_t(len) * st.item);
+        } else {
+          st.kernel(ptrs, scalar, at(st, start), len, *st.params);
+        }
       }
     }
+    if (stream_root) stream_fence();
   });
   // The stored producers are done (the root is finished by the caller).
   for (size_t i = 0; i + 1 < steps.size(); ++i)

@@ -16,10 +16,6 @@ inline int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
 // arithmetic, less than what waking the pool can cost when another process holds a core.
 constexpr int64_t kInlineBelow = int64_t(1) << 18;
 
-// Outputs larger than this (in bytes) are written around the caches where a kernel can: they
-// would only evict what is still to be read, and their lines need not be read before written.
-constexpr size_t kStreamAbove = size_t(8) << 20;
-
 // Runs fn(i) for i < n, `work` multiply-adds (or elements packed) in all, on the pool: each item
 // is a piece of its own (up to the pool's 64 pieces), claimed as threads come free, so a thread
 // slowed by other work on the machine takes fewer, and the caller can tell a worker that lags.

@@ -239,7 +239,7 @@ void eval_softmax(const Softmax&, const std::vector<Array>& in, std::vector<Arra
   const char* src = x.data_bytes();
   char* dst = y.data_bytes();
   size_t isz = x.itemsize();
-  bool stream = y.nbytes() > kStreamAbove;
+  bool stream = stream_output(y.nbytes());
   for_rows(x, [&](int64_t r, int64_t n) { kernel(src + r * n * isz, dst + r * n * isz, n, stream); });
 }
 

@@ -83,6 +83,14 @@ inline VecF expf_v(VecF x) {
   return p * (VecF)((half + 127) << 23) * (VecF)((ni - half + 127) << 23);
 }
 
+// Lanes of x at or past 8192 in magnitude (or NaN, or infinite) take the C library's sinf, out of
+// line: inlined, its lane-by-lane calls make the common path keep its vectors on the stack.
+[[gnu::noinline]] inline VecF sinf_large_lanes(VecF x, VecF s, VecI32 small) {
+  for (int l = 0; l < kLanesF; ++l)
+    if (small[l] == 0) s[l] = std::sin(x[l]);
+  return s;
+}
+
 inline VecF sinf_v(VecF x) {
   VecF ax = (VecF)((VecI32)x & 0x7fffffff);
   VecI32 j = __builtin_convertvector(ax * 1.27323954473516f, VecI32);  // 4/pi, truncated
@@ -107,10 +115,7 @@ inline VecF sinf_v(VecF x) {
   VecI32 sign = ((j << 29) ^ (VecI32)x) & int32_t(0x80000000u);  // octants 4-7, and odd symmetry
   s = (VecF)((VecI32)s ^ sign);
   VecI32 small = ax < 8192.0f;  // false for NaN and infinities too
-  if (!all_set(small))
-    for (int l = 0; l < kLanesF; ++l)
-      if (small[l] == 0) s[l] = std::sin(x[l]);
-  return s;
+  return all_set(small) ? s : sinf_large_lanes(x, s, small);
 }
 
 }  // namespace nuvec::cpu::NUVEC_ISA

@@ -1,7 +1,7 @@
 // Stores that bypass the caches, for the row kernels' outputs larger than the caches: they
 // skip the read-for-ownership of each output line (a third of the traffic of a copy-like pass).
 // Included by the simd row kernels (fast_norms.cpp, rope.cpp) only; their callers fence
-// (stream_fence in backend/cpu/fast_norms.h) once a thread's rows are done.
+// (stream_fence in backend/cpu/copy.h) once a thread's rows are done.
 #pragma once
 #include <cstdint>
 
