@@ -145,6 +145,8 @@ void run(EwKernel kernel, const OpParams& params, std::vector<Operand> ops, char
   int64_t units = rows * pieces;
   size_t osz = size_of(out_dtype);
   const bool stream = !out_used && stream_output(size_t(shape_size(shape)) * osz);
+  const bool prefetch =
+      stream && std::count_if(ops.begin(), ops.end(), [](const Operand& op) { return op.strides.back() == 1; }) == 1;
   ConvertKernel store = out_dtype == out_compute ? nullptr : kt.convert[int(out_compute)][int(out_dtype)];
   int64_t grain = std::max<int64_t>(1, kParallelGrain / std::min(inner, kChunk));
   parallel_for(units, grain, [&](int64_t u0, int64_t u1) {
@@ -169,9 +171,10 @@ void run(EwKernel kernel, const OpParams& params, std::vector<Operand> ops, char
         int64_t n = scalar ? 1 : len;
         if (op.dtype == op.compute && (st == 1 || scalar)) {
           in_ptr[k] = base;
-          // Streamed results leave the reads to the hardware prefetchers, which restart at each
-          // page: ask for the next chunk now.
-          if (stream && st == 1 && start + 2 * kChunk <= inner)
+          // A streamed result's one input read element by element: its next chunk is asked for now
+          // (the hardware prefetchers restart at each page). With two such inputs this measured
+          // slower than without (a + b on 16M float32: 6.3 ms against 5.2).
+          if (prefetch && st == 1 && start + 2 * kChunk <= inner)
             for (int64_t at = kChunk * int64_t(size_of(op.dtype)), e = 2 * at; at < e; at += 64)
               __builtin_prefetch(base + at);
         } else {
