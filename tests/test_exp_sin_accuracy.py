@@ -7,6 +7,9 @@ import pytest
 
 import nuvec as mx
 
+# The CPU's own exp and sin (backend/cpu/simd/expsin.h); the GPU's are CUDA's.
+pytestmark = pytest.mark.cpu_backend
+
 # (op, reference, low, high, bound in ulps of the float32 result)
 RANGES = [
     ("exp", np.exp, -87.0, 88.0, 1.5),

@@ -49,6 +49,7 @@ def test_bits_do_not_depend_on_threads(isa):
 _IDLE = r"""
 import time
 import nuvec as mx
+mx.set_default_device(mx.cpu)  # the CPU's LAPACK threads (a GPU would be the default)
 a = mx.random.normal((400, 400)) + 40 * mx.eye(400)
 mx.eval(a)
 time.sleep(0.5)  # the threads started at import (NumPy's OpenBLAS among them) settle first

@@ -49,6 +49,7 @@ def test_generate_streams_text_and_reports_speeds():
 
 
 def test_generate_reads_the_prompt_from_stdin():
+    smollm2_path()  # the default model: skipped without it
     r = _run(
         "generate", "--prompt", "-", "--max-tokens", "20", stdin="What is the capital of France?"
     )
@@ -56,6 +57,7 @@ def test_generate_reads_the_prompt_from_stdin():
 
 
 def test_chat_keeps_the_history():
+    smollm2_path()  # the default model: skipped without it
     r = _run(
         "chat", "--max-tokens", "40", stdin="What is the capital of France?\nAnd of Germany?\n"
     )
@@ -66,6 +68,7 @@ def test_chat_keeps_the_history():
 
 
 def test_bench_prints_a_table():
+    smollm2_path()  # the default model: skipped without it
     r = _run("bench", "--prompt-tokens", "16", "--generation-tokens", "4", "--trials", "1")
     assert r.returncode == 0, r.stderr
     assert "| prompt (16 tokens), tok/s |" in r.stdout and "| peak memory, GB |" in r.stdout
@@ -102,6 +105,7 @@ def test_bad_models_fail_with_one_line(tmp_path, kind):
 
 
 def test_bad_arguments_exit_non_zero():
+    smollm2_path()  # the default model: skipped without it
     assert _run("generate", "--max-tokens", "x").returncode == 2
     assert _run("nonsense").returncode == 2
     r = _run("generate", "--temp", "-1", "--prompt", "hi")

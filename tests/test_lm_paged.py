@@ -13,7 +13,9 @@ from nuvec.lm.batch import batch_generate, prefill_into_pages
 from nuvec.lm.models.cache import make_prompt_cache
 from nuvec.lm.models.paged_cache import PageAllocator, PageTable, make_paged_cache
 
-pytestmark = pytest.mark.nuvec_only  # nuvec.lm is mlx-lm's counterpart; mlx.core has no lm
+# nuvec.lm is mlx-lm's counterpart (mlx.core has no lm). The CPU: paged attention has no GPU kernel,
+# so on a GPU its bits are not the GPU attention's (docs/cuda.md).
+pytestmark = [pytest.mark.nuvec_only, pytest.mark.cpu_backend]
 
 
 def _prompt(n, seed):

@@ -371,6 +371,7 @@ def test_bad_constructor_arguments(make):
 @pytest.mark.parametrize("affine", [True, False])
 def test_float16_output_dtype_as_mlx(name, affine):
     """float32 parameters promote a float16 input, as in MLX; no parameters keep float16."""
+    pytest.importorskip("mlx.core")
     import mlx.core
 
     theirs_mod = mlx_layers("normalization")

@@ -14,7 +14,12 @@ import pytest
 
 from _impl import IS_MLX
 
-pytestmark = [pytest.mark.nuvec_only, pytest.mark.skipif(IS_MLX, reason="nuvec's own functions")]
+# The CPU kernel (on a GPU it runs on host copies, its bits those of the CPU's attention).
+pytestmark = [
+    pytest.mark.nuvec_only,
+    pytest.mark.cpu_backend,
+    pytest.mark.skipif(IS_MLX, reason="nuvec's own functions"),
+]
 
 if not IS_MLX:
     import nuvec as mx
@@ -88,6 +93,7 @@ import hashlib, json, numpy as np, sys
 sys.path.insert(0, {tests!r})
 import test_paged_attention as t
 import nuvec as mx
+mx.set_default_device(mx.cpu)  # the CPU kernel's bits (a GPU would be the default)
 from nuvec import fast
 q, (kp, vp), tables, cl, seqs = t._case([1, 257, 1000, 600, 90], 32, 6, 2, 64, 64)
 out = np.array(fast.paged_attention(q, kp, vp, tables, cl, scale=0.125))

@@ -214,6 +214,7 @@ def bits(a):
 @pytest.mark.parametrize("dtype", list(TOL))
 @pytest.mark.parametrize("per_row", [False, True])
 @pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.cpu_backend  # on a GPU, norm_rope runs the CPU kernel and the steps the GPU's
 def test_norm_rope_is_bitwise_the_three_steps(dtype, per_row, weighted):
     b, h, t, d, s = 3, 2, 4, 48, 20
     x = cast(RNG.standard_normal((b, h, t, d)) * 2, dtype)

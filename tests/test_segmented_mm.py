@@ -8,6 +8,10 @@ import pytest
 from _impl import mx
 from helpers import seeded_rng
 
+# The CPU kernel: on a GPU, segmented_mm runs it on host copies, so its rows are not the GPU
+# product's bits (docs/cuda.md).
+pytestmark = pytest.mark.cpu_backend
+
 nuvec_only = pytest.mark.nuvec_only
 
 

@@ -12,6 +12,9 @@ import pytest
 
 from _impl import mx
 
+# Streams of the CPU, with the CPU as the default device (a GPU would be the default).
+pytestmark = pytest.mark.cpu_backend
+
 
 def in_thread(fn):
     """fn() run on a new thread: its result, or the exception it raised."""
@@ -40,7 +43,8 @@ def run_fresh(code):
     """`code` run by a fresh interpreter on the framework under test; its stdout."""
     tests = os.path.dirname(os.path.abspath(__file__))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([tests, os.environ.get("PYTHONPATH", "")]))
-    prelude = "import threading\nfrom _impl import mx\n"
+    # The CPU as the default device, as the tests assume (a GPU would be the default).
+    prelude = "import threading\nfrom _impl import mx\nmx.set_default_device(mx.cpu)\n"
     out = subprocess.run(
         [sys.executable, "-c", prelude + textwrap.dedent(code)],
         env=env,

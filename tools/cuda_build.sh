@@ -11,4 +11,4 @@ cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=
   -Dnanobind_DIR="$(python3 -m nanobind --cmake_dir)" -DNUVEC_CUDA=ON \
   -DNUVEC_CUDA_ARCHITECTURES="${NUVEC_CUDA_ARCHITECTURES:-90}" >/dev/null
 cmake --build build/gpu -j"$(nproc)" | tail -2
-ln -sf "$PWD"/build/gpu/_core*.so python/nuvec/
+ln -sf "$PWD"/build/gpu/_core*.so "$PWD"/build/gpu/_core.pyi python/nuvec/
