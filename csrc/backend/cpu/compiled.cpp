@@ -266,11 +266,10 @@ void eval_compiled(const Compiled& c, const std::vector<Array>& in, std::vector<
       int64_t r0 = t * plan.tile, n = std::min(plan.tile, plan.rows - r0);
       int64_t next = std::min(plan.tile, plan.rows - r0 - n);  // rows of the next tile
       for (size_t i = 0; i < prog.code.size(); ++i) {
-        for (auto [base, span] : streams)
-          for (int64_t at = (r0 + n) * span + next * span * int64_t(i) / steps,
-                       end = (r0 + n) * span + next * span * int64_t(i + 1) / steps;
-               at < end; at += 64)
-            __builtin_prefetch(base + at);
+        for (auto [base, span] : streams) {  // in bytes
+          const int64_t lo = next * span * int64_t(i) / steps, hi = next * span * int64_t(i + 1) / steps;
+          prefetch_elements(base, 1, (r0 + n) * span + lo, hi - lo);
+        }
         if (tile_free(prog.code[i].form)) continue;
         step(prog, plan, i, scratch, r0, n);
         if (const Place& pl = plan.places[ni + i]; pl.streamed) {

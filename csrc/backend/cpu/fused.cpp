@@ -120,14 +120,6 @@ void place_results(std::vector<Step>& steps) {
   }
 }
 
-// Asks for the next chunk of every input while this one computes: the hardware prefetchers
-// restart at each 4 KiB page, which a chunk spans.
-void prefetch(const std::vector<std::pair<const char*, size_t>>& streams, int64_t start, int64_t len) {
-  for (auto [data, item] : streams)
-    for (int64_t at = start * int64_t(item), end = (start + len) * int64_t(item); at < end; at += 64)
-      __builtin_prefetch(data + at);
-}
-
 // Evaluates an element-wise node with the producers in `fused` computed inline.
 void eval_fused(const Primitive& p, const std::vector<Array>& in, std::vector<Array>& out,
                 const std::unordered_set<Node*>& fused) {
@@ -162,7 +154,7 @@ void eval_fused(const Primitive& p, const std::vector<Array>& in, std::vector<Ar
         // A share of the next chunk's input lines per step, so the loads spread over the compute.
         if (next > 0) {
           int64_t lo = next * int64_t(i) / int64_t(steps.size()), hi = next * int64_t(i + 1) / int64_t(steps.size());
-          prefetch(streams, start + kChunk + lo, hi - lo);
+          for (auto [data, item] : streams) prefetch_elements(data, item, start + kChunk + lo, hi - lo);
         }
         const void* ptrs[kMaxOperands];
         bool scalar[kMaxOperands];
