@@ -54,6 +54,13 @@ SHAPES = [  # (n, k, group, bits): one group, n past a block of 4, groups past a
     (11, 96, 32, 8),
     (3, 128, 128, 8),
     (17, 576, 64, 8),
+    # the VNNI kernels' 128-code blocks and 16-group steps: a last block of 96 codes, 17 groups,
+    # runs of 2, 4 and 8 lane quarters per group
+    (5, 224, 32, 4),
+    (4, 544, 32, 4),
+    (3, 2176, 128, 4),
+    (3, 2080, 32, 8),
+    (4, 1280, 128, 8),
 ]
 
 

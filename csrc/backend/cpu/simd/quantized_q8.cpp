@@ -1,7 +1,7 @@
 // Transposed 4- and 8-bit affine products with int8 activations, built per instruction set
 // (backend/cpu/quantized.h states the arithmetic). The integer dot products are exact, so each build
-// sums them its own way; every float step runs in eight fixed lanes (F8) in every build, so all the
-// builds give the same bits.
+// sums them its own way (the AVX-512 build through VPDPBUSD where the processor has AVX512-VNNI);
+// every float step runs in eight fixed lanes (F8) in every build, so all the builds give the same bits.
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -130,18 +130,46 @@ int32_t round_codes(const float* x, int64_t n, float id, int8_t* q) {
   return sum;
 }
 
-// The AVX2 4-bit kernels' layout of x's codes (k a multiple of 32): each 64 values (and a last 32)
-// as their even values, then their odd ones, as the low and high nibbles of the weight bytes hold
-// them.
-void to_nibble_order(int8_t* q, int64_t k) {
+#if defined(__AVX512F__)
+#define NUVEC_VNNI __attribute__((target("avx512vnni")))
+// The VNNI kernels (AVX-512 builds on processors with VPDPBUSD) are chosen once, at the first use.
+bool has_vnni() {
+  static const bool yes = (__builtin_cpu_init(), __builtin_cpu_supports("avx512vnni"));
+  return yes;
+}
+#else
+constexpr bool has_vnni() { return false; }
+#endif
+
 #if defined(__AVX2__)
+// 32 values as [even 16 | odd 16].
+inline __m256i even_odd(const int8_t* q) {
   const __m256i split = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, 0, 2, 4, 6, 8, 10, 12,
                                          14, 1, 3, 5, 7, 9, 11, 13, 15);
-  // 32 values as [even 16 | odd 16].
-  auto halves = [&](int64_t e) {
-    __m256i v = _mm256_shuffle_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + e)), split);
-    return _mm256_permute4x64_epi64(v, 0xD8);
-  };
+  __m256i v = _mm256_shuffle_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q)), split);
+  return _mm256_permute4x64_epi64(v, 0xD8);
+}
+#endif
+
+// The 4-bit kernels' layout of x's codes (k a multiple of 32), as the low and high nibbles of the
+// weight bytes hold them: the VNNI kernels take each 128 values (and a last 32, 64 or 96) as their
+// even values, then their odd ones; the other AVX2 and AVX-512 kernels each 64 (and a last 32).
+void to_nibble_order(int8_t* q, int64_t k) {
+#if defined(__AVX2__)
+  if (has_vnni()) {
+    for (int64_t e = 0; e < k; e += 128) {
+      const int64_t n = std::min<int64_t>(128, k - e);
+      int8_t span[128];
+      std::memcpy(span, q + e, size_t(n));
+      for (int64_t i = 0; i < n; i += 32) {
+        __m256i v = even_odd(span + i);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + e + i / 2), _mm256_castsi256_si128(v));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + e + n / 2 + i / 2), _mm256_extracti128_si256(v, 1));
+      }
+    }
+    return;
+  }
+  auto halves = [&](int64_t e) { return even_odd(q + e); };
   int64_t e = 0;
   for (; e + 64 <= k; e += 64) {
     __m256i a = halves(e), b = halves(e + 32);
@@ -227,6 +255,54 @@ void isums8(const uint8_t* w, const int8_t* xq, int64_t k, int group, int32_t* i
     return a;
   });
 }
+
+#if defined(__AVX512F__)
+// Four vectors' lane totals by quarters: lane 4j + i of the result is the total of lanes 4i..4i+3 of
+// the j-th argument.
+NUVEC_VNNI inline __m512i quarter_totals(__m512i a, __m512i b, __m512i c, __m512i d) {
+  __m512i ab = _mm512_add_epi32(_mm512_unpacklo_epi32(a, b), _mm512_unpackhi_epi32(a, b));
+  __m512i cd = _mm512_add_epi32(_mm512_unpacklo_epi32(c, d), _mm512_unpackhi_epi32(c, d));
+  __m512i t = _mm512_add_epi32(_mm512_unpacklo_epi64(ab, cd), _mm512_unpackhi_epi64(ab, cd));
+  return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), t);
+}
+
+// Lane i of the result: lanes 2i and 2i + 1 of a (i < 8), or of b (i >= 8), added.
+NUVEC_VNNI inline __m512i pair_totals(__m512i a, __m512i b) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  return _mm512_add_epi32(_mm512_permutex2var_epi32(a, even, b), _mm512_permutex2var_epi32(a, odd, b));
+}
+
+inline __mmask64 first_bytes(int64_t bytes) { return bytes >= 64 ? ~__mmask64(0) : (__mmask64(1) << bytes) - 1; }
+
+// The codes e .. min(e + 512 / B, k) of one weight row: their dot products with x's by lanes.
+template <int B> NUVEC_VNNI inline __m512i vnni_block(const uint8_t* w, const int8_t* xq, int64_t k, int64_t e) {
+  const int64_t n = std::min<int64_t>(512 / B, k - e);
+  const __m512i zero = _mm512_setzero_si512();
+  if (n <= 0) return zero;
+  const __mmask64 mw = first_bytes(n * B / 8);
+  __m512i b = _mm512_maskz_loadu_epi8(mw, w + e * B / 8);
+  if constexpr (B == 8) {
+    return _mm512_dpbusd_epi32(zero, b, _mm512_maskz_loadu_epi8(mw, xq + e));
+  } else {
+    const __m512i m4 = _mm512_set1_epi8(15);
+    const __mmask64 mx = first_bytes(n / 2);
+    __m512i lo = _mm512_and_si512(b, m4), hi = _mm512_and_si512(_mm512_srli_epi16(b, 4), m4);
+    __m512i a = _mm512_dpbusd_epi32(zero, lo, _mm512_maskz_loadu_epi8(mx, xq + e));
+    return _mm512_dpbusd_epi32(a, hi, _mm512_maskz_loadu_epi8(mx, xq + e + n / 2));
+  }
+}
+
+// The totals of 16 consecutive runs of `run` (a power of two) lane quarters from code e.
+template <int B> NUVEC_VNNI __m512i run_totals(const uint8_t* w, const int8_t* xq, int64_t k, int64_t e, int64_t run) {
+  constexpr int64_t kCodes = 512 / B;
+  if (run == 1)
+    return quarter_totals(vnni_block<B>(w, xq, k, e), vnni_block<B>(w, xq, k, e + kCodes),
+                          vnni_block<B>(w, xq, k, e + 2 * kCodes), vnni_block<B>(w, xq, k, e + 3 * kCodes));
+  return pair_totals(run_totals<B>(w, xq, k, e, run / 2), run_totals<B>(w, xq, k, e + 2 * kCodes * run, run / 2));
+}
+
+#endif
 #else
 // The codes' integer dot products with x's, group by group.
 template <int B> void isums_portable(const uint8_t* w, const int8_t* xq, int64_t k, int group, int32_t* isum) {
@@ -288,6 +364,51 @@ template <auto Dots> void rows_q8(const QmmProblem& p, int64_t n0, int64_t n1, f
   }
 }
 
+#if defined(__AVX512F__)
+// Sixteen scales or biases from element i as floats (exact), the lanes past `live` zero.
+inline __m512 params16(const void* p, Dtype dt, int64_t i, __mmask16 live) {
+  if (dt == Dtype::float32) return _mm512_maskz_loadu_ps(live, static_cast<const float*>(p) + i);
+  __m256i h = _mm256_maskz_loadu_epi16(live, static_cast<const uint16_t*>(p) + i);
+  if (dt == Dtype::float16) return _mm512_cvtph_ps(h);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+inline __m256 lo8(__m512 v) { return _mm512_castps512_ps256(v); }
+inline __m256 hi8(__m512 v) { return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)); }
+
+// rows_q8 with the VNNI dot products, the groups' totals kept in registers: sixteen groups at a
+// time, each eight as one step of F8's sequence (the same operations in the same order, so the same
+// bits; the lanes past the last group are zero, as rows_q8's padding, and the eight past the padding
+// are not added at all).
+template <int B> NUVEC_VNNI void rows_vnni(const QmmProblem& p, int64_t n0, int64_t n1) {
+  const int64_t groups = p.k / p.group, P = qmm_q8_padded(groups), row_bytes = p.k * B / 8;
+  const int64_t run = p.group / (128 / B), ahead = (kPrefetchBytes + row_bytes - 1) / row_bytes;
+  const auto* wbytes = reinterpret_cast<const uint8_t*>(p.w);
+  for (int64_t n = n0; n < n1; ++n) {
+    prefetch_row(p, n + ahead, row_bytes, groups);
+    const uint8_t* w = wbytes + n * row_bytes;
+    for (int64_t r = 0; r < p.m; ++r) {
+      const int8_t* xq = p.xq + r * p.k;
+      const float *d = p.xd + r * 2 * P, *sums = d + P;
+      __m256 acc = _mm256_setzero_ps();
+      for (int64_t g = 0; g < P; g += 16) {
+        const __m512 t = _mm512_cvtepi32_ps(run_totals<B>(w, xq, p.k, g * p.group, run));
+        const __mmask16 live = g + 16 <= groups ? __mmask16(0xFFFF) : __mmask16((1u << (groups - g)) - 1);
+        const __m512 sd =
+            _mm512_mul_ps(params16(p.scales, p.sdtype, n * groups + g, live), _mm512_maskz_loadu_ps(live, d + g));
+        const __m512 bi = params16(p.biases, p.bdtype, n * groups + g, live),
+                     qs = _mm512_maskz_loadu_ps(live, sums + g);
+        acc = _mm256_fmadd_ps(lo8(bi), lo8(qs), _mm256_fmadd_ps(lo8(sd), lo8(t), acc));
+        if (g + 8 < P) acc = _mm256_fmadd_ps(hi8(bi), hi8(qs), _mm256_fmadd_ps(hi8(sd), hi8(t), acc));
+      }
+      __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+      h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+      p.y[r * p.n + n] = _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
+    }
+  }
+}
+#endif
+
 }  // namespace
 
 void qmm_q8_quantize(const float* x, int64_t m, int64_t k, int group, int bits, int8_t* xq, float* xd) {
@@ -308,6 +429,9 @@ void qmm_q8_quantize(const float* x, int64_t m, int64_t k, int group, int bits, 
 }
 
 void qmm_q8_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
+#if defined(__AVX512F__)
+  if (has_vnni()) return p.bits == 4 ? rows_vnni<4>(p, n0, n1) : rows_vnni<8>(p, n0, n1);
+#endif
   p.bits == 4 ? rows_q8<isums4>(p, n0, n1, scratch) : rows_q8<isums8>(p, n0, n1, scratch);
 }
 
