@@ -114,9 +114,12 @@ template <int B> struct FromPacked {
   void pair(int64_t e, VecF& a, VecF& b) const { decode_pair<B>(row, e, a, b); }
   // Group g of a row of k codes in an R-row block.
   template <int R> void prefetch(int64_t g, int64_t group, int64_t k) const {
-    const int64_t gbytes = group * B / 8, row_bytes = k * B / 8, at = g * gbytes + kPrefetchAhead;
+    const int64_t gbytes = group * B / 8, row_bytes = k * B / 8;
     if (gbytes < 64 && g * gbytes % 64 >= gbytes) return;  // this group starts no new line
-    const char* base = reinterpret_cast<const char*>(row) + at / row_bytes * R * row_bytes + at % row_bytes;
+    // kPrefetchAhead bytes past the group, as rows and bytes (the divisions are the loop's invariants).
+    int64_t rows = kPrefetchAhead / row_bytes, at = g * gbytes + kPrefetchAhead % row_bytes;
+    if (at >= row_bytes) at -= row_bytes, ++rows;
+    const char* base = reinterpret_cast<const char*>(row) + rows * R * row_bytes + at;
     for (int64_t off = 0; off < gbytes; off += 64) __builtin_prefetch(base + off);
   }
 };
