@@ -1,8 +1,9 @@
-"""Decode speed of nuvec.lm's default model with step n+1 ordered by nuvec.schedule while step n
-runs (``generate.ORDER_AHEAD``), against plain ``async_eval`` (the walk on the worker), and with
-a sampled (temperature, top-p) decode whose sampler is compiled or not; the variants interleave
-in each round, every other round in reverse order (the machine is shared and noisy: medians over
-the rounds).
+"""Decode speed of nuvec.lm's default model with each step evaluated at once, and overlapped with
+building the next (``nuvec.lm.overlap``): queued by plain ``async_eval`` (the walk on the worker)
+or ordered first by nuvec.schedule (``overlap.ORDER_AHEAD``); and a sampled (temperature, top-p)
+decode under the default policy whose sampler is compiled or not. The variants interleave in each
+round, every other round in reverse order (the machine is shared and noisy: medians over the
+rounds).
 
     PYTHONPATH=python python bench/decode_overlap.py [--rounds 7] [--tokens 128]
 
@@ -21,6 +22,7 @@ from nuvec.lm.sample_utils import make_sampler
 generate = importlib.import_module(
     "nuvec.lm.generate"
 )  # the module (nuvec.lm.generate is the function)
+overlap = importlib.import_module("nuvec.lm.overlap")
 
 
 def _decode(model, tokens, sampler=None):
@@ -68,23 +70,28 @@ def main():
     model, _ = load(None)
     plain = make_sampler(temp=0.7, top_p=0.9)
     compiled = mx.compile(plain, inputs=mx.random.state, outputs=mx.random.state)
+    # name: (overlap.OVERLAP, overlap.ORDER_AHEAD, sampler)
     variants = {
-        "greedy, async_eval (before)": (False, None),
-        "greedy, schedule + async_eval (after)": (True, None),
-        "temp 0.7 top-p 0.9, schedule": (True, plain),
-        "temp 0.7 top-p 0.9, schedule, compiled sampler": (True, compiled),
+        "greedy, each step evaluated at once": (False, True, None),
+        "greedy, overlapped, async_eval": (True, False, None),
+        "greedy, overlapped, schedule + async_eval": (True, True, None),
+        "temp 0.7 top-p 0.9, default policy": (None, True, plain),
+        "temp 0.7 top-p 0.9, default policy, compiled sampler": (None, True, compiled),
     }
-    for order_ahead, sampler in variants.values():  # warm-up (and compile) once each
-        generate.ORDER_AHEAD = order_ahead
+    for over, order_ahead, sampler in variants.values():  # warm-up (and compile) once each
+        overlap.OVERLAP, overlap.ORDER_AHEAD = over, order_ahead
         _decode(model, 8, sampler)
     speeds = {name: [] for name in variants}
     for r in range(
         args.rounds
     ):  # every other round backwards: a variant's place in the round counts
-        for name, (order_ahead, sampler) in list(variants.items())[:: 1 if r % 2 == 0 else -1]:
-            generate.ORDER_AHEAD = order_ahead
+        for name, (over, order_ahead, sampler) in list(variants.items())[
+            :: 1 if r % 2 == 0 else -1
+        ]:
+            overlap.OVERLAP, overlap.ORDER_AHEAD = over, order_ahead
             speeds[name].append(_decode(model, args.tokens, sampler))
-    generate.ORDER_AHEAD = True
+    overlap.OVERLAP, overlap.ORDER_AHEAD = None, True
+    print(f"default policy here: {'overlapped' if overlap.overlaps() else 'at once'}\n")
     print(
         f"| decode of the default model ({args.tokens} tokens, {args.rounds} rounds) | median tok/s | min | max |"
     )

@@ -171,3 +171,40 @@ def test_generate_with_a_sampler_processors_and_plain_prompts(loaded, capsys):
     assert out.startswith("=" * 10) and "tokens-per-sec" in out and "Peak memory" in out
     with pytest.raises(ValueError, match="non-empty"):
         generate(model, tokenizer, [], max_tokens=4)
+
+
+def test_overlapped_and_at_once_decoding_give_the_same_tokens(loaded, monkeypatch):
+    """nuvec.lm.overlap: steps evaluated at once, or overlapped (plain async_eval or ordered by
+    nuvec.schedule first), give the same greedy and seeded sampled tokens."""
+    import importlib
+
+    overlap = importlib.import_module("nuvec.lm.overlap")
+    model, tokenizer = loaded
+    prompt = _prompt(tokenizer, "Name three colours.")
+    runs = {}
+    for over, order_ahead in [(False, True), (True, False), (True, True)]:
+        monkeypatch.setattr(overlap, "OVERLAP", over)
+        monkeypatch.setattr(overlap, "ORDER_AHEAD", order_ahead)
+        mx.random.seed(11)
+        sampled = generate(model, tokenizer, prompt, max_tokens=10, sampler=make_sampler(0.8))
+        runs[over, order_ahead] = (generate(model, tokenizer, prompt, max_tokens=16), sampled)
+    assert len(set(runs.values())) == 1, runs
+
+
+@pytest.mark.cpu_backend  # on the GPU the rule always overlaps
+def test_overlap_rule_needs_a_free_core(monkeypatch):
+    import importlib
+    import os
+
+    overlap = importlib.import_module("nuvec.lm.overlap")
+    monkeypatch.setattr(overlap, "OVERLAP", None)
+    cores, threads = len(os.sched_getaffinity(0)), mx.get_num_threads()
+    try:
+        for n in (1, cores, cores + 1):
+            mx.set_num_threads(n)
+            assert overlap.overlaps() == (cores > n)
+    finally:
+        mx.set_num_threads(threads)
+    for forced in (True, False):
+        monkeypatch.setattr(overlap, "OVERLAP", forced)
+        assert overlap.overlaps() is forced

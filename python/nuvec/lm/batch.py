@@ -16,6 +16,7 @@ from .. import _core as mx
 from .generate import BatchResponse, _encode, _logprobs
 from .models.cache import make_prompt_cache
 from .models.paged_cache import PagedKVCache, make_paged_cache
+from .overlap import queue
 from .sample_utils import make_sampler
 
 __all__ = ["batch_generate", "prefill_into_pages"]
@@ -82,7 +83,7 @@ def batch_generate(
     def step(x: Any, rows: list[int]) -> Any:
         table.step([seqs[i] for i in rows])
         y = sampler(_logprobs(model(x, cache=cache)[:, -1, :]))
-        mx.async_eval(y)
+        queue(y)
         return y
 
     # As generate_step's loop: step n+1 is built on step n's lazy tokens and queued before they

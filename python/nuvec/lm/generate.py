@@ -2,10 +2,9 @@
 log-probabilities), ``stream_generate`` (responses with text and speeds), ``generate`` (the text)
 and ``batch_generate`` (several prompts in one left-padded batch).
 
-The decode loop overlaps Python with the computation, as mlx-lm's does: step n+1's graph is built
-on step n's lazy token and queued before step n's token is read, so the worker computes while
-Python builds. It is queued through ``nuvec.schedule``: the walk that orders step n+1 runs on this
-thread, beside step n (``ORDER_AHEAD``; docs/lm.md measures it), so the worker only runs."""
+The decode loop builds step n+1's graph on step n's lazy token and queues it before step n's token
+is read (``overlap.queue``): where a core is free, the worker computes while Python builds, as in
+mlx-lm's loop; docs/lm.md ("Overlap") measures it."""
 
 from __future__ import annotations
 
@@ -17,6 +16,7 @@ from typing import Any
 
 from .. import _core as mx
 from .models.cache import make_prompt_cache, maybe_quantize_kv_cache
+from .overlap import queue
 from .sample_utils import make_sampler
 from .speculative import speculative_generate_step
 
@@ -29,17 +29,6 @@ __all__ = [
     "speculative_generate_step",
     "stream_generate",
 ]
-
-# Whether the decode loop orders each step with nuvec.schedule before queueing it (else
-# async_eval walks on the worker); the same tokens either way, bench/decode_overlap.py compares.
-ORDER_AHEAD = True
-
-
-def _queue(*arrays: Any) -> None:
-    if ORDER_AHEAD:
-        mx.schedule(*arrays).async_eval()
-    else:
-        mx.async_eval(*arrays)
 
 
 @dataclass
@@ -115,12 +104,12 @@ def generate_step(
         quantize()
         mx.eval([c.state for c in cache])
     y, logprobs = step(prompt)
-    _queue(y, logprobs)
+    queue(y, logprobs)
     n = 0
     while n < max_tokens:
         if n + 1 < max_tokens:
             next_y, next_logprobs = step(y)
-            _queue(next_y, next_logprobs)
+            queue(next_y, next_logprobs)
         yield y.item(), logprobs
         n += 1
         if n < max_tokens:

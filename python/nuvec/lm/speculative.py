@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import _core as mx
 from .models.cache import KVCache, RotatingKVCache, make_prompt_cache, maybe_quantize_kv_cache
+from .overlap import queue
 from .sample_utils import make_sampler
 
 __all__ = ["speculative_generate_step"]
@@ -114,7 +115,7 @@ def speculative_generate_step(
         keep_history = history
         for _ in range(num_draft):
             dy, _ = step(draft_model, draft_cache, dy)
-            mx.async_eval(dy)
+            queue(dy)
             drafts.append(dy)
         history = keep_history  # the draft's steps must not extend the model's history
         draft_tokens = mx.concatenate(drafts)
