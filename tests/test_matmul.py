@@ -427,6 +427,27 @@ def test_thread_count_independence(dtype):
         mx.set_num_threads(before)
 
 
+@pytest.mark.nuvec_only
+@pytest.mark.parametrize(
+    "k,n,row_stride", [(576, 100, 576), (512, 48, 640), (64, 16, 64), (96, 7, 96)]
+)
+def test_bfloat16_x_times_w_t_few_and_many_rows(k, n, row_stride):
+    """bfloat16 x @ W.T with W contiguous along k, in whole chunks of 32 (on AMX processors the
+    few-row product reads W's rows in place, the operands' roles swapped; docs/matmul.md): every
+    row of 1 to 40-row products equals its one-row product, also for W a view of longer rows, and
+    is near float64's."""
+    rng = seeded_rng("bf16-w-rows", k, n, row_stride)
+    big = mx.array(rng.standard_normal((n, row_stride)).astype(np.float32)).astype(mx.bfloat16)
+    w = big[:, :k]
+    x = mx.array(rng.standard_normal((40, k)).astype(np.float32)).astype(mx.bfloat16)
+    one_row = [bits(x[i : i + 1] @ w.T) for i in range(40)]
+    for m in (1, 5, 16, 17, 33, 40):
+        out = to_np(x[:m] @ w.T)
+        assert all(out[i].tobytes() == one_row[i] for i in range(m)), f"{m} rows"
+    ref = to_np(x).astype(np.float64) @ to_np(w).astype(np.float64).T
+    np.testing.assert_allclose(out, ref, rtol=2**-7, atol=2**-7 * np.sqrt(k))
+
+
 THREADS_SCRIPT = r"""
 import hashlib, sys
 import numpy as np

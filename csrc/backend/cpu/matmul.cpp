@@ -15,6 +15,7 @@
 #include "backend/cpu/items.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/matmul.h"
+#include "backend/cpu/matmul_amx.h"
 #include "core/primitives/matmul.h"
 
 namespace nuvec {
@@ -484,6 +485,106 @@ bool gemm_skinny(Mode mode, const Operand& a, const Operand& b, int64_t m, int64
   return true;
 }
 
+// bfloat16 on AMX tiles (matmul_amx.h): A packed once into rows of kp values (zero past k, and
+// past m up to whole blocks of 32 rows); each work item packs a group of B's panels (32 columns,
+// pairs of k rows, as the vdpbf16ps panels; zero past k and n) and multiplies them by one chunk of
+// row blocks, through float32 tiles converted into the result. Items run chunk by chunk, a chunk's
+// groups in turn, so the chunk of A stays in L2 while the panels stream; packing B again for each
+// chunk costs about 1% of the tiles' work.
+constexpr int64_t kAmxChunkRows = 256, kAmxGroupPanels = 8;
+
+// Columns [col0, col0 + cols) of B as amx_tiles' panels, kp * 32 values apart.
+void pack_amx_b(const Source<uint16_t>& sb, int64_t col0, int64_t cols, int64_t k, int64_t kp, uint16_t* bp,
+                uint16_t* buf) {
+  const int64_t panels = ceil_div(cols, 32), panel = kp * 32, kb = round_up(k, 2);
+  if (cols % 32) std::memset(bp, 0, size_t(panels * panel) * 2);
+  if (sb.op.lane_major()) {  // k-contiguous columns (x @ W.T): one panel at a time, transposed in registers
+    for (int64_t p = 0; p < panels; ++p)
+      pack<uint16_t, 2>(sb, col0 + p * 32, std::min<int64_t>(32, cols - p * 32), 32, 0, k, bp + p * panel, buf);
+  } else {  // rows of B along n: each pair of k rows across all the group's columns at once
+    const std::vector<uint16_t> zeros(k % 2 ? size_t(cols) : 0, 0);
+    for (int64_t q = 0; q < kb / 2; ++q) {
+      const uint16_t* r0 = sb.k_run(2 * q, col0, cols, buf);
+      const uint16_t* r1 = 2 * q + 1 < k ? sb.k_run(2 * q + 1, col0, cols, buf + cols) : zeros.data();
+      matmul_kernels().pack_pairs(r0, r1, cols, 32, reinterpret_cast<uint32_t*>(bp) + q * 32, panel / 2);
+    }
+  }
+  for (int64_t p = 0; p < panels; ++p) std::memset(bp + p * panel + kb * 32, 0, size_t(panel - kb * 32) * 2);
+}
+
+// Up to 16 rows of x against W's rows (B = W.T, bfloat16, contiguous along k): W x.T, W's 16-row
+// blocks read in place (a block past n, or all of them when k is not a multiple of 32, packed with
+// zeros first), x's rows packed once; each 16 x 16 tile transposed into the result.
+constexpr int64_t kAmxFewRows = 16;
+
+void gemm_amx_few_rows(const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, const Out& out) {
+  const int64_t kp = round_up(k, 32);
+  const Source<uint16_t> sa{a, Mode::bf16, Dtype::bfloat16}, sb{b, Mode::bf16, Dtype::bfloat16};
+  std::vector<uint16_t> xt(size_t(kp * 16), 0), buf(size_t(2 * k + 64));
+  pack<uint16_t, 2>(sa, 0, m, 16, 0, k, xt.data(), buf.data());  // one panel of 16 lanes: x's rows
+  const auto* w = reinterpret_cast<const uint16_t*>(b.data);
+  const int64_t ldw = b.lane_stride, blocks = ceil_div(n, 16);
+  ConvertKernel store = kernels().convert[int(Dtype::float32)][int(out.dtype)];
+  const int64_t item_bytes = int64_t(size_of(out.dtype));
+  constexpr int64_t kBlocksPerItem = 16;
+  for_each_item(ceil_div(blocks, kBlocksPerItem), m * n * k, [&](int64_t item) {
+    thread_local Scratch w_pack, run;
+    alignas(64) float c[16 * 16], t[16 * 16];
+    for (int64_t blk = item * kBlocksPerItem; blk < std::min(blocks, (item + 1) * kBlocksPerItem); ++blk) {
+      const int64_t j0 = blk * 16, rows = std::min<int64_t>(16, n - j0);
+      if (rows == 16 && k == kp) {
+        amx_tiles_t(w + j0 * ldw, ldw, xt.data(), kp, c);
+      } else {
+        auto* wp = static_cast<uint16_t*>(w_pack.get(size_t(16 * kp) * 2));
+        auto* rb = static_cast<uint16_t*>(run.get(size_t(2 * k + 64) * 2));
+        std::memset(wp, 0, size_t(16 * kp) * 2);
+        for (int64_t r = 0; r < rows; ++r) pack<uint16_t, 2>(sb, j0 + r, 1, 1, 0, k, wp + r * kp, rb);
+        amx_tiles_t(wp, kp, xt.data(), kp, c);
+      }
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < rows; ++j) t[i * 16 + j] = c[j * 16 + i];
+      for (int64_t i = 0; i < m; ++i) store(t + i * 16, 1, out.data + (i * out.ld + j0) * item_bytes, rows);
+    }
+  });
+}
+
+void gemm_amx(const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, const Out& out) {
+  if (m <= kAmxFewRows && b.lane_major() && b.k_stride == 1 && b.dtype == Dtype::bfloat16)
+    return gemm_amx_few_rows(a, b, m, n, k, out);
+  const int64_t kp = round_up(k, 32), rows = round_up(m, 32), group_cols = 32 * kAmxGroupPanels;
+  const Source<uint16_t> sa{a, Mode::bf16, Dtype::bfloat16}, sb{b, Mode::bf16, Dtype::bfloat16};
+  std::shared_ptr<Buffer> a_packed = Buffer::allocate(size_t(rows * kp) * 2);
+  auto* ap = static_cast<uint16_t*>(a_packed->data());
+  for_each_item(rows / 32, m * k, [&](int64_t item) {
+    thread_local Scratch run;
+    auto* buf = static_cast<uint16_t*>(run.get(size_t(2 * k + 64) * 2));
+    for (int64_t i = item * 32; i < (item + 1) * 32; ++i) {
+      uint16_t* row = ap + i * kp;
+      int64_t filled = 0;
+      if (i < m) pack<uint16_t, 2>(sa, i, 1, 1, 0, k, row, buf), filled = round_up(k, 2);
+      std::memset(row + filled, 0, size_t(kp - filled) * 2);
+    }
+  });
+  const int64_t chunks = ceil_div(rows, kAmxChunkRows), groups = ceil_div(n, group_cols);
+  ConvertKernel store = kernels().convert[int(Dtype::float32)][int(out.dtype)];
+  const int64_t item_bytes = int64_t(size_of(out.dtype));
+  for_each_item(chunks * groups, m * n * k, [&](int64_t item) {
+    thread_local Scratch b_pack, run, c_tile;
+    const int64_t row0 = (item / groups) * kAmxChunkRows, chunk_rows = std::min(kAmxChunkRows, rows - row0);
+    const int64_t col0 = (item % groups) * group_cols, cols = std::min(group_cols, n - col0);
+    auto* bp = static_cast<uint16_t*>(b_pack.get(size_t(kp * group_cols) * 2));
+    auto* buf = static_cast<uint16_t*>(run.get(size_t(2 * std::max(k, group_cols) + 64) * 2));
+    pack_amx_b(sb, col0, cols, k, kp, bp, buf);
+    auto* c = static_cast<float*>(c_tile.get(size_t(chunk_rows * 32) * 4));
+    for (int64_t p = 0; p * 32 < cols; ++p) {
+      amx_tiles(ap + row0 * kp, kp, chunk_rows / 32, bp + p * kp * 32, kp, c, 32);
+      const int64_t j0 = col0 + p * 32, width = std::min<int64_t>(32, n - j0);
+      for (int64_t i = 0; i < chunk_rows && row0 + i < m; ++i)
+        store(c + i * 32, 1, out.data + ((row0 + i) * out.ld + j0) * item_bytes, width);
+    }
+  });
+}
+
 Mode mode_for(Dtype d) {
   switch (d) {
     case Dtype::float64: return Mode::f64;
@@ -495,6 +596,7 @@ Mode mode_for(Dtype d) {
 
 void gemm(const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, const Out& out) {
   Mode mode = mode_for(out.dtype);
+  if (mode == Mode::bf16 && amx_ready()) return gemm_amx(a, b, m, n, k, out);
   if (gemm_skinny(mode, a, b, m, n, k, out)) return;
   gemm_blocked(make_plan(mode, m, n, k, b.lane_major()), a, b, out);
 }

@@ -1,0 +1,99 @@
+// The bfloat16 product's AMX tiles (backend/cpu/matmul_amx.h). Built with function-level target
+// attributes, so the file compiles in the baseline build and runs only where amx_ready() says so.
+#include "backend/cpu/matmul_amx.h"
+
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+namespace nuvec::cpu {
+
+#if defined(__x86_64__)
+
+namespace {
+
+// The processor has AMX-TILE and AMX-BF16 (CPUID leaf 7: EDX bits 24 and 22), and Linux lets this
+// process use the tile registers (arch_prctl ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA: their
+// state is too large for the default signal frame, so each process asks once).
+bool detect() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 24)) || !(d & (1u << 22))) return false;
+  constexpr long kReqXcompPerm = 0x1023, kXtiledata = 18;
+  return syscall(SYS_arch_prctl, kReqXcompPerm, kXtiledata) == 0;
+}
+
+// Palette 1: tiles 0-3 hold C (16 rows of 16 floats), 4-5 A (16 rows of 32 bfloat16), 6-7 B (16
+// pairs of rows, each 16 columns of two bfloat16).
+struct alignas(64) TileConfig {
+  uint8_t palette = 1, start_row = 0, reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+#define NUVEC_AMX __attribute__((target("amx-tile,amx-bf16")))
+
+}  // namespace
+
+bool amx_ready() {
+  static const bool ready = detect();
+  return ready;
+}
+
+NUVEC_AMX void amx_tiles(const uint16_t* a, int64_t lda, int64_t row_blocks, const uint16_t* b, int64_t kp, float* c,
+                         int64_t ldc) {
+  TileConfig cfg;
+  for (int t = 0; t < 8; ++t) cfg.rows[t] = 16, cfg.colsb[t] = 64;
+  _tile_loadconfig(&cfg);
+  for (int64_t rb = 0; rb < row_blocks; ++rb) {
+    const uint16_t* a0 = a + rb * 32 * lda;
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (int64_t k0 = 0; k0 < kp; k0 += 32) {
+      _tile_loadd(4, a0 + k0, lda * 2);
+      _tile_loadd(5, a0 + 16 * lda + k0, lda * 2);
+      _tile_loadd(6, b + k0 * 32, 128);
+      _tile_loadd(7, b + k0 * 32 + 32, 128);
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(1, 4, 7);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
+    }
+    float* c0 = c + rb * 32 * ldc;
+    _tile_stored(0, c0, ldc * 4);
+    _tile_stored(1, c0 + 16, ldc * 4);
+    _tile_stored(2, c0 + 16 * ldc, ldc * 4);
+    _tile_stored(3, c0 + 16 * ldc + 16, ldc * 4);
+  }
+  _tile_release();
+}
+
+NUVEC_AMX void amx_tiles_t(const uint16_t* w, int64_t ldw, const uint16_t* xt, int64_t kp, float* c) {
+  TileConfig cfg;
+  for (int t = 0; t < 3; ++t) cfg.rows[t] = 16, cfg.colsb[t] = 64;
+  _tile_loadconfig(&cfg);
+  _tile_zero(0);
+  for (int64_t k0 = 0; k0 < kp; k0 += 32) {
+    _tile_loadd(1, w + k0, ldw * 2);
+    _tile_loadd(2, xt + k0 * 16, 64);
+    _tile_dpbf16ps(0, 1, 2);
+  }
+  _tile_stored(0, c, 64);
+  _tile_release();
+}
+
+#else
+
+bool amx_ready() { return false; }
+void amx_tiles(const uint16_t*, int64_t, int64_t, const uint16_t*, int64_t, float*, int64_t) {}
+void amx_tiles_t(const uint16_t*, int64_t, const uint16_t*, int64_t, float*) {}
+
+#endif
+
+}  // namespace nuvec::cpu
