@@ -548,9 +548,34 @@ void gemm_amx_few_rows(const Operand& a, const Operand& b, int64_t m, int64_t n,
   });
 }
 
+// Up to 16 rows of x against W laid out along N (bfloat16, unit column stride): x packed once as
+// one A tile's rows; each work item takes 256 of W's columns over all of k (amx_rows_times_w).
+void gemm_amx_few_rows_n(const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, const Out& out) {
+  const int64_t kp = round_up(k, 32);
+  const Source<uint16_t> sa{a, Mode::bf16, Dtype::bfloat16};
+  std::vector<uint16_t> xa(size_t(16 * kp), 0), buf(size_t(2 * k + 64));
+  for (int64_t i = 0; i < m; ++i) pack<uint16_t, 2>(sa, i, 1, 1, 0, k, xa.data() + i * kp, buf.data());
+  const auto* w = reinterpret_cast<const uint16_t*>(b.data);
+  ConvertKernel store = kernels().convert[int(Dtype::float32)][int(out.dtype)];
+  const int64_t item_bytes = int64_t(size_of(out.dtype));
+  constexpr int64_t kCols = 256;
+  for_each_item(ceil_div(n, kCols), m * n * k, [&](int64_t item) {
+    thread_local Scratch c_tiles;
+    auto* c = static_cast<float*>(c_tiles.get(size_t(kCols * 16) * 4));
+    const int64_t col0 = item * kCols, cols = std::min(kCols, n - col0);
+    amx_rows_times_w(xa.data(), kp, w + col0, b.k_stride, k, cols, c);
+    for (int64_t t = 0; t * 16 < cols; ++t)
+      for (int64_t i = 0; i < m; ++i)
+        store(c + t * 256 + i * 16, 1, out.data + (i * out.ld + col0 + 16 * t) * item_bytes,
+              std::min<int64_t>(16, cols - 16 * t));
+  });
+}
+
 void gemm_amx(const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, const Out& out) {
-  if (m <= kAmxFewRows && b.lane_major() && b.k_stride == 1 && b.dtype == Dtype::bfloat16)
+  if (m <= kAmxFewRows && b.dtype == Dtype::bfloat16 && b.lane_major() && b.k_stride == 1)
     return gemm_amx_few_rows(a, b, m, n, k, out);
+  if (m <= kAmxFewRows && b.dtype == Dtype::bfloat16 && b.lane_stride == 1)
+    return gemm_amx_few_rows_n(a, b, m, n, k, out);
   const int64_t kp = round_up(k, 32), rows = round_up(m, 32), group_cols = 32 * kAmxGroupPanels;
   const Source<uint16_t> sa{a, Mode::bf16, Dtype::bfloat16}, sb{b, Mode::bf16, Dtype::bfloat16};
   std::shared_ptr<Buffer> a_packed = Buffer::allocate(size_t(rows * kp) * 2);

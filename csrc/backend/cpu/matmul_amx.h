@@ -24,4 +24,11 @@ void amx_tiles(const uint16_t* a, int64_t lda, int64_t row_blocks, const uint16_
 // values). A tile's sums do not depend on which operand is which (the products are the same).
 void amx_tiles_t(const uint16_t* w, int64_t ldw, const uint16_t* xt, int64_t kp, float* c);
 
+// Few rows of x against W laid out along N (x @ W): C (tiles of 16 x 16 floats, one after another,
+// for W's columns [0, cols) in 16s) = x W, with x packed as one A tile's rows (16 rows of kp values,
+// zero past k and past x's rows) and W's pairs of k rows (ldw apart; k of them) interleaved in
+// registers for each tile. C goes through memory between chunks of 32 k (float32: no bits change).
+void amx_rows_times_w(const uint16_t* xa, int64_t kp, const uint16_t* w, int64_t ldw, int64_t k, int64_t cols,
+                      float* c);
+
 }  // namespace nuvec::cpu
