@@ -491,7 +491,7 @@ bool gemm_skinny(Mode mode, const Operand& a, const Operand& b, int64_t m, int64
 // row blocks, through float32 tiles converted into the result. Items run chunk by chunk, a chunk's
 // groups in turn, so the chunk of A stays in L2 while the panels stream; packing B again for each
 // chunk costs about 1% of the tiles' work.
-constexpr int64_t kAmxChunkRows = 256, kAmxGroupPanels = 8;
+constexpr int64_t kAmxChunkRows = 256, kAmxGroupPanels = 8, kAmxPackedA = int64_t(32) << 20;
 
 // Columns [col0, col0 + cols) of B as amx_tiles' panels, kp * 32 values apart.
 void pack_amx_b(const Source<uint16_t>& sb, int64_t col0, int64_t cols, int64_t k, int64_t kp, uint16_t* bp,
@@ -576,38 +576,44 @@ void gemm_amx(const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t 
     return gemm_amx_few_rows(a, b, m, n, k, out);
   if (m <= kAmxFewRows && b.dtype == Dtype::bfloat16 && b.lane_stride == 1)
     return gemm_amx_few_rows_n(a, b, m, n, k, out);
-  const int64_t kp = round_up(k, 32), rows = round_up(m, 32), group_cols = 32 * kAmxGroupPanels;
+  const int64_t kp = round_up(k, 32), group_cols = 32 * kAmxGroupPanels;
   const Source<uint16_t> sa{a, Mode::bf16, Dtype::bfloat16}, sb{b, Mode::bf16, Dtype::bfloat16};
-  std::shared_ptr<Buffer> a_packed = Buffer::allocate(size_t(rows * kp) * 2);
+  // A is packed a block of rows at a time, at most about kAmxPackedA bytes: the packed copy of a
+  // long prompt's rows would otherwise double its memory.
+  const int64_t block_rows = std::max(kAmxChunkRows, kAmxPackedA / (kp * 2) / kAmxChunkRows * kAmxChunkRows);
+  std::shared_ptr<Buffer> a_packed = Buffer::allocate(size_t(std::min(round_up(m, 32), block_rows) * kp) * 2);
   auto* ap = static_cast<uint16_t*>(a_packed->data());
-  for_each_item(rows / 32, m * k, [&](int64_t item) {
-    thread_local Scratch run;
-    auto* buf = static_cast<uint16_t*>(run.get(size_t(2 * k + 64) * 2));
-    for (int64_t i = item * 32; i < (item + 1) * 32; ++i) {
-      uint16_t* row = ap + i * kp;
-      int64_t filled = 0;
-      if (i < m) pack<uint16_t, 2>(sa, i, 1, 1, 0, k, row, buf), filled = round_up(k, 2);
-      std::memset(row + filled, 0, size_t(kp - filled) * 2);
-    }
-  });
-  const int64_t chunks = ceil_div(rows, kAmxChunkRows), groups = ceil_div(n, group_cols);
   ConvertKernel store = kernels().convert[int(Dtype::float32)][int(out.dtype)];
-  const int64_t item_bytes = int64_t(size_of(out.dtype));
-  for_each_item(chunks * groups, m * n * k, [&](int64_t item) {
-    thread_local Scratch b_pack, run, c_tile;
-    const int64_t row0 = (item / groups) * kAmxChunkRows, chunk_rows = std::min(kAmxChunkRows, rows - row0);
-    const int64_t col0 = (item % groups) * group_cols, cols = std::min(group_cols, n - col0);
-    auto* bp = static_cast<uint16_t*>(b_pack.get(size_t(kp * group_cols) * 2));
-    auto* buf = static_cast<uint16_t*>(run.get(size_t(2 * std::max(k, group_cols) + 64) * 2));
-    pack_amx_b(sb, col0, cols, k, kp, bp, buf);
-    auto* c = static_cast<float*>(c_tile.get(size_t(chunk_rows * 32) * 4));
-    for (int64_t p = 0; p * 32 < cols; ++p) {
-      amx_tiles(ap + row0 * kp, kp, chunk_rows / 32, bp + p * kp * 32, kp, c, 32);
-      const int64_t j0 = col0 + p * 32, width = std::min<int64_t>(32, n - j0);
-      for (int64_t i = 0; i < chunk_rows && row0 + i < m; ++i)
-        store(c + i * 32, 1, out.data + ((row0 + i) * out.ld + j0) * item_bytes, width);
-    }
-  });
+  const int64_t item_bytes = int64_t(size_of(out.dtype)), groups = ceil_div(n, group_cols);
+  for (int64_t first = 0; first < m; first += block_rows) {
+    const int64_t rows = std::min(round_up(m - first, 32), block_rows);  // this block's, in whole 32s
+    for_each_item(rows / 32, rows * k, [&](int64_t item) {
+      thread_local Scratch run;
+      auto* buf = static_cast<uint16_t*>(run.get(size_t(2 * k + 64) * 2));
+      for (int64_t i = item * 32; i < (item + 1) * 32; ++i) {
+        uint16_t* row = ap + i * kp;
+        int64_t filled = 0;
+        if (first + i < m) pack<uint16_t, 2>(sa, first + i, 1, 1, 0, k, row, buf), filled = round_up(k, 2);
+        std::memset(row + filled, 0, size_t(kp - filled) * 2);
+      }
+    });
+    const int64_t chunks = ceil_div(rows, kAmxChunkRows);
+    for_each_item(chunks * groups, rows * n * k, [&](int64_t item) {
+      thread_local Scratch b_pack, run, c_tile;
+      const int64_t row0 = (item / groups) * kAmxChunkRows, chunk_rows = std::min(kAmxChunkRows, rows - row0);
+      const int64_t col0 = (item % groups) * group_cols, cols = std::min(group_cols, n - col0);
+      auto* bp = static_cast<uint16_t*>(b_pack.get(size_t(kp * group_cols) * 2));
+      auto* buf = static_cast<uint16_t*>(run.get(size_t(2 * std::max(k, group_cols) + 64) * 2));
+      pack_amx_b(sb, col0, cols, k, kp, bp, buf);
+      auto* c = static_cast<float*>(c_tile.get(size_t(chunk_rows * 32) * 4));
+      for (int64_t p = 0; p * 32 < cols; ++p) {
+        amx_tiles(ap + row0 * kp, kp, chunk_rows / 32, bp + p * kp * 32, kp, c, 32);
+        const int64_t j0 = col0 + p * 32, width = std::min<int64_t>(32, n - j0);
+        for (int64_t i = 0; i < chunk_rows && first + row0 + i < m; ++i)
+          store(c + i * 32, 1, out.data + ((first + row0 + i) * out.ld + j0) * item_bytes, width);
+      }
+    });
+  }
 }
 
 Mode mode_for(Dtype d) {
