@@ -1,7 +1,8 @@
 // The matrix-product kernels, one build per instruction set (backend/cpu/simd/matmul.cpp), chosen
 // at run time by cpu::isa(). Every kernel computes each output element with the same sequence of
 // operations over K: c = 0, then c = fma(a[k], b[k], c) for k = 0, 1, ... (float32, float64), or
-// c = dot2(c, a[2p..2p+1], b[2p..2p+1]) for p = 0, 1, ... (vdpbf16ps on bfloat16 pairs). A product
+// c = dot2(c, a[2p..2p+1], b[2p..2p+1]) for p = 0, 1, ... (vdpbf16ps on bfloat16 pairs; on AMX
+// processors every bfloat16 product takes the tiles' own sums instead, matmul_amx.h). A product
 // split into K blocks stores and reloads c in its compute type, which changes no bits; so any
 // path, tile or thread gives each row the bits of its one-row product.
 #pragma once

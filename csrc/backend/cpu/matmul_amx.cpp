@@ -27,8 +27,8 @@ bool detect() {
   return syscall(SYS_arch_prctl, kReqXcompPerm, kXtiledata) == 0;
 }
 
-// Palette 1: tiles 0-3 hold C (16 rows of 16 floats), 4-5 A (16 rows of 32 bfloat16), 6-7 B (16
-// pairs of rows, each 16 columns of two bfloat16).
+// Palette 1, every tile used as 16 rows of 64 bytes: C as 16 x 16 floats, A as 16 rows of 32
+// bfloat16, B as 16 pairs of k rows of 16 columns (each function says which tile holds what).
 struct alignas(64) TileConfig {
   uint8_t palette = 1, start_row = 0, reserved[14] = {};
   uint16_t colsb[16] = {};
@@ -44,6 +44,7 @@ bool amx_ready() {
   return ready;
 }
 
+// Tiles 0-3: C (32 x 32), 4-5: A's two 16-row halves, 6-7: B's two 16-column halves.
 NUVEC_AMX void amx_tiles(const uint16_t* a, int64_t lda, int64_t row_blocks, const uint16_t* b, int64_t kp, float* c,
                          int64_t ldc) {
   TileConfig cfg;
@@ -88,8 +89,8 @@ NUVEC_AMX void amx_tiles_t(const uint16_t* w, int64_t ldw, const uint16_t* xt, i
   _tile_release();
 }
 
-// Rows 2q and 2q + 1 of W (16 columns from col, fewer past `cols`; zero past k) as one row of a
-// B tile: the columns' pairs of values.
+// Rows 2q and 2q + 1 of W (16 columns from w, fewer past `cols`; zero past k) as one row of a B
+// tile: the columns' pairs of values.
 __attribute__((target("avx512f,avx512bw,avx512vl"))) inline void pair_row(const uint16_t* w, int64_t ldw, int64_t k,
                                                                           int64_t q, int64_t cols, uint16_t* dst) {
   const __mmask16 live = cols >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1);
