@@ -487,10 +487,10 @@ bool gemm_skinny(Mode mode, const Operand& a, const Operand& b, int64_t m, int64
 
 // bfloat16 on AMX tiles (matmul_amx.h): A packed once into rows of kp values (zero past k, and
 // past m up to whole blocks of 32 rows); each work item packs a group of B's panels (32 columns,
-// pairs of k rows, as the vdpbf16ps panels; zero past k and n) and multiplies them by one chunk of
-// row blocks, through float32 tiles converted into the result. Items run chunk by chunk, a chunk's
-// groups in turn, so the chunk of A stays in L2 while the panels stream; packing B again for each
-// chunk costs about 1% of the tiles' work.
+// pairs of k rows, as the vdpbf16ps panels; zero past k and n; packed once for all chunks when
+// there are several) and multiplies them by one chunk of row blocks, through float32 tiles
+// converted into the result. Items run chunk by chunk, a chunk's groups in turn, so the chunk of
+// A stays in L2 while the panels stream.
 constexpr int64_t kAmxChunkRows = 256, kAmxGroupPanels = 8, kAmxPackedA = int64_t(32) << 20;
 
 // Columns [col0, col0 + cols) of B as amx_tiles' panels, kp * 32 values apart.
@@ -585,6 +585,17 @@ void gemm_amx(const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t 
   auto* ap = static_cast<uint16_t*>(a_packed->data());
   ConvertKernel store = kernels().convert[int(Dtype::float32)][int(out.dtype)];
   const int64_t item_bytes = int64_t(size_of(out.dtype)), groups = ceil_div(n, group_cols);
+  // With more than one chunk of rows, B is packed once for all of them.
+  std::shared_ptr<Buffer> b_packed;
+  if (m > kAmxChunkRows) {
+    b_packed = Buffer::allocate(size_t(groups * kp * group_cols) * 2);
+    for_each_item(groups, k * n, [&](int64_t g) {
+      thread_local Scratch run;
+      auto* buf = static_cast<uint16_t*>(run.get(size_t(2 * std::max(k, group_cols) + 64) * 2));
+      pack_amx_b(sb, g * group_cols, std::min(group_cols, n - g * group_cols), k, kp,
+                 static_cast<uint16_t*>(b_packed->data()) + g * kp * group_cols, buf);
+    });
+  }
   for (int64_t first = 0; first < m; first += block_rows) {
     const int64_t rows = std::min(round_up(m - first, 32), block_rows);  // this block's, in whole 32s
     for_each_item(rows / 32, rows * k, [&](int64_t item) {
@@ -602,9 +613,14 @@ void gemm_amx(const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t 
       thread_local Scratch b_pack, run, c_tile;
       const int64_t row0 = (item / groups) * kAmxChunkRows, chunk_rows = std::min(kAmxChunkRows, rows - row0);
       const int64_t col0 = (item % groups) * group_cols, cols = std::min(group_cols, n - col0);
-      auto* bp = static_cast<uint16_t*>(b_pack.get(size_t(kp * group_cols) * 2));
-      auto* buf = static_cast<uint16_t*>(run.get(size_t(2 * std::max(k, group_cols) + 64) * 2));
-      pack_amx_b(sb, col0, cols, k, kp, bp, buf);
+      uint16_t* bp;
+      if (b_packed) {
+        bp = static_cast<uint16_t*>(b_packed->data()) + (item % groups) * kp * group_cols;
+      } else {
+        bp = static_cast<uint16_t*>(b_pack.get(size_t(kp * group_cols) * 2));
+        pack_amx_b(sb, col0, cols, k, kp, bp,
+                   static_cast<uint16_t*>(run.get(size_t(2 * std::max(k, group_cols) + 64) * 2)));
+      }
       auto* c = static_cast<float*>(c_tile.get(size_t(chunk_rows * 32) * 4));
       for (int64_t p = 0; p * 32 < cols; ++p) {
         amx_tiles(ap + row0 * kp, kp, chunk_rows / 32, bp + p * kp * 32, kp, c, 32);
