@@ -72,6 +72,48 @@ template <size_t N> void copy_elements(char* dst, const char* src, const std::ve
 // misses in flight than the L1 fill buffers that the loop's own loads wait on.
 constexpr int64_t kGatherAhead = 64;
 
+// One element per index of a flat array (take), straight from a row-contiguous int32 or int64
+// index array: each index wrapped and clamped into range before its read, so nothing outside x is
+// read; an index out of bounds is then reported as checked_indices would (the result is dropped).
+// Saves checked_indices' int64 copy and its pass (1M of 16M float32: 2.9 -> 1.8 ms). Returns false
+// for element sizes it does not take.
+template <class T, class I>
+void gather_elements(const T* from, int64_t stride, int64_t n, const I* ip, int64_t count, T* to, int axis) {
+  std::atomic<bool> bad{false};
+  parallel_for(count, 1 << 15, [&](int64_t b, int64_t e) {
+    auto at = [&](int64_t p) {
+      const int64_t v = int64_t(ip[p]), w = v < 0 ? v + n : v;
+      return std::min(std::max<int64_t>(w, 0), n - 1);
+    };
+    bool ok = true;
+    int64_t p = b;
+    for (; p < e; ++p) {
+      const int64_t v = int64_t(ip[p]);
+      ok &= (v >= -n) & (v < n);
+      if (p + kGatherAhead < e) __builtin_prefetch(from + at(p + kGatherAhead) * stride);
+      to[p] = from[at(p) * stride];
+    }
+    if (!ok) bad.store(true, std::memory_order_relaxed);
+  });
+  if (bad.load())
+    for (int64_t p = 0; p < count; ++p)
+      if (int64_t v = int64_t(ip[p]); v < -n || v >= n)
+        throw KernelError(EvalErrorKind::index, "index " + std::to_string(v) + " is out of bounds for axis " +
+                                                    std::to_string(axis) + " with size " + std::to_string(n));
+}
+
+template <class I> bool gather_flat(const Array& x, const Array& index, int axis, Array& o) {
+  const int64_t n = x.shape(axis), stride = x.strides()[axis], count = o.size();
+  const I* ip = index.data<I>();
+  switch (x.itemsize()) {
+    case 1: gather_elements(x.data<uint8_t>(), stride, n, ip, count, o.data<uint8_t>(), axis); return true;
+    case 2: gather_elements(x.data<uint16_t>(), stride, n, ip, count, o.data<uint16_t>(), axis); return true;
+    case 4: gather_elements(x.data<uint32_t>(), stride, n, ip, count, o.data<uint32_t>(), axis); return true;
+    case 8: gather_elements(x.data<uint64_t>(), stride, n, ip, count, o.data<uint64_t>(), axis); return true;
+    default: return false;
+  }
+}
+
 void eval_gather(const Gather& prim, const std::vector<Array>& in, std::vector<Array>& out) {
   const Array& x = in[0];
   const std::vector<int>& axes = prim.axes();
@@ -80,6 +122,10 @@ void eval_gather(const Gather& prim, const std::vector<Array>& in, std::vector<A
   if (o.size() == 0) return;
   int index_rank = o.ndim() - (x.ndim() - int(axes.size()));
   Shape index_shape(o.shape().begin(), o.shape().begin() + index_rank);
+  if (axes.size() == 1 && x.ndim() == 1 && x.size() > 0 && in[1].shape() == index_shape && in[1].row_contiguous()) {
+    if (in[1].dtype() == Dtype::int32 && gather_flat<int32_t>(x, in[1], axes[0], o)) return;
+    if (in[1].dtype() == Dtype::int64 && gather_flat<int64_t>(x, in[1], axes[0], o)) return;
+  }
   std::vector<Array> idx = checked_indices(in, 1, index_shape, x, axes);
   std::vector<int64_t> rest = rest_offsets(x, x.strides(), axes);
   int64_t count = shape_size(index_shape), block = int64_t(rest.size());
