@@ -134,32 +134,8 @@ void eval_gather(const Gather& prim, const std::vector<Array>& in, std::vector<A
   char* dst = o.data_bytes();
   bool rest_contiguous = true;  // the block is one run of memory: a single memcpy
   for (size_t r = 0; r < rest.size(); ++r) rest_contiguous &= rest[r] == int64_t(r);
-  if (block == 1 && axes.size() == 1) {
-    // One element per index (take of a flat array): a tight typed loop keeps many cache misses
-    // in flight, where a call per element serialises them.
-    const int64_t* ip = idx[0].data<int64_t>();
-    int64_t stride = x.strides()[axes[0]];
-    auto gather_typed = [&](auto tag) {
-      using T = decltype(tag);
-      const T* from = reinterpret_cast<const T*>(src);
-      T* to = reinterpret_cast<T*>(dst);
-      parallel_for(count, 1 << 15, [&](int64_t b, int64_t e) {
-        int64_t p = b;
-        for (; p + kGatherAhead < e; ++p) {
-          __builtin_prefetch(from + ip[p + kGatherAhead] * stride);
-          to[p] = from[ip[p] * stride];
-        }
-        for (; p < e; ++p) to[p] = from[ip[p] * stride];
-      });
-    };
-    switch (item) {
-      case 1: gather_typed(uint8_t{}); return;
-      case 2: gather_typed(uint16_t{}); return;
-      case 4: gather_typed(uint32_t{}); return;
-      case 8: gather_typed(uint64_t{}); return;
-      default: break;  // complex64 is 8 bytes; nothing wider exists
-    }
-  }
+  // One element per index (checked int64 indices of other dtypes or layouts): the same loop.
+  if (block == 1 && axes.size() == 1 && gather_flat<int64_t>(x, idx[0], axes[0], o)) return;
   parallel_for(count, std::max<int64_t>(1, 16384 / std::max<int64_t>(block, 1)), [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
       int64_t base = 0;

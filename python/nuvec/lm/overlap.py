@@ -5,7 +5,7 @@ mlx-lm's loop does) or at once.
 Overlapping gains only where the computation leaves the caller a core: on the GPU, or with fewer
 CPU threads than cores. Where the thread pool takes every core, the caller's thread preempts a
 worker in the middle of a node, and the node waits for the scheduler to bring the worker back: on
-the 2-core machine decode ran 12-20% slower overlapped than evaluated at once (docs/lm.md,
+the 2-core machine decode ran 7-19% slower overlapped than evaluated at once (docs/lm.md,
 "Overlap"), so there it evaluates at once."""
 
 from __future__ import annotations
