@@ -205,3 +205,23 @@ def test_at_orders_complex_numbers_lexicographically(op):
     getattr(np, op).at(expected, idx, v)
     got = getattr(mx.array(a).at[mx.array(idx)], op)(mx.array(v))
     assert_array_equal_np(got, expected, dtype="complex64")
+
+
+@pytest.mark.nuvec_only
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint32", "int16"])
+def test_take_of_a_flat_array_wraps_checks_and_names_the_index(dtype):
+    """take from a 1-d array (int32 and int64 indices take a path that wraps and clamps each index
+    before its read and checks after): NumPy's values for negative indices, and an index out of
+    bounds, positive or negative, named in the error."""
+    rng = np.random.default_rng(9)
+    src = rng.standard_normal(1000).astype(np.float32)
+    lo = 0 if dtype.startswith("u") else -1000
+    idx = rng.integers(lo, 1000, 70000).astype(dtype)
+    got = mx.take(mx.array(src), mx.array(idx))
+    assert_array_equal_np(got, src[idx])
+    bad = [(1000, "index 1000 "), (-1001, "index -1001 ")] if lo else [(1000, "index 1000 ")]
+    for value, text in bad:
+        wrong = idx.copy()
+        wrong[50000] = value
+        with pytest.raises(mx.EvalIndexError, match=text):
+            mx.eval(mx.take(mx.array(src), mx.array(wrong)))
