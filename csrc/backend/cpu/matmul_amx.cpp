@@ -1,10 +1,11 @@
 // The bfloat16 product's AMX tiles (backend/cpu/matmul_amx.h). Built with function-level target
-// attributes, so the file compiles in the baseline build and runs only where amx_ready() says so.
+// attributes, so the file compiles in the baseline build and runs only where amx_ready() says so
+// (Linux on x86-64: the tile state needs its arch_prctl permission; elsewhere never).
 #include "backend/cpu/matmul_amx.h"
 
 #include <cstring>
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && defined(__linux__)
 #include <cpuid.h>
 #include <immintrin.h>
 #include <sys/syscall.h>
@@ -13,7 +14,7 @@
 
 namespace nuvec::cpu {
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && defined(__linux__)
 
 namespace {
 
