@@ -249,13 +249,17 @@ void Buffer::read_on_queue() const {
   users_.store(users | bit, std::memory_order_relaxed);
 }
 
+uint64_t Buffer::queues_used() const {
+  const int writer = writer_.load(std::memory_order_relaxed);
+  return users_.load(std::memory_order_relaxed) | (writer >= 0 ? uint64_t(1) << writer : 0);
+}
+
 // The calling queue is about to write the buffer: it waits for the queues that used it (`earlier`,
 // besides this buffer's own users) and becomes its writer.
 void Buffer::write_on_queue(uint64_t earlier) const {
   if (!g_device.queue) return;
   const int q = g_device.queue();
-  uint64_t others = earlier | users_.load(std::memory_order_relaxed);
-  if (int writer = writer_.load(std::memory_order_relaxed); writer >= 0) others |= uint64_t(1) << writer;
+  uint64_t others = earlier | queues_used();
   if (q >= 0) others &= ~(uint64_t(1) << q);
   if (others && q >= 0) g_device.order_after(others);
   writer_.store(q, std::memory_order_relaxed);
@@ -274,11 +278,7 @@ void Buffer::written_on_device() {
 }
 
 Buffer::~Buffer() {
-  if (dev_) {
-    uint64_t users = users_.load(std::memory_order_relaxed);
-    if (int writer = writer_.load(std::memory_order_relaxed); writer >= 0) users |= uint64_t(1) << writer;
-    device_pool().give(dev_, dev_block_, users);
-  }
+  if (dev_) device_pool().give(dev_, dev_block_, queues_used());
   if (release_)
     release_();
   else if (ptr_)

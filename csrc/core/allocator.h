@@ -65,7 +65,8 @@ class Buffer {
   void* device_slow() const;
   void read_on_queue() const;
   void write_on_queue(uint64_t earlier) const;
-  mutable void* ptr_;  // host memory (null until a device-born buffer is read on the host)
+  uint64_t queues_used() const;  // the queues whose work on the device copy a new writer waits for
+  mutable void* ptr_;            // host memory (null until a device-born buffer is read on the host)
   mutable void* dev_ = nullptr;
   size_t size_;
   mutable size_t block_;          // host bytes reserved by the allocator (0 for external buffers)

@@ -512,6 +512,15 @@ void pack_amx_b(const Source<uint16_t>& sb, int64_t col0, int64_t cols, int64_t 
   for (int64_t p = 0; p < panels; ++p) std::memset(bp + p * panel + kb * 32, 0, size_t(panel - kb * 32) * 2);
 }
 
+// Lane `lane` of an operand as a row of kp values, zero past k; all zeros where `present` is false
+// (the rows that round a block up). `buf` holds 2 * k + 64 values.
+void pack_amx_row(const Source<uint16_t>& src, int64_t lane, bool present, int64_t k, int64_t kp, uint16_t* row,
+                  uint16_t* buf) {
+  int64_t filled = 0;
+  if (present) pack<uint16_t, 2>(src, lane, 1, 1, 0, k, row, buf), filled = round_up(k, 2);
+  std::memset(row + filled, 0, size_t(kp - filled) * 2);
+}
+
 // Up to 16 rows of x against W's rows (B = W.T, bfloat16, contiguous along k): W x.T, W's 16-row
 // blocks read in place (a block past n, or all of them when k is not a multiple of 32, packed with
 // zeros first), x's rows packed once; each 16 x 16 tile transposed into the result.
@@ -537,8 +546,7 @@ void gemm_amx_few_rows(const Operand& a, const Operand& b, int64_t m, int64_t n,
       } else {
         auto* wp = static_cast<uint16_t*>(w_pack.get(size_t(16 * kp) * 2));
         auto* rb = static_cast<uint16_t*>(run.get(size_t(2 * k + 64) * 2));
-        std::memset(wp, 0, size_t(16 * kp) * 2);
-        for (int64_t r = 0; r < rows; ++r) pack<uint16_t, 2>(sb, j0 + r, 1, 1, 0, k, wp + r * kp, rb);
+        for (int64_t r = 0; r < 16; ++r) pack_amx_row(sb, j0 + r, r < rows, k, kp, wp + r * kp, rb);
         amx_tiles_t(wp, kp, xt.data(), kp, c);
       }
       for (int64_t i = 0; i < m; ++i)
@@ -553,8 +561,8 @@ void gemm_amx_few_rows(const Operand& a, const Operand& b, int64_t m, int64_t n,
 void gemm_amx_few_rows_n(const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, const Out& out) {
   const int64_t kp = round_up(k, 32);
   const Source<uint16_t> sa{a, Mode::bf16, Dtype::bfloat16};
-  std::vector<uint16_t> xa(size_t(16 * kp), 0), buf(size_t(2 * k + 64));
-  for (int64_t i = 0; i < m; ++i) pack<uint16_t, 2>(sa, i, 1, 1, 0, k, xa.data() + i * kp, buf.data());
+  std::vector<uint16_t> xa(size_t(16 * kp)), buf(size_t(2 * k + 64));
+  for (int64_t i = 0; i < 16; ++i) pack_amx_row(sa, i, i < m, k, kp, xa.data() + i * kp, buf.data());
   const auto* w = reinterpret_cast<const uint16_t*>(b.data);
   ConvertKernel store = kernels().convert[int(Dtype::float32)][int(out.dtype)];
   const int64_t item_bytes = int64_t(size_of(out.dtype));
@@ -601,12 +609,8 @@ void gemm_amx(const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t 
     for_each_item(rows / 32, rows * k, [&](int64_t item) {
       thread_local Scratch run;
       auto* buf = static_cast<uint16_t*>(run.get(size_t(2 * k + 64) * 2));
-      for (int64_t i = item * 32; i < (item + 1) * 32; ++i) {
-        uint16_t* row = ap + i * kp;
-        int64_t filled = 0;
-        if (first + i < m) pack<uint16_t, 2>(sa, first + i, 1, 1, 0, k, row, buf), filled = round_up(k, 2);
-        std::memset(row + filled, 0, size_t(kp - filled) * 2);
-      }
+      for (int64_t i = item * 32; i < (item + 1) * 32; ++i)
+        pack_amx_row(sa, first + i, first + i < m, k, kp, ap + i * kp, buf);
     });
     const int64_t chunks = ceil_div(rows, kAmxChunkRows);
     for_each_item(chunks * groups, rows * n * k, [&](int64_t item) {

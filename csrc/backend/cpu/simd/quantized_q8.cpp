@@ -55,11 +55,17 @@ struct F8 {
 
 // The lanes added in halves: (l0 + l4), (l1 + l5), ..., then again.
 inline float halving_sum(F8 a) {
+#if defined(__AVX2__)
+  __m128 h = _mm_add_ps(_mm256_castps256_ps128(a.v), _mm256_extractf128_ps(a.v, 1));
+  h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
+#else
   float t[8];
   a.store(t);
   for (int w = 4; w >= 1; w /= 2)
     for (int i = 0; i < w; ++i) t[i] = t[i] + t[i + w];
   return t[0];
+#endif
 }
 
 // max(a, b) and min(a, b) as the x86 instructions take them (the second operand when either is NaN).
@@ -325,7 +331,9 @@ void isums8(const uint8_t* w, const int8_t* xq, int64_t k, int group, int32_t* i
 
 // Rows are read in order: one stream each of codes, scales and biases. Asking for the row about
 // kPrefetchBytes of codes ahead lifts what one core draws from memory from about 7 to 10 GB/s on
-// the machine measured (bench/RESULTS.md); the hardware prefetchers alone start too late.
+// the machine measured (bench/RESULTS.md); the hardware prefetchers alone start too late. (A
+// struct holding the three streams' sizes, computed once per call, made SmolLM2's decode products
+// 15-20% slower in two alternating A/B runs, unexplained; the sizes stay per row.)
 constexpr int64_t kPrefetchBytes = 2048;
 void prefetch_row(const QmmProblem& p, int64_t n, int64_t row_bytes, int64_t groups) {
   const int64_t sbytes = groups * int64_t(size_of(p.sdtype)), bbytes = groups * int64_t(size_of(p.bdtype));
@@ -401,9 +409,7 @@ template <int B> NUVEC_VNNI void rows_vnni(const QmmProblem& p, int64_t n0, int6
         acc = _mm256_fmadd_ps(lo8(bi), lo8(qs), _mm256_fmadd_ps(lo8(sd), lo8(t), acc));
         if (g + 8 < P) acc = _mm256_fmadd_ps(hi8(bi), hi8(qs), _mm256_fmadd_ps(hi8(sd), hi8(t), acc));
       }
-      __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
-      h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-      p.y[r * p.n + n] = _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
+      p.y[r * p.n + n] = halving_sum(F8{acc});
     }
   }
 }
