@@ -86,6 +86,26 @@ constexpr int kQmmRowBlock = 4;    // weight rows (outputs) the transposed kerne
 constexpr int kQmmParamRows = 16;  // weight rows whose scales and biases the transposed kernel converts at once
 constexpr int kQmmChunk = 128;     // output columns of one chunk of the plain kernel
 constexpr int kQmmKBlock = 64;     // rows of k the plain kernel decodes at a time for many x rows
+// The one-row kernels read weight rows in order: one stream each of codes, scales and biases.
+// Asking for the rows about kQmmPrefetchBytes of codes ahead lifts what one core draws from memory
+// from about 7 to 10 GB/s on the machine measured (bench/RESULTS.md); the hardware prefetchers
+// alone start too late. (A struct holding the three streams' sizes, computed once per call, made
+// SmolLM2's decode products 15-20% slower in two alternating A/B runs, unexplained; the sizes stay
+// per call of this.)
+constexpr int64_t kQmmPrefetchBytes = 2048;
+// Asks the caches for the codes, scales and biases of weight rows [n, n + count) (transposed).
+inline void qmm_prefetch_rows(const QmmProblem& p, int64_t n, int64_t count) {
+  count = std::min(count, p.n - n);
+  if (count <= 0) return;
+  const int64_t groups = p.k / p.group, row_bytes = p.k * p.bits / 8;
+  const int64_t sbytes = groups * int64_t(size_of(p.sdtype)), bbytes = groups * int64_t(size_of(p.bdtype));
+  const char* w = reinterpret_cast<const char*>(p.w) + n * row_bytes;
+  const char* s = static_cast<const char*>(p.scales) + n * sbytes;
+  const char* b = static_cast<const char*>(p.biases) + n * bbytes;
+  for (int64_t off = 0; off < count * row_bytes; off += 64) __builtin_prefetch(w + off);
+  for (int64_t off = 0; off < count * sbytes; off += 64) __builtin_prefetch(s + off);
+  for (int64_t off = 0; off < count * bbytes; off += 64) __builtin_prefetch(b + off);
+}
 // Groups rounded up to whole eight-lane vectors: the int8 path's per-group rows (zero-padded).
 inline int64_t qmm_q8_padded(int64_t groups) { return (groups + 7) / 8 * 8; }
 // The scratch floats one thread of any kernel needs (the int8 path: 2 * qmm_q8_padded(k / 32)).

@@ -104,29 +104,13 @@ template <int B> inline void decode_pair(const uint32_t* row, int64_t e, VecF& a
   a = decode<B>(row, e), b = decode<B>(row, e + L);
 }
 
-// The one-row kernel reads R adjacent packed rows side by side: R streams, each of which goes on
-// into the same row of the next block. Each asks the caches for its bytes kPrefetchAhead ahead,
-// once per cache line, as the hardware prefetchers would for one stream.
-constexpr int64_t kPrefetchAhead = 1024;
-
 template <int B> struct FromPacked {
   const uint32_t* row;
   void pair(int64_t e, VecF& a, VecF& b) const { decode_pair<B>(row, e, a, b); }
-  // Group g of a row of k codes in an R-row block.
-  template <int R> void prefetch(int64_t g, int64_t group, int64_t k) const {
-    const int64_t gbytes = group * B / 8, row_bytes = k * B / 8;
-    if (gbytes < 64 && g * gbytes % 64 >= gbytes) return;  // this group starts no new line
-    // kPrefetchAhead bytes past the group, as rows and bytes (the divisions are the loop's invariants).
-    int64_t rows = kPrefetchAhead / row_bytes, at = g * gbytes + kPrefetchAhead % row_bytes;
-    if (at >= row_bytes) at -= row_bytes, ++rows;
-    const char* base = reinterpret_cast<const char*>(row) + rows * R * row_bytes + at;
-    for (int64_t off = 0; off < gbytes; off += 64) __builtin_prefetch(base + off);
-  }
 };
 struct FromDecoded {
   const float* q;
   void pair(int64_t e, VecF& a, VecF& b) const { a = load(q + e), b = load(q + e + L); }
-  template <int R> void prefetch(int64_t, int64_t, int64_t) const {}  // decoded rows are in cache
 };
 
 // Groups rounded up to whole vectors.
@@ -193,7 +177,6 @@ template <int R, class Src> void dot_rows(const QmmProblem& p, const Src* src, c
     const int64_t e = g * p.group;
     VecF d0[R], d1[R], qa, qb;
     VecF x0 = load(x + e), x1 = load(x + e + L);
-    for (int r = 0; r < R; ++r) src[r].template prefetch<R>(g, p.group, p.k);
     for (int r = 0; r < R; ++r) src[r].pair(e, qa, qb), d0[r] = qa * x0, d1[r] = qb * x1;
     for (int64_t v = 2; v < V; v += 2) {
       VecF xa = load(x + e + v * L), xb = load(x + e + (v + 1) * L);
@@ -215,7 +198,10 @@ template <int B, int R> void rows_of(const QmmProblem& p, int64_t n0, int64_t n1
   RowParams rp{scratch, groups};
   float* xsum = rp.end();            // padded(groups) floats
   float* q = xsum + padded(groups);  // R decoded rows of k floats
-  if (p.m == 1) padded_sums(p.xsum, groups, xsum);
+  // One row of x streams the weights: the rows about kQmmPrefetchBytes ahead are asked for a block
+  // at a time (the first ones all at once), not left to the hardware prefetchers.
+  const int64_t ahead = (kQmmPrefetchBytes + R * words * 4 - 1) / (R * words * 4) * R;
+  if (p.m == 1) padded_sums(p.xsum, groups, xsum), qmm_prefetch_rows(p, n0, std::min(ahead, n1 - n0));
   int64_t n = n0;
   for (; n + R <= n1; n += R) {
     FromPacked<B> packed[R];
@@ -224,6 +210,7 @@ template <int B, int R> void rows_of(const QmmProblem& p, int64_t n0, int64_t n1
     for (int r = 0; r < R; ++r) packed[r] = {p.w + (n + r) * words}, decoded[r] = {q + r * p.k};
     float y[R];
     if (p.m == 1) {
+      qmm_prefetch_rows(p, n + ahead, std::min<int64_t>(R, n1 - n - ahead));
       dot_rows<R>(p, packed, rp, n, p.xt, xsum, y);
       for (int r = 0; r < R; ++r) p.y[n + r] = y[r];
       continue;

@@ -329,22 +329,6 @@ void isums8(const uint8_t* w, const int8_t* xq, int64_t k, int group, int32_t* i
 }
 #endif
 
-// Rows are read in order: one stream each of codes, scales and biases. Asking for the row about
-// kPrefetchBytes of codes ahead lifts what one core draws from memory from about 7 to 10 GB/s on
-// the machine measured (bench/RESULTS.md); the hardware prefetchers alone start too late. (A
-// struct holding the three streams' sizes, computed once per call, made SmolLM2's decode products
-// 15-20% slower in two alternating A/B runs, unexplained; the sizes stay per row.)
-constexpr int64_t kPrefetchBytes = 2048;
-void prefetch_row(const QmmProblem& p, int64_t n, int64_t row_bytes, int64_t groups) {
-  const int64_t sbytes = groups * int64_t(size_of(p.sdtype)), bbytes = groups * int64_t(size_of(p.bdtype));
-  const char* w = reinterpret_cast<const char*>(p.w) + n * row_bytes;
-  const char* s = static_cast<const char*>(p.scales) + n * sbytes;
-  const char* b = static_cast<const char*>(p.biases) + n * bbytes;
-  for (int64_t off = 0; off < row_bytes; off += 64) __builtin_prefetch(w + off);
-  for (int64_t off = 0; off < sbytes; off += 64) __builtin_prefetch(s + off);
-  for (int64_t off = 0; off < bbytes; off += 64) __builtin_prefetch(b + off);
-}
-
 // Weight rows [n0, n1) against every row of x, with the integer dot products of Dots.
 template <auto Dots> void rows_q8(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
   const int64_t groups = p.k / p.group, P = qmm_q8_padded(groups), row_bytes = p.k * p.bits / 8;
@@ -354,9 +338,10 @@ template <auto Dots> void rows_q8(const QmmProblem& p, int64_t n0, int64_t n1, f
   std::fill(bi + groups, bi + P, 0.0f);
   std::vector<int32_t> isum(size_t(P), 0);
   const auto* wbytes = reinterpret_cast<const uint8_t*>(p.w);
-  const int64_t ahead = (kPrefetchBytes + row_bytes - 1) / row_bytes;
+  const int64_t ahead = (kQmmPrefetchBytes + row_bytes - 1) / row_bytes;
+  qmm_prefetch_rows(p, n0, std::min(ahead, n1 - n0));
   for (int64_t n = n0; n < n1; ++n) {
-    prefetch_row(p, n + ahead, row_bytes, groups);
+    qmm_prefetch_rows(p, n + ahead, 1);
     to_floats(p.scales, p.sdtype, n * groups, groups, sc);
     to_floats(p.biases, p.bdtype, n * groups, groups, bi);
     for (int64_t r = 0; r < p.m; ++r) {
@@ -390,10 +375,11 @@ inline __m256 hi8(__m512 v) { return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm
 // are not added at all).
 template <int B> NUVEC_VNNI void rows_vnni(const QmmProblem& p, int64_t n0, int64_t n1) {
   const int64_t groups = p.k / p.group, P = qmm_q8_padded(groups), row_bytes = p.k * B / 8;
-  const int64_t run = p.group / (128 / B), ahead = (kPrefetchBytes + row_bytes - 1) / row_bytes;
+  const int64_t run = p.group / (128 / B), ahead = (kQmmPrefetchBytes + row_bytes - 1) / row_bytes;
   const auto* wbytes = reinterpret_cast<const uint8_t*>(p.w);
+  qmm_prefetch_rows(p, n0, std::min(ahead, n1 - n0));
   for (int64_t n = n0; n < n1; ++n) {
-    prefetch_row(p, n + ahead, row_bytes, groups);
+    qmm_prefetch_rows(p, n + ahead, 1);
     const uint8_t* w = wbytes + n * row_bytes;
     for (int64_t r = 0; r < p.m; ++r) {
       const int8_t* xq = p.xq + r * p.k;
