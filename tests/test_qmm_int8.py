@@ -1,8 +1,9 @@
-"""quantized_matmul(..., activation_bits=8), nuvec's own (MLX has no such argument): x rounded to
-int8 per group and integer dot products (backend/cpu/quantized.h states the arithmetic). Against a
-NumPy float64 evaluation of that formula (to 1e-6), the float product (to about 1e-2), every
-kernel build (bit for bit), any thread count and row count (bit for bit); the option off changes
-no bit; nuvec.lm's decode with it."""
+"""Integer activations (backend/cpu/quantized.h states the arithmetic): quantized_matmul(...,
+activation_bits=8), nuvec's own (MLX has no such argument), rounds x to int8 per group; float x on
+4-bit weights is rounded to three int8 digits (21-23 bits) by default. Both against a NumPy
+float64 evaluation of the formula (to 1e-6), the float product (int8: to about 1e-2; three digits:
+within float32 rounding), every kernel build (bit for bit), any thread count and row count (bit
+for bit); the option off changes no bit; nuvec.lm's decode with it."""
 
 import numpy as np
 import pytest
@@ -21,18 +22,24 @@ def weight(rng, n, k, group, bits, sdtype="float32"):
     return wq, s.astype(getattr(mx, sdtype)), b.astype(getattr(mx, sdtype))
 
 
-def formula(x, wq, s, b, group, bits):
-    """The int8 path's arithmetic in float64 (x's codes and scales exactly as the kernel's
+def limit_of(group, digits):
+    """The largest |integer| x is rounded to: 127 for int8, else what keeps int32 sums exact."""
+    return 127 if digits == 1 else (2**31 - 1) // (15 * group) - 128
+
+
+def formula(x, wq, s, b, group, bits, digits=1):
+    """The integer path's arithmetic in float64 (x's integers and scales exactly as the kernel's
     float32 steps make them), and each output's sum of |terms| (the tolerance's scale)."""
     x = np.asarray(x, np.float32).reshape(-1, np.asarray(x).shape[-1])
     m, k = x.shape
     groups = k // group
     xg = x.reshape(m, groups, group)
     amax = np.abs(xg).max(-1)
-    d = amax / np.float32(127)
+    lim = np.float32(limit_of(group, digits))
+    d = amax / lim
     with np.errstate(divide="ignore"):
-        inv = np.where(amax > 0, np.float32(127) / amax, np.float32(0)).astype(np.float32)
-    q = np.rint(np.clip(xg * inv[..., None], -127, 127)).astype(np.int64)
+        inv = np.where(amax > 0, lim / amax, np.float32(0)).astype(np.float32)
+    q = np.rint(np.clip(xg * inv[..., None], -lim, lim)).astype(np.int64)
     codes = ref_codes(np.array(wq), bits, k).astype(np.int64).reshape(-1, groups, group)
     isum = np.einsum("mgi,ngi->mng", q, codes).astype(np.float64)
     sc, bi = to_np(s.astype(mx.float32)).astype(np.float64), to_np(b.astype(mx.float32))
@@ -62,6 +69,30 @@ SHAPES = [  # (n, k, group, bits): one group, n past a block of 4, groups past a
     (3, 2080, 32, 8),
     (4, 1280, 128, 8),
 ]
+
+
+@pytest.mark.parametrize("n,k,group", [s[:3] for s in SHAPES if s[3] == 4])
+@pytest.mark.parametrize("sdtype", ["float32", "float16", "bfloat16"])
+def test_float_x_on_4_bit_weights(n, k, group, sdtype):
+    """The default 4-bit product: the three-digit formula, within float32 rounding of float64,
+    and a 1000x outlier costs its group's small elements no more than the rounding bound."""
+    rng = seeded_rng("q24", n, k, group, sdtype)
+    wq, s, b = weight(rng, n, k, group, 4, sdtype)
+    x = rng.standard_normal((3, k)).astype(np.float32)
+    x[1, :group] = 0.0  # a group of zeros: d = 0
+    x[2, 3] *= 1000.0  # an outlier: its group's step is 1000x coarser
+    got = to_np(mx.quantized_matmul(mx.array(x), wq, s, b, True, group, 4)).astype(np.float64)
+    want, scale = formula(x, wq, s, b, group, 4, digits=3)
+    assert np.abs(got - want).max() <= 1e-6 * scale.max()
+    codes = ref_codes(np.array(wq), 4, k).astype(np.float64).reshape(n, -1, group)
+    sc, bi = (to_np(t.astype(mx.float32)).astype(np.float64)[..., None] for t in (s, b))
+    wd = (codes * sc + bi).reshape(n, k)  # the weight exactly (the product computes in float32)
+    exact = x.astype(np.float64) @ wd.T
+    # |x - d * D| <= d / 2 per element: the rounding's whole effect on each output
+    step = np.abs(x).reshape(3, -1, group).max(-1) / limit_of(group, 3)
+    bound = 0.5 * np.einsum("mg,ngi->mn", step, np.abs(wd).reshape(n, -1, group))
+    assert (np.abs(want - exact) <= bound + 1e-12 + 1e-6 * scale).all()
+    assert np.abs(got[:2] - exact[:2]).max() <= 2e-6 * np.abs(exact[:2]).max()
 
 
 @pytest.mark.parametrize("n,k,group,bits", SHAPES)
@@ -198,9 +229,11 @@ out = {"isa": mx._core._cpu_isa()}
 for n, k, group, bits in SHAPES:
     wq, s, b = mx.quantize(mx.array(rng.standard_normal((n, k)).astype(np.float32)), group, bits)
     x = mx.array((rng.standard_normal((3, k)) * rng.uniform(0.01, 100, (3, 1))).astype(np.float32))
-    y = mx.quantized_matmul(x, wq, s.astype(mx.float16), b.astype(mx.float16), True, group, bits,
-                            activation_bits=8)
-    out[f"{n},{k},{group},{bits}"] = np.asarray(y).view(np.uint32).tolist()
+    for a in (8, None):
+        y = mx.quantized_matmul(x, wq, s.astype(mx.float16), b.astype(mx.float16), True, group,
+                                bits, activation_bits=a)
+        if a or bits == 4:
+            out[f"{n},{k},{group},{bits},{a}"] = np.asarray(y).view(np.uint32).tolist()
 json.dump(out, sys.stdout)
 """.replace("SHAPES", repr([*SHAPES, (37, 1536, 32, 4)]))
 

@@ -1,36 +1,39 @@
 // The CPU quantized products' operands, and their row kernels in each instruction set's build
 // (backend/cpu/simd/quantized.cpp).
 //
-// The determinism contract: every output element is computed by one fixed sequence of float32
-// operations that depends only on its own row of x, the weights and the shapes, never on the
-// number of rows, the tiling or the thread:
-//   transposed (y = x @ W.T, groups along k): per group g, d = sum over the group's L-lane vectors
-//     v of q_v * x_v (two accumulators, even and odd v, fused multiply-adds where the build has
-//     them, then added), acc = fma(scale_g, d, acc) per lane; the bias term is the dot product of
-//     the row's biases with x's group sums xsum_g (each the group's lanes added in order, then
-//     halved pairwise), L groups per vector, fused multiply-added, then halved; then
-//     y = halving_sum(acc) + bias term.
+// The determinism contract: every output element is computed by one fixed sequence of operations
+// that depends only on its own row of x, the weights and the shapes, never on the number of rows,
+// the tiling or the thread:
+//   transposed (y = x @ W.T, groups along k), float x (bits other than 4): per group g, d = sum
+//     over the group's L-lane vectors v of q_v * x_v (two accumulators, even and odd v, fused
+//     multiply-adds where the build has them, then added), acc = fma(scale_g, d, acc) per lane; the
+//     bias term is the dot product of the row's biases with x's group sums xsum_g (each the group's
+//     lanes added in order, then halved pairwise), L groups per vector, fused multiply-added, then
+//     halved; then y = halving_sum(acc) + bias term.
 //   not transposed (y = x @ W, groups along n): acc = fma(x_k * scale_kg, q_kn, acc) for k in
 //     order, bsum_g = bsum_g + x_k * bias_kg for k in order; y = acc + bsum_g.
 //   transposed, a product of more than kRowIndependentRows rows (past the row-independence
 //     promise; prompt prefill): w_kn = float(q) * scale + bias in float32 (multiply, then add),
 //     then the dense float32 product x @ w.T (backend/cpu/matmul.h's gemm), in blocks of weight rows.
-// The lanes hold consecutive elements, except in the AVX2 and AVX-512 builds' 4-bit kernels, whose
-// vectors hold the even, then the odd elements of each 2L (16 or 32; x is permuted to match:
-// qmm_lane_order).
 // Codes are decoded to floats exactly, so whether a path decodes on the fly or from a buffer of
 // decoded rows changes no bits.
 //
-// int8 activations (QuantizedProduct::activation_bits() == 8; transposed affine 4- or 8-bit
-// weights, at most kRowIndependentRows rows; backend/cpu/simd/quantized_q8.cpp), the same bits in
-// every instruction set's build:
-//   x is quantized per group g of its row: amax_g = the largest |x| (NaN if one is),
-//     d_g = amax_g / 127, id_g = amax_g > 0 ? 127 / amax_g : 0 (float32 divisions),
-//     q_e = round-half-even(min(max(x_e * id_g, -127), 127)) as an int8 (min and max as the x86
-//     instructions: a NaN becomes -127, and d_g carries it to y); qsum_g = d_g * float(the sum of
-//     the group's q_e). (The bias term takes x's codes as the scale term does, so y is W times the
-//     rounded x: a third of the error that x's exact sums give, since w - bias_g is never negative.)
-//   per weight row and group: isum_g = sum of code_e * q_e (exact in int32);
+// Integer activations (transposed affine weights, at most kRowIndependentRows rows;
+// backend/cpu/simd/quantized_q8.cpp), the same bits in every instruction set's build. x is rounded
+// per group to integers D_e of at most `limit` in magnitude, held as `digits` int8 planes:
+//   int8 activations (QuantizedProduct::activation_bits() == 8; 4- or 8-bit weights): one digit,
+//     limit 127 (about 0.5% error in a product);
+//   float32 x on 4-bit weights (the default, activation_bits None): three digits, D = d0 * 65536 +
+//     d1 * 256 + d2 with d1, d2 in [-128, 127], limit = floor((2^31 - 1) / (15 * group)) - 128
+//     (4473796, 2236834 and 1118353 for groups 32, 64, 128: 21 to 23 bits of the group's largest
+//     |x|, so every integer sum below fits in int32). The integer dot products then run at memory
+//     speed (three VPDPBUSD per 128 codes), where float decoding cannot.
+//   Per group g of x's row: amax_g = the largest |x| (NaN if one is), d_g = amax_g / limit,
+//     id_g = amax_g > 0 ? limit / amax_g : 0 (float32 divisions), D_e = round-half-even(min(max(
+//     x_e * id_g, -limit), limit)) (min and max as the x86 instructions: a NaN becomes -limit, and
+//     d_g carries it to y); qsum_g = d_g * float(the sum of the group's D_e). (The bias term takes
+//     x's integers as the scale term does, so y is W times the rounded x.)
+//   per weight row and group: isum_g = sum of code_e * D_e (exact in int32);
 //   eight accumulators, group g in lane g mod 8, in order of g:
 //     a = fma(scale_g * d_g, float(isum_g), a), then a = fma(bias_g, qsum_g, a);
 //   y = the accumulators added in halves: (a_j + a_{j+4}), then (t_j + t_{j+2}), then t_0 + t_1.
@@ -46,17 +49,17 @@ namespace nuvec::cpu {
 
 struct QmmProblem {
   const float* x;               // m rows of k float32 values, row-contiguous
-  const float* xt;              // transposed: x's rows in the kernel's lane order (qmm_lane_order), else x
   const float* xsum;            // transposed: m rows of k / group sums of x (qmm_group_sums)
   const float* bsum;            // not transposed: m rows of n / group sums of x_k * bias_kg (qmm_bias_sums)
-  const int8_t* xq;             // int8 activations: m rows of k codes in the build's order (qmm_q8_quantize)
-  const float* xd;              // int8 activations: m rows of qmm_q8_padded(groups) d_g, then as many qsum_g
+  const int8_t* xq;             // integer activations: m rows of `digits` planes of k int8 digits (qmm_q8_quantize)
+  const float* xd;              // integer activations: m rows of qmm_q8_padded(groups) d_g, then as many qsum_g
   const uint32_t* w;            // transposed: n rows of k codes; else k rows of n codes (packed words)
   const void *scales, *biases;  // transposed: n rows of k / group; else k rows of n / group
   Dtype sdtype, bdtype;         // float32, float16 or bfloat16
   float* y;                     // m rows of n
   int64_t m, n, k;
   int bits, group;
+  int digits;  // integer activations' int8 planes per row of x (0: float x)
 };
 
 // The floating-point modes' quantize (w row-contiguous; codes and scales allocated) and dequantize
@@ -64,16 +67,14 @@ struct QmmProblem {
 void quantize_fp(QuantSpec q, const Array& w, Array& codes, Array& scales);
 void dequantize_fp(QuantSpec q, const Array& codes, const Array& scales, Array& out);
 
-#define NUVEC_DECLARE_QMM_ISA(ns)                                                                         \
-  namespace ns {                                                                                          \
-  void qmm_group_sums(const float* x, int64_t m, int64_t k, int group, float* xsum);                      \
-  bool qmm_lane_order(int bits);                                                                          \
-  void qmm_to_lane_order(const float* x, int64_t count, float* out);                                      \
-  void qmm_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch);                       \
-  void qmm_plain(const QmmProblem& p, int64_t c0, int64_t c1, float* scratch);                            \
-  void qmm_dequantize(const QmmProblem& p, int64_t n0, int64_t n1, float* out);                           \
-  void qmm_q8_quantize(const float* x, int64_t m, int64_t k, int group, int bits, int8_t* xq, float* xd); \
-  void qmm_q8_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch);                    \
+#define NUVEC_DECLARE_QMM_ISA(ns)                                                                                     \
+  namespace ns {                                                                                                      \
+  void qmm_group_sums(const float* x, int64_t m, int64_t k, int group, float* xsum);                                  \
+  void qmm_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch);                                   \
+  void qmm_plain(const QmmProblem& p, int64_t c0, int64_t c1, float* scratch);                                        \
+  void qmm_dequantize(const QmmProblem& p, int64_t n0, int64_t n1, float* out);                                       \
+  void qmm_q8_quantize(const float* x, int64_t m, int64_t k, int group, int bits, int digits, int8_t* xq, float* xd); \
+  void qmm_q8_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch);                                \
   }
 NUVEC_DECLARE_QMM_ISA(portable)
 #if defined(__x86_64__)
@@ -106,6 +107,14 @@ inline void qmm_prefetch_rows(const QmmProblem& p, int64_t n, int64_t count) {
   for (int64_t off = 0; off < count * sbytes; off += 64) __builtin_prefetch(s + off);
   for (int64_t off = 0; off < count * bbytes; off += 64) __builtin_prefetch(b + off);
 }
+// The integer activations' largest |D| for `digits` int8 planes (above).
+inline float qmm_q8_limit(int bits, int group, int digits) {
+  if (digits == 1) return 127.0f;
+  return float(int64_t(0x7FFFFFFF) / (((int64_t(1) << bits) - 1) * group) - 128);
+}
+// The int8 planes of x for a transposed product: one for int8 activations, three for float x on
+// 4-bit weights, else none (float x).
+inline int qmm_q8_digits(int bits, int activation_bits) { return activation_bits == 8 ? 1 : bits == 4 ? 3 : 0; }
 // Groups rounded up to whole eight-lane vectors: the int8 path's per-group rows (zero-padded).
 inline int64_t qmm_q8_padded(int64_t groups) { return (groups + 7) / 8 * 8; }
 // The scratch floats one thread of any kernel needs (the int8 path: 2 * qmm_q8_padded(k / 32)).

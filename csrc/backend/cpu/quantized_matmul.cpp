@@ -67,23 +67,23 @@ void run_dense(const QmmProblem& p) {
   }
 }
 
-// x's rows quantized for the int8 path (xq and xd filled here).
-struct Int8Rows {
+// x's rows as integer activations' digit planes (xq and xd filled here).
+struct IntRows {
   std::vector<int8_t> q;
   std::vector<float> d;
-  Int8Rows(std::vector<QmmProblem>& ps, int64_t rows) {
+  IntRows(std::vector<QmmProblem>& ps, int64_t rows, int digits) {
     const int64_t k = ps[0].k, stride = 2 * qmm_q8_padded(k / ps[0].group);
-    q.resize(size_t(rows * k)), d.resize(size_t(rows * stride));
+    q.resize(size_t(rows * k * digits)), d.resize(size_t(rows * stride));
     int8_t* qat = q.data();
     float* dat = d.data();
     for (QmmProblem& p : ps) {
-      NUVEC_FOR_ISA(qmm_q8_quantize)(p.x, p.m, k, p.group, p.bits, qat, dat);
-      p.xq = qat, p.xd = dat, qat += p.m * k, dat += p.m * stride;
+      NUVEC_FOR_ISA(qmm_q8_quantize)(p.x, p.m, k, p.group, p.bits, digits, qat, dat);
+      p.xq = qat, p.xd = dat, p.digits = digits, qat += p.m * k * digits, dat += p.m * stride;
     }
   }
 };
 
-// Runs the products (x, w, y, m, n, k, bits and group set; x's sums or int8 rows filled here when
+// Runs the products (x, w, y, m, n, k, bits and group set; x's sums or integer rows filled here when
 // transposed), each over its blocks of output columns, on the pool.
 void run_products(std::vector<QmmProblem>& ps, bool t, int activation_bits) {
   if (ps.empty()) return;
@@ -98,26 +98,19 @@ void run_products(std::vector<QmmProblem>& ps, bool t, int activation_bits) {
   const int64_t n = ps[0].n, k = ps[0].k, group = ps[0].group;
   int64_t rows = 0, max_m = 0;
   for (const QmmProblem& p : ps) rows += p.m, max_m = std::max(max_m, p.m);
-  const bool int8 = t && activation_bits == 8;
-  std::optional<Int8Rows> x8;
-  if (int8) x8.emplace(ps, rows);
-  std::vector<float> xsum(t && !int8 ? size_t(rows * (k / group)) : 0);
-  const bool permute = t && !int8 && NUVEC_FOR_ISA(qmm_lane_order)(ps[0].bits);
-  std::vector<float> xt(permute ? size_t(rows * k) : 0);
-  if (t && !int8) {
-    auto sums = NUVEC_FOR_ISA(qmm_group_sums);
-    auto order = NUVEC_FOR_ISA(qmm_to_lane_order);
-    float *at = xsum.data(), *xat = xt.data();
-    for (QmmProblem& p : ps) {
-      sums(p.x, p.m, k, int(group), at), p.xsum = at, at += p.m * (k / group);
-      p.xt = p.x;
-      if (permute) order(p.x, p.m * k, xat), p.xt = xat, xat += p.m * k;
-    }
+  const int digits = t ? qmm_q8_digits(ps[0].bits, activation_bits) : 0;
+  std::optional<IntRows> xi;
+  if (digits) xi.emplace(ps, rows, digits);
+  std::vector<float> xsum(t && !digits ? size_t(rows * (k / group)) : 0);
+  if (t && !digits) {
+    float* at = xsum.data();
+    for (QmmProblem& p : ps)
+      NUVEC_FOR_ISA(qmm_group_sums)(p.x, p.m, k, int(group), at), p.xsum = at, at += p.m * (k / group);
   }
   // Work units per product: blocks of kQmmRowBlock weight rows (transposed) or column chunks.
   const int64_t units = t ? (n + kQmmRowBlock - 1) / kQmmRowBlock : (n + kQmmChunk - 1) / kQmmChunk;
   const int64_t unit_macs = std::max<int64_t>(1, rows / int64_t(ps.size())) * k * (t ? kQmmRowBlock : kQmmChunk);
-  auto tk = int8 ? NUVEC_FOR_ISA(qmm_q8_transposed) : NUVEC_FOR_ISA(qmm_transposed);
+  auto tk = digits ? NUVEC_FOR_ISA(qmm_q8_transposed) : NUVEC_FOR_ISA(qmm_transposed);
   auto pk = NUVEC_FOR_ISA(qmm_plain);
   parallel_for(int64_t(ps.size()) * units, std::max<int64_t>(1, kGrainMacs / unit_macs), [&](int64_t u0, int64_t u1) {
     std::unique_ptr<float[]> scratch(new float[size_t(qmm_scratch(max_m, n, k))]);  // written before read

@@ -75,38 +75,9 @@ inline float halving_sum(VecF v) {
   return t[0];
 }
 
-// The codes of elements [e, e + 2L) as two vectors in the transposed kernels' lane order
-// (backend/cpu/quantized.h): consecutive elements, except for 4 bits in the AVX2 and AVX-512
-// builds, where L bytes hold 2L codes: the low nibbles (even elements) make the first vector, the
-// high nibbles (odd elements) the second (one load and one widening per vector, where consecutive
-// elements take two of each).
-template <int B> inline void decode_pair(const uint32_t* row, int64_t e, VecF& a, VecF& b) {
-#if defined(__AVX512F__)
-  if constexpr (B == 4) {
-    // The codes' floats looked up in a table of 0..15 (VPERMPS reads an index's low 4 bits only):
-    // four instructions for 32 codes where masking, widening and converting took seven.
-    const auto* at = reinterpret_cast<const uint8_t*>(row) + e / 2;
-    const __m512 codes = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    const __m512i c = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at)));
-    a = _mm512_permutexvar_ps(c, codes);
-    b = _mm512_permutexvar_ps(_mm512_srli_epi32(c, 4), codes);
-    return;
-  }
-#elif defined(__AVX2__)
-  if constexpr (B == 4) {
-    const auto* at = reinterpret_cast<const uint8_t*>(row) + e / 2;
-    __m256i c = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(at)));
-    a = _mm256_cvtepi32_ps(_mm256_and_si256(c, _mm256_set1_epi32(15)));
-    b = _mm256_cvtepi32_ps(_mm256_srli_epi32(c, 4));
-    return;
-  }
-#endif
-  a = decode<B>(row, e), b = decode<B>(row, e + L);
-}
-
 template <int B> struct FromPacked {
   const uint32_t* row;
-  void pair(int64_t e, VecF& a, VecF& b) const { decode_pair<B>(row, e, a, b); }
+  void pair(int64_t e, VecF& a, VecF& b) const { a = decode<B>(row, e), b = decode<B>(row, e + L); }
 };
 struct FromDecoded {
   const float* q;
@@ -211,7 +182,7 @@ template <int B, int R> void rows_of(const QmmProblem& p, int64_t n0, int64_t n1
     float y[R];
     if (p.m == 1) {
       qmm_prefetch_rows(p, n + ahead, std::min<int64_t>(R, n1 - n - ahead));
-      dot_rows<R>(p, packed, rp, n, p.xt, xsum, y);
+      dot_rows<R>(p, packed, rp, n, p.x, xsum, y);
       for (int r = 0; r < R; ++r) p.y[n + r] = y[r];
       continue;
     }
@@ -222,7 +193,7 @@ template <int B, int R> void rows_of(const QmmProblem& p, int64_t n0, int64_t n1
         store(q + r * p.k + e, a), store(q + r * p.k + e + L, b);
       }
     for (int64_t m = 0; m < p.m; ++m) {
-      dot_rows<R>(p, decoded, rp, n, p.xt + m * p.k, padded_sums(p.xsum + m * groups, groups, xsum), y);
+      dot_rows<R>(p, decoded, rp, n, p.x + m * p.k, padded_sums(p.xsum + m * groups, groups, xsum), y);
       for (int r = 0; r < R; ++r) p.y[m * p.n + n + r] = y[r];
     }
   }
@@ -312,20 +283,6 @@ template <int B> void plain(const QmmProblem& p, int64_t c0, int64_t c1, float* 
 }
 
 }  // namespace
-
-bool qmm_lane_order(int bits) {
-#if defined(__AVX2__) || defined(__AVX512F__)
-  return bits == 4;
-#else
-  (void)bits;
-  return false;
-#endif
-}
-
-void qmm_to_lane_order(const float* x, int64_t count, float* out) {
-  for (int64_t b = 0; b < count; b += 2 * L)
-    for (int l = 0; l < L; ++l) out[b + l] = x[b + 2 * l], out[b + L + l] = x[b + 2 * l + 1];
-}
 
 void qmm_group_sums(const float* x, int64_t m, int64_t k, int group, float* xsum) {
   for (int64_t i = 0; i < m * (k / group); ++i) {

@@ -108,13 +108,14 @@ float largest(const float* x, int64_t n) {
   return nan ? std::nanf("") : amax;
 }
 
-// q = round-to-even(clamp(x * id, -127, 127)) for n values (a multiple of 32), in order; returns
-// the codes' sum.
-int32_t round_codes(const float* x, int64_t n, float id, int8_t* q) {
+// D = round-to-even(clamp(x * id, -limit, limit)) for n values (a multiple of 32), in order, as
+// `digits` int8 planes `plane` bytes apart, the most significant first (D = d0 * 65536 + d1 * 256 +
+// d2 with d1 and d2 in [-128, 127] for three; D itself for one); returns the sum of the D.
+int32_t round_codes(const float* x, int64_t n, float id, float limit, int digits, int64_t plane, int8_t* q) {
   int64_t e = 0;
   int32_t sum = 0;
 #if defined(__AVX2__)
-  const __m256 vid = _mm256_set1_ps(id), lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
+  const __m256 vid = _mm256_set1_ps(id), lo = _mm256_set1_ps(-limit), hi = _mm256_set1_ps(limit);
   const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   __m256i total = _mm256_setzero_si256();
   auto codes = [&](int64_t i) {
@@ -123,15 +124,26 @@ int32_t round_codes(const float* x, int64_t n, float id, int8_t* q) {
     return c;
   };
   for (; e + 32 <= n; e += 32) {
-    __m256i c0 = codes(e), c1 = codes(e + 8), c2 = codes(e + 16), c3 = codes(e + 24);
-    __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(c0, c1), _mm256_packs_epi32(c2, c3));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + e), _mm256_permutevar8x32_epi32(p, order));
+    __m256i c[4] = {codes(e), codes(e + 8), codes(e + 16), codes(e + 24)}, d[4];
+    for (int j = digits - 1; j >= 0; --j) {
+      for (int i = 0; i < 4; ++i) {
+        // The lowest byte as a signed digit, then what is left above it (exact shifts).
+        d[i] = j ? _mm256_srai_epi32(_mm256_slli_epi32(c[i], 24), 24) : c[i];
+        c[i] = _mm256_srai_epi32(_mm256_sub_epi32(c[i], d[i]), 8);
+      }
+      __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(d[0], d[1]), _mm256_packs_epi32(d[2], d[3]));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + j * plane + e), _mm256_permutevar8x32_epi32(p, order));
+    }
   }
   sum = hsum(total);
 #endif
   for (; e < n; ++e) {
-    q[e] = int8_t(std::nearbyint(min_x86(max_x86(x[e] * id, -127.0f), 127.0f)));
-    sum += q[e];
+    int32_t c = int32_t(std::nearbyint(min_x86(max_x86(x[e] * id, -limit), limit)));
+    sum += c;
+    for (int j = digits - 1; j >= 0; --j) {
+      const int32_t d = j ? int32_t(int8_t(c)) : c;
+      q[j * plane + e] = int8_t(d), c = (c - d) >> 8;
+    }
   }
   return sum;
 }
@@ -204,18 +216,29 @@ template <class Part> void group_totals(int64_t groups, int32_t* isum, Part part
   for (; g < groups; ++g) isum[g] = hsum(part(g));
 }
 
+// The digit planes' lane totals combined, the most significant first: a * 256 + the next plane's
+// (exact in int32: each step is a sum of code * (D's upper digits), bounded as D is).
+template <class Plane> inline __m256i digit_planes(int digits, Plane plane) {
+  __m256i a = plane(0);
+  for (int j = 1; j < digits; ++j) a = _mm256_add_epi32(_mm256_slli_epi32(a, 8), plane(j));
+  return a;
+}
+
 // 4 bits: per 32 weight bytes (64 codes), the low nibbles times x's even values plus the high
-// nibbles times the odd ones (at most 2 * 2 * 15 * 127 per 16-bit lane), in 32-bit lanes: lanes
+// nibbles times the odd ones (at most 2 * 2 * 15 * 128 per 16-bit lane), in 32-bit lanes: lanes
 // 0-3 hold values 0-31, lanes 4-7 values 32-63.
-void isums4(const uint8_t* w, const int8_t* xq, int64_t k, int group, int32_t* isum) {
+void isums4(const uint8_t* w, const int8_t* xq, int64_t k, int group, int digits, int32_t* isum) {
   const __m256i m4 = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
   auto block = [&](int64_t e) {
     __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + e / 2));
     __m256i lo = _mm256_and_si256(b, m4), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), m4);
-    __m256i s =
-        _mm256_add_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + e))),
-                         _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + e + 32))));
-    return _mm256_madd_epi16(s, ones);
+    return digit_planes(digits, [&](int j) {
+      const int8_t* xj = xq + j * k;
+      __m256i s =
+          _mm256_add_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xj + e))),
+                           _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xj + e + 32))));
+      return _mm256_madd_epi16(s, ones);
+    });
   };
   if (group > 32) {
     const int64_t blocks = group / 64;
@@ -243,17 +266,24 @@ void isums4(const uint8_t* w, const int8_t* xq, int64_t k, int group, int32_t* i
     __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + e / 2));
     const __m128i m4h = _mm256_castsi256_si128(m4);
     __m128i lo = _mm_and_si128(b, m4h), hi = _mm_and_si128(_mm_srli_epi16(b, 4), m4h);
-    __m128i s = _mm_add_epi16(_mm_maddubs_epi16(lo, _mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + e))),
-                              _mm_maddubs_epi16(hi, _mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + e + 16))));
-    isum[2 * blocks] = hsum(_mm_madd_epi16(s, _mm256_castsi256_si128(ones)));
+    __m256i t = digit_planes(digits, [&](int j) {
+      const int8_t* xj = xq + j * k;
+      __m128i s = _mm_add_epi16(_mm_maddubs_epi16(lo, _mm_loadu_si128(reinterpret_cast<const __m128i*>(xj + e))),
+                                _mm_maddubs_epi16(hi, _mm_loadu_si128(reinterpret_cast<const __m128i*>(xj + e + 16))));
+      return _mm256_castsi128_si256(_mm_madd_epi16(s, _mm256_castsi256_si128(ones)));
+    });
+    isum[2 * blocks] = hsum(_mm256_castsi256_si128(t));
   }
 }
 
 // 8 bits: 16 codes and 16 values widened to 16 bits, multiplied and added in pairs.
-void isums8(const uint8_t* w, const int8_t* xq, int64_t k, int group, int32_t* isum) {
+void isums8(const uint8_t* w, const int8_t* xq, int64_t k, int group, int digits, int32_t* isum) {
   auto block = [&](int64_t e) {
-    return _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + e))),
-                             _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + e))));
+    const __m256i c = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + e)));
+    return digit_planes(digits, [&](int j) {
+      return _mm256_madd_epi16(c,
+                               _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + j * k + e))));
+    });
   };
   group_totals(k / group, isum, [&](int64_t g) {
     __m256i a = block(g * group);
@@ -281,51 +311,61 @@ NUVEC_VNNI inline __m512i pair_totals(__m512i a, __m512i b) {
 
 inline __mmask64 first_bytes(int64_t bytes) { return bytes >= 64 ? ~__mmask64(0) : (__mmask64(1) << bytes) - 1; }
 
-// The codes e .. min(e + 512 / B, k) of one weight row: their dot products with x's by lanes.
-template <int B> NUVEC_VNNI inline __m512i vnni_block(const uint8_t* w, const int8_t* xq, int64_t k, int64_t e) {
-  const int64_t n = std::min<int64_t>(512 / B, k - e);
-  const __m512i zero = _mm512_setzero_si512();
-  if (n <= 0) return zero;
-  const __mmask64 mw = first_bytes(n * B / 8);
-  __m512i b = _mm512_maskz_loadu_epi8(mw, w + e * B / 8);
-  if constexpr (B == 8) {
-    return _mm512_dpbusd_epi32(zero, b, _mm512_maskz_loadu_epi8(mw, xq + e));
-  } else {
-    const __m512i m4 = _mm512_set1_epi8(15);
-    const __mmask64 mx = first_bytes(n / 2);
-    __m512i lo = _mm512_and_si512(b, m4), hi = _mm512_and_si512(_mm512_srli_epi16(b, 4), m4);
-    __m512i a = _mm512_dpbusd_epi32(zero, lo, _mm512_maskz_loadu_epi8(mx, xq + e));
-    return _mm512_dpbusd_epi32(a, hi, _mm512_maskz_loadu_epi8(mx, xq + e + n / 2));
+// The codes e .. min(e + 512 / B, k) of one weight row: their dot products with x's by lanes, the
+// D digit planes (k bytes apart) combined as digit_planes does. Full: all 512 / B codes are there
+// (no masks to compute).
+template <int B, int D, bool Full>
+NUVEC_VNNI inline __m512i vnni_block(const uint8_t* w, const int8_t* xq, int64_t k, int64_t e) {
+  const int64_t n = Full ? 512 / B : std::min<int64_t>(512 / B, k - e);
+  __m512i a = _mm512_setzero_si512();
+  if (!Full && n <= 0) return a;
+  const __mmask64 mw = Full ? ~__mmask64(0) : first_bytes(n * B / 8);
+  const __m512i b = _mm512_maskz_loadu_epi8(mw, w + e * B / 8), m4 = _mm512_set1_epi8(15);
+  // 4 bits: the low nibbles against x's first n / 2 values, the high ones against the rest.
+  const __m512i lo = B == 8 ? b : _mm512_and_si512(b, m4), hi = _mm512_and_si512(_mm512_srli_epi16(b, 4), m4);
+  const __mmask64 mx = B == 8 || Full ? mw : first_bytes(n / 2);
+  for (int j = 0; j < D; ++j) {
+    const int8_t* xj = xq + j * k;
+    if (j) a = _mm512_slli_epi32(a, 8);
+    a = _mm512_dpbusd_epi32(a, lo, _mm512_maskz_loadu_epi8(mx, xj + e));
+    if constexpr (B == 4) a = _mm512_dpbusd_epi32(a, hi, _mm512_maskz_loadu_epi8(mx, xj + e + n / 2));
   }
+  return a;
 }
 
 // The totals of 16 consecutive runs of `run` (a power of two) lane quarters from code e.
-template <int B> NUVEC_VNNI __m512i run_totals(const uint8_t* w, const int8_t* xq, int64_t k, int64_t e, int64_t run) {
+template <int B, int D, bool Full>
+NUVEC_VNNI __m512i run_totals(const uint8_t* w, const int8_t* xq, int64_t k, int64_t e, int64_t run) {
   constexpr int64_t kCodes = 512 / B;
   if (run == 1)
-    return quarter_totals(vnni_block<B>(w, xq, k, e), vnni_block<B>(w, xq, k, e + kCodes),
-                          vnni_block<B>(w, xq, k, e + 2 * kCodes), vnni_block<B>(w, xq, k, e + 3 * kCodes));
-  return pair_totals(run_totals<B>(w, xq, k, e, run / 2), run_totals<B>(w, xq, k, e + 2 * kCodes * run, run / 2));
+    return quarter_totals(vnni_block<B, D, Full>(w, xq, k, e), vnni_block<B, D, Full>(w, xq, k, e + kCodes),
+                          vnni_block<B, D, Full>(w, xq, k, e + 2 * kCodes),
+                          vnni_block<B, D, Full>(w, xq, k, e + 3 * kCodes));
+  return pair_totals(run_totals<B, D, Full>(w, xq, k, e, run / 2),
+                     run_totals<B, D, Full>(w, xq, k, e + 2 * kCodes * run, run / 2));
 }
 
 #endif
 #else
-// The codes' integer dot products with x's, group by group.
-template <int B> void isums_portable(const uint8_t* w, const int8_t* xq, int64_t k, int group, int32_t* isum) {
+// The codes' integer dot products with x's (D rebuilt from its digit planes), group by group.
+template <int B>
+void isums_portable(const uint8_t* w, const int8_t* xq, int64_t k, int group, int digits, int32_t* isum) {
   for (int64_t g = 0; g < k / group; ++g) {
     int32_t s = 0;
     for (int64_t e = g * group; e < (g + 1) * group; ++e) {
       const int32_t code = B == 8 ? w[e] : (w[e / 2] >> (4 * (e & 1))) & 15;
-      s += code * xq[e];
+      int32_t d = 0;
+      for (int j = 0; j < digits; ++j) d = d * 256 + xq[j * k + e];
+      s += code * d;
     }
     isum[g] = s;
   }
 }
-void isums4(const uint8_t* w, const int8_t* xq, int64_t k, int group, int32_t* isum) {
-  isums_portable<4>(w, xq, k, group, isum);
+void isums4(const uint8_t* w, const int8_t* xq, int64_t k, int group, int digits, int32_t* isum) {
+  isums_portable<4>(w, xq, k, group, digits, isum);
 }
-void isums8(const uint8_t* w, const int8_t* xq, int64_t k, int group, int32_t* isum) {
-  isums_portable<8>(w, xq, k, group, isum);
+void isums8(const uint8_t* w, const int8_t* xq, int64_t k, int group, int digits, int32_t* isum) {
+  isums_portable<8>(w, xq, k, group, digits, isum);
 }
 #endif
 
@@ -345,7 +385,7 @@ template <auto Dots> void rows_q8(const QmmProblem& p, int64_t n0, int64_t n1, f
     to_floats(p.scales, p.sdtype, n * groups, groups, sc);
     to_floats(p.biases, p.bdtype, n * groups, groups, bi);
     for (int64_t r = 0; r < p.m; ++r) {
-      Dots(wbytes + n * row_bytes, p.xq + r * p.k, p.k, p.group, isum.data());
+      Dots(wbytes + n * row_bytes, p.xq + r * p.k * p.digits, p.k, p.group, p.digits, isum.data());
       const float *d = p.xd + r * 2 * P, *sums = d + P;
       F8 acc = F8::zero();
       for (int64_t g = 0; g < P; g += 8) {
@@ -373,20 +413,26 @@ inline __m256 hi8(__m512 v) { return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm
 // time, each eight as one step of F8's sequence (the same operations in the same order, so the same
 // bits; the lanes past the last group are zero, as rows_q8's padding, and the eight past the padding
 // are not added at all).
-template <int B> NUVEC_VNNI void rows_vnni(const QmmProblem& p, int64_t n0, int64_t n1) {
-  const int64_t groups = p.k / p.group, P = qmm_q8_padded(groups), row_bytes = p.k * B / 8;
-  const int64_t run = p.group / (128 / B), ahead = (kQmmPrefetchBytes + row_bytes - 1) / row_bytes;
+template <int B, int D> NUVEC_VNNI void rows_vnni(const QmmProblem& p, int64_t n0, int64_t n1) {
+  // The problem's fields as locals: the stores into y could alias them, and would reload each.
+  const int64_t k = p.k, m = p.m, ny = p.n, group = p.group, groups = k / group, P = qmm_q8_padded(groups);
+  const int64_t row_bytes = k * B / 8, run = group / (128 / B), ahead = (kQmmPrefetchBytes + row_bytes - 1) / row_bytes;
   const auto* wbytes = reinterpret_cast<const uint8_t*>(p.w);
+  const int8_t* xq0 = p.xq;
+  const float* xd = p.xd;
+  float* y = p.y;
   qmm_prefetch_rows(p, n0, std::min(ahead, n1 - n0));
   for (int64_t n = n0; n < n1; ++n) {
     qmm_prefetch_rows(p, n + ahead, 1);
     const uint8_t* w = wbytes + n * row_bytes;
-    for (int64_t r = 0; r < p.m; ++r) {
-      const int8_t* xq = p.xq + r * p.k;
-      const float *d = p.xd + r * 2 * P, *sums = d + P;
+    for (int64_t r = 0; r < m; ++r) {
+      const int8_t* xq = xq0 + r * k * D;
+      const float *d = xd + r * 2 * P, *sums = d + P;
       __m256 acc = _mm256_setzero_ps();
       for (int64_t g = 0; g < P; g += 16) {
-        const __m512 t = _mm512_cvtepi32_ps(run_totals<B>(w, xq, p.k, g * p.group, run));
+        const __m512i totals = (g + 16) * group <= k ? run_totals<B, D, true>(w, xq, k, g * group, run)
+                                                     : run_totals<B, D, false>(w, xq, k, g * group, run);
+        const __m512 t = _mm512_cvtepi32_ps(totals);
         const __mmask16 live = g + 16 <= groups ? __mmask16(0xFFFF) : __mmask16((1u << (groups - g)) - 1);
         const __m512 sd =
             _mm512_mul_ps(params16(p.scales, p.sdtype, n * groups + g, live), _mm512_maskz_loadu_ps(live, d + g));
@@ -395,7 +441,7 @@ template <int B> NUVEC_VNNI void rows_vnni(const QmmProblem& p, int64_t n0, int6
         acc = _mm256_fmadd_ps(lo8(bi), lo8(qs), _mm256_fmadd_ps(lo8(sd), lo8(t), acc));
         if (g + 8 < P) acc = _mm256_fmadd_ps(hi8(bi), hi8(qs), _mm256_fmadd_ps(hi8(sd), hi8(t), acc));
       }
-      p.y[r * p.n + n] = halving_sum(F8{acc});
+      y[r * ny + n] = halving_sum(F8{acc});
     }
   }
 }
@@ -403,26 +449,33 @@ template <int B> NUVEC_VNNI void rows_vnni(const QmmProblem& p, int64_t n0, int6
 
 }  // namespace
 
-void qmm_q8_quantize(const float* x, int64_t m, int64_t k, int group, int bits, int8_t* xq, float* xd) {
+void qmm_q8_quantize(const float* x, int64_t m, int64_t k, int group, int bits, int digits, int8_t* xq, float* xd) {
   const int64_t groups = k / group, P = qmm_q8_padded(groups);
+  const float limit = qmm_q8_limit(bits, group, digits);
   for (int64_t r = 0; r < m; ++r) {
     float* d = xd + r * 2 * P;
     float* sums = d + P;
+    int8_t* q = xq + r * k * digits;
     for (int64_t g = 0; g < groups; ++g) {
       const float* xg = x + r * k + g * group;
       const float amax = largest(xg, group);
-      d[g] = amax / 127.0f;
-      sums[g] = d[g] * float(round_codes(xg, group, amax > 0.0f ? 127.0f / amax : 0.0f, xq + r * k + g * group));
+      d[g] = amax / limit;
+      sums[g] =
+          d[g] * float(round_codes(xg, group, amax > 0.0f ? limit / amax : 0.0f, limit, digits, k, q + g * group));
     }
     std::fill(d + groups, d + P, 0.0f);
     std::fill(sums + groups, sums + P, 0.0f);
-    if (bits == 4) to_nibble_order(xq + r * k, k);
+    if (bits == 4)
+      for (int j = 0; j < digits; ++j) to_nibble_order(q + j * k, k);
   }
 }
 
 void qmm_q8_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
 #if defined(__AVX512F__)
-  if (has_vnni()) return p.bits == 4 ? rows_vnni<4>(p, n0, n1) : rows_vnni<8>(p, n0, n1);
+  if (has_vnni()) {
+    if (p.digits == 3) return p.bits == 4 ? rows_vnni<4, 3>(p, n0, n1) : rows_vnni<8, 3>(p, n0, n1);
+    return p.bits == 4 ? rows_vnni<4, 1>(p, n0, n1) : rows_vnni<8, 1>(p, n0, n1);
+  }
 #endif
   p.bits == 4 ? rows_q8<isums4>(p, n0, n1, scratch) : rows_q8<isums8>(p, n0, n1, scratch);
 }
