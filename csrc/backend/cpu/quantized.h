@@ -51,7 +51,7 @@ struct QmmProblem {
   const float* x;               // m rows of k float32 values, row-contiguous
   const float* xsum;            // transposed: m rows of k / group sums of x (qmm_group_sums)
   const float* bsum;            // not transposed: m rows of n / group sums of x_k * bias_kg (qmm_bias_sums)
-  const int8_t* xq;             // integer activations: m rows of `digits` planes of k int8 digits (qmm_q8_quantize)
+  const int8_t* xq;             // integer activations: m rows of `digits` planes (qmm_q8_plane) of int8 digits
   const float* xd;              // integer activations: m rows of qmm_q8_padded(groups) d_g, then as many qsum_g
   const uint32_t* w;            // transposed: n rows of k codes; else k rows of n codes (packed words)
   const void *scales, *biases;  // transposed: n rows of k / group; else k rows of n / group
@@ -115,6 +115,9 @@ inline float qmm_q8_limit(int bits, int group, int digits) {
 // The int8 planes of x for a transposed product: one for int8 activations, three for float x on
 // 4-bit weights, else none (float x).
 inline int qmm_q8_digits(int bits, int activation_bits) { return activation_bits == 8 ? 1 : bits == 4 ? 3 : 0; }
+// The bytes between x's digit planes (qmm_q8_quantize): k rounded up to whole sixteen groups, the
+// bytes past k zero (the kernels' last sixteen groups read them).
+inline int64_t qmm_q8_plane(int64_t k, int group) { return (k + 16 * group - 1) / (16 * group) * (16 * group); }
 // Groups rounded up to whole eight-lane vectors: the int8 path's per-group rows (zero-padded).
 inline int64_t qmm_q8_padded(int64_t groups) { return (groups + 7) / 8 * 8; }
 // The scratch floats one thread of any kernel needs (the int8 path: 2 * qmm_q8_padded(k / 32)).

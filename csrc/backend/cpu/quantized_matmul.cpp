@@ -72,13 +72,13 @@ struct IntRows {
   std::vector<int8_t> q;
   std::vector<float> d;
   IntRows(std::vector<QmmProblem>& ps, int64_t rows, int digits) {
-    const int64_t k = ps[0].k, stride = 2 * qmm_q8_padded(k / ps[0].group);
-    q.resize(size_t(rows * k * digits)), d.resize(size_t(rows * stride));
+    const int64_t k = ps[0].k, stride = 2 * qmm_q8_padded(k / ps[0].group), plane = qmm_q8_plane(k, ps[0].group);
+    q.resize(size_t(rows * plane * digits)), d.resize(size_t(rows * stride));  // zeros: the planes' padding
     int8_t* qat = q.data();
     float* dat = d.data();
     for (QmmProblem& p : ps) {
       NUVEC_FOR_ISA(qmm_q8_quantize)(p.x, p.m, k, p.group, p.bits, digits, qat, dat);
-      p.xq = qat, p.xd = dat, p.digits = digits, qat += p.m * k * digits, dat += p.m * stride;
+      p.xq = qat, p.xd = dat, p.digits = digits, qat += p.m * plane * digits, dat += p.m * stride;
     }
   }
 };

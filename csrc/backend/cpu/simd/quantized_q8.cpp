@@ -170,19 +170,20 @@ inline __m256i even_odd(const int8_t* q) {
 #endif
 
 // The 4-bit kernels' layout of x's codes (k a multiple of 32), as the low and high nibbles of the
-// weight bytes hold them: the VNNI kernels take each 128 values (and a last 32, 64 or 96) as their
-// even values, then their odd ones; the other AVX2 and AVX-512 kernels each 64 (and a last 32).
+// weight bytes hold them: the VNNI kernels take each 128 values as their even values, then their
+// odd ones, 64 bytes apart (a last 32, 64 or 96 too, zero-padded: q has room to the next 128); the
+// other AVX2 and AVX-512 kernels each 64 (and a last 32).
 void to_nibble_order(int8_t* q, int64_t k) {
 #if defined(__AVX2__)
   if (has_vnni()) {
     for (int64_t e = 0; e < k; e += 128) {
       const int64_t n = std::min<int64_t>(128, k - e);
-      int8_t span[128];
+      int8_t span[128] = {};
       std::memcpy(span, q + e, size_t(n));
-      for (int64_t i = 0; i < n; i += 32) {
+      for (int64_t i = 0; i < 128; i += 32) {
         __m256i v = even_odd(span + i);
         _mm_storeu_si128(reinterpret_cast<__m128i*>(q + e + i / 2), _mm256_castsi256_si128(v));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + e + n / 2 + i / 2), _mm256_extracti128_si256(v, 1));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + e + 64 + i / 2), _mm256_extracti128_si256(v, 1));
       }
     }
     return;
@@ -227,13 +228,13 @@ template <class Plane> inline __m256i digit_planes(int digits, Plane plane) {
 // 4 bits: per 32 weight bytes (64 codes), the low nibbles times x's even values plus the high
 // nibbles times the odd ones (at most 2 * 2 * 15 * 128 per 16-bit lane), in 32-bit lanes: lanes
 // 0-3 hold values 0-31, lanes 4-7 values 32-63.
-void isums4(const uint8_t* w, const int8_t* xq, int64_t k, int group, int digits, int32_t* isum) {
+void isums4(const uint8_t* w, const int8_t* xq, int64_t k, int64_t plane, int group, int digits, int32_t* isum) {
   const __m256i m4 = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
   auto block = [&](int64_t e) {
     __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + e / 2));
     __m256i lo = _mm256_and_si256(b, m4), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), m4);
     return digit_planes(digits, [&](int j) {
-      const int8_t* xj = xq + j * k;
+      const int8_t* xj = xq + j * plane;
       __m256i s =
           _mm256_add_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xj + e))),
                            _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xj + e + 32))));
@@ -267,7 +268,7 @@ void isums4(const uint8_t* w, const int8_t* xq, int64_t k, int group, int digits
     const __m128i m4h = _mm256_castsi256_si128(m4);
     __m128i lo = _mm_and_si128(b, m4h), hi = _mm_and_si128(_mm_srli_epi16(b, 4), m4h);
     __m256i t = digit_planes(digits, [&](int j) {
-      const int8_t* xj = xq + j * k;
+      const int8_t* xj = xq + j * plane;
       __m128i s = _mm_add_epi16(_mm_maddubs_epi16(lo, _mm_loadu_si128(reinterpret_cast<const __m128i*>(xj + e))),
                                 _mm_maddubs_epi16(hi, _mm_loadu_si128(reinterpret_cast<const __m128i*>(xj + e + 16))));
       return _mm256_castsi128_si256(_mm_madd_epi16(s, _mm256_castsi256_si128(ones)));
@@ -277,12 +278,12 @@ void isums4(const uint8_t* w, const int8_t* xq, int64_t k, int group, int digits
 }
 
 // 8 bits: 16 codes and 16 values widened to 16 bits, multiplied and added in pairs.
-void isums8(const uint8_t* w, const int8_t* xq, int64_t k, int group, int digits, int32_t* isum) {
+void isums8(const uint8_t* w, const int8_t* xq, int64_t k, int64_t plane, int group, int digits, int32_t* isum) {
   auto block = [&](int64_t e) {
     const __m256i c = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + e)));
     return digit_planes(digits, [&](int j) {
-      return _mm256_madd_epi16(c,
-                               _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + j * k + e))));
+      return _mm256_madd_epi16(
+          c, _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + j * plane + e))));
     });
   };
   group_totals(k / group, isum, [&](int64_t g) {
@@ -311,67 +312,73 @@ NUVEC_VNNI inline __m512i pair_totals(__m512i a, __m512i b) {
 
 inline __mmask64 first_bytes(int64_t bytes) { return bytes >= 64 ? ~__mmask64(0) : (__mmask64(1) << bytes) - 1; }
 
+// How a run of blocks reads a weight row: every block whole (all inside the row); the blocks that
+// start before k whole (codes past k, read from the next rows, meet x's zero padding); or those
+// masked at k (the weight's last rows, where nothing follows).
+enum class Reads { all, to_k, masked };
+
 // The codes e .. min(e + 512 / B, k) of one weight row: their dot products with x's by lanes, the
-// D digit planes (k bytes apart) combined as digit_planes does. Full: all 512 / B codes are there
-// (no masks to compute).
-template <int B, int D, bool Full>
-NUVEC_VNNI inline __m512i vnni_block(const uint8_t* w, const int8_t* xq, int64_t k, int64_t e) {
-  const int64_t n = Full ? 512 / B : std::min<int64_t>(512 / B, k - e);
+// D digit planes (`plane` bytes apart) combined as digit_planes does.
+template <int B, int D, Reads R>
+NUVEC_VNNI inline __m512i vnni_block(const uint8_t* w, const int8_t* xq, int64_t k, int64_t plane, int64_t e) {
+  constexpr bool whole = R != Reads::masked;
+  const int64_t n = whole ? 512 / B : std::min<int64_t>(512 / B, k - e);
   __m512i a = _mm512_setzero_si512();
-  if (!Full && n <= 0) return a;
-  const __mmask64 mw = Full ? ~__mmask64(0) : first_bytes(n * B / 8);
+  if (R != Reads::all && e >= k) return a;
+  const __mmask64 mw = whole ? ~__mmask64(0) : first_bytes(n * B / 8);
   const __m512i b = _mm512_maskz_loadu_epi8(mw, w + e * B / 8), m4 = _mm512_set1_epi8(15);
-  // 4 bits: the low nibbles against x's first n / 2 values, the high ones against the rest.
+  // 4 bits: the low nibbles against x's first n / 2 values, the high ones against those 64 on.
   const __m512i lo = B == 8 ? b : _mm512_and_si512(b, m4), hi = _mm512_and_si512(_mm512_srli_epi16(b, 4), m4);
-  const __mmask64 mx = B == 8 || Full ? mw : first_bytes(n / 2);
+  const __mmask64 mx = B == 8 || whole ? mw : first_bytes(n / 2);
   for (int j = 0; j < D; ++j) {
-    const int8_t* xj = xq + j * k;
+    const int8_t* xj = xq + j * plane;
     if (j) a = _mm512_slli_epi32(a, 8);
     a = _mm512_dpbusd_epi32(a, lo, _mm512_maskz_loadu_epi8(mx, xj + e));
-    if constexpr (B == 4) a = _mm512_dpbusd_epi32(a, hi, _mm512_maskz_loadu_epi8(mx, xj + e + n / 2));
+    if constexpr (B == 4) a = _mm512_dpbusd_epi32(a, hi, _mm512_maskz_loadu_epi8(mx, xj + e + 64));
   }
   return a;
 }
 
 // The totals of 16 consecutive runs of `run` (a power of two) lane quarters from code e.
-template <int B, int D, bool Full>
-NUVEC_VNNI __m512i run_totals(const uint8_t* w, const int8_t* xq, int64_t k, int64_t e, int64_t run) {
+template <int B, int D, Reads R>
+NUVEC_VNNI __m512i run_totals(const uint8_t* w, const int8_t* xq, int64_t k, int64_t plane, int64_t e, int64_t run) {
   constexpr int64_t kCodes = 512 / B;
   if (run == 1)
-    return quarter_totals(vnni_block<B, D, Full>(w, xq, k, e), vnni_block<B, D, Full>(w, xq, k, e + kCodes),
-                          vnni_block<B, D, Full>(w, xq, k, e + 2 * kCodes),
-                          vnni_block<B, D, Full>(w, xq, k, e + 3 * kCodes));
-  return pair_totals(run_totals<B, D, Full>(w, xq, k, e, run / 2),
-                     run_totals<B, D, Full>(w, xq, k, e + 2 * kCodes * run, run / 2));
+    return quarter_totals(vnni_block<B, D, R>(w, xq, k, plane, e), vnni_block<B, D, R>(w, xq, k, plane, e + kCodes),
+                          vnni_block<B, D, R>(w, xq, k, plane, e + 2 * kCodes),
+                          vnni_block<B, D, R>(w, xq, k, plane, e + 3 * kCodes));
+  return pair_totals(run_totals<B, D, R>(w, xq, k, plane, e, run / 2),
+                     run_totals<B, D, R>(w, xq, k, plane, e + 2 * kCodes * run, run / 2));
 }
 
 #endif
 #else
 // The codes' integer dot products with x's (D rebuilt from its digit planes), group by group.
-template <int B>
-void isums_portable(const uint8_t* w, const int8_t* xq, int64_t k, int group, int digits, int32_t* isum) {
+template <int B> void isums_portable(const uint8_t* w, const int8_t* xq, int64_t k, int64_t plane, int group,
+                                     int digits, int32_t* isum) {
   for (int64_t g = 0; g < k / group; ++g) {
     int32_t s = 0;
     for (int64_t e = g * group; e < (g + 1) * group; ++e) {
       const int32_t code = B == 8 ? w[e] : (w[e / 2] >> (4 * (e & 1))) & 15;
       int32_t d = 0;
-      for (int j = 0; j < digits; ++j) d = d * 256 + xq[j * k + e];
+      for (int j = 0; j < digits; ++j) d = d * 256 + xq[j * plane + e];
       s += code * d;
     }
     isum[g] = s;
   }
 }
-void isums4(const uint8_t* w, const int8_t* xq, int64_t k, int group, int digits, int32_t* isum) {
-  isums_portable<4>(w, xq, k, group, digits, isum);
+void isums4(const uint8_t* w, const int8_t* xq, int64_t k, int64_t plane, int group, int digits, int32_t* isum) {
+  isums_portable<4>(w, xq, k, plane, group, digits, isum);
 }
-void isums8(const uint8_t* w, const int8_t* xq, int64_t k, int group, int digits, int32_t* isum) {
-  isums_portable<8>(w, xq, k, group, digits, isum);
+void isums8(const uint8_t* w, const int8_t* xq, int64_t k, int64_t plane, int group, int digits, int32_t* isum) {
+  isums_portable<8>(w, xq, k, plane, group, digits, isum);
 }
 #endif
 
 // Weight rows [n0, n1) against every row of x, with the integer dot products of Dots.
 template <auto Dots> void rows_q8(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
   const int64_t groups = p.k / p.group, P = qmm_q8_padded(groups), row_bytes = p.k * p.bits / 8;
+  const int64_t plane = qmm_q8_plane(p.k, p.group);
   float* sc = scratch;  // the row's scales, then its biases, zero-padded to P
   float* bi = sc + P;
   std::fill(sc + groups, sc + P, 0.0f);
@@ -385,7 +392,7 @@ template <auto Dots> void rows_q8(const QmmProblem& p, int64_t n0, int64_t n1, f
     to_floats(p.scales, p.sdtype, n * groups, groups, sc);
     to_floats(p.biases, p.bdtype, n * groups, groups, bi);
     for (int64_t r = 0; r < p.m; ++r) {
-      Dots(wbytes + n * row_bytes, p.xq + r * p.k * p.digits, p.k, p.group, p.digits, isum.data());
+      Dots(wbytes + n * row_bytes, p.xq + r * plane * p.digits, p.k, plane, p.group, p.digits, isum.data());
       const float *d = p.xd + r * 2 * P, *sums = d + P;
       F8 acc = F8::zero();
       for (int64_t g = 0; g < P; g += 8) {
@@ -417,6 +424,7 @@ template <int B, int D> NUVEC_VNNI void rows_vnni(const QmmProblem& p, int64_t n
   // The problem's fields as locals: the stores into y could alias them, and would reload each.
   const int64_t k = p.k, m = p.m, ny = p.n, group = p.group, groups = k / group, P = qmm_q8_padded(groups);
   const int64_t row_bytes = k * B / 8, run = group / (128 / B), ahead = (kQmmPrefetchBytes + row_bytes - 1) / row_bytes;
+  const int64_t plane = qmm_q8_plane(k, group), tail = (plane - k) * B / 8;
   const auto* wbytes = reinterpret_cast<const uint8_t*>(p.w);
   const int8_t* xq0 = p.xq;
   const float* xd = p.xd;
@@ -425,13 +433,16 @@ template <int B, int D> NUVEC_VNNI void rows_vnni(const QmmProblem& p, int64_t n
   for (int64_t n = n0; n < n1; ++n) {
     qmm_prefetch_rows(p, n + ahead, 1);
     const uint8_t* w = wbytes + n * row_bytes;
+    // A row's last blocks may read past its end (into the next rows) except near the weight's end.
+    const bool over = (ny - 1 - n) * row_bytes >= tail;
     for (int64_t r = 0; r < m; ++r) {
-      const int8_t* xq = xq0 + r * k * D;
+      const int8_t* xq = xq0 + r * plane * D;
       const float *d = xd + r * 2 * P, *sums = d + P;
       __m256 acc = _mm256_setzero_ps();
       for (int64_t g = 0; g < P; g += 16) {
-        const __m512i totals = (g + 16) * group <= k ? run_totals<B, D, true>(w, xq, k, g * group, run)
-                                                     : run_totals<B, D, false>(w, xq, k, g * group, run);
+        const __m512i totals = (g + 16) * group <= k ? run_totals<B, D, Reads::all>(w, xq, k, plane, g * group, run)
+                               : over                ? run_totals<B, D, Reads::to_k>(w, xq, k, plane, g * group, run)
+                                                     : run_totals<B, D, Reads::masked>(w, xq, k, plane, g * group, run);
         const __m512 t = _mm512_cvtepi32_ps(totals);
         const __mmask16 live = g + 16 <= groups ? __mmask16(0xFFFF) : __mmask16((1u << (groups - g)) - 1);
         const __m512 sd =
@@ -452,21 +463,22 @@ template <int B, int D> NUVEC_VNNI void rows_vnni(const QmmProblem& p, int64_t n
 void qmm_q8_quantize(const float* x, int64_t m, int64_t k, int group, int bits, int digits, int8_t* xq, float* xd) {
   const int64_t groups = k / group, P = qmm_q8_padded(groups);
   const float limit = qmm_q8_limit(bits, group, digits);
+  const int64_t plane = qmm_q8_plane(k, group);
   for (int64_t r = 0; r < m; ++r) {
     float* d = xd + r * 2 * P;
     float* sums = d + P;
-    int8_t* q = xq + r * k * digits;
+    int8_t* q = xq + r * plane * digits;
     for (int64_t g = 0; g < groups; ++g) {
       const float* xg = x + r * k + g * group;
       const float amax = largest(xg, group);
       d[g] = amax / limit;
       sums[g] =
-          d[g] * float(round_codes(xg, group, amax > 0.0f ? limit / amax : 0.0f, limit, digits, k, q + g * group));
+          d[g] * float(round_codes(xg, group, amax > 0.0f ? limit / amax : 0.0f, limit, digits, plane, q + g * group));
     }
     std::fill(d + groups, d + P, 0.0f);
     std::fill(sums + groups, sums + P, 0.0f);
     if (bits == 4)
-      for (int j = 0; j < digits; ++j) to_nibble_order(q + j * k, k);
+      for (int j = 0; j < digits; ++j) to_nibble_order(q + j * plane, k);
   }
 }
 
