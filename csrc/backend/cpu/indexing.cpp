@@ -136,6 +136,28 @@ void eval_gather(const Gather& prim, const std::vector<Array>& in, std::vector<A
   for (size_t r = 0; r < rest.size(); ++r) rest_contiguous &= rest[r] == int64_t(r);
   // One element per index (checked int64 indices of other dtypes or layouts): the same loop.
   if (block == 1 && axes.size() == 1 && gather_flat<int64_t>(x, idx[0], axes[0], o)) return;
+  if (block == 1) {  // one element per index over several axes (take_along_axis): typed copies
+    std::vector<const int64_t*> ip;
+    std::vector<int64_t> st;
+    for (size_t k = 0; k < axes.size(); ++k) ip.push_back(idx[k].data<int64_t>()), st.push_back(x.strides()[axes[k]]);
+    auto one = [&](auto zero) {
+      using T = decltype(zero);
+      parallel_for(count, 1 << 14, [&](int64_t b, int64_t e) {
+        for (int64_t p = b; p < e; ++p) {
+          int64_t base = 0;
+          for (size_t k = 0; k < ip.size(); ++k) base += ip[k][p] * st[k];
+          reinterpret_cast<T*>(dst)[p] = reinterpret_cast<const T*>(src)[base];
+        }
+      });
+    };
+    switch (item) {
+      case 1: return one(uint8_t{});
+      case 2: return one(uint16_t{});
+      case 4: return one(uint32_t{});
+      case 8: return one(uint64_t{});
+      default: break;  // complex64 and wider: the general loop
+    }
+  }
   parallel_for(count, std::max<int64_t>(1, 16384 / std::max<int64_t>(block, 1)), [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
       int64_t base = 0;
@@ -213,15 +235,27 @@ void eval_scatter(const Scatter& prim, const std::vector<Array>& in, std::vector
     if (d.value != o.dtype()) return;
     T* dst = o.data<T>();
     const T* src = updates.data<T>();
-    // In index order, so repeated indices combine deterministically.
-    for (int64_t p = 0; p < count; ++p) {
-      int64_t base = 0;
-      for (size_t k = 0; k < axes.size(); ++k) base += idx[k].data<int64_t>()[p] * o.strides()[axes[k]];
-      const T* u = src + p * block;
-      for (int64_t r = 0; r < block; ++r) {
-        T& t = dst[base + rest[r]];
-        t = combine(prim.op(), t, u[r]);
+    // In index order, so repeated indices combine deterministically; the op chosen once.
+    std::vector<const int64_t*> ip;
+    std::vector<int64_t> st;
+    for (size_t k = 0; k < axes.size(); ++k) ip.push_back(idx[k].data<int64_t>()), st.push_back(o.strides()[axes[k]]);
+    auto each = [&](auto op) {
+      for (int64_t p = 0; p < count; ++p) {
+        int64_t base = 0;
+        for (size_t k = 0; k < ip.size(); ++k) base += ip[k][p] * st[k];
+        const T* u = src + p * block;
+        for (int64_t r = 0; r < block; ++r) {
+          T& t = dst[base + rest[r]];
+          t = combine(op.value, t, u[r]);
+        }
       }
+    };
+    switch (prim.op()) {
+      case ScatterOp::set: return each(std::integral_constant<ScatterOp, ScatterOp::set>{});
+      case ScatterOp::add: return each(std::integral_constant<ScatterOp, ScatterOp::add>{});
+      case ScatterOp::multiply: return each(std::integral_constant<ScatterOp, ScatterOp::multiply>{});
+      case ScatterOp::maximum: return each(std::integral_constant<ScatterOp, ScatterOp::maximum>{});
+      case ScatterOp::minimum: return each(std::integral_constant<ScatterOp, ScatterOp::minimum>{});
     }
   });
 }
