@@ -46,18 +46,20 @@ template <class T, class U, U kInf> struct FloatKey {
     std::memcpy(&u, &v, sizeof(K));
     return u;
   }
+  // Without branches (the signs of data are random: a branch on them mispredicts half the time):
+  // negatives flip every bit, the others the sign bit.
   static K key(T v) {
     K u = bits(v);
-    if (K(u & ~kSign) > kInf) return K(~K(0));
-    if (u == kSign) u = 0;
-    return (u & kSign) ? K(~u) : K(u | kSign);
+    u = u == kSign ? K(0) : u;
+    const K k = K(u ^ (K(K(0) - K(u >> (8 * sizeof(K) - 1))) | kSign));
+    return K(u & ~kSign) > kInf ? K(~K(0)) : k;
   }
   static bool exact(T v) {
     K u = bits(v);
     return K(u & ~kSign) <= kInf && u != kSign;
   }
   static T value(K k) {
-    K u = (k & kSign) ? K(k ^ kSign) : K(~k);
+    K u = K(k ^ (K(K(0) - K(K(k >> (8 * sizeof(K) - 1)) ^ K(1))) | kSign));
     T v;
     std::memcpy(&v, &u, sizeof(K));
     return v;
