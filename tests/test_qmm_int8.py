@@ -1,6 +1,6 @@
 """Integer activations (backend/cpu/quantized.h states the arithmetic): quantized_matmul(...,
 activation_bits=8), nuvec's own (MLX has no such argument), rounds x to int8 per group; float x on
-4-bit weights is rounded to three int8 digits (21-23 bits) by default. Both against a NumPy
+4-bit weights is rounded to three int8 digits (20-22 bits) by default. Both against a NumPy
 float64 evaluation of the formula (to 1e-6), the float product (int8: to about 1e-2; three digits:
 within float32 rounding), every kernel build (bit for bit), any thread count and row count (bit
 for bit); the option off changes no bit; nuvec.lm's decode with it."""

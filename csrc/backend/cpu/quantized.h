@@ -25,7 +25,7 @@
 //     limit 127 (about 0.5% error in a product);
 //   float32 x on 4-bit weights (the default, activation_bits None): three digits, D = d0 * 65536 +
 //     d1 * 256 + d2 with d1, d2 in [-128, 127], limit = floor((2^31 - 1) / (15 * group)) - 128
-//     (4473796, 2236834 and 1118353 for groups 32, 64, 128: 21 to 23 bits of the group's largest
+//     (4473796, 2236834 and 1118353 for groups 32, 64, 128: 20 to 22 bits of the group's largest
 //     |x|, so every integer sum below fits in int32). The integer dot products then run at memory
 //     speed (three VPDPBUSD per 128 codes), where float decoding cannot.
 //   Per group g of x's row: amax_g = the largest |x| (NaN if one is), d_g = amax_g / limit,
