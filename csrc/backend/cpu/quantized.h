@@ -27,7 +27,7 @@
 //     d1 * 256 + d2 with d1, d2 in [-128, 127], limit = floor((2^31 - 1) / (15 * group)) - 128
 //     (4473796, 2236834 and 1118353 for groups 32, 64, 128: 20 to 22 bits of the group's largest
 //     |x|, so every integer sum below fits in int32). The integer dot products then run at memory
-//     speed (three VPDPBUSD per 128 codes), where float decoding cannot.
+//     speed (six VPDPBUSD per 128 codes: two per digit), where float decoding cannot.
 //   Per group g of x's row: amax_g = the largest |x| (NaN if one is), d_g = amax_g / limit,
 //     id_g = amax_g > 0 ? limit / amax_g : 0 (float32 divisions), D_e = round-half-even(min(max(
 //     x_e * id_g, -limit), limit)) (min and max as the x86 instructions: a NaN becomes -limit, and
