@@ -46,6 +46,22 @@ std::vector<Array> checked_indices(const std::vector<Array>& in, size_t first, c
   return out;
 }
 
+// The element offset each index position p reaches in an array with `strides`: the sum over the
+// indexed axes of index * stride (pointers and strides read once, not per element).
+struct IndexOffsets {
+  std::vector<const int64_t*> idx;
+  std::vector<int64_t> stride;
+  IndexOffsets(const std::vector<Array>& checked, const Strides& strides, const std::vector<int>& axes) {
+    for (size_t k = 0; k < axes.size(); ++k)
+      idx.push_back(checked[k].data<int64_t>()), stride.push_back(strides[axes[k]]);
+  }
+  int64_t at(int64_t p) const {
+    int64_t off = 0;
+    for (size_t k = 0; k < idx.size(); ++k) off += idx[k][p] * stride[k];
+    return off;
+  }
+};
+
 // Element offsets (in elements) of the axes of x not in `axes`, in row-major order.
 std::vector<int64_t> rest_offsets(const Array& x, const Strides& strides, const std::vector<int>& axes) {
   Shape shape;
@@ -136,18 +152,12 @@ void eval_gather(const Gather& prim, const std::vector<Array>& in, std::vector<A
   for (size_t r = 0; r < rest.size(); ++r) rest_contiguous &= rest[r] == int64_t(r);
   // One element per index (checked int64 indices of other dtypes or layouts): the same loop.
   if (block == 1 && axes.size() == 1 && gather_flat<int64_t>(x, idx[0], axes[0], o)) return;
+  const IndexOffsets at(idx, x.strides(), axes);
   if (block == 1) {  // one element per index over several axes (take_along_axis): typed copies
-    std::vector<const int64_t*> ip;
-    std::vector<int64_t> st;
-    for (size_t k = 0; k < axes.size(); ++k) ip.push_back(idx[k].data<int64_t>()), st.push_back(x.strides()[axes[k]]);
     auto one = [&](auto zero) {
       using T = decltype(zero);
       parallel_for(count, 1 << 14, [&](int64_t b, int64_t e) {
-        for (int64_t p = b; p < e; ++p) {
-          int64_t base = 0;
-          for (size_t k = 0; k < ip.size(); ++k) base += ip[k][p] * st[k];
-          reinterpret_cast<T*>(dst)[p] = reinterpret_cast<const T*>(src)[base];
-        }
+        for (int64_t p = b; p < e; ++p) reinterpret_cast<T*>(dst)[p] = reinterpret_cast<const T*>(src)[at.at(p)];
       });
     };
     switch (item) {
@@ -160,9 +170,7 @@ void eval_gather(const Gather& prim, const std::vector<Array>& in, std::vector<A
   }
   parallel_for(count, std::max<int64_t>(1, 16384 / std::max<int64_t>(block, 1)), [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
-      int64_t base = 0;
-      for (size_t k = 0; k < axes.size(); ++k) base += idx[k].data<int64_t>()[p] * x.strides()[axes[k]];
-      const char* from = src + base * int64_t(item);
+      const char* from = src + at.at(p) * int64_t(item);
       char* to = dst + p * block * int64_t(item);
       if (rest_contiguous) {
         std::memcpy(to, from, size_t(block) * item);
@@ -236,13 +244,10 @@ void eval_scatter(const Scatter& prim, const std::vector<Array>& in, std::vector
     T* dst = o.data<T>();
     const T* src = updates.data<T>();
     // In index order, so repeated indices combine deterministically; the op chosen once.
-    std::vector<const int64_t*> ip;
-    std::vector<int64_t> st;
-    for (size_t k = 0; k < axes.size(); ++k) ip.push_back(idx[k].data<int64_t>()), st.push_back(o.strides()[axes[k]]);
+    const IndexOffsets at(idx, o.strides(), axes);
     auto each = [&](auto op) {
       for (int64_t p = 0; p < count; ++p) {
-        int64_t base = 0;
-        for (size_t k = 0; k < ip.size(); ++k) base += ip[k][p] * st[k];
+        const int64_t base = at.at(p);
         const T* u = src + p * block;
         for (int64_t r = 0; r < block; ++r) {
           T& t = dst[base + rest[r]];

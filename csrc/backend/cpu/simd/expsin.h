@@ -83,12 +83,13 @@ inline VecF expf_v(VecF x) {
 #if defined(__AVX512F__)
   // p * 2^n in one instruction (one rounding, into the subnormals too).
   return VecF(_mm512_scalef_ps(__m512(p), __m512(n)));
-#endif
+#else
   // p * 2^n as two powers of two, so n from -150 to 128 never wraps the exponent field and
   // results below 2^-126 round into the subnormals.
   VecI32 ni = __builtin_convertvector(n, VecI32);
   VecI32 half = ni >> 1;
   return p * (VecF)((half + 127) << 23) * (VecF)((ni - half + 127) << 23);
+#endif
 }
 
 // Lanes of x at or past 8192 in magnitude (or NaN, or infinite) take the C library's sinf, out of

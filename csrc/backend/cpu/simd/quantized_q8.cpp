@@ -128,8 +128,12 @@ int32_t round_codes(const float* x, int64_t n, float id, float limit, int digits
     for (int j = digits - 1; j >= 0; --j) {
       for (int i = 0; i < 4; ++i) {
         // The lowest byte as a signed digit, then what is left above it (exact shifts).
-        d[i] = j ? _mm256_srai_epi32(_mm256_slli_epi32(c[i], 24), 24) : c[i];
-        c[i] = _mm256_srai_epi32(_mm256_sub_epi32(c[i], d[i]), 8);
+        if (j == 0) {  // the most significant digit: what is left
+          d[i] = c[i];
+        } else {
+          d[i] = _mm256_srai_epi32(_mm256_slli_epi32(c[i], 24), 24);
+          c[i] = _mm256_srai_epi32(_mm256_sub_epi32(c[i], d[i]), 8);
+        }
       }
       __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(d[0], d[1]), _mm256_packs_epi32(d[2], d[3]));
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + j * plane + e), _mm256_permutevar8x32_epi32(p, order));
