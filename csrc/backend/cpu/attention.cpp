@@ -19,13 +19,38 @@ namespace {
 
 constexpr int64_t KB = kAttentionKeyBlock;
 
-void decode(const AttentionOperands& a) {
+// The keys a boolean mask shows row i, where it shows a prefix [0, n) (n >= 1) to every batch row
+// and head alike; else 0.
+int64_t shown_prefix(const AttentionOperands& a, int64_t i) {
+  const int64_t* st = a.mask_strides;
+  int64_t shown = -1;
+  for (int64_t b = 0; b < (st[0] ? a.B : 1); ++b)
+    for (int64_t h = 0; h < (st[1] ? a.Hq : 1); ++h) {
+      const char* row = a.mask_data + b * st[0] + h * st[1] + i * st[2];
+      int64_t n = 0;
+      while (n < a.Lk && row[n * st[3]]) ++n;
+      for (int64_t j = n; j < a.Lk; ++j)
+        if (row[j * st[3]]) return 0;
+      if (n == 0 || (shown >= 0 && n != shown)) return 0;
+      shown = n;
+    }
+  return shown;
+}
+
+void decode(AttentionOperands a) {
   const int64_t heads = a.B * a.Hq, stride = a.Dv + 2;
+  // A boolean mask that shows each row a prefix of the keys (a decode step over a key buffer
+  // longer than what it holds) runs as the unmasked call over those keys: the same bits, and no
+  // work for the hidden ones.
+  std::vector<int64_t> shown(size_t(a.Lq), 0);
+  bool prefixes = a.mask == AttentionMask::boolean;
+  for (int64_t i = 0; i < a.Lq && prefixes; ++i) prefixes = (shown[size_t(i)] = shown_prefix(a, i)) > 0;
+  if (prefixes) a.mask = AttentionMask::none;
   // Row i's keys: its causal prefix, or all (masked) when that is empty; its first block's index.
   std::vector<int64_t> keys(size_t(a.Lq)), first(size_t(a.Lq) + 1, 0);
   std::vector<char> masked(size_t(a.Lq), 0);
   for (int64_t i = 0; i < a.Lq; ++i) {
-    int64_t n = a.mask == AttentionMask::causal ? a.Lk - a.Lq + i + 1 : a.Lk;
+    int64_t n = prefixes ? shown[size_t(i)] : a.mask == AttentionMask::causal ? a.Lk - a.Lq + i + 1 : a.Lk;
     masked[size_t(i)] = n <= 0;
     keys[size_t(i)] = n > 0 ? n : a.Lk;
     first[size_t(i) + 1] = first[size_t(i)] + (keys[size_t(i)] + KB - 1) / KB;

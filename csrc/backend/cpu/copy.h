@@ -18,6 +18,9 @@ void copy_into(const Array& in, Array& out);
 // `holders`: the handles to `in` that the evaluating nodes themselves hold (a multi-output
 // primitive's siblings each hold its inputs).
 bool donate(const Array& in, Array& out, long holders = 1);
+// `out` holds in's values: in's own buffer where donate allows, else a contiguous copy (a kernel
+// that then writes part of out: slice_update, scatter, a cache write).
+void donate_or_copy(const Array& in, Array& out, long holders = 1);
 // Whether a fresh result of `bytes` goes to memory with non-temporal stores, written without first
 // being read into the cache, which it would not fit (a 64 MiB x * 2 + 1 ran 1.6x faster). Results
 // written in place (a donated input) keep plain stores: their lines are in the cache already.

@@ -267,6 +267,12 @@ bool donate(const Array& in, Array& out, long holders) {
   return true;
 }
 
+void donate_or_copy(const Array& in, Array& out, long holders) {
+  if (donate(in, out, holders)) return;
+  out.allocate_contiguous();
+  copy_into(in, out);
+}
+
 void copy_into(const Array& in, Array& out) {
   if (out.size() == 0) return;
   std::vector<Operand> ops{{in.data_bytes(), in.dtype(), out.dtype(), broadcast_strides(in, out.shape())}};

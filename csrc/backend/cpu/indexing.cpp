@@ -224,17 +224,55 @@ template <class T> T combine(ScatterOp op, T a, T b) {
   return b;  // unreachable: every op is a case (-Werror=switch)
 }
 
+// Index k of position j along axis k, of an index array that varies along that axis only.
+int64_t axis_index(const Array& idx, int k, int64_t j) {
+  const int64_t at = j * idx.strides()[size_t(k)];
+  return idx.dtype() == Dtype::int32 ? idx.data<int32_t>()[at] : idx.data<int64_t>()[at];
+}
+
+// A `set` scatter whose index arrays are, axis by axis, runs of consecutive in-bounds indices
+// (slice_update with an array start: an outer product of ranges) writes one rectangular window,
+// copied as slice_update's: into x's own buffer when nothing else holds it. False for any other.
+bool scatter_window(const Scatter& prim, const std::vector<Array>& in, Array& o) {
+  const Array& x = in[0];
+  const int nd = x.ndim();
+  if (prim.op() != ScatterOp::set || int(prim.axes().size()) != nd || in.size() != size_t(nd) + 2 || in[1].ndim() != nd)
+    return false;
+  Shape first(size_t(nd), 0);  // the window's start on each axis
+  for (int k = 0; k < nd; ++k) {
+    const Array& idx = in[size_t(k) + 2];
+    if (prim.axes()[size_t(k)] != k || idx.ndim() != nd || idx.shape(k) != in[1].shape(k) ||
+        (idx.dtype() != Dtype::int32 && idx.dtype() != Dtype::int64))
+      return false;
+    for (int d = 0; d < nd; ++d)
+      if (d != k && idx.shape(d) > 1 && idx.strides()[size_t(d)] != 0) return false;
+    const int64_t n = x.shape(k), len = idx.shape(k);
+    for (int64_t j = 0; j < len; ++j) {
+      int64_t v = axis_index(idx, k, j);
+      v = v < 0 ? v + n : v;
+      if (j == 0) first[size_t(k)] = v;
+      if (v != first[size_t(k)] + j || v < 0 || v >= n) return false;
+    }
+  }
+  cpu::donate_or_copy(x, o);
+  int64_t offset = o.offset();
+  for (int k = 0; k < nd; ++k) offset += first[size_t(k)] * o.strides()[size_t(k)];
+  Array window = Array::from_buffer(in[1].shape(), o.dtype(), o.buffer(), o.strides(), offset);
+  cpu::copy_into(in[1], window);
+  return true;
+}
+
 void eval_scatter(const Scatter& prim, const std::vector<Array>& in, std::vector<Array>& out) {
   const Array& x = in[0];
   const std::vector<int>& axes = prim.axes();
   Array& o = out[0];
+  if (scatter_window(prim, in, o)) return;
   Shape index_shape(in[1].shape().begin(), in[1].shape().begin() + (in[1].ndim() - (x.ndim() - int(axes.size()))));
   // Check the indices before the output exists: a bad one leaves nothing half written.
   std::vector<Array> idx = checked_indices(in, 2, index_shape, x, axes);
   Array updates = Array::allocate(in[1].shape(), x.dtype());
   cpu::copy_into(in[1], updates);
-  o.allocate_contiguous();
-  cpu::copy_into(x, o);
+  cpu::donate_or_copy(x, o);  // in place where nothing else holds x
   if (updates.size() == 0) return;
   std::vector<int64_t> rest = rest_offsets(o, o.strides(), axes);
   int64_t count = shape_size(index_shape), block = int64_t(rest.size());

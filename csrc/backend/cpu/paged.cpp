@@ -23,11 +23,7 @@ constexpr int64_t KB = kAttentionKeyBlock;
 [[noreturn]] void out_of_range(const std::string& why) { throw KernelError(EvalErrorKind::index, why); }
 
 void eval_paged_write(const PagedWrite&, const std::vector<Array>& in, std::vector<Array>& out) {
-  for (size_t j = 0; j < 2; ++j)
-    if (!donate(in[j], out[j], holders(in[j], out))) {
-      out[j].allocate_contiguous();
-      copy_into(in[j], out[j]);
-    }
+  for (size_t j = 0; j < 2; ++j) donate_or_copy(in[j], out[j], holders(in[j], out));
   Array slots = row_contiguous(in[4]);
   const int32_t* slot = slots.data<int32_t>();
   const int64_t n = out[0].shape(0) * out[0].shape(1);

@@ -103,10 +103,7 @@ void eval_norm_rope(const NormRope& prim, const std::vector<Array>& in, std::vec
   size_t ci = prim.weighted() ? 2 : 1;
   Array &y = out[0], &cache = out[1];
   y.allocate_contiguous();
-  if (!donate(in[ci], cache, long(out.size()))) {
-    cache.allocate_contiguous();
-    copy_into(in[ci], cache);
-  }
+  donate_or_copy(in[ci], cache, long(out.size()));
   int64_t d = y.shape(-1), t = y.shape(-2), s = cache.shape(-2), rows = d ? y.size() / d : 0;
   if (rows == 0) return;
   RopeTable table(p, in, ci + 1, y.shape(0), t);

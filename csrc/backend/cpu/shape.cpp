@@ -21,10 +21,7 @@ void eval_slice(const Slice& prim, const std::vector<Array>& in, std::vector<Arr
 void eval_slice_update(const SliceUpdate& prim, const std::vector<Array>& in, std::vector<Array>& out) {
   const Array &x = in[0], &u = in[1];
   Array& o = out[0];
-  if (!donate(x, o)) {
-    o.allocate_contiguous();
-    copy_into(x, o);
-  }
+  donate_or_copy(x, o);
   Array window = slice_update_window(prim, o, u);
   copy_into(u, window);
 }

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import _core as mx
+from .decode import compiled_decode
 from .models.cache import make_prompt_cache, maybe_quantize_kv_cache
 from .overlap import queue
 from .sample_utils import make_sampler
@@ -82,11 +83,15 @@ def generate_step(
     def quantize() -> None:
         maybe_quantize_kv_cache(cache, quantized_kv_start, kv_group_size, kv_bits)
 
+    decode = compiled_decode(model)
+
     def step(y: Any) -> tuple[Any, Any]:
         nonlocal tokens
         if logits_processors:
             tokens = y if tokens is None else mx.concatenate([tokens, y])
-        logits = model(y[None], cache=cache)[:, -1, :]
+        logits = decode(y[None], cache)
+        if logits is None:
+            logits = model(y[None], cache=cache)[:, -1, :]
         quantize()
         for processor in logits_processors or ():
             logits = processor(tokens, logits)

@@ -1,0 +1,109 @@
+"""Compiled decode steps (nuvec's own: mlx-lm runs every step through Python).
+
+A one-token step over plain ``KVCache``s is traced once per key-buffer size with ``nuvec.compile``
+and replayed: Python builds nothing but the call, and the trace is simplified (constants folded,
+no-op views dropped, element-wise chains fused). What makes one trace serve every position: the
+position is an array, not a Python int. Each layer's cache is seen through ``_WindowCache``: the
+new key and value are written into the whole buffer with ``slice_update`` at an array start, rope
+turns by the array offset, and attention reads the whole buffer under a boolean mask that shows
+the positions held. The attention kernel runs such a prefix mask as the unmasked call over the keys
+it shows, so a compiled step gives the bits of the plain step (``tests/test_lm_decode.py``).
+
+A step falls back to the plain path when a cache is of another kind (rotating, quantized, batched,
+paged), is empty, or its buffer is full (the plain step grows it by 256 positions; the next size
+traces once more), and for a model whose trace fails (code that reads a position as a number).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import _core as mx
+from .._compile import compile as _compile
+from .models.cache import KVCache
+
+__all__ = ["compiled_decode"]
+
+
+class _WindowCache:
+    """A ``KVCache``'s buffers during a trace: one position written at ``offset`` (an array)."""
+
+    def __init__(self, keys: Any, values: Any, offset: Any) -> None:
+        self.keys, self.values, self.offset = keys, values, offset
+
+    def update_and_fetch(self, keys: Any, values: Any) -> tuple[Any, Any]:
+        self.keys = mx.slice_update(self.keys, keys, self.offset, axes=(2,))
+        self.values = mx.slice_update(self.values, values, self.offset, axes=(2,))
+        return self.keys, self.values
+
+    def make_mask(self, n: int, window_size: int | None = None, return_array: bool = False) -> Any:
+        return mx.arange(self.keys.shape[2]) <= self.offset  # the positions held, this one too
+
+
+def _signature(model: Any) -> tuple:
+    """What a trace bakes in: every module's arrays (by identity) and plain settings (such as
+    ``activation_bits``); a change to any makes a new trace."""
+    sig = []
+    for m in model.modules():
+        arrays = tuple((k, id(v)) for k, v in m.items() if isinstance(v, mx.array))
+        plain = tuple(
+            (k, v) for k, v in vars(m).items() if isinstance(v, (int, float, str, bool, type(None)))
+        )
+        sig.append((id(m), arrays, plain))
+    return tuple(sig)
+
+
+class _Decode:
+    """A model's compiled step: ``(logits, keys, values)`` of one token over the caches' buffers."""
+
+    def __init__(self, model: Any, signature: tuple) -> None:
+        self.model, self.signature, self.failed = model, signature, False
+
+        def step(y: Any, offset: Any, keys: list, values: list) -> tuple:
+            caches = [_WindowCache(k, v, offset) for k, v in zip(keys, values)]
+            logits = model(y, cache=caches)[:, -1, :]
+            return logits, [c.keys for c in caches], [c.values for c in caches]
+
+        self.step = _compile(step)
+
+    def __call__(self, y: Any, cache: list) -> Any:
+        """The logits of token ids ``y`` (1, 1), the caches extended in place; None where the
+        plain step must run."""
+        if self.failed or not _fits(y, cache):
+            return None
+        offset = cache[0].offset
+        try:
+            logits, keys, values = self.step(
+                y, mx.array([offset], mx.int32), [c.keys for c in cache], [c.values for c in cache]
+            )
+        except (ValueError, TypeError):  # the model reads the position as a number
+            self.failed = True
+            return None
+        for c, k, v in zip(cache, keys, values):
+            c.keys, c.values, c.offset = k, v, offset + 1
+        return logits
+
+
+def _fits(y: Any, cache: list) -> bool:
+    if y.shape != (1, 1) or not cache:
+        return False
+    offset = cache[0].offset
+    return all(
+        type(c) is KVCache
+        and c.keys is not None
+        and c.offset == offset
+        and c.keys.shape[0] == 1
+        and offset < c.keys.shape[2]
+        for c in cache
+    )
+
+
+def compiled_decode(model: Any) -> _Decode:
+    """The model's compiled step (kept on the model, so its traces serve later generations),
+    traced anew where its weights or settings changed."""
+    sig = _signature(model)
+    step = vars(model).get("_compiled_decode")
+    if step is None or step.signature != sig:
+        step = _Decode(model, sig)
+        vars(model)["_compiled_decode"] = step
+    return step
