@@ -10,6 +10,7 @@ from .. import _core as mx
 from ..nn.layers.quantized import QuantizedEmbedding, QuantizedLinear
 from .gguf import load_gguf
 from .hf import load_model
+from .models.fused import fuse_projections
 from .tokenizer_utils import from_gguf_metadata, load_tokenizer
 
 __all__ = ["default_model_path", "dequantize_model", "load", "set_int8_activations"]
@@ -47,7 +48,9 @@ def load(
     Hugging Face / MLX-format model directory (``None``: the embedded SmolLM2-135M-Instruct).
     ``tokenizer_config`` and ``model_config`` override the directory's entries; ``lazy`` leaves
     the mapped weights unevaluated; ``progress`` shows a bar on a terminal;
-    ``int8_activations`` (nuvec's own) calls ``set_int8_activations`` on the model.
+    ``int8_activations`` (nuvec's own) calls ``set_int8_activations`` on the model. Unless
+    ``lazy``, quantized projections that read the same input are fused (``fuse_projections``:
+    the same bits, fewer products).
 
     Raises ``FileNotFoundError`` for a missing path, ``ValueError`` for an unsupported
     architecture or tokenizer, a directory without config.json or weights, ``nuvec.io.LoadError``
@@ -63,6 +66,8 @@ def load(
         tokenizer = from_gguf_metadata(meta)
     else:
         raise ValueError(f"{path}: not a GGUF file or a model directory")
+    if not lazy:
+        fuse_projections(model)
     if int8_activations:
         set_int8_activations(model)
     return (model, tokenizer, config) if return_config else (model, tokenizer)

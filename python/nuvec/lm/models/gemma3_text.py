@@ -20,6 +20,7 @@ from ...nn.layers.activations import gelu_approx
 from ...nn.layers.base import Module
 from . import llama
 from .cache import KVCache, RotatingKVCache
+from .fused import fused_call
 from .rope_utils import initialize_rope
 
 __all__ = ["Model", "ModelArgs"]
@@ -83,7 +84,8 @@ class Attention(llama.Attention):
 
 class MLP(llama.MLP):
     def __call__(self, x: Any) -> Any:
-        return self.down_proj(gelu_approx(self.gate_proj(x)) * self.up_proj(x))
+        gate, up = fused_call(self, ("gate_proj", "up_proj"), x)
+        return self.down_proj(gelu_approx(gate) * up)
 
 
 class TransformerBlock(Module):

@@ -17,6 +17,7 @@ from ...nn.layers.activations import silu
 from ...nn.layers.base import Module
 from .base import create_attention_mask, scaled_dot_product_attention
 from .cache import KVCache, RotatingKVCache
+from .fused import fused_call
 from .rope_utils import initialize_rope
 
 __all__ = ["Attention", "MLP", "Model", "ModelArgs", "RMSNorm", "TransformerBlock"]
@@ -105,7 +106,8 @@ class Attention(Module):
         self.v_proj = _linear(dim, self.n_kv_heads * hd, bias)
 
     def project(self, x: Any) -> tuple[Any, Any, Any]:
-        return self.q_proj(x), self.k_proj(x), self.v_proj(x)
+        q, k, v = fused_call(self, ("q_proj", "k_proj", "v_proj"), x)
+        return q, k, v
 
     def norm_qk(self, q: Any, k: Any) -> tuple[Any, Any]:
         """Queries and keys ``(B, L, heads, head_dim)`` before rope (Qwen3 and Gemma 3 norm them)."""
@@ -140,7 +142,8 @@ class MLP(Module):
         self.down_proj = _linear(hidden, dim)
 
     def __call__(self, x: Any) -> Any:
-        return self.down_proj(silu(self.gate_proj(x)) * self.up_proj(x))
+        gate, up = fused_call(self, ("gate_proj", "up_proj"), x)
+        return self.down_proj(silu(gate) * up)
 
 
 def _mlp(args: ModelArgs, layer_idx: int) -> Module:
