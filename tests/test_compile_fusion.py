@@ -71,6 +71,36 @@ def test_transposes_of_transposes_fold_away():
     assert "transpose" not in [n[0] for n in trace_of(cf2).nodes]
 
 
+def test_unit_axis_transposes_become_one_reshape():
+    # A decode step's heads: (1, 1, H, D) -> (1, H, 1, D) moves only axes of length 1.
+    fn = lambda x: mx.sin(x.reshape(1, 1, 4, 8).transpose(0, 2, 1, 3)).transpose(0, 2, 1, 3).reshape(1, 32)  # noqa: E731
+    cf = mx.compile(fn)
+    same_bits(cf, fn, rand((1, 32)))
+    assert sorted(n[0] for n in trace_of(cf).nodes) == ["reshape", "reshape", "sin"]
+    # Other transposes stay, and shapeless traces keep every transpose (a length may change).
+    fn2 = lambda x: x.reshape(2, 4, 8).transpose(1, 0, 2) * 2  # noqa: E731
+    cf2 = mx.compile(fn2)
+    same_bits(cf2, fn2, rand((8, 8)))
+    assert "transpose" in [n[0] for n in trace_of(cf2).nodes]
+    cf3 = mx.compile(fn, shapeless=True)
+    same_bits(cf3, fn, rand((1, 32)))
+    assert [n[0] for n in trace_of(cf3).nodes].count("transpose") == 2
+
+
+def test_equal_layout_steps_merge():
+    # The same reshapes, slices, transposes and broadcasts of one value, made twice, are made once.
+    def g(x):
+        return x.reshape(4, 6)[1:3].T + mx.broadcast_to(x, (2, 24)).reshape(2, 4, 6)[0].T[:, :2]
+
+    twice, once = mx.compile(lambda x: g(x) * g(x)), mx.compile(lambda x: (lambda y: y * y)(g(x)))
+    x = rand((1, 24))
+    same_bits(twice, lambda x: g(x) * g(x), x)
+    once(x)
+    kinds = sorted(n[0] for n in trace_of(twice).nodes)
+    assert kinds == sorted(n[0] for n in trace_of(once).nodes)
+    assert {"slice", "transpose", "reshape"} <= set(kinds)
+
+
 def test_conversions_fuse():
     fn = lambda x: (x > 0).astype(mx.float32) * x + x.astype(mx.float16).astype(mx.float32)  # noqa: E731
     cf = mx.compile(fn)

@@ -61,6 +61,18 @@ bool is_identity(const TapeStep& st, const Shape& in_shape, bool shapeless) {
          st.shapes[0] == in_shape;
 }
 
+// Whether a transpose of an array of shape `in` moves only axes of length 1 (the others keep their
+// order): it is then a reshape.
+bool moves_unit_axes(const Transpose& t, const Shape& in) {
+  int last = -1;
+  for (int a : t.perm()) {
+    if (in[size_t(a)] == 1) continue;
+    if (a < last) return false;
+    last = a;
+  }
+  return true;
+}
+
 // With shapes fixed, a broadcast read only by element-wise steps that broadcast to its shape anyway
 // (another operand has it) is left to them: a fused group then reads the small array as a row or
 // column vector instead of a copy of the broadcast view.
@@ -118,6 +130,19 @@ void simplify(Tape& t) {
         st.primitive = std::make_shared<Transpose>(perm);
         st.inputs = in.inputs;
         st.in_shapes = in.in_shapes;
+      }
+    }
+    // With shapes fixed, a transpose that moves only axes of length 1 is a reshape, and a reshape
+    // of a reshape is one reshape (a decode step's heads, (1, 1, H, D) -> (1, H, 1, D) and back).
+    if (!t.shapeless) {
+      if (auto* tr = dynamic_cast<const Transpose*>(st.primitive.get()); tr && moves_unit_axes(*tr, st.in_shapes[0]))
+        st.primitive = std::make_shared<Reshape>();
+      if (dynamic_cast<const Reshape*>(st.primitive.get()) && producer.count(st.inputs[0])) {
+        const TapeStep& in = kept[producer[st.inputs[0]]];
+        if (dynamic_cast<const Reshape*>(in.primitive.get())) {
+          st.inputs = in.inputs;
+          st.in_shapes = in.in_shapes;
+        }
       }
     }
     // A step of constants only (what simplifying left of an input's influence, such as a

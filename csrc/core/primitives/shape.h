@@ -12,6 +12,10 @@ class Slice : public Primitive {
   NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
+  bool is_equivalent(const Primitive& o) const override {
+    auto* p = dynamic_cast<const Slice*>(&o);
+    return p && p->start_ == start_ && p->step_ == step_;
+  }
   const Shape& start() const { return start_; }
   const Shape& step() const { return step_; }
 
@@ -47,6 +51,10 @@ class Transpose : public Primitive {
   NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
+  bool is_equivalent(const Primitive& o) const override {
+    auto* p = dynamic_cast<const Transpose*>(&o);
+    return p && p->perm_ == perm_;
+  }
   const std::vector<int>& perm() const { return perm_; }
 
  private:
@@ -59,6 +67,8 @@ class Broadcast : public Primitive {
   NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
+  // No parameter but the output shape, which compile's merging compares.
+  bool is_equivalent(const Primitive& o) const override { return dynamic_cast<const Broadcast*>(&o); }
 };
 
 // x broadcast to its shape broadcast with like's (like's values are not read). compile records
@@ -84,6 +94,7 @@ class Reshape : public Primitive {
   NUVEC_KERNEL_SLOT
   NUVEC_GRAD_RULES
   NUVEC_VMAP_RULE
+  bool is_equivalent(const Primitive& o) const override { return dynamic_cast<const Reshape*>(&o); }  // as Broadcast
 };
 
 // Reinterprets the bytes of a row-contiguous array as another dtype.
