@@ -73,7 +73,9 @@ def test_transposes_of_transposes_fold_away():
 
 def test_unit_axis_transposes_become_one_reshape():
     # A decode step's heads: (1, 1, H, D) -> (1, H, 1, D) moves only axes of length 1.
-    fn = lambda x: mx.sin(x.reshape(1, 1, 4, 8).transpose(0, 2, 1, 3)).transpose(0, 2, 1, 3).reshape(1, 32)  # noqa: E731
+    fn = lambda x: (
+        mx.sin(x.reshape(1, 1, 4, 8).transpose(0, 2, 1, 3)).transpose(0, 2, 1, 3).reshape(1, 32)
+    )  # noqa: E731
     cf = mx.compile(fn)
     same_bits(cf, fn, rand((1, 32)))
     assert sorted(n[0] for n in trace_of(cf).nodes) == ["reshape", "reshape", "sin"]
