@@ -369,6 +369,25 @@ def test_arg_reduction_large():
         assert_array_equal_np(mx.argmax(X, axis=axis), np.argmax(x, axis=axis), dtype="uint32")
 
 
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 7, 16, 17, 33, 1000, 49152])
+def test_arg_reductions_along_rows(n, dt):
+    # Rows of logits: the first extreme whatever the lane it falls in, NaN first, ties and zeros
+    # of either sign first, rows of -inf.
+    rng = seeded_rng("arg-rows", n)
+    x = rng.standard_normal((6, n)).astype(dt)
+    x[1] = np.round(x[1])
+    x[2, rng.integers(n, size=2)] = np.nan
+    x[3] = -np.inf
+    x[4] = 0.0
+    x[4, rng.integers(n, size=n // 2)] = -0.0
+    x[5, -1] = 9.0
+    for name in ("argmax", "argmin"):
+        assert_array_equal_np(
+            getattr(mx, name)(mx.array(x), axis=-1), getattr(np, name)(x, axis=-1), dtype="uint32"
+        )
+
+
 # ----------------------------------------------------------------------------- softmax
 @pytest.mark.parametrize(
     "dt", ["float16", "bfloat16", "float32", pytest.param("float64", marks=pytest.mark.nuvec_only)]
