@@ -120,10 +120,12 @@ def _fill(structure, it):
 
 
 class _Trace:
-    __slots__ = ("tape", "structure", "num_outputs")
+    __slots__ = ("tape", "structure", "num_outputs", "flat")
 
     def __init__(self, tape, structure, num_outputs):
         self.tape, self.structure, self.num_outputs = tape, structure, num_outputs
+        # A plain tuple of arrays comes back without a walk over its leaves.
+        self.flat = type(structure) is tuple and all(x is _ARRAY for x in structure)
 
 
 class _Compiled:
@@ -186,6 +188,8 @@ class _Compiled:
                 c[k] = v
         if trace.structure is _ARRAY:
             return results[0]
+        if trace.flat:
+            return tuple(results[:n])
         return _fill(trace.structure, iter(results[:n]))
 
     def _trace(self, args, kwargs, arrays, num_args, slots_in):

@@ -59,10 +59,12 @@ class _Decode:
     def __init__(self, model: Any, signature: tuple) -> None:
         self.model, self.signature, self.failed = model, signature, False
 
-        def step(y: Any, offset: Any, keys: list, values: list) -> tuple:
-            caches = [_WindowCache(k, v, offset) for k, v in zip(keys, values)]
+        # Arrays in and out as flat tuples: the call's signature and its outputs need no walk
+        # over nested lists.
+        def step(y: Any, offset: Any, *buffers: Any) -> tuple:
+            caches = [_WindowCache(k, v, offset) for k, v in zip(buffers[::2], buffers[1::2])]
             logits = model(y, cache=caches)[:, -1, :]
-            return logits, [c.keys for c in caches], [c.values for c in caches]
+            return (logits, *(a for c in caches for a in (c.keys, c.values)))
 
         self.step = _compile(step)
 
@@ -72,15 +74,14 @@ class _Decode:
         if self.failed or not _fits(y, cache):
             return None
         offset = cache[0].offset
+        buffers = [a for c in cache for a in (c.keys, c.values)]
         try:
-            logits, keys, values = self.step(
-                y, mx.array([offset], mx.int32), [c.keys for c in cache], [c.values for c in cache]
-            )
+            logits, *buffers = self.step(y, mx.array([offset], mx.int32), *buffers)
         except (ValueError, TypeError):  # the model reads the position as a number
             self.failed = True
             return None
-        for c, k, v in zip(cache, keys, values):
-            c.keys, c.values, c.offset = k, v, offset + 1
+        for i, c in enumerate(cache):
+            c.keys, c.values, c.offset = buffers[2 * i], buffers[2 * i + 1], offset + 1
         return logits
 
 
