@@ -102,4 +102,5 @@ def test_the_default_model_loads_fused_and_dequantizes():
     prompt = [1, 9707, 28, 1837, 314]
     _equal(_logits(fused, prompt, 3), _logits(plain, prompt, 3))
     f32 = dequantize_model(fused)
+    assert not any("fused" in vars(m) for m in f32.modules())
     assert all(np.isfinite(np.array(x)).all() for x in _logits(f32, prompt, 1))

@@ -118,6 +118,8 @@ def dequantize_model(model: Any, evaluate: bool = True) -> Any:
                 walk(child)
 
     walk(model)
+    for m in model.modules():  # fused groups of the replaced layers would keep their weights alive
+        vars(m).pop("fused", None)
     if evaluate:
         mx.eval(model.parameters())
     return model
