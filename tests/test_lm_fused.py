@@ -84,9 +84,24 @@ def test_long_inputs_and_replaced_weights_run_the_layers_one_by_one():
     np.testing.assert_array_equal(np.array(gate), np.array(mlp.gate_proj(x)))
 
 
+@pytest.mark.parametrize("name", ["llama", "qwen2"])  # qwen2: q/k/v with biases
+def test_float_projections_fuse_with_the_separate_products_bits(name):
+    plain, fused = tiny(name), tiny(name)
+    assert fuse_projections(fused) == 2 * CONFIGS[name]["num_hidden_layers"]
+    _equal(_logits(fused, [3, 1, 4, 1, 5], 6), _logits(plain, [3, 1, 4, 1, 5], 6))
+    x = mx.random.normal((2, 3, 64), key=mx.random.key(7))
+    attn = fused.layers[0].self_attn
+    for got, layer in zip(
+        vars(attn)["fused"][("q_proj", "k_proj", "v_proj")](x),
+        (attn.q_proj, attn.k_proj, attn.v_proj),
+    ):
+        assert mx.array_equal(got, layer(x)).item()
+
+
 def test_unfusable_groups_are_left_alone():
-    model = tiny("llama")  # float layers
-    assert fuse_projections(model) == 0
+    model = tiny("llama")
+    model.layers[0].mlp.up_proj.weight = model.layers[0].mlp.up_proj.weight.astype(mx.float16)
+    assert fuse_projections(model) == 2 * 3 - 1
     q = _quantized("llama")
     q.layers[0].self_attn.k_proj = nn.QuantizedLinear(64, 32, bias=False, group_size=64, bits=8)
     assert fuse_projections(q) == 2 * 3 - 1
@@ -101,6 +116,9 @@ def test_the_default_model_loads_fused_and_dequantizes():
     assert "fused" in vars(fused.layers[0].self_attn) and "fused" not in vars(plain.layers[0].mlp)
     prompt = [1, 9707, 28, 1837, 314]
     _equal(_logits(fused, prompt, 3), _logits(plain, prompt, 3))
-    f32 = dequantize_model(fused)
-    assert not any("fused" in vars(m) for m in f32.modules())
-    assert all(np.isfinite(np.array(x)).all() for x in _logits(f32, prompt, 1))
+    f32 = dequantize_model(fused)  # its float layers fused again
+    groups = [g for m in f32.modules() for g in vars(m).get("fused", {}).values()]
+    assert len(groups) == 60 and all("scales" not in g.fused for g in groups)
+    unfused = dequantize_model(plain, evaluate=False)  # lazy: not fused
+    assert not any("fused" in vars(m) for m in unfused.modules())
+    _equal(_logits(f32, prompt, 2), _logits(unfused, prompt, 2))

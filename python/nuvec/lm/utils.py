@@ -94,7 +94,8 @@ def dequantize_model(model: Any, evaluate: bool = True) -> Any:
     """``model`` with every quantized layer replaced by its float32 equivalent (mlx-lm's
     ``dequantize_model``): ``nn.Linear`` / ``nn.Embedding`` holding the weights dequantized in
     float32 (dequantizing computes in the scales' dtype: a GGUF's float16 scales would round each
-    value to float16, so they are made float32 first); ``evaluate=False`` leaves them lazy."""
+    value to float16, so they are made float32 first); ``evaluate=False`` leaves them lazy (and
+    unfused: ``fuse_projections``)."""
     from ..nn.layers.embedding import Embedding
     from ..nn.layers.linear import Linear
 
@@ -122,4 +123,5 @@ def dequantize_model(model: Any, evaluate: bool = True) -> Any:
         vars(m).pop("fused", None)
     if evaluate:
         mx.eval(model.parameters())
+        fuse_projections(model)  # the float layers, as load fuses quantized ones
     return model
