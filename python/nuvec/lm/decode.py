@@ -54,7 +54,8 @@ def _signature(model: Any) -> tuple:
 
 
 class _Decode:
-    """A model's compiled step: ``(logits, keys, values)`` of one token over the caches' buffers."""
+    """A model's compiled step: one token's logits and every layer's key and value buffers with
+    its position written, ``(logits, k0, v0, k1, v1, ...)``."""
 
     def __init__(self, model: Any, signature: tuple) -> None:
         self.model, self.signature, self.failed = model, signature, False
