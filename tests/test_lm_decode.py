@@ -83,6 +83,16 @@ def test_fits_only_plain_one_token_caches():
     assert step(y, [c.to_quantized() for c in make_prompt_cache(model)]) is None
 
 
+def test_with_compile_disabled_the_plain_step_runs():
+    model = tiny("llama")
+    mx.disable_compile()
+    try:
+        assert _decoded_steps(model, [4, 5, 6], 5) == 0
+    finally:
+        mx.enable_compile()
+    assert _decoded_steps(model, [4, 5, 6], 5) == 5
+
+
 def test_weights_and_settings_changed_trace_again():
     model = tiny("llama")
     first = D.compiled_decode(model)

@@ -11,7 +11,8 @@ it shows, so a compiled step gives the bits of the plain step (``tests/test_lm_d
 
 A step falls back to the plain path when a cache is of another kind (rotating, quantized, batched,
 paged), is empty, or its buffer is full (the plain step grows it by 256 positions; the next size
-traces once more), and for a model whose trace fails (code that reads a position as a number).
+traces once more), for a model whose trace fails (code that reads a position as a number), and
+while compile is disabled (``disable_compile``, ``NUVEC_DISABLE_COMPILE=1``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _core as mx
+from .._compile import _enabled as _compile_enabled
 from .._compile import compile as _compile
 from .models.cache import KVCache
 
@@ -72,7 +74,7 @@ class _Decode:
     def __call__(self, y: Any, cache: list) -> Any:
         """The logits of token ids ``y`` (1, 1), the caches extended in place; None where the
         plain step must run."""
-        if self.failed or not _fits(y, cache):
+        if self.failed or not _compile_enabled[0] or not _fits(y, cache):
             return None
         offset = cache[0].offset
         buffers = [a for c in cache for a in (c.keys, c.values)]
