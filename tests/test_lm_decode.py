@@ -83,6 +83,25 @@ def test_fits_only_plain_one_token_caches():
     assert step(y, [c.to_quantized() for c in make_prompt_cache(model)]) is None
 
 
+def test_speculative_decoding_drafts_through_compiled_steps(monkeypatch):
+    from nuvec.lm.speculative import speculative_generate_step
+
+    model, draft = tiny("llama"), tiny("llama", seed=3)
+    prompt = mx.array([5, 6, 7, 8])
+    calls = []
+    step = D.compiled_decode(draft)
+    inner = step.step
+    step.step = lambda *a: calls.append(1) or inner(*a)
+    spec = [t for t, _, _ in speculative_generate_step(prompt, model, draft, max_tokens=12)]
+    step.step = inner
+    assert calls and spec == [t for t, _ in _run(model, [5, 6, 7, 8], 12)]
+    with monkeypatch.context() as m:
+        _plain(m)
+        assert spec == [
+            t for t, _, _ in speculative_generate_step(prompt, model, draft, max_tokens=12)
+        ]
+
+
 def test_with_compile_disabled_the_plain_step_runs():
     model = tiny("llama")
     mx.disable_compile()

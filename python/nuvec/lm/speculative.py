@@ -15,6 +15,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from .. import _core as mx
+from .decode import compiled_decode
 from .models.cache import KVCache, RotatingKVCache, make_prompt_cache, maybe_quantize_kv_cache
 from .overlap import queue
 from .sample_utils import make_sampler
@@ -77,10 +78,15 @@ def speculative_generate_step(
         logprobs = logits - mx.logsumexp(logits, axis=-1, keepdims=True)
         return sampler(logprobs), logprobs
 
+    draft_decode = compiled_decode(draft_model)
+
     def step(net: Any, cache: list, y: Any, n_predict: int = 1) -> tuple[Any, Any]:
-        """The tokens and log-probabilities after each of ``y``'s last ``n_predict`` positions."""
+        """The tokens and log-probabilities after each of ``y``'s last ``n_predict`` positions
+        (the draft's one-token steps compiled where they can be: the same bits)."""
         nonlocal history
-        logits = net(y[None], cache=cache)[0, -n_predict:, :]
+        logits = draft_decode(y[None], cache) if net is draft_model else None
+        if logits is None:
+            logits = net(y[None], cache=cache)[0, -n_predict:, :]
         maybe_quantize_kv_cache(cache, quantized_kv_start, kv_group_size, kv_bits)
         if not logits_processors:
             return sample(None, logits)
