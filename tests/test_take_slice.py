@@ -91,6 +91,30 @@ def test_put_along_axis(dt, axis, values):
     assert_array_equal_np(x, a, dtype=dt)
 
 
+@pytest.mark.parametrize("shape, axis", [((1, 40), 1), ((1, 1, 40), -1), ((1, 40, 1), 1)])
+@pytest.mark.parametrize("op", ["take", "put_scalar", "put_full"])
+def test_along_axis_of_one_row(shape, axis, op):
+    # A batch of one (a decode step's logits) along its long axis: the same results.
+    rng = seeded_rng("one-row", shape, op)
+    a = rng.standard_normal(shape).astype(np.float32)
+    idx = np.take(np.argsort(a, axis=axis), np.arange(25), axis=axis)
+    idx = np.where(idx % 3 == 0, idx - shape[axis], idx)  # some negative
+    x, i = mx.array(a), mx.array(idx.astype(np.int32))
+    if op == "take":
+        got, want = mx.take_along_axis(x, i, axis=axis), np.take_along_axis(a, idx, axis=axis)
+    else:
+        v = (
+            np.float32(-2.5)
+            if op == "put_scalar"
+            else rng.standard_normal(idx.shape).astype(np.float32)
+        )
+        want = a.copy()
+        np.put_along_axis(want, idx, v, axis=axis)
+        got = mx.put_along_axis(x, i, mx.array(v), axis=axis)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(np.array(got), want)
+
+
 # ----------------------------------------------------------------------------- dynamic slices
 # MLX's slice_size gives the size of every dimension of the result; the axes not in `axes`
 # start at 0.

@@ -51,6 +51,8 @@ def apply_min_p(logprobs: Any, min_p: float, min_tokens_to_keep: int = 1) -> Any
 
 def apply_top_p(logprobs: Any, top_p: float) -> Any:
     """Keep the most likely tokens whose probabilities sum to at least ``top_p`` (nucleus)."""
+    if logprobs.ndim == 2 and logprobs.shape[0] == 1:  # one row: its 1-D gather and scatter
+        return apply_top_p(logprobs[0], top_p)[None]
     order = mx.argsort(logprobs, axis=-1)  # ascending
     ranked = mx.take_along_axis(logprobs, order, axis=-1)
     cumulative = mx.cumsum(mx.exp(ranked), axis=-1)
