@@ -11,7 +11,7 @@ from lm_arch_models import CONFIGS, tiny
 from lm_reference import smollm2_path
 from nuvec.lm import decode as D
 from nuvec.lm.generate import generate_step
-from nuvec.lm.models.cache import make_prompt_cache
+from nuvec.lm.models.cache import KVCache, make_prompt_cache
 from nuvec.lm.utils import set_int8_activations
 
 pytestmark = pytest.mark.nuvec_only
@@ -100,6 +100,28 @@ def test_speculative_decoding_drafts_through_compiled_steps(monkeypatch):
         assert spec == [
             t for t, _, _ in speculative_generate_step(prompt, model, draft, max_tokens=12)
         ]
+
+
+def test_a_sliding_window_over_plain_caches_runs_the_plain_step(monkeypatch):
+    # Mistral's window over caches the caller made plain: the window's mask is the plain step's.
+    model = tiny("mistral")
+    prompt = [9, 8, 7, 6, 5, 4, 3]
+    outs = []
+    for patch in (False, True):
+        with monkeypatch.context() as m:
+            if patch:
+                _plain(m)
+            cache = [KVCache() for _ in model.layers]
+            outs.append(
+                [
+                    t
+                    for t, _ in generate_step(
+                        mx.array(prompt), model, max_tokens=8, prompt_cache=cache
+                    )
+                ]
+            )
+    assert outs[0] == outs[1]
+    assert D.compiled_decode(model).failed
 
 
 def test_with_compile_disabled_the_plain_step_runs():

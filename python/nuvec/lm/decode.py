@@ -39,6 +39,8 @@ class _WindowCache:
         return self.keys, self.values
 
     def make_mask(self, n: int, window_size: int | None = None, return_array: bool = False) -> Any:
+        if window_size is not None:  # a sliding window over a plain cache: the plain step's mask
+            raise ValueError("a sliding window's mask is not traced")
         return mx.arange(self.keys.shape[2]) <= self.offset  # the positions held, this one too
 
 
