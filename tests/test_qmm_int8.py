@@ -145,6 +145,26 @@ def test_rows_batches_and_threads_do_not_change_bits():
     np.testing.assert_array_equal(runs[0], one)
 
 
+@pytest.mark.parametrize("k,group", [(576, 32), (640, 64), (1152, 128), (96, 32)])
+@pytest.mark.parametrize("m", [8, 20, 40])
+def test_prompt_rows_have_their_one_row_bits(k, group, m):
+    # A prompt's chunk of rows (the AMX tiles where the processor has them: 8 rows or more) gives
+    # each row its one-row bits, with float x (three digits) and int8 x, for 1 and 2 threads.
+    rng = seeded_rng("q8-prompt", k, group, m)
+    wq, s, b = weight(rng, 37, k, group, 4, "float16")
+    x = mx.array((rng.standard_normal((m, k)) * rng.uniform(0.01, 100, (m, 1))).astype(np.float32))
+    for bits in (None, 8) if m <= 16 else (None,):
+        f = lambda a: to_np(mx.quantized_matmul(a, wq, s, b, True, group, 4, activation_bits=bits))
+        one = np.stack([f(x[i : i + 1])[0] for i in range(m)])
+        before = mx.get_num_threads()
+        try:
+            for threads in (1, 2):
+                mx.set_num_threads(threads)
+                np.testing.assert_array_equal(f(x), one)
+        finally:
+            mx.set_num_threads(before)
+
+
 def test_past_the_row_promise_the_float_product_runs():
     rng = seeded_rng("q8-many")
     wq, s, b = weight(rng, 8, 64, 32, 4)
@@ -228,14 +248,17 @@ rng = np.random.default_rng(5)
 out = {"isa": mx._core._cpu_isa()}
 for n, k, group, bits in SHAPES:
     wq, s, b = mx.quantize(mx.array(rng.standard_normal((n, k)).astype(np.float32)), group, bits)
-    x = mx.array((rng.standard_normal((3, k)) * rng.uniform(0.01, 100, (3, 1))).astype(np.float32))
+    rows = 20 if k in (576, 1536) else 3  # 20: a prompt's rows (the AMX tiles where present)
+    x = mx.array((rng.standard_normal((rows, k)) * rng.uniform(0.01, 100, (rows, 1))).astype(np.float32))
     for a in (8, None):
         y = mx.quantized_matmul(x, wq, s.astype(mx.float16), b.astype(mx.float16), True, group,
                                 bits, activation_bits=a)
         if a or bits == 4:
             out[f"{n},{k},{group},{bits},{a}"] = np.asarray(y).view(np.uint32).tolist()
 json.dump(out, sys.stdout)
-""".replace("SHAPES", repr([*SHAPES, (37, 1536, 32, 4)]))
+""".replace("SHAPES", repr([*SHAPES, (37, 1536, 32, 4)])).replace(
+    "(3, k)", "(20 if k in (576, 1536) else 3, k)"
+)
 
 
 def test_every_kernel_build_gives_the_same_bits():

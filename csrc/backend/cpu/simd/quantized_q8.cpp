@@ -6,9 +6,11 @@
 #include <cstring>
 #include <vector>
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
+#include "backend/cpu/matmul_amx.h"
 #include "backend/cpu/quantized.h"
 #include "backend/cpu/simd/to_floats.h"
 
@@ -379,6 +381,18 @@ void isums8(const uint8_t* w, const int8_t* xq, int64_t k, int64_t plane, int gr
 }
 #endif
 
+// One output: a weight row's group totals `isum` with its scales and biases (floats, P of each,
+// zero past the groups) against an x row's d_g and qsum_g, in F8's sequence.
+inline float row_value(const float* sc, const float* bi, const float* d, const float* sums, const int32_t* isum,
+                       int64_t P) {
+  F8 acc = F8::zero();
+  for (int64_t g = 0; g < P; g += 8) {
+    acc = fma(F8::load(sc + g) * F8::load(d + g), F8::ints(isum + g), acc);
+    acc = fma(F8::load(bi + g), F8::load(sums + g), acc);
+  }
+  return halving_sum(acc);
+}
+
 // Weight rows [n0, n1) against every row of x, with the integer dot products of Dots.
 template <auto Dots> void rows_q8(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
   const int64_t groups = p.k / p.group, P = qmm_q8_padded(groups), row_bytes = p.k * p.bits / 8;
@@ -397,13 +411,8 @@ template <auto Dots> void rows_q8(const QmmProblem& p, int64_t n0, int64_t n1, f
     to_floats(p.biases, p.bdtype, n * groups, groups, bi);
     for (int64_t r = 0; r < p.m; ++r) {
       Dots(wbytes + n * row_bytes, p.xq + r * plane * p.digits, p.k, plane, p.group, p.digits, isum.data());
-      const float *d = p.xd + r * 2 * P, *sums = d + P;
-      F8 acc = F8::zero();
-      for (int64_t g = 0; g < P; g += 8) {
-        acc = fma(F8::load(sc + g) * F8::load(d + g), F8::ints(isum.data() + g), acc);
-        acc = fma(F8::load(bi + g), F8::load(sums + g), acc);
-      }
-      p.y[r * p.n + n] = halving_sum(acc);
+      const float* d = p.xd + r * 2 * P;
+      p.y[r * p.n + n] = row_value(sc, bi, d, d + P, isum.data(), P);
     }
   }
 }
@@ -460,6 +469,148 @@ template <int B, int D> NUVEC_VNNI void rows_vnni(const QmmProblem& p, int64_t n
     }
   }
 }
+
+// Several rows of x against 4-bit weights on the AMX tiles: each group's integer totals, sixteen x
+// rows by sixteen weight rows and digit by digit, from TDPBSUD (signed digits by unsigned codes),
+// then every output's float steps as rows_q8's (row_value). The totals are exact integers, so the
+// outputs have the bits of every other kernel's, and each row its one-row bits.
+#define NUVEC_AMX_INT8 __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512vnni")))
+// From this many rows of x (a prompt's chunk) the tiles take 4-bit products.
+constexpr int64_t kAmxRows = 8;
+
+// The processor runs AMX-INT8 (CPUID leaf 7: EDX bit 25) and the process may use the tiles.
+bool amx_int8_ready() {
+  static const bool yes = [] {
+    unsigned a, b, c, d;
+    return amx_ready() && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 25));
+  }();
+  return yes;
+}
+
+struct alignas(64) TileConfig {
+  uint8_t palette = 1, start_row = 0, reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+// A group's codes in the order [low nibbles | high nibbles] of its bytes, as x's digits sit in the
+// VNNI layout: its first half against plane bytes [h * q, h * q + h) of its 128-code block, the
+// second against those 64 on (h = group / 2, q its place in the block). The float steps run group
+// by group on every output's eight F8 lanes (group g on lane g % 8, in rows_q8's order), sixteen
+// weight rows at a time, then the lanes are added as halving_sum adds them.
+template <int D> NUVEC_AMX_INT8 void rows_amx(const QmmProblem& p, int64_t n0, int64_t n1) {
+  const int64_t k = p.k, m = p.m, ny = p.n, group = p.group, groups = k / group, P = qmm_q8_padded(groups);
+  const int64_t plane = qmm_q8_plane(k, group), half = group / 2, row_bytes = k / 2;
+  const int64_t mt = (m + 15) / 16, K = std::min<int64_t>(group, 64), chunks = group / K;
+  const auto* wbytes = reinterpret_cast<const uint8_t*>(p.w);
+  // x's digits, group by group, as A tiles: [digit][group][16 * mt rows][group bytes], zero past m.
+  std::vector<int8_t> a(size_t(D * groups * mt * 16 * group), 0);
+  const int64_t digit = groups * mt * 16 * group;
+  for (int j = 0; j < D; ++j)
+    for (int64_t g = 0; g < groups; ++g)
+      for (int64_t r = 0; r < m; ++r) {
+        const int8_t* src = p.xq + r * plane * D + j * plane + g * group / 128 * 128 + g * group % 128 / 2;
+        int8_t* dst = a.data() + j * digit + (g * mt * 16 + r) * group;
+        std::memcpy(dst, src, size_t(half));
+        std::memcpy(dst + half, src + 64, size_t(half));
+      }
+  TileConfig cfg;
+  for (int t = 0; t < 3; ++t) cfg.rows[t] = 16, cfg.colsb[t] = 64;           // C: 16 x 16 int32, a digit each
+  for (int t = 3; t < 6; ++t) cfg.rows[t] = 16, cfg.colsb[t] = uint16_t(K);  // A: 16 x rows of K digits
+  cfg.rows[6] = uint8_t(K / 4), cfg.colsb[6] = 64;                           // B: K / 4 rows of 16 x 4 codes
+  _tile_loadconfig(&cfg);
+  alignas(64) uint8_t expanded[16 * 128];  // the tile's rows' codes of one group, [low | high]
+  alignas(64) uint8_t bt[2][16 * 64];      // B tiles of one group: its K-chunks
+  alignas(64) int32_t c[3][16 * 16];
+  std::vector<float> acc(size_t(8 * mt * 16 * 16));             // [lane][x row][weight row of the tile]
+  std::vector<float> sct(size_t(P * 16)), bit(size_t(P * 16));  // the tile's scales and biases, [group][row]
+  std::vector<float> params(size_t(P), 0.0f);
+  const __m512i lanes = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                           _mm512_set1_epi32(int32_t(group / 4)));
+  for (int64_t nt = n0; nt < n1; nt += 16) {
+    const int64_t rows = std::min<int64_t>(16, n1 - nt);
+    std::fill(acc.begin(), acc.end(), 0.0f);
+    std::fill(sct.begin(), sct.end(), 0.0f);
+    std::fill(bit.begin(), bit.end(), 0.0f);
+    for (int64_t i = 0; i < rows; ++i) {
+      to_floats(p.scales, p.sdtype, (nt + i) * groups, groups, params.data());
+      for (int64_t g = 0; g < groups; ++g) sct[size_t(g * 16 + i)] = params[size_t(g)];
+      to_floats(p.biases, p.bdtype, (nt + i) * groups, groups, params.data());
+      for (int64_t g = 0; g < groups; ++g) bit[size_t(g * 16 + i)] = params[size_t(g)];
+    }
+    for (int64_t g = 0; g < P; ++g) {
+      if (g < groups) {
+        std::memset(expanded, 0, sizeof expanded);
+        for (int64_t i = 0; i < rows; ++i) {
+          const uint8_t* src = wbytes + (nt + i) * row_bytes + g * group / 2;
+          uint8_t* e = expanded + i * group;
+          for (int64_t b = 0; b < half; b += 16) {  // half is 16, 32 or 64
+            const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + b)), m4 = _mm_set1_epi8(15);
+            _mm_store_si128(reinterpret_cast<__m128i*>(e + b), _mm_and_si128(v, m4));
+            _mm_store_si128(reinterpret_cast<__m128i*>(e + half + b), _mm_and_si128(_mm_srli_epi16(v, 4), m4));
+          }
+        }
+        // B row t of chunk h: the dwords t of the rows' codes [h * K, h * K + K).
+        for (int64_t h = 0; h < chunks; ++h)
+          for (int64_t t = 0; t < K / 4; ++t)
+            _mm512_store_si512(bt[h] + t * 64, _mm512_i32gather_epi32(lanes, expanded + h * K + 4 * t, 4));
+      }
+      const __m512 sc = _mm512_loadu_ps(sct.data() + g * 16), bi = _mm512_loadu_ps(bit.data() + g * 16);
+      for (int64_t xt = 0; xt < mt; ++xt) {
+        if (g < groups) {
+          _tile_zero(0);
+          _tile_zero(1);
+          _tile_zero(2);
+          for (int64_t h = 0; h < chunks; ++h) {
+            _tile_loadd(6, bt[h], 64);
+            const int8_t* a0 = a.data() + (g * mt + xt) * 16 * group + h * K;
+            _tile_loadd(3, a0, group);
+            _tile_dpbsud(0, 3, 6);
+            if constexpr (D == 3) {
+              _tile_loadd(4, a0 + digit, group);
+              _tile_dpbsud(1, 4, 6);
+              _tile_loadd(5, a0 + 2 * digit, group);
+              _tile_dpbsud(2, 5, 6);
+            }
+          }
+          _tile_stored(0, c[0], 64);
+          if constexpr (D == 3) {
+            _tile_stored(1, c[1], 64);
+            _tile_stored(2, c[2], 64);
+          }
+        }
+        for (int64_t r = 0; r < 16 && xt * 16 + r < m; ++r) {
+          const int64_t row = xt * 16 + r;
+          __m512i t = _mm512_setzero_si512();
+          if (g < groups) {
+            t = _mm512_load_si512(c[0] + r * 16);
+            if constexpr (D == 3)
+              t = _mm512_add_epi32(_mm512_slli_epi32(t, 16),
+                                   _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512(c[1] + r * 16), 8),
+                                                    _mm512_load_si512(c[2] + r * 16)));
+          }
+          const float* d = p.xd + row * 2 * P;
+          float* lane = acc.data() + ((g % 8) * mt * 16 + row) * 16;
+          __m512 v = _mm512_loadu_ps(lane);
+          v = _mm512_fmadd_ps(_mm512_mul_ps(sc, _mm512_set1_ps(d[g])), _mm512_cvtepi32_ps(t), v);
+          v = _mm512_fmadd_ps(bi, _mm512_set1_ps(d[P + g]), v);
+          _mm512_storeu_ps(lane, v);
+        }
+      }
+    }
+    // Each output's lanes added as halving_sum adds them: (l0 + l4, l1 + l5, ...), then again.
+    const int64_t lane_stride = mt * 16 * 16;
+    for (int64_t row = 0; row < m; ++row) {
+      const float* l = acc.data() + row * 16;
+      auto at = [&](int q) { return _mm512_loadu_ps(l + q * lane_stride); };
+      const __m512 h0 = _mm512_add_ps(at(0), at(4)), h1 = _mm512_add_ps(at(1), at(5)), h2 = _mm512_add_ps(at(2), at(6)),
+                   h3 = _mm512_add_ps(at(3), at(7));
+      const __m512 y = _mm512_add_ps(_mm512_add_ps(h0, h2), _mm512_add_ps(h1, h3));
+      _mm512_mask_storeu_ps(p.y + row * ny + nt, __mmask16((1u << rows) - 1), y);
+    }
+  }
+  _tile_release();
+}
 #endif
 
 }  // namespace
@@ -488,6 +639,8 @@ void qmm_q8_quantize(const float* x, int64_t m, int64_t k, int group, int bits, 
 
 void qmm_q8_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
 #if defined(__AVX512F__)
+  if (p.bits == 4 && p.m >= kAmxRows && has_vnni() && amx_int8_ready())
+    return p.digits == 3 ? rows_amx<3>(p, n0, n1) : rows_amx<1>(p, n0, n1);
   if (has_vnni()) {
     if (p.digits == 3) return p.bits == 4 ? rows_vnni<4, 3>(p, n0, n1) : rows_vnni<8, 3>(p, n0, n1);
     return p.bits == 4 ? rows_vnni<4, 1>(p, n0, n1) : rows_vnni<8, 1>(p, n0, n1);
