@@ -10,7 +10,7 @@ import nuvec.nn as nn
 from lm_arch_models import CONFIGS, tiny
 from lm_reference import smollm2_path
 from nuvec.lm.models.cache import make_prompt_cache
-from nuvec.lm.models.fused import ROW_INDEPENDENT_ROWS, fuse_projections
+from nuvec.lm.models.fused import fuse_projections
 from nuvec.lm.utils import dequantize_model, set_int8_activations
 
 pytestmark = pytest.mark.nuvec_only
@@ -74,7 +74,7 @@ def test_long_inputs_and_replaced_weights_run_the_layers_one_by_one():
     group = vars(mlp)["fused"][("gate_proj", "up_proj")]
     x = mx.random.normal((1, 1, 64), key=mx.random.key(4))
     assert group.usable(x)
-    assert not group.usable(mx.zeros((1, ROW_INDEPENDENT_ROWS + 1, 64)))
+    assert not group.usable(mx.zeros((1, mx.ROW_INDEPENDENT_ROWS + 1, 64)))
     # New weights for one layer: the group stands aside and the new weights are used.
     other = _quantized("llama", seed=1).layers[1].mlp.up_proj
     mlp.up_proj = other

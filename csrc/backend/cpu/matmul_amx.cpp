@@ -28,20 +28,23 @@ bool detect() {
   return syscall(SYS_arch_prctl, kReqXcompPerm, kXtiledata) == 0;
 }
 
-// Palette 1, every tile used as 16 rows of 64 bytes: C as 16 x 16 floats, A as 16 rows of 32
-// bfloat16, B as 16 pairs of k rows of 16 columns (each function says which tile holds what).
-struct alignas(64) TileConfig {
-  uint8_t palette = 1, start_row = 0, reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
+// The bfloat16 products use every tile as 16 rows of 64 bytes: C as 16 x 16 floats, A as 16 rows
+// of 32 bfloat16, B as 16 pairs of k rows of 16 columns (each function says which tile holds what).
 #define NUVEC_AMX __attribute__((target("amx-tile,amx-bf16")))
 
 }  // namespace
 
 bool amx_ready() {
   static const bool ready = detect();
+  return ready;
+}
+
+// AMX-INT8: CPUID leaf 7, EDX bit 25.
+bool amx_int8_ready() {
+  static const bool ready = [] {
+    unsigned a, b, c, d;
+    return amx_ready() && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 25));
+  }();
   return ready;
 }
 
@@ -132,6 +135,7 @@ NUVEC_AMX __attribute__((target("avx512f,avx512bw,avx512vl"))) void amx_rows_tim
 #else
 
 bool amx_ready() { return false; }
+bool amx_int8_ready() { return false; }
 void amx_tiles(const uint16_t*, int64_t, int64_t, const uint16_t*, int64_t, float*, int64_t) {}
 void amx_tiles_t(const uint16_t*, int64_t, const uint16_t*, int64_t, float*) {}
 void amx_rows_times_w(const uint16_t*, int64_t, const uint16_t*, int64_t, int64_t, int64_t, float*) {}

@@ -11,6 +11,15 @@ namespace nuvec::cpu {
 
 // Whether this process may run the tiles (asked once).
 bool amx_ready();
+// Whether it may also run their int8 dot products (AMX-INT8: the quantized kernels' totals).
+bool amx_int8_ready();
+
+// A tile configuration (palette 1): each tile's rows and bytes per row.
+struct alignas(64) TileConfig {
+  uint8_t palette = 1, start_row = 0, reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
 
 // C (row_blocks * 32 rows x 32 columns, rows ldc floats apart) = A B over kp values of k (a multiple
 // of 32): A holds the rows, each kp bfloat16 values lda apart (lda >= kp); B is one panel of 32

@@ -89,6 +89,12 @@ class _Decode:
             c.keys, c.values, c.offset = buffers[2 * i], buffers[2 * i + 1], offset + 1
         return logits
 
+    def logits(self, y: Any, cache: list) -> Any:
+        """The last position's logits of token ids ``y`` ``(1, L)``, the caches extended: the
+        compiled step where it can run, else the model's own (the same bits)."""
+        out = self(y, cache)
+        return self.model(y, cache=cache)[:, -1, :] if out is None else out
+
 
 def _fits(y: Any, cache: list) -> bool:
     if y.shape != (1, 1) or not cache:

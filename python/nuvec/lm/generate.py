@@ -89,9 +89,7 @@ def generate_step(
         nonlocal tokens
         if logits_processors:
             tokens = y if tokens is None else mx.concatenate([tokens, y])
-        logits = decode(y[None], cache)
-        if logits is None:
-            logits = model(y[None], cache=cache)[:, -1, :]
+        logits = decode.logits(y[None], cache)
         quantize()
         for processor in logits_processors or ():
             logits = processor(tokens, logits)

@@ -84,8 +84,9 @@ def speculative_generate_step(
         """The tokens and log-probabilities after each of ``y``'s last ``n_predict`` positions
         (the draft's one-token steps compiled where they can be: the same bits)."""
         nonlocal history
-        logits = draft_decode(y[None], cache) if net is draft_model else None
-        if logits is None:
+        if net is draft_model and n_predict == 1:  # a draft step (the model may be its own draft)
+            logits = draft_decode.logits(y[None], cache)
+        else:
             logits = net(y[None], cache=cache)[0, -n_predict:, :]
         maybe_quantize_kv_cache(cache, quantized_kv_start, kv_group_size, kv_bits)
         if not logits_processors:

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <vector>
 #if defined(__x86_64__)
-#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -478,21 +477,6 @@ template <int B, int D> NUVEC_VNNI void rows_vnni(const QmmProblem& p, int64_t n
 // From this many rows of x (a prompt's chunk) the tiles take 4-bit products.
 constexpr int64_t kAmxRows = 8;
 
-// The processor runs AMX-INT8 (CPUID leaf 7: EDX bit 25) and the process may use the tiles.
-bool amx_int8_ready() {
-  static const bool yes = [] {
-    unsigned a, b, c, d;
-    return amx_ready() && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 25));
-  }();
-  return yes;
-}
-
-struct alignas(64) TileConfig {
-  uint8_t palette = 1, start_row = 0, reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
 // A group's codes in the order [low nibbles | high nibbles] of its bytes, as x's digits sit in the
 // VNNI layout: its first half against plane bytes [h * q, h * q + h) of its 128-code block, the
 // second against those 64 on (h = group / 2, q its place in the block). The float steps run group
@@ -540,7 +524,7 @@ template <int D> NUVEC_AMX_INT8 void rows_amx(const QmmProblem& p, int64_t n0, i
     }
     for (int64_t g = 0; g < P; ++g) {
       if (g < groups) {
-        std::memset(expanded, 0, sizeof expanded);
+        if (rows < 16) std::memset(expanded, 0, sizeof expanded);  // the weight's last rows: zero past them
         for (int64_t i = 0; i < rows; ++i) {
           const uint8_t* src = wbytes + (nt + i) * row_bytes + g * group / 2;
           uint8_t* e = expanded + i * group;

@@ -26,10 +26,6 @@ from ...nn.layers.quantized import QuantizedLinear, _product_args
 
 __all__ = ["FusedProjections", "fuse_projections", "fused_call"]
 
-# The rows up to which quantized products promise each row its one-row bits (kRowIndependentRows
-# of csrc/backend/cpu/quantized.h, docs/determinism.md).
-ROW_INDEPENDENT_ROWS = 256
-
 # The arrays a group concatenates, by the layers' kind.
 _PARTS = {QuantizedLinear: ("weight", "scales", "biases"), Linear: ("weight", "bias")}
 
@@ -58,7 +54,7 @@ class FusedProjections:
         self.splits = [sum(self.sizes[: i + 1]) for i in range(len(self.sizes) - 1)]
 
     def usable(self, x: Any) -> bool:
-        if x.size > ROW_INDEPENDENT_ROWS * x.shape[-1]:
+        if x.size > mx.ROW_INDEPENDENT_ROWS * x.shape[-1]:
             return False
         first = _settings(self.layers[0], x)
         return all(
