@@ -110,6 +110,40 @@ def test_conversions_fuse():
     assert trace_of(cf).stats["nodes"] == 1
 
 
+@pytest.mark.parametrize(
+    "fn",
+    [
+        # a bool value (1 byte an element) dies at the select that makes a float32 one
+        lambda x, y: mx.where(x, x, y),
+        lambda x, y: mx.where(x > y, x * 2, y - 1) + (x < 0).astype(mx.float32),
+        # d is read after the reductions that free other places; square's place is taken again
+        lambda x, y: (
+            (x - x.mean(-1, keepdims=True))
+            * mx.rsqrt(mx.square(x - x.mean(-1, keepdims=True)).mean(-1, keepdims=True) + 1e-5)
+            * y
+        ),
+        # two outputs, one of them also read later; float16 values between float32 ones
+        lambda x, y: (
+            mx.exp(x.astype(mx.float16)).astype(mx.float32) + y,
+            mx.sin(x) * mx.cos(y) + mx.sin(x),
+        ),
+        lambda x, y: mx.softmax(x * y, axis=-1) + mx.logsumexp(x, axis=-1, keepdims=True),
+    ],
+)
+@pytest.mark.parametrize("shape", [(3, 5), (70, 300), (1 << 15,)])
+def test_scratch_places_taken_again_keep_the_bits(fn, shape):
+    # Each tile's values share the scratch: a place is reused once its value is dead, and an
+    # element-wise step writes over an operand it reads last (same form and item size only).
+    same_bits_tree = lambda got, want: [  # noqa: E731
+        np.testing.assert_array_equal(np.array(g), np.array(w))
+        for g, w in zip(
+            got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)
+        )
+    ]
+    x, y = rand(shape), rand(shape, 1)
+    same_bits_tree(mx.compile(fn)(x, y), fn(x, y))
+
+
 def test_a_value_read_after_the_group_is_stored_by_it():
     # h is read by the group (maximum) and later by a product: one pass stores both.
     def fn(x, w, b):

@@ -171,6 +171,54 @@ void step(const Program& prog, const Plan& plan, size_t i, char* scratch, int64_
   }
 }
 
+// Gives each result without memory of its own (no base yet) a place in the tile's scratch and
+// returns the scratch's size. A place is taken again once no later instruction reads its value, so
+// the tile's values stay few and in the L1 (a layer norm written with plain ops keeps two rows of
+// values instead of three); an element-wise step writes over an operand of its own form that it
+// and item size that it reads last (its kernels read each element before they write it).
+size_t place_in_scratch(const Program& prog, Plan& plan) {
+  const size_t ni = prog.input_forms.size(), n = prog.code.size();
+  std::vector<size_t> last(ni + n, 0);  // the last instruction that reads each slot (or makes it)
+  for (size_t i = 0; i < n; ++i) {
+    last[ni + i] = std::max(last[ni + i], i);
+    for (int a : prog.code[i].args) last[size_t(a)] = std::max(last[size_t(a)], i);
+  }
+  std::vector<std::pair<size_t, size_t>> free;  // (bytes, offset) of places no value holds
+  size_t end = 0;
+  std::vector<size_t> bytes(ni + n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    Place& pl = plan.places[ni + i];
+    const Instruction& ins = prog.code[i];
+    std::vector<size_t> dying;  // scratch operands read for the last time here
+    for (int a : ins.args)
+      if (plan.places[size_t(a)].in_scratch && last[size_t(a)] == i &&
+          std::find(dying.begin(), dying.end(), size_t(a)) == dying.end())
+        dying.push_back(size_t(a));
+    if (!pl.base) {
+      const int64_t count = ins.form == Form::full ? plan.tile * (plan.flat ? 1 : plan.width) : plan.tile;
+      bytes[ni + i] = (size_t(count) * pl.item + 63) / 64 * 64;
+      pl.in_scratch = true;
+      auto over = std::find_if(dying.begin(), dying.end(), [&](size_t a) {
+        return plan.ew[i] && plan.places[a].form == ins.form && plan.places[a].item == pl.item;
+      });
+      auto reuse = std::find_if(free.begin(), free.end(), [&](auto f) { return f.first == bytes[ni + i]; });
+      if (over != dying.end()) {
+        pl.scratch = plan.places[*over].scratch;
+        dying.erase(over);
+      } else if (reuse != free.end()) {
+        pl.scratch = reuse->second;
+        free.erase(reuse);
+      } else {
+        pl.scratch = end;
+        end += bytes[ni + i];
+      }
+      if (last[ni + i] == i) dying.push_back(ni + i);  // a streamed output nothing reads later
+    }
+    for (size_t a : dying) free.emplace_back(bytes[a], plan.places[a].scratch);
+  }
+  return end;
+}
+
 void eval_compiled(const Compiled& c, const std::vector<Array>& in, std::vector<Array>& out) {
   const Program& prog = c.program();
   const Shape& domain = c.domain();
@@ -226,7 +274,7 @@ void eval_compiled(const Compiled& c, const std::vector<Array>& in, std::vector<
     }
   }
   // Row and scalar results not stored get memory of their own (computed once below); the others
-  // a scratch offset each (a simple arena: a tile's values are few).
+  // a place in the tile's scratch.
   std::vector<std::unique_ptr<char[]>> prologue_memory;
   for (size_t i = 0; i < prog.code.size(); ++i) {
     const Instruction& ins = prog.code[i];
@@ -239,13 +287,9 @@ void eval_compiled(const Compiled& c, const std::vector<Array>& in, std::vector<
       size_t n = ins.form == Form::row ? size_t(plan.width) : 1;
       prologue_memory.emplace_back(new char[n * pl.item + 64]);
       pl.base = prologue_memory.back().get();
-    } else {
-      int64_t n = ins.form == Form::full ? plan.tile * (plan.flat ? 1 : plan.width) : plan.tile;
-      pl.in_scratch = true;
-      pl.scratch = plan.scratch_bytes;
-      plan.scratch_bytes += (size_t(n) * pl.item + 63) / 64 * 64;
     }
   }
+  plan.scratch_bytes = place_in_scratch(prog, plan);
   for (size_t i = 0; i < prog.code.size(); ++i)
     if (tile_free(prog.code[i].form)) step(prog, plan, i, nullptr, 0, 1);
   int64_t tiles = (plan.rows + plan.tile - 1) / plan.tile;
