@@ -25,12 +25,6 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
-float hsum(VecF v) {  // lanes summed in a fixed tree
-  for (int w = L / 2; w >= 1; w /= 2)
-    for (int k = 0; k < w; ++k) v[k] += v[k + w];
-  return v[0];
-}
-
 float exp1(float x) { return expf_v(splat(x))[0]; }
 
 float to_f(float x) { return x; }
@@ -79,7 +73,7 @@ template <int N, class T> void dots(const float* q, const T* const* kr, int64_t 
     VecF qv = load(q + d);
     for (int n = 0; n < N; ++n) acc[n] = fmadd(qv, load_f_tail(kr[n] + d, D - d), acc[n]);
   }
-  for (int n = 0; n < N; ++n) s[n] = hsum(acc[n]);
+  halving_sums<N>(acc, s);
 }
 
 // Row i of head (b, h)'s mask, or null.
@@ -121,7 +115,7 @@ float exp_sum(float* s, int64_t n, float ref) {
     store(s + j, e);
     acc += e;
   }
-  return hsum(acc);
+  return halving_sum(acc);
 }
 
 // acc[c] += Σ_j p[j] * V[j * ldv + c] for the NV vectors of columns from c0, j in order.

@@ -66,15 +66,6 @@ template <int B> inline VecF decode(const uint32_t* row, int64_t e) {
 #endif
 }
 
-// The lanes added in halves: (l0 + l_{L/2}) ..., a fixed order.
-inline float halving_sum(VecF v) {
-  float t[L];
-  store(t, v);
-  for (int w = L / 2; w >= 1; w /= 2)
-    for (int i = 0; i < w; ++i) t[i] = t[i] + t[i + w];
-  return t[0];
-}
-
 template <int B> struct FromPacked {
   const uint32_t* row;
   void pair(int64_t e, VecF& a, VecF& b) const { a = decode<B>(row, e), b = decode<B>(row, e + L); }

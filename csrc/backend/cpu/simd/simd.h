@@ -52,6 +52,53 @@ inline VecF splat(float x) {
 #endif
 }
 
+// The lanes added in halves: lane i + lane i + L/2 for i < L/2, then the same over those, down to
+// one lane (a fixed tree, which kernels that promise their bits keep). Through shuffles: the
+// lane-by-lane loop compiled to a store and scalar reloads, several times slower.
+inline float halving_sum(VecF v) {
+#if defined(__AVX512F__)
+  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+#elif defined(__AVX2__)
+  const __m256 h = v;
+#endif
+#if defined(__AVX2__)
+  __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+#elif defined(__SSE2__)
+  __m128 q = v;
+#endif
+#if defined(__SSE2__)
+  q = _mm_add_ps(q, _mm_movehl_ps(q, q));                           // lanes 0, 1 plus lanes 2, 3
+  return _mm_cvtss_f32(_mm_add_ss(q, _mm_shuffle_ps(q, q, 0x55)));  // lane 0 plus lane 1
+#else
+  for (int w = kLanesF / 2; w >= 1; w /= 2)
+    for (int i = 0; i < w; ++i) v[i] = v[i] + v[i + w];
+  return v[0];
+#endif
+}
+
+// halving_sum of each of N vectors into out[0, N). Eight at a time in the AVX-512 build: each step
+// of the tree adds the same pairs of lanes for two, four, then eight vectors at once.
+template <int N> inline void halving_sums(const VecF* v, float* out) {
+#if defined(__AVX512F__)
+  if constexpr (N == 8) {
+    __m512 s[4], u[2];
+    for (int p = 0; p < 4; ++p)  // [v_2p lanes i + i+8 | v_2p+1's], i < 8
+      s[p] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * p], v[2 * p + 1], 0x44),
+                           _mm512_shuffle_f32x4(v[2 * p], v[2 * p + 1], 0xEE));
+    for (int p = 0; p < 2; ++p)  // quarters: vector 4p + c's lanes i + i+4, i < 4
+      u[p] = _mm512_add_ps(_mm512_shuffle_f32x4(s[2 * p], s[2 * p + 1], 0x88),
+                           _mm512_shuffle_f32x4(s[2 * p], s[2 * p + 1], 0xDD));
+    // quarter c: vector c's lanes i + i+2 (i < 2), then vector 4 + c's; then lane 0 + lane 1 of each
+    const __m512 w = _mm512_add_ps(_mm512_shuffle_ps(u[0], u[1], 0x44), _mm512_shuffle_ps(u[0], u[1], 0xEE));
+    const __m512 z = _mm512_add_ps(_mm512_shuffle_ps(w, w, 0x88), _mm512_shuffle_ps(w, w, 0xDD));
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
+    _mm256_storeu_ps(out, _mm512_castps512_ps256(_mm512_permutexvar_ps(order, z)));
+    return;
+  }
+#endif
+  for (int i = 0; i < N; ++i) out[i] = halving_sum(v[i]);
+}
+
 #if defined(__GLIBC__) && defined(__x86_64__)
 #define NUVEC_HAS_VECTOR_MATH 1
 #if defined(__AVX512F__)
