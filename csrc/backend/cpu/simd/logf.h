@@ -23,7 +23,11 @@ typedef double VecD __attribute__((vector_size(64)));
 typedef int32_t HalfI __attribute__((vector_size(32)));
 inline VecF fmav(VecF a, VecF b, VecF c) { return (VecF)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c); }
 inline VecD fmad(VecD a, VecD b, VecD c) { return (VecD)_mm512_fmadd_pd((__m512d)a, (__m512d)b, (__m512d)c); }
-inline VecD lookup(const double* table, HalfI i) { return (VecD)_mm512_i32gather_pd((__m256i)i, table, 8); }
+// A 16-entry table held in two registers: one permute per lookup, where a gather reads memory.
+inline VecD lookup(const double* table, HalfI i) {
+  return (VecD)_mm512_permutex2var_pd(_mm512_loadu_pd(table), _mm512_cvtepu32_epi64((__m256i)i),
+                                      _mm512_loadu_pd(table + 8));
+}
 #else
 typedef double VecD __attribute__((vector_size(32)));
 typedef int32_t HalfI __attribute__((vector_size(16)));
@@ -68,17 +72,25 @@ inline VecF logf_positive(VecF x) {
   return y;
 }
 
+// Lanes that are not normal positive floats take glibc's logf, out of line (inlined, the
+// lane-by-lane calls would keep the common path's vectors on the stack).
+[[gnu::noinline]] inline VecF logf_odd_lanes(VecF x, VecF y, VecI odd) {
+  for (int l = 0; l < kLanesF; ++l)
+    if (odd[l]) y[l] = std::log(x[l]);
+  return y;
+}
+
 // Any input: zeros, negatives, subnormals, infinities and NaN go through glibc lane by lane.
 inline VecF logf_v(VecF x) {
   VecU ix = (VecU)x;
   VecI odd = (VecI)(ix - 0x00800000u >= 0x7f000000u);
   VecF y = logf_positive(x);
-  bool any = false;
-  for (int l = 0; l < kLanesF; ++l) any |= odd[l] != 0;
-  if (any)
-    for (int l = 0; l < kLanesF; ++l)
-      if (odd[l]) y[l] = std::log(x[l]);
-  return y;
+#if defined(__AVX512F__)
+  const bool any = _mm512_test_epi32_mask((__m512i)odd, (__m512i)odd) != 0;
+#else
+  const bool any = _mm256_movemask_ps((__m256)odd) != 0;
+#endif
+  return any ? logf_odd_lanes(x, y, odd) : y;
 }
 #endif
 
