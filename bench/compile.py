@@ -7,7 +7,8 @@ timing (WRONG in the cell when it differs).
     PYTHONPATH=$PWD/python python bench/compile.py [--quick] [--only GROUP[,GROUP]] [--rounds 3]
 
 Groups: bandwidth (the reference: `a + b` and an in-place add on 16M float32, the best is the
-machine's bandwidth for the % columns), unary_chain, gelu, layer_norm, dispatch (0-d arrays, per
+bandwidth of the % columns; it runs from this VM's 480 MiB L3; the `mem` shares divide by the
+memory's, STREAM's rule: read + write in place over 4 x the last-level cache), unary_chain, gelu, layer_norm, dispatch (0-d arrays, per
 call), mlp_step (bench/nn_step.py's MLP with Adam, model and optimizer state captured).
 Prints markdown tables to paste into bench/RESULTS.md.
 """
@@ -30,12 +31,15 @@ from types import SimpleNamespace
 import numpy as np
 
 import compile_mlp
-from _common import machine_bandwidth, median_time
+from _common import machine_bandwidth, median_time, memory_bandwidth
 
 N, SIDE = 1 << 24, 4096
 FRAMEWORKS = {"nuvec": ("nuvec", "nuvec compiled"), "torch": ("torch eager", "torch.compile")}
 MLP_ROW = "mlp_train_step (784-1024-1024-10, batch 256, Adam)"
 GROUPS = ("bandwidth", "unary_chain", "gelu", "layer_norm", "dispatch", "mlp_step")
+# The memory's bandwidth (bench/_common.py): a 16M float32 row's 128 MB do not stay in this VM's
+# cache between passes, but the in-place rows' 64 MB do, at about twice the rate.
+MEMORY_ROW = "NumPy in place on 2 threads, 4 x the last-level cache (STREAM's rule): memory"
 
 
 class NotAvailable(Exception):
@@ -234,6 +238,7 @@ def _bandwidth_rows(L, fw, rng, reps):
         rows["x = x + 1, donated (2*4*N bytes)"] = [_cell(donated_add)]
         copy = machine_bandwidth(4 * N, reps)
         rows["NumPy copy on 2 threads (2*4*N bytes)"] = [{"s": 8 * N / copy / 1e9, "wrong": None}]
+        rows[MEMORY_ROW] = [{"s": 8 * N / memory_bandwidth()[1] / 1e9, "wrong": None}]
     else:
         rows["a += 1, in place (2*4*N bytes)"] = [_cell(torch_inplace)]
     return rows
@@ -326,7 +331,9 @@ def _fmt(cell, unit="ms", nbytes=None, bw=None):
     text = f"{cell['s'] * scale:.2f} {'µs' if unit == 'us' else unit}"
     if nbytes:
         rate = nbytes / cell["s"] / 1e9
-        text += f" · {rate:.1f} GB/s · {rate / bw:.0%}"
+        text += f" · {rate:.1f} GB/s · {rate / bw[0]:.0%}"
+        if bw[1]:
+            text += f" · {rate / bw[1]:.0%} mem"
     return text + (f" WRONG ({cell['wrong']})" if cell["wrong"] else "")
 
 
@@ -371,7 +378,7 @@ TITLES = {
 
 
 def _bandwidth_table(res):
-    """Prints the reference rows; returns the best GB/s (the machine's bandwidth here)."""
+    """Prints the reference rows; returns (the best GB/s, the memory row's GB/s or None)."""
     rates = {}
     for fw, rows in res.items():
         for row, cells in rows.get("bandwidth", {}).items():
@@ -387,8 +394,11 @@ def _bandwidth_table(res):
     print("| measurement | GB/s | % of best |\n|---|---:|---:|")
     for name, rate in rates.items():
         print(f"| {name} | {rate:.1f} | {rate / rates[best]:.0%} |")
-    print(f"\nBandwidth taken: {rates[best]:.1f} GB/s ({best}).")
-    return rates[best]
+    memory = rates.get(f"nuvec: {MEMORY_ROW}")
+    print(
+        f"\nBandwidth taken: {rates[best]:.1f} GB/s ({best}); the `mem` shares: {memory or 0:.1f} GB/s."
+    )
+    return rates[best], memory
 
 
 def _group_table(group, res, bw):

@@ -31,11 +31,11 @@ struct LaneSum {
       for (int64_t l = d - j; l < kSumLanes; ++l) t[l] = 0.0f;
       for (int k = 0; k < kSumVecs; ++k) acc[k] += load(t + k * kLanesF);
     }
-    float lanes[kSumLanes];
-    for (int k = 0; k < kSumVecs; ++k) store(lanes + k * kLanesF, acc[k]);
-    for (int w = kSumLanes / 2; w > 0; w /= 2)
-      for (int l = 0; l < w; ++l) lanes[l] += lanes[l + w];
-    return lanes[0];
+    // Lane l + lane l + 8, then + 4, + 2, + 1: across the vectors while there are several, then
+    // within the one left.
+    for (int n = kSumVecs; n > 1; n /= 2)
+      for (int k = 0; k < n / 2; ++k) acc[k] += acc[k + n / 2];
+    return halving_sum(acc[0]);
   }
 };
 
