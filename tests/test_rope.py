@@ -83,6 +83,50 @@ def test_rope_with_freqs(traditional):
     np.testing.assert_allclose(np.asarray(y), ref, rtol=2e-6, atol=2e-6)
 
 
+def test_calls_that_differ_in_one_setting_get_their_own_angles():
+    # nuvec keeps its last few angle tables (rope.cpp): each call below differs from the one
+    # before in one thing the table depends on, and calls repeat, so a table handed to the wrong
+    # call would show against the reference.
+    x = RNG.standard_normal((1, 2, 5, 16)).astype(np.float32)
+    freqs = RNG.uniform(1, 50, 8).astype(np.float32)
+    calls = [
+        dict(base=10000.0, scale=1.0, offset=0),
+        dict(base=10000.0, scale=1.0, offset=1),
+        dict(base=10000.0, scale=0.5, offset=1),
+        dict(base=500.0, scale=0.5, offset=1),
+        dict(base=None, scale=0.5, offset=1, freqs=freqs),
+        dict(base=None, scale=0.5, offset=1, freqs=freqs * 2),
+        dict(base=10000.0, scale=1.0, offset=np.array([2])),
+        dict(base=10000.0, scale=1.0, offset=np.array([7])),
+    ]
+    for kw in calls + calls[::-1]:
+        args = {k: mx.array(v) if isinstance(v, np.ndarray) else v for k, v in kw.items()}
+        y = mx.fast.rope(mx.array(x), 16, traditional=False, **args)
+        ref = ref_rope(x, 16, False, kw["base"], kw["scale"], kw["offset"], kw.get("freqs"))
+        np.testing.assert_allclose(np.asarray(y), ref, rtol=2e-6, atol=2e-6)
+    # the inverse rotation (the gradient) of the same positions is not the forward table
+    g = mx.grad(
+        lambda a: (mx.fast.rope(a, 16, traditional=False, base=1e4, scale=1.0, offset=3) * a).sum()
+    )
+    a = RNG.standard_normal(x.shape).astype(np.float32)
+    fwd = ref_rope(a, 16, False, 1e4, 1.0, 3)
+    got = np.asarray(g(mx.array(a)))
+    # d/da sum(rope(a) * a) = rope(a) + rope^T(a); rope^T is the rotation by the negated angles
+    np.testing.assert_allclose(got - fwd, _inverse_ref(a, 16, 1e4, 3), rtol=2e-5, atol=2e-5)
+
+
+def _inverse_ref(x, dims, base, offset):
+    """The transposed (inverse) rotation of rope, non-traditional."""
+    half = dims // 2
+    inv = base ** (-np.arange(half) / half)
+    ang = (offset + np.arange(x.shape[-2]))[:, None] * inv[None]
+    c, s = np.cos(ang), np.sin(ang)
+    a, b = x[..., :half].astype(np.float64), x[..., half:dims].astype(np.float64)
+    out = x.astype(np.float64).copy()
+    out[..., :half], out[..., half:dims] = a * c + b * s, -a * s + b * c
+    return out
+
+
 @pytest.mark.nuvec_only  # MLX's float64 RoPE takes float32 angles
 def test_rope_float64():
     x = RNG.standard_normal((2, 3, 5, 10))

@@ -2,6 +2,8 @@
 // position, or per batch row and position for per-row offsets), then the rows split among
 // threads by the shape alone; each row is computed alone from its table row.
 #include <cmath>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -21,12 +23,59 @@ namespace {
 
 constexpr int64_t kGrain = int64_t(1) << 14;  // elements per piece below which one thread runs it
 
-// The angles' cos and sin for every (batch row, position) a call reads. `first` is the index of
-// the offsets input (then freqs) among the primitive's inputs.
+// The cos and sin of every (batch row, position) a call reads, (batches * t, half) each.
+struct Angles { std::vector<float> cs, sn; };
+
+// What a table depends on: equal keys give equal tables.
+struct AnglesKey {
+  int64_t half, t;
+  std::vector<int64_t> offset;
+  std::vector<double> inv;  // the frequencies' inverses
+  float scale;
+  bool inverse;
+  bool operator==(const AnglesKey&) const = default;
+};
+
+// The last few tables made: a model's layers rotate the same positions by the same frequencies
+// (a prompt's forward pass through SmolLM2 makes 60 equal tables, one per rope call), and making
+// one (float64 angles, fdlibm's kernels) costs a fifth of a (1, 32, 2048, 128) rope.
+std::shared_ptr<const Angles> angles_for(AnglesKey key) {
+  constexpr size_t kKept = 4;
+  static std::mutex mu;
+  static std::vector<std::pair<AnglesKey, std::shared_ptr<const Angles>>> kept;  // most recent last
+  {
+    std::lock_guard<std::mutex> l(mu);
+    for (size_t i = 0; i < kept.size(); ++i)
+      if (kept[i].first == key) {
+        auto hit = kept[i];
+        kept.erase(kept.begin() + std::ptrdiff_t(i));
+        kept.push_back(hit);
+        return hit.second;
+      }
+  }
+  auto a = std::make_shared<Angles>();
+  const int64_t rows = int64_t(key.offset.size()) * key.t, half = key.half;
+  a->cs.resize(size_t(rows * half)), a->sn.resize(a->cs.size());
+  auto angles = NUVEC_FOR_ISA(rope_angles);
+  parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(half, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      double pos = double(key.offset[size_t(r / key.t)] + r % key.t) * double(key.scale);
+      angles(key.inv.data(), half, pos, key.inverse, &a->cs[size_t(r * half)], &a->sn[size_t(r * half)]);
+    }
+  });
+  std::lock_guard<std::mutex> l(mu);
+  kept.emplace_back(std::move(key), a);
+  if (kept.size() > kKept) kept.erase(kept.begin());
+  return a;
+}
+
+// A call's table. `first` is the index of the offsets input (then freqs) among the primitive's
+// inputs.
 struct RopeTable {
   int64_t half, t, batches;     // batches: 1 unless the offsets are per batch row
   std::vector<int64_t> offset;  // per table batch row
-  std::vector<float> cs, sn;    // (batches * t, half)
+  std::shared_ptr<const Angles> angles;
+  const float *cs, *sn;  // (batches * t, half)
 
   RopeTable(const RopeParams& p, const std::vector<Array>& in, size_t first, int64_t b, int64_t t_)
       : half(p.dims / 2), t(t_), batches(1), offset{p.offset} {
@@ -44,14 +93,8 @@ struct RopeTable {
     for (int64_t i = 0; i < half; ++i)
       inv[size_t(i)] =
           p.has_freqs ? 1.0 / double(f.data<float>()[i]) : std::pow(double(p.base), -double(i) / double(half));
-    cs.resize(size_t(batches * t * half)), sn.resize(cs.size());
-    auto angles = NUVEC_FOR_ISA(rope_angles);
-    parallel_for(batches * t, std::max<int64_t>(1, 4096 / std::max<int64_t>(half, 1)), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        double pos = double(offset[size_t(r / t)] + r % t) * double(p.scale);
-        angles(inv.data(), half, pos, p.inverse, &cs[size_t(r * half)], &sn[size_t(r * half)]);
-      }
-    });
+    angles = angles_for({half, t, offset, std::move(inv), p.scale, p.inverse});
+    cs = angles->cs.data(), sn = angles->sn.data();
   }
   // The table row of row r of x (B, ..., T, D), with rows_per_batch rows per batch row.
   int64_t row_of(int64_t r, int64_t rows_per_batch) const {
@@ -84,12 +127,12 @@ void eval_rope(const Rope& prim, const std::vector<Array>& in, std::vector<Array
       char* yr = y.data_bytes() + r * d * item;
       int64_t k = table.row_of(r, per_batch) * table.half;
       if (f32) {
-        rotate(reinterpret_cast<const float*>(xr), reinterpret_cast<float*>(yr), &table.cs[size_t(k)],
-               &table.sn[size_t(k)], table.half, d, p.traditional, stream);
+        rotate(reinterpret_cast<const float*>(xr), reinterpret_cast<float*>(yr), table.cs + k, table.sn + k, table.half,
+               d, p.traditional, stream);
         continue;
       }
       to_f32(xr, x.dtype(), d, buf.data());
-      rotate(buf.data(), buf.data(), &table.cs[size_t(k)], &table.sn[size_t(k)], table.half, d, p.traditional, false);
+      rotate(buf.data(), buf.data(), table.cs + k, table.sn + k, table.half, d, p.traditional, false);
       from_f32(buf.data(), y.dtype(), d, yr);
     }
     if (stream) stream_fence();
@@ -131,7 +174,7 @@ void eval_norm_rope(const NormRope& prim, const std::vector<Array>& in, std::vec
       rms(xr, w, yf, d, prim.eps(), false);
       if (dt != Dtype::float32) from_f32(by, dt, d, yr), to_f32(yr, dt, d, by);  // the norm's rounding
       int64_t k = table.row_of(r, per_batch) * table.half;
-      rotate(yf, yf, &table.cs[size_t(k)], &table.sn[size_t(k)], table.half, d, p.traditional, false);
+      rotate(yf, yf, table.cs + k, table.sn + k, table.half, d, p.traditional, false);
       if (dt != Dtype::float32) from_f32(by, dt, d, yr);
       int64_t b = table.batches > 1 ? r / per_batch : 0;
       int64_t cache_row = (r / t) * s + table.offset[size_t(b)] + r % t;
