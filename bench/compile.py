@@ -8,8 +8,9 @@ timing (WRONG in the cell when it differs).
 
 Groups: bandwidth (the reference: `a + b` and an in-place add on 16M float32, the best is the
 bandwidth of the % columns; it runs from this VM's 480 MiB L3; the `mem` shares divide by the
-memory's, STREAM's rule: read + write in place over 4 x the last-level cache), unary_chain, gelu, layer_norm, dispatch (0-d arrays, per
-call), mlp_step (bench/nn_step.py's MLP with Adam, model and optimizer state captured).
+memory's, STREAM's rule: read + write in place over 4 x the last-level cache), unary_chain,
+gelu, layer_norm, dispatch (0-d arrays, per call), mlp_step (bench/nn_step.py's MLP with Adam,
+model and optimizer state captured).
 Prints markdown tables to paste into bench/RESULTS.md.
 """
 
