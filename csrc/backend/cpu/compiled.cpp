@@ -174,8 +174,8 @@ void step(const Program& prog, const Plan& plan, size_t i, char* scratch, int64_
 // Gives each result without memory of its own (no base yet) a place in the tile's scratch and
 // returns the scratch's size. A place is taken again once no later instruction reads its value, so
 // the tile's values stay few and in the L1 (a layer norm written with plain ops keeps two rows of
-// values instead of three); an element-wise step writes over an operand of its own form that it
-// and item size that it reads last (its kernels read each element before they write it).
+// values instead of three); an element-wise step writes over an operand of its own form and item
+// size that it reads for the last time (its kernels read each element before they write it).
 size_t place_in_scratch(const Program& prog, Plan& plan) {
   const size_t ni = prog.input_forms.size(), n = prog.code.size();
   std::vector<size_t> last(ni + n, 0);  // the last instruction that reads each slot (or makes it)
@@ -185,11 +185,11 @@ size_t place_in_scratch(const Program& prog, Plan& plan) {
   }
   std::vector<std::pair<size_t, size_t>> free;  // (bytes, offset) of places no value holds
   size_t end = 0;
-  std::vector<size_t> bytes(ni + n, 0);
+  std::vector<size_t> bytes(ni + n, 0), dying;  // dying: scratch values read for the last time here
   for (size_t i = 0; i < n; ++i) {
     Place& pl = plan.places[ni + i];
     const Instruction& ins = prog.code[i];
-    std::vector<size_t> dying;  // scratch operands read for the last time here
+    dying.clear();
     for (int a : ins.args)
       if (plan.places[size_t(a)].in_scratch && last[size_t(a)] == i &&
           std::find(dying.begin(), dying.end(), size_t(a)) == dying.end())

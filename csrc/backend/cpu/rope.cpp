@@ -40,7 +40,7 @@ struct AnglesKey {
 // (a prompt's forward pass through SmolLM2 makes 60 equal tables, one per rope call), and making
 // one (float64 angles, fdlibm's kernels) costs a fifth of a (1, 32, 2048, 128) rope.
 std::shared_ptr<const Angles> angles_for(AnglesKey key) {
-  constexpr size_t kKept = 4;
+  constexpr size_t kKept = 4, kKeptFloats = size_t(1) << 22;  // at most 4 tables and 32 MiB
   static std::mutex mu;
   static std::vector<std::pair<AnglesKey, std::shared_ptr<const Angles>>> kept;  // most recent last
   {
@@ -65,7 +65,12 @@ std::shared_ptr<const Angles> angles_for(AnglesKey key) {
   });
   std::lock_guard<std::mutex> l(mu);
   kept.emplace_back(std::move(key), a);
-  if (kept.size() > kKept) kept.erase(kept.begin());
+  size_t floats = 0;
+  for (const auto& e : kept) floats += 2 * e.second->cs.size();
+  while (kept.size() > kKept || floats > kKeptFloats) {  // the oldest go (a long prompt's: at once)
+    floats -= 2 * kept.front().second->cs.size();
+    kept.erase(kept.begin());
+  }
   return a;
 }
 
