@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "backend/cpu/simd/expsin.h"
 #include "backend/cpu/simd/fast_norms_store.h"
 
 namespace nuvec::cpu::NUVEC_ISA {
@@ -85,15 +86,6 @@ float row_max(const float* x, int64_t d) {
   for (int l = 0; l < kLanesF; ++l) m = acc[l] > m ? acc[l] : m;
   for (; j < d; ++j) m = x[j] > m ? x[j] : m;
   return m;
-}
-
-inline VecF vexp(VecF v) {
-#ifdef NUVEC_HAS_VECTOR_MATH
-  return NUVEC_MVEC(exp)(v);
-#else
-  for (int l = 0; l < kLanesF; ++l) v[l] = std::exp(v[l]);
-  return v;
-#endif
 }
 
 }  // namespace
@@ -192,7 +184,7 @@ float xent_row(const float* x, int64_t d, int64_t target) {
   float m = row_max(x, d);
   if (!std::isfinite(m)) m = 0.0f;  // all -inf (or an inf): no shift
   VecF vm = splat(m);
-  float s = row_sum(x, d, [vm](VecF v) { return vexp(v - vm); });
+  float s = row_sum(x, d, [vm](VecF v) { return expf_mvec(v - vm); });
   return (m + std::log(s)) - x[target];
 }
 

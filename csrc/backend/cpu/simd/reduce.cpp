@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/cpu/reduce.h"
+#include "backend/cpu/simd/expsin.h"
 #include "backend/cpu/simd/simd.h"
 #if defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
@@ -250,15 +251,6 @@ template <ReduceOp op, Dtype D> struct Kernels : Rule<op, D> {
   static void merge_fn(void* a, const void* b, int64_t w) { merge(static_cast<A*>(a), static_cast<const A*>(b), w); }
 };
 
-inline VecF vexp(VecF v) {
-#ifdef NUVEC_HAS_VECTOR_MATH
-  return NUVEC_MVEC(exp)(v);
-#else
-  for (int k = 0; k < kLanesF; ++k) v[k] = std::exp(v[k]);
-  return v;
-#endif
-}
-
 // Softmax and logsumexp rows of T, computed in float32. Tails go through the same vector code
 // (padded), so an element's result never depends on where it sits.
 template <class T> struct Rows {
@@ -300,12 +292,12 @@ template <class T> struct Rows {
     int64_t i = 0;
     for (; i + L <= n; i += L) {
       if (ahead) __builtin_prefetch(reinterpret_cast<const char*>(x + i) + ahead);
-      VecF v = vexp(load_as<float>(x + i) - m);
+      VecF v = expf_mvec(load_as<float>(x + i) - m);
       if (e) store(e + i, v);
       acc[(i / L) & 1] += v;
     }
     if (i < n) {
-      VecF v = vexp(load_tail(x + i, n - i, -INFINITY) - m);
+      VecF v = expf_mvec(load_tail(x + i, n - i, -INFINITY) - m);
       if (e) std::memcpy(e + i, &v, size_t(n - i) * 4);
       for (int64_t k = n - i; k < L; ++k) v[k] = 0;
       acc[1] += v;
@@ -360,7 +352,7 @@ template <class T> struct Rows {
       write(scratch.data(), o, n, stream, [inv](VecF v) { return v * inv; });
     } else {
       float inv = 1.0f / exp_sum(x, n, m, nullptr, 0);
-      write(x, o, n, stream, [inv, m](VecF v) { return vexp(v - m) * inv; });
+      write(x, o, n, stream, [inv, m](VecF v) { return expf_mvec(v - m) * inv; });
     }
   }
 
