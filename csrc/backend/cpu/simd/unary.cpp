@@ -107,6 +107,9 @@ struct Erf {
 struct MlxExp {
   template <class T> static constexpr bool ok = real_float<T>;
   template <class T> static T f(T x, NoParams) { return T(mlx_expf(float(x))); }
+#if defined(__AVX512F__)
+  static VecF vec(VecF v) { return VecF(mlx_expf16(__m512(v))); }
+#endif
 };
 struct MlxErf {
   template <class T> static constexpr bool ok = real_float<T>;
