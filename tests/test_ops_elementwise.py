@@ -727,3 +727,26 @@ def test_a_negative_zero_operand_keeps_its_sign(dtype, n):
         ),
     ):
         np.testing.assert_array_equal(np.signbit(np.array(got)), np.signbit(want))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16", "int8", "uint8", "int16", "int64", "bool_"])
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 200])
+def test_where_over_runs_and_single_values(dt, n):
+    # the select kernel's whole vectors (64 bytes of elements, a mask from the conditions' bytes)
+    # and its tail, with either side a run or one value: NumPy's elements, bit for bit.
+    rng = np.random.default_rng(n)
+    npdt = np.dtype("bool" if dt == "bool_" else dt)
+    c = rng.random(n) > 0.4
+    a = (rng.standard_normal(n) * 50).astype(npdt)
+    b = (rng.standard_normal(n) * 50).astype(npdt)
+    a[0] = np.array(np.nan).astype(npdt) if npdt.kind == "f" else a[0]
+    for x, y in (
+        (a, b),
+        (a[:1].reshape(()), b),
+        (a, b[:1].reshape(())),
+        (a[:1].reshape(()), b[:1].reshape(())),
+    ):
+        got = np.asarray(mx.where(mx.array(c), mx.array(x), mx.array(y)))
+        want = np.where(c, x, y)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
