@@ -22,9 +22,11 @@ template <class T> constexpr bool inexact = is_float_v<T> || is_complex_v<T>;
     template <class T> static auto f(T a, T b, NoParams) { return expr; } \
   };
 
+// Booleans combine without short-circuit operators: those branch on every element (random masks
+// mispredict half the time) where these vectorise.
 template <class T> T add(T a, T b) {
   if constexpr (std::is_same_v<T, bool>)
-    return a || b;
+    return a | b;
   else
     return T(a + b);
 }
@@ -36,7 +38,7 @@ template <class T> T sub(T a, T b) {
 }
 template <class T> T mul(T a, T b) {
   if constexpr (std::is_same_v<T, bool>) {
-    return a && b;
+    return a & b;
   } else if constexpr (is_complex_v<T>) {
     // The textbook product, as NumPy computes it (std::complex's checks for infinities cost 5x).
     return T(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
@@ -48,7 +50,7 @@ template <class T> T mul(T a, T b) {
 // NumPy's floored division and remainder; integer division by zero gives 0.
 template <class T> T floor_div(T a, T b) {
   if constexpr (std::is_same_v<T, bool>) {
-    return a && b;
+    return a & b;
   } else if constexpr (std::is_integral_v<T>) {
     if (b == 0) return 0;
     if constexpr (std::is_signed_v<T>) {
@@ -201,8 +203,8 @@ NUVEC_BINARY(Less, numeric, lt(a, b))
 NUVEC_BINARY(LessEqual, numeric, le(a, b))
 NUVEC_BINARY(Greater, numeric, lt(b, a))
 NUVEC_BINARY(GreaterEqual, numeric, le(b, a))
-NUVEC_BINARY(LogicalAnd, numeric, bool(a != T(0) && b != T(0)))
-NUVEC_BINARY(LogicalOr, numeric, bool(a != T(0) || b != T(0)))
+NUVEC_BINARY(LogicalAnd, numeric, bool((a != T(0)) & (b != T(0))))
+NUVEC_BINARY(LogicalOr, numeric, bool((a != T(0)) | (b != T(0))))
 NUVEC_BINARY(BitwiseAnd, integral, T(a& b))
 NUVEC_BINARY(BitwiseOr, integral, T(a | b))
 NUVEC_BINARY(BitwiseXor, integral, T(a ^ b))
