@@ -311,3 +311,22 @@ def test_matches_mlx(name):
         ms = mlx.sort(M, axis=axis)
         ms = ms.astype(mlx.float32) if name == "bfloat16" else ms
         assert np.array_equal(to_np(mx.sort(X, axis=axis)), np.array(ms), equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["float32", "float16", "int8", "int64", "float64"])
+@pytest.mark.parametrize("kind", ["random", "ties", "sorted", "reversed"])
+def test_partition_of_long_rows(name, kind):
+    # Rows past the comparison sort's length take nuvec's radix select (the kth key found byte by
+    # byte, then one pass around it): the partition property for every kth class, specials among
+    # the floats, and rows of one or few values.
+    rng = seeded_rng("partition-long", name, kind)
+    n = 3000
+    if kind == "random":
+        x = sample(name, (2, n), rng, specials=name in FLOATS)
+    elif kind == "ties":
+        x = rng.integers(0, 3, (2, n)).astype(NP[name])
+    else:  # ascending (int8: in runs of 120)
+        x = np.broadcast_to(np.arange(n) % (120 if name == "int8" else n), (2, n)).astype(NP[name])
+        x = (x if kind == "sorted" else x[:, ::-1]).copy()
+    for kth in (0, 1, 99, n // 2, n - 2, -1):
+        check_partition(x, kth, -1, name)
