@@ -124,17 +124,17 @@ inline VecF expf_in_range(VecF x) {
 inline VecF expf_v(VecF x) { return exp_or_zero(x, expf_in_range); }
 
 // exp through libmvec where the build has it (else the C library lane by lane), whose bits
-// softmax, logsumexp and cross_entropy keep; lanes below -104 as exp_or_zero.
-inline VecF expf_mvec(VecF x) {
-  return exp_or_zero(x, [](VecF v) {
+// softmax, logsumexp and cross_entropy keep: for lanes known to be at least -104, then any lanes
+// (those below -104 as exp_or_zero).
+inline VecF expf_mvec_in_range(VecF v) {
 #ifdef NUVEC_HAS_VECTOR_MATH
-    return NUVEC_MVEC(exp)(v);
+  return NUVEC_MVEC(exp)(v);
 #else
-    for (int l = 0; l < kLanesF; ++l) v[l] = std::exp(v[l]);
-    return v;
+  for (int l = 0; l < kLanesF; ++l) v[l] = std::exp(v[l]);
+  return v;
 #endif
-  });
 }
+inline VecF expf_mvec(VecF x) { return exp_or_zero(x, expf_mvec_in_range); }
 
 // Lanes of x at or past 8192 in magnitude (or NaN, or infinite) take the C library's sinf, out of
 // line: inlined, its lane-by-lane calls make the common path keep its vectors on the stack.

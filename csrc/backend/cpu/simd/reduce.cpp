@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/reduce.h"
@@ -266,33 +267,48 @@ template <class T> struct Rows {
     return v;
   }
 
-  static float max(const T* x, int64_t n) {
-    VecF m[4];
-    for (auto& v : m) v = VecF{} - INFINITY;
-    auto step = [](VecF a, VecF b) { return b > a ? b : a; };
+  // The row's largest and smallest elements (NaNs skipped) in one pass.
+  static std::pair<float, float> extremes(const T* x, int64_t n) {
+    VecF hi[4], lo[4];
+    for (auto& v : hi) v = VecF{} - INFINITY;
+    for (auto& v : lo) v = VecF{} + INFINITY;
+    auto up = [](VecF a, VecF b) { return b > a ? b : a; };
+    auto down = [](VecF a, VecF b) { return b < a ? b : a; };
     int64_t i = 0;
     for (; i + 4 * L <= n; i += 4 * L)
-      for (int k = 0; k < 4; ++k) m[k] = step(m[k], load_as<float>(x + i + k * L));
-    for (; i + L <= n; i += L) m[0] = step(m[0], load_as<float>(x + i));
-    if (i < n) m[0] = step(m[0], load_tail(x + i, n - i, -INFINITY));
-    VecF v = step(step(m[0], m[1]), step(m[2], m[3]));
-    float r = v[0];
-    for (int k = 1; k < L; ++k) r = v[k] > r ? v[k] : r;
-    return r;
+      for (int k = 0; k < 4; ++k) {
+        const VecF v = load_as<float>(x + i + k * L);
+        hi[k] = up(hi[k], v), lo[k] = down(lo[k], v);
+      }
+    for (; i + L <= n; i += L) {
+      const VecF v = load_as<float>(x + i);
+      hi[0] = up(hi[0], v), lo[0] = down(lo[0], v);
+    }
+    if (i < n)
+      hi[0] = up(hi[0], load_tail(x + i, n - i, -INFINITY)), lo[0] = down(lo[0], load_tail(x + i, n - i, INFINITY));
+    const VecF h = up(up(hi[0], hi[1]), up(hi[2], hi[3])), l = down(down(lo[0], lo[1]), down(lo[2], lo[3]));
+    float rh = h[0], rl = l[0];
+    for (int k = 1; k < L; ++k) rh = h[k] > rh ? h[k] : rh, rl = l[k] < rl ? l[k] : rl;
+    return {rh, rl};
   }
+
+  // Whether every x - m of a row (its extremes) is at least -100: exp then needs no check for
+  // lanes below its range (expf_mvec's, which costs a compare a vector).
+  static bool in_range(std::pair<float, float> e, float m) { return m - e.second < 100.0f; }
 
   // Σ exp(x - m), pairwise over blocks; stores each exp in e when given. `ahead` > 0 asks for
   // the memory that many bytes further on (the next row) while exp keeps the core busy.
-  static float exp_sum(const T* x, int64_t n, float m, float* e, int64_t ahead) {
+  template <bool kInRange> static float exp_sum(const T* x, int64_t n, float m, float* e, int64_t ahead) {
     if (n > kLeaf) {
       int64_t h = std::max(kLeaf, n / 2 - n / 2 % kLeaf);
-      return exp_sum(x, h, m, e, ahead) + exp_sum(x + h, n - h, m, e ? e + h : nullptr, ahead);
+      return exp_sum<kInRange>(x, h, m, e, ahead) + exp_sum<kInRange>(x + h, n - h, m, e ? e + h : nullptr, ahead);
     }
     VecF acc[2] = {VecF{}, VecF{}};
     int64_t i = 0;
     for (; i + L <= n; i += L) {
       if (ahead) __builtin_prefetch(reinterpret_cast<const char*>(x + i) + ahead);
-      VecF v = expf_mvec(load_as<float>(x + i) - m);
+      const VecF d = load_as<float>(x + i) - m;
+      VecF v = kInRange ? expf_mvec_in_range(d) : expf_mvec(d);
       if (e) store(e + i, v);
       acc[(i / L) & 1] += v;
     }
@@ -342,26 +358,35 @@ template <class T> struct Rows {
     const T* x = static_cast<const T*>(in);
     T* o = static_cast<T*>(out);
     stream = stream && reinterpret_cast<uintptr_t>(o) % kVecBytes == 0;
-    float m = max(x, n);
+    const auto ext = extremes(x, n);
+    const float m = ext.first;
+    const bool in_range_row = in_range(ext, m);
     if (n <= kCached) {
       // The row's exps are kept (in cache), so exp runs once per element. Rows lie back to back:
       // the next one is fetched while this one's exps are computed.
       thread_local std::vector<float> scratch;
       if (int64_t(scratch.size()) < n) scratch.resize(size_t(n));
-      float inv = 1.0f / exp_sum(x, n, m, scratch.data(), n * int64_t(sizeof(T)));
+      const int64_t ahead = n * int64_t(sizeof(T));
+      float inv = 1.0f / (in_range_row ? exp_sum<true>(x, n, m, scratch.data(), ahead)
+                                       : exp_sum<false>(x, n, m, scratch.data(), ahead));
       write(scratch.data(), o, n, stream, [inv](VecF v) { return v * inv; });
+    } else if (in_range_row) {
+      float inv = 1.0f / exp_sum<true>(x, n, m, nullptr, 0);
+      write(x, o, n, stream, [inv, m](VecF v) { return expf_mvec_in_range(v - m) * inv; });
     } else {
-      float inv = 1.0f / exp_sum(x, n, m, nullptr, 0);
+      float inv = 1.0f / exp_sum<false>(x, n, m, nullptr, 0);
       write(x, o, n, stream, [inv, m](VecF v) { return expf_mvec(v - m) * inv; });
     }
   }
 
   static void logsumexp(const void* in, int64_t n, void* out) {
     const T* x = static_cast<const T*>(in);
-    float m = max(x, n);
+    const auto ext = extremes(x, n);
     // An infinite max is replaced by 0: exp then gives the right infinity (or 0) and NaNs pass.
-    float ms = std::isfinite(m) ? m : 0.0f;
-    float r = ms + std::log(exp_sum(x, n, ms, nullptr, n <= kCached ? n * int64_t(sizeof(T)) : 0));  // see softmax
+    const float m = ext.first, ms = std::isfinite(m) ? m : 0.0f;
+    const int64_t ahead = n <= kCached ? n * int64_t(sizeof(T)) : 0;  // see softmax
+    float r = ms + std::log(in_range(ext, ms) ? exp_sum<true>(x, n, ms, nullptr, ahead)
+                                              : exp_sum<false>(x, n, ms, nullptr, ahead));
     *static_cast<T*>(out) = convert<T>(r);
   }
 };
