@@ -178,10 +178,14 @@ template <class T> T log_add_exp(T a, T b) {
 template <class T> bool close(T a, T b, const IsCloseParams& p) {
   if (is_nan(a) || is_nan(b)) return p.equal_nan && is_nan(a) && is_nan(b);
   if (a == b) return true;
-  if constexpr (is_complex_v<T> || is_float_v<T>) {
+  if constexpr (is_complex_v<T>) {
     if (!std::isfinite(std::abs(a)) || !std::isfinite(std::abs(b))) return false;  // unequal infinities
     double d = std::abs(std::complex<double>(a) - std::complex<double>(b));
     return d <= p.atol + p.rtol * std::abs(std::complex<double>(b));
+  } else if constexpr (is_float_v<T>) {  // the same distances without a complex hypot
+    const double x = double(a), y = double(b);
+    if (!std::isfinite(x) || !std::isfinite(y)) return false;  // unequal infinities
+    return std::fabs(x - y) <= p.atol + p.rtol * std::fabs(y);
   } else {
     double d = std::fabs(double(a) - double(b));
     return d <= p.atol + p.rtol * std::fabs(double(b));
@@ -217,7 +221,7 @@ struct Isclose {
   template <class T> static constexpr bool ok = true;
   template <class T> static bool f(T a, T b, const IsCloseParams& p) { return close(a, b, p); }
 };
-NUVEC_BINARY(EqualNan, numeric, bool(a == b || (is_nan(a) && is_nan(b))))
+NUVEC_BINARY(EqualNan, numeric, bool((a == b) | (is_nan(a) & is_nan(b))))
 
 // Float32 forms with an explicit vector version.
 template <class Op> struct VecForm { static constexpr bool has = false; };

@@ -259,7 +259,7 @@ NUVEC_SCALAR_OP(Isnan, any_type, nan_of(x))
 NUVEC_SCALAR_OP(Isinf, any_type, inf_of(x, 0))
 NUVEC_SCALAR_OP(Isposinf, any_type, inf_of(x, 1))
 NUVEC_SCALAR_OP(Isneginf, any_type, inf_of(x, -1))
-NUVEC_SCALAR_OP(Isfinite, any_type, !nan_of(x) && !inf_of(x, 0))
+NUVEC_SCALAR_OP(Isfinite, any_type, !(nan_of(x) | inf_of(x, 0)))  // | not ||: no branch per element
 NUVEC_SCALAR_OP(LogicalNot, any_type, bool(x == T(0)))
 
 struct BitwiseInvert {
