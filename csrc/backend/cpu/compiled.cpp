@@ -49,7 +49,7 @@ struct ProgramKernels {
   std::vector<EwKernel> ew;  // per instruction (null for reductions and conversions)
   std::vector<ConvertKernel> convert;
   std::vector<const ReduceKernel*> reduce;
-  std::vector<int> last_read;  // per input: the last instruction that reads it
+  std::vector<int> last_read;  // per slot (inputs, then results): the last instruction that reads it, or -1
   std::vector<bool> ew_read;   // per input: read by element-wise kernels only (which take scalars)
   bool complete = true;        // every instruction has a kernel in this build
   bool flat = true;            // nothing reduces rows, nothing is a row or col vector
@@ -61,12 +61,11 @@ const ProgramKernels& kernels_of(const Program& prog) {
     auto k = std::make_shared<ProgramKernels>();
     size_t n = prog.code.size();
     k->ew.assign(n, nullptr), k->convert.assign(n, nullptr), k->reduce.assign(n, nullptr);
-    k->last_read.assign(prog.input_forms.size(), -1);
+    k->last_read.assign(prog.input_forms.size() + n, -1);
     k->ew_read.assign(prog.input_forms.size(), true);
     for (size_t i = 0; i < n; ++i) {
       const Instruction& ins = prog.code[i];
-      for (int a : ins.args)
-        if (size_t(a) < prog.input_forms.size()) k->last_read[size_t(a)] = int(i);
+      for (int a : ins.args) k->last_read[size_t(a)] = int(i);
       k->flat &= ins.form == Form::full || ins.form == Form::scalar;
       auto* u = dynamic_cast<const Unary*>(ins.primitive.get());
       if (dynamic_cast<const Reduce*>(ins.primitive.get()) || (u && u->op() == UnaryOp::copy))
@@ -176,13 +175,8 @@ void step(const Program& prog, const Plan& plan, size_t i, char* scratch, int64_
 // the tile's values stay few and in the L1 (a layer norm written with plain ops keeps two rows of
 // values instead of three); an element-wise step writes over an operand of its own form and item
 // size that it reads for the last time (its kernels read each element before they write it).
-size_t place_in_scratch(const Program& prog, Plan& plan) {
+size_t place_in_scratch(const Program& prog, const std::vector<int>& last_read, Plan& plan) {
   const size_t ni = prog.input_forms.size(), n = prog.code.size();
-  std::vector<size_t> last(ni + n, 0);  // the last instruction that reads each slot (or makes it)
-  for (size_t i = 0; i < n; ++i) {
-    last[ni + i] = std::max(last[ni + i], i);
-    for (int a : prog.code[i].args) last[size_t(a)] = std::max(last[size_t(a)], i);
-  }
   std::vector<std::pair<size_t, size_t>> free;  // (bytes, offset) of places no value holds
   size_t end = 0;
   std::vector<size_t> bytes(ni + n, 0), dying;  // dying: scratch values read for the last time here
@@ -191,7 +185,7 @@ size_t place_in_scratch(const Program& prog, Plan& plan) {
     const Instruction& ins = prog.code[i];
     dying.clear();
     for (int a : ins.args)
-      if (plan.places[size_t(a)].in_scratch && last[size_t(a)] == i &&
+      if (plan.places[size_t(a)].in_scratch && last_read[size_t(a)] == int(i) &&
           std::find(dying.begin(), dying.end(), size_t(a)) == dying.end())
         dying.push_back(size_t(a));
     if (!pl.base) {
@@ -212,7 +206,7 @@ size_t place_in_scratch(const Program& prog, Plan& plan) {
         pl.scratch = end;
         end += bytes[ni + i];
       }
-      if (last[ni + i] == i) dying.push_back(ni + i);  // a streamed output nothing reads later
+      if (last_read[ni + i] < 0) dying.push_back(ni + i);  // a streamed output nothing reads later
     }
     for (size_t a : dying) free.emplace_back(bytes[a], plan.places[a].scratch);
   }
@@ -289,7 +283,7 @@ void eval_compiled(const Compiled& c, const std::vector<Array>& in, std::vector<
       pl.base = prologue_memory.back().get();
     }
   }
-  plan.scratch_bytes = place_in_scratch(prog, plan);
+  plan.scratch_bytes = place_in_scratch(prog, pk.last_read, plan);
   for (size_t i = 0; i < prog.code.size(); ++i)
     if (tile_free(prog.code[i].form)) step(prog, plan, i, nullptr, 0, 1);
   int64_t tiles = (plan.rows + plan.tile - 1) / plan.tile;
