@@ -4,6 +4,7 @@
 // every float step runs in eight fixed lanes (F8) in every build, so all the builds give the same bits.
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -323,14 +324,17 @@ inline __mmask64 first_bytes(int64_t bytes) { return bytes >= 64 ? ~__mmask64(0)
 enum class Reads { all, to_k, masked };
 
 // The codes e .. min(e + 512 / B, k) of one weight row: their dot products with x's by lanes, the
-// D digit planes (`plane` bytes apart) combined as digit_planes does.
+// D digit planes (`plane` bytes apart) combined as digit_planes does; whole runs ask for the line
+// kQmmAheadBytes on (into L2).
 template <int B, int D, Reads R>
-NUVEC_VNNI inline __m512i vnni_block(const uint8_t* w, const int8_t* xq, int64_t k, int64_t plane, int64_t e) {
+NUVEC_VNNI [[gnu::always_inline]] inline __m512i vnni_block(const uint8_t* w, const int8_t* xq, int64_t k,
+                                                            int64_t plane, int64_t e) {
   constexpr bool whole = R != Reads::masked;
   const int64_t n = whole ? 512 / B : std::min<int64_t>(512 / B, k - e);
   __m512i a = _mm512_setzero_si512();
   if (R != Reads::all && e >= k) return a;
   const __mmask64 mw = whole ? ~__mmask64(0) : first_bytes(n * B / 8);
+  if constexpr (R == Reads::all) __builtin_prefetch(w + e * B / 8 + kQmmAheadBytes, 0, 2);
   const __m512i b = _mm512_maskz_loadu_epi8(mw, w + e * B / 8), m4 = _mm512_set1_epi8(15);
   // 4 bits: the low nibbles against x's first n / 2 values, the high ones against those 64 on.
   const __m512i lo = B == 8 ? b : _mm512_and_si512(b, m4), hi = _mm512_and_si512(_mm512_srli_epi16(b, 4), m4);
@@ -344,16 +348,27 @@ NUVEC_VNNI inline __m512i vnni_block(const uint8_t* w, const int8_t* xq, int64_t
   return a;
 }
 
-// The totals of 16 consecutive runs of `run` (a power of two) lane quarters from code e.
-template <int B, int D, Reads R>
-NUVEC_VNNI __m512i run_totals(const uint8_t* w, const int8_t* xq, int64_t k, int64_t plane, int64_t e, int64_t run) {
+// The totals of 16 consecutive runs of `Run` (a power of two) lane quarters from code e, inlined
+// whole (a call per level kept its halves on the stack).
+template <int B, int D, Reads R, int Run>
+NUVEC_VNNI [[gnu::always_inline]] inline __m512i run_totals(const uint8_t* w, const int8_t* xq, int64_t k,
+                                                            int64_t plane, int64_t e) {
   constexpr int64_t kCodes = 512 / B;
-  if (run == 1)
+  if constexpr (Run == 1)
     return quarter_totals(vnni_block<B, D, R>(w, xq, k, plane, e), vnni_block<B, D, R>(w, xq, k, plane, e + kCodes),
                           vnni_block<B, D, R>(w, xq, k, plane, e + 2 * kCodes),
                           vnni_block<B, D, R>(w, xq, k, plane, e + 3 * kCodes));
-  return pair_totals(run_totals<B, D, R>(w, xq, k, plane, e, run / 2),
-                     run_totals<B, D, R>(w, xq, k, plane, e + 2 * kCodes * run, run / 2));
+  else
+    return pair_totals(run_totals<B, D, R, Run / 2>(w, xq, k, plane, e),
+                       run_totals<B, D, R, Run / 2>(w, xq, k, plane, e + 2 * kCodes * Run));
+}
+
+// run_totals for a row's last sixteen groups, out of line: inlined beside the loop's, its variants
+// made the loop's code slower.
+template <int B, int D, Reads R, int Run> NUVEC_VNNI [[gnu::noinline]] __m512i last_totals(const uint8_t* w,
+                                                                                           const int8_t* xq, int64_t k,
+                                                                                           int64_t plane, int64_t e) {
+  return run_totals<B, D, R, Run>(w, xq, k, plane, e);
 }
 
 #endif
@@ -417,33 +432,45 @@ template <auto Dots> void rows_q8(const QmmProblem& p, int64_t n0, int64_t n1, f
 }
 
 #if defined(__AVX512F__)
-// Sixteen scales or biases from element i as floats (exact), the lanes past `live` zero.
-inline __m512 params16(const void* p, Dtype dt, int64_t i, __mmask16 live) {
-  if (dt == Dtype::float32) return _mm512_maskz_loadu_ps(live, static_cast<const float*>(p) + i);
-  __m256i h = _mm256_maskz_loadu_epi16(live, static_cast<const uint16_t*>(p) + i);
-  if (dt == Dtype::float16) return _mm512_cvtph_ps(h);
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-}
-
 inline __m256 lo8(__m512 v) { return _mm512_castps512_ps256(v); }
 inline __m256 hi8(__m512 v) { return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)); }
 
 // rows_q8 with the VNNI dot products, the groups' totals kept in registers: sixteen groups at a
 // time, each eight as one step of F8's sequence (the same operations in the same order, so the same
 // bits; the lanes past the last group are zero, as rows_q8's padding, and the eight past the padding
-// are not added at all).
-template <int B, int D> NUVEC_VNNI void rows_vnni(const QmmProblem& p, int64_t n0, int64_t n1) {
+// are not added at all). Scales and biases in float32 are read in place; in half types, they are
+// converted first into `scratch`, several rows at a time: the loop reads floats with no branch on
+// their type (it ran 1.2x slower with one).
+template <int B, int D, int Run>
+NUVEC_VNNI void rows_vnni(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
   // The problem's fields as locals: the stores into y could alias them, and would reload each.
   const int64_t k = p.k, m = p.m, ny = p.n, group = p.group, groups = k / group, P = qmm_q8_padded(groups);
-  const int64_t row_bytes = k * B / 8, run = group / (128 / B), ahead = (kQmmPrefetchBytes + row_bytes - 1) / row_bytes;
+  const int64_t row_bytes = k * B / 8, ahead = (kQmmAheadBytes + row_bytes - 1) / row_bytes;
   const int64_t plane = qmm_q8_plane(k, group), tail = (plane - k) * B / 8;
+  const int64_t ssize = int64_t(size_of(p.sdtype)), bsize = int64_t(size_of(p.bdtype));
   const auto* wbytes = reinterpret_cast<const uint8_t*>(p.w);
   const int8_t* xq0 = p.xq;
   const float* xd = p.xd;
   float* y = p.y;
-  qmm_prefetch_rows(p, n0, std::min(ahead, n1 - n0));
+  // Scales and biases in half types: kQmmParamRows rows converted at a time into scratch, from
+  // row `first`.
+  const bool sf = p.sdtype == Dtype::float32, bf = p.bdtype == Dtype::float32;
+  float *sbuf = scratch, *bbuf = scratch + kQmmParamRows * groups;
+  int64_t first = -kQmmParamRows;
+  for (int64_t off = 0; off < std::min(n1 - n0, ahead) * row_bytes; off += 64)
+    __builtin_prefetch(wbytes + n0 * row_bytes + off, 0, 2);
   for (int64_t n = n0; n < n1; ++n) {
-    qmm_prefetch_rows(p, n + ahead, 1);
+    if (!(sf && bf) && n >= first + kQmmParamRows) {
+      const int64_t rows = std::min<int64_t>(kQmmParamRows, n1 - n);
+      if (!sf) to_floats(p.scales, p.sdtype, n * groups, rows * groups, sbuf);
+      if (!bf) to_floats(p.biases, p.bdtype, n * groups, rows * groups, bbuf);
+      first = n;
+    }
+    const float* sc = sf ? static_cast<const float*>(p.scales) + n * groups : sbuf + (n - first) * groups;
+    const float* bi = bf ? static_cast<const float*>(p.biases) + n * groups : bbuf + (n - first) * groups;
+    // The scales and biases of the row as far ahead as the blocks' requests, a line each step.
+    const char* sa = static_cast<const char*>(p.scales) + std::min(n + ahead, ny - 1) * groups * ssize;
+    const char* ba = static_cast<const char*>(p.biases) + std::min(n + ahead, ny - 1) * groups * bsize;
     const uint8_t* w = wbytes + n * row_bytes;
     // A row's last blocks may read past its end (into the next rows) except near the weight's end.
     const bool over = (ny - 1 - n) * row_bytes >= tail;
@@ -451,22 +478,36 @@ template <int B, int D> NUVEC_VNNI void rows_vnni(const QmmProblem& p, int64_t n
       const int8_t* xq = xq0 + r * plane * D;
       const float *d = xd + r * 2 * P, *sums = d + P;
       __m256 acc = _mm256_setzero_ps();
-      for (int64_t g = 0; g < P; g += 16) {
-        const __m512i totals = (g + 16) * group <= k ? run_totals<B, D, Reads::all>(w, xq, k, plane, g * group, run)
-                               : over                ? run_totals<B, D, Reads::to_k>(w, xq, k, plane, g * group, run)
-                                                     : run_totals<B, D, Reads::masked>(w, xq, k, plane, g * group, run);
+      auto step = [&](int64_t g, __m512i totals, auto whole) {
+        __builtin_prefetch(sa + g * ssize, 0, 2), __builtin_prefetch(ba + g * bsize, 0, 2);
+        const __mmask16 live = whole ? __mmask16(0xFFFF) : __mmask16((1u << (groups - g)) - 1);
         const __m512 t = _mm512_cvtepi32_ps(totals);
-        const __mmask16 live = g + 16 <= groups ? __mmask16(0xFFFF) : __mmask16((1u << (groups - g)) - 1);
-        const __m512 sd =
-            _mm512_mul_ps(params16(p.scales, p.sdtype, n * groups + g, live), _mm512_maskz_loadu_ps(live, d + g));
-        const __m512 bi = params16(p.biases, p.bdtype, n * groups + g, live),
-                     qs = _mm512_maskz_loadu_ps(live, sums + g);
-        acc = _mm256_fmadd_ps(lo8(bi), lo8(qs), _mm256_fmadd_ps(lo8(sd), lo8(t), acc));
-        if (g + 8 < P) acc = _mm256_fmadd_ps(hi8(bi), hi8(qs), _mm256_fmadd_ps(hi8(sd), hi8(t), acc));
-      }
+        const __m512 sd = _mm512_mul_ps(_mm512_maskz_loadu_ps(live, sc + g), _mm512_maskz_loadu_ps(live, d + g));
+        const __m512 b = _mm512_maskz_loadu_ps(live, bi + g), qs = _mm512_maskz_loadu_ps(live, sums + g);
+        acc = _mm256_fmadd_ps(lo8(b), lo8(qs), _mm256_fmadd_ps(lo8(sd), lo8(t), acc));
+        if (whole || g + 8 < P) acc = _mm256_fmadd_ps(hi8(b), hi8(qs), _mm256_fmadd_ps(hi8(sd), hi8(t), acc));
+      };
+      // Whole sixteen groups in the loop, the last (partial) ones after it: one variant of the
+      // blocks inside the loop (the three inlined there ran 1.2-1.3x slower).
+      int64_t g = 0;
+      for (; (g + 16) * group <= k; g += 16)
+        step(g, run_totals<B, D, Reads::all, Run>(w, xq, k, plane, g * group), std::true_type{});
+      if (g < P)
+        step(g,
+             over ? last_totals<B, D, Reads::to_k, Run>(w, xq, k, plane, g * group)
+                  : last_totals<B, D, Reads::masked, Run>(w, xq, k, plane, g * group),
+             std::false_type{});
       y[r * ny + n] = halving_sum(F8{acc});
     }
   }
+}
+
+// rows_vnni for the problem's group size (32, 64 or 128).
+template <int B, int D> void vnni_for_group(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
+  constexpr int kRun32 = 32 / (128 / B);
+  if (p.group == 32) return rows_vnni<B, D, kRun32>(p, n0, n1, scratch);
+  if (p.group == 64) return rows_vnni<B, D, 2 * kRun32>(p, n0, n1, scratch);
+  rows_vnni<B, D, 4 * kRun32>(p, n0, n1, scratch);
 }
 
 // Several rows of x against 4-bit weights on the AMX tiles: each group's integer totals, sixteen x
@@ -626,8 +667,9 @@ void qmm_q8_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scrat
   if (p.bits == 4 && p.m >= kAmxRows && has_vnni() && amx_int8_ready())
     return p.digits == 3 ? rows_amx<3>(p, n0, n1) : rows_amx<1>(p, n0, n1);
   if (has_vnni()) {
-    if (p.digits == 3) return p.bits == 4 ? rows_vnni<4, 3>(p, n0, n1) : rows_vnni<8, 3>(p, n0, n1);
-    return p.bits == 4 ? rows_vnni<4, 1>(p, n0, n1) : rows_vnni<8, 1>(p, n0, n1);
+    if (p.bits == 4)
+      return p.digits == 3 ? vnni_for_group<4, 3>(p, n0, n1, scratch) : vnni_for_group<4, 1>(p, n0, n1, scratch);
+    return p.digits == 3 ? vnni_for_group<8, 3>(p, n0, n1, scratch) : vnni_for_group<8, 1>(p, n0, n1, scratch);
   }
 #endif
   p.bits == 4 ? rows_q8<isums4>(p, n0, n1, scratch) : rows_q8<isums8>(p, n0, n1, scratch);
