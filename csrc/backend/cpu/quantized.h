@@ -94,7 +94,7 @@ constexpr int kQmmKBlock = 64;     // rows of k the plain kernel decodes at a ti
 // SmolLM2's decode products 15-20% slower in two alternating A/B runs, unexplained; the sizes stay
 // per call of this.)
 constexpr int64_t kQmmPrefetchBytes = 2048;
-// The VNNI one-row kernels ask for the codes about kQmmAheadBytes ahead of the
+// The one-row kernels (VNNI; float on rows of 4 KiB or more) ask for the codes about kQmmAheadBytes ahead of the
 // ones they read, a line or a group at a time as they go, into L2 (scales and biases likewise):
 // spread out, the requests overlap the arithmetic, where all of the next rows' lines asked for
 // at once (qmm_prefetch_rows) took the core's line-fill buffers and stalled it. The 4-bit GEMV
