@@ -6,6 +6,9 @@
 #include <cstring>
 #include <string>
 #include <vector>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "backend/cpu/backend.h"
 #include "backend/cpu/copy.h"
@@ -244,12 +247,30 @@ void missing_kernel(const char* op, Dtype d) {
 
 }  // namespace
 
+#if defined(__x86_64__)
+namespace {
+// Whole 64-byte lines in one store each where the processor has AVX-512: a core alone writes
+// memory about 1.2x faster than in 16-byte stores (26.5 against 22 GB/s), which a thread that
+// computes between its writes can use.
+[[gnu::target("avx512f")]] size_t stream_lines(char* out, const char* from, size_t bytes) {
+  size_t i = 0;
+  for (; i + 64 <= bytes; i += 64)
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(out + i), _mm512_loadu_si512(from + i));
+  return i;
+}
+}  // namespace
+#endif
+
 // Out of line: inlined, the caller's thread-local source address is looked up per store.
 [[gnu::noinline]] void stream_copy(char* out, const char* from, size_t bytes) {
   size_t i = 0;
 #if defined(__SSE2__)
-  i = std::min(bytes, (16 - reinterpret_cast<uintptr_t>(out) % 16) % 16);
+  i = std::min(bytes, (64 - reinterpret_cast<uintptr_t>(out) % 64) % 64);
   std::memcpy(out, from, i);
+#if defined(__x86_64__)
+  static const bool lines = (__builtin_cpu_init(), __builtin_cpu_supports("avx512f"));
+  if (lines) i += stream_lines(out + i, from + i, bytes - i);
+#endif
   for (; i + 16 <= bytes; i += 16)
     _mm_stream_si128(reinterpret_cast<__m128i*>(out + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + i)));
 #endif
