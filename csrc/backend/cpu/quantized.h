@@ -94,11 +94,11 @@ constexpr int kQmmKBlock = 64;     // rows of k the plain kernel decodes at a ti
 // SmolLM2's decode products 15-20% slower in two alternating A/B runs, unexplained; the sizes stay
 // per call of this.)
 constexpr int64_t kQmmPrefetchBytes = 2048;
-// The one-row kernels (VNNI; float on rows of 4 KiB or more) ask for the codes about kQmmAheadBytes ahead of the
-// ones they read, a line or a group at a time as they go, into L2 (scales and biases likewise):
-// spread out, the requests overlap the arithmetic, where all of the next rows' lines asked for
-// at once (qmm_prefetch_rows) took the core's line-fill buffers and stalled it. The 4-bit GEMV
-// from memory: 19 -> 24-25 GB/s (bench/RESULTS.md).
+// The one-row kernels (VNNI; float on rows of 4 KiB or more) ask for the codes about
+// kQmmAheadBytes ahead of the ones they read, a line or a group at a time as they go, into L2
+// (scales and biases likewise): spread out, the requests overlap the arithmetic, where all of the
+// next rows' lines asked for at once (qmm_prefetch_rows) took the core's line-fill buffers and
+// stalled it. The 4-bit GEMV from memory: 19 -> 24-25 GB/s (bench/RESULTS.md).
 constexpr int64_t kQmmAheadBytes = 4096;
 // Asks the caches for the codes, scales and biases of weight rows [n, n + count) (transposed).
 inline void qmm_prefetch_rows(const QmmProblem& p, int64_t n, int64_t count) {
