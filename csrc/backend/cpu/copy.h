@@ -36,9 +36,9 @@ inline void stream_fence() {
 }
 // Asks the caches for elements [start, start + count) of `data` (`item` bytes each), a line at a
 // time: the hardware prefetchers restart at every 4 KiB page, so the chunked kernels ask ahead.
-inline void prefetch_elements(const char* data, size_t item, int64_t start, int64_t count) {
+inline void prefetch_elements(const char* data, size_t item, int64_t start, int64_t count, bool into_l2 = false) {
   for (int64_t at = start * int64_t(item), end = (start + count) * int64_t(item); at < end; at += 64)
-    __builtin_prefetch(data + at);
+    into_l2 ? __builtin_prefetch(data + at, 0, 2) : __builtin_prefetch(data + at);
 }
 // The handles to `x` held by a multi-output primitive's outputs' nodes (each sibling holds the inputs).
 inline long holders(const Array& x, const std::vector<Array>& out) {
