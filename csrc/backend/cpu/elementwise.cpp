@@ -249,7 +249,7 @@ void missing_kernel(const char* op, Dtype d) {
 
 #if defined(__x86_64__)
 namespace {
-// Whole 64-byte lines in one store each where the processor has AVX-512: a core alone writes
+// Whole 64-byte lines in one store each in the AVX-512 build's choice: a core alone writes
 // memory about 1.2x faster than in 16-byte stores (26.5 against 22 GB/s), which a thread that
 // computes between its writes can use.
 [[gnu::target("avx512f")]] size_t stream_lines(char* out, const char* from, size_t bytes) {
@@ -268,8 +268,7 @@ namespace {
   i = std::min(bytes, (64 - reinterpret_cast<uintptr_t>(out) % 64) % 64);
   std::memcpy(out, from, i);
 #if defined(__x86_64__)
-  static const bool lines = (__builtin_cpu_init(), __builtin_cpu_supports("avx512f"));
-  if (lines) i += stream_lines(out + i, from + i, bytes - i);
+  if (isa() == Isa::avx512) i += stream_lines(out + i, from + i, bytes - i);  // the kernels' choice
 #endif
   for (; i + 16 <= bytes; i += 16)
     _mm_stream_si128(reinterpret_cast<__m128i*>(out + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + i)));
