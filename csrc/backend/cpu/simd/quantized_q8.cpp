@@ -208,97 +208,93 @@ void to_nibble_order(int8_t* q, int64_t k) {
 }
 
 #if defined(__AVX2__)
-// isum[g] = the lane total of part(g) for g < groups: eight groups at a time through one tree of
-// horizontal adds.
-template <class Part> void group_totals(int64_t groups, int32_t* isum, Part part) {
-  int64_t g = 0;
-  for (; g + 8 <= groups; g += 8) {
-    __m256i h0 =
-        _mm256_hadd_epi32(_mm256_hadd_epi32(part(g), part(g + 1)), _mm256_hadd_epi32(part(g + 2), part(g + 3)));
-    __m256i h1 =
-        _mm256_hadd_epi32(_mm256_hadd_epi32(part(g + 4), part(g + 5)), _mm256_hadd_epi32(part(g + 6), part(g + 7)));
-    __m256i t = _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20), _mm256_permute2x128_si256(h0, h1, 0x31));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(isum + g), t);
-  }
-  for (; g < groups; ++g) isum[g] = hsum(part(g));
+// Eight groups' integer totals as lanes: lane i the total of part(i)'s lanes (one tree of
+// horizontal adds).
+template <class Part> [[gnu::always_inline]] inline __m256i eight_totals(Part part) {
+  __m256i h0 = _mm256_hadd_epi32(_mm256_hadd_epi32(part(0), part(1)), _mm256_hadd_epi32(part(2), part(3)));
+  __m256i h1 = _mm256_hadd_epi32(_mm256_hadd_epi32(part(4), part(5)), _mm256_hadd_epi32(part(6), part(7)));
+  return _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20), _mm256_permute2x128_si256(h0, h1, 0x31));
 }
 
 // The digit planes' lane totals combined, the most significant first: a * 256 + the next plane's
 // (exact in int32: each step is a sum of code * (D's upper digits), bounded as D is).
-template <class Plane> inline __m256i digit_planes(int digits, Plane plane) {
+template <int D, class Plane> [[gnu::always_inline]] inline __m256i digit_planes(Plane plane) {
   __m256i a = plane(0);
-  for (int j = 1; j < digits; ++j) a = _mm256_add_epi32(_mm256_slli_epi32(a, 8), plane(j));
+  for (int j = 1; j < D; ++j) a = _mm256_add_epi32(_mm256_slli_epi32(a, 8), plane(j));
   return a;
 }
 
-// 4 bits: per 32 weight bytes (64 codes), the low nibbles times x's even values plus the high
-// nibbles times the odd ones (at most 2 * 2 * 15 * 128 per 16-bit lane), in 32-bit lanes: lanes
-// 0-3 hold values 0-31, lanes 4-7 values 32-63.
-void isums4(const uint8_t* w, const int8_t* xq, int64_t k, int64_t plane, int group, int digits, int32_t* isum) {
+// 4 bits: 32 weight bytes (64 codes) from code e, the low nibbles times x's even values plus the
+// high nibbles times the odd ones (at most 2 * 2 * 15 * 128 per 16-bit lane), in 32-bit lanes:
+// lanes 0-3 hold codes e to e + 31, lanes 4-7 the 32 after. Three digits' pairs are added with
+// their weights 65536, 256 and 1 (the last two by VPMADDWD itself: an instruction fewer than
+// digit_planes' shifts).
+template <int D>
+[[gnu::always_inline]] inline __m256i block4(const uint8_t* w, const int8_t* xq, int64_t plane, int64_t e) {
   const __m256i m4 = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
-  auto block = [&](int64_t e) {
-    __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + e / 2));
-    __m256i lo = _mm256_and_si256(b, m4), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), m4);
-    return digit_planes(digits, [&](int j) {
-      const int8_t* xj = xq + j * plane;
-      __m256i s =
-          _mm256_add_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xj + e))),
-                           _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xj + e + 32))));
-      return _mm256_madd_epi16(s, ones);
-    });
+  const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + e / 2));
+  const __m256i lo = _mm256_and_si256(b, m4), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), m4);
+  auto pairs = [&](int j) {
+    const auto* xj = reinterpret_cast<const __m256i*>(xq + j * plane + e);
+    return _mm256_add_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256(xj)),
+                            _mm256_maddubs_epi16(hi, _mm256_loadu_si256(xj + 1)));
   };
-  if (group > 32) {
-    const int64_t blocks = group / 64;
-    return group_totals(k / group, isum, [&](int64_t g) {
-      __m256i a = block(g * group);
-      for (int64_t i = 1; i < blocks; ++i) a = _mm256_add_epi32(a, block(g * group + i * 64));
-      return a;
-    });
-  }
-  // Groups of 32: two per block, in its two 128-bit halves.
-  const int64_t blocks = k / 64;
-  int64_t j = 0;
-  for (; j + 4 <= blocks; j += 4) {
-    __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(block(64 * j), block(64 * j + 64)),
-                                  _mm256_hadd_epi32(block(64 * j + 128), block(64 * j + 192)));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(isum + 2 * j),
-                        _mm256_permutevar8x32_epi32(h, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
-  }
-  for (; j < blocks; ++j) {
-    __m256i p = block(64 * j);
-    isum[2 * j] = hsum(_mm256_castsi256_si128(p)), isum[2 * j + 1] = hsum(_mm256_extracti128_si256(p, 1));
-  }
-  if (k % 64) {  // a last 32 values: 16 bytes, x's codes as [even 16 | odd 16]
-    const int64_t e = 64 * blocks;
-    __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + e / 2));
-    const __m128i m4h = _mm256_castsi256_si128(m4);
-    __m128i lo = _mm_and_si128(b, m4h), hi = _mm_and_si128(_mm_srli_epi16(b, 4), m4h);
-    __m256i t = digit_planes(digits, [&](int j) {
-      const int8_t* xj = xq + j * plane;
-      __m128i s = _mm_add_epi16(_mm_maddubs_epi16(lo, _mm_loadu_si128(reinterpret_cast<const __m128i*>(xj + e))),
-                                _mm_maddubs_epi16(hi, _mm_loadu_si128(reinterpret_cast<const __m128i*>(xj + e + 16))));
-      return _mm256_castsi128_si256(_mm_madd_epi16(s, _mm256_castsi256_si128(ones)));
-    });
-    isum[2 * blocks] = hsum(_mm256_castsi256_si128(t));
-  }
+  if constexpr (D == 1) return _mm256_madd_epi16(pairs(0), ones);
+  static_assert(D == 1 || D == 3);
+  const __m256i top = _mm256_slli_epi32(_mm256_madd_epi16(pairs(0), ones), 16);
+  return _mm256_add_epi32(_mm256_add_epi32(top, _mm256_madd_epi16(pairs(1), _mm256_set1_epi16(256))),
+                          _mm256_madd_epi16(pairs(2), ones));
 }
 
-// 8 bits: 16 codes and 16 values widened to 16 bits, multiplied and added in pairs.
-void isums8(const uint8_t* w, const int8_t* xq, int64_t k, int64_t plane, int group, int digits, int32_t* isum) {
-  auto block = [&](int64_t e) {
-    const __m256i c = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + e)));
-    return digit_planes(digits, [&](int j) {
-      return _mm256_madd_epi16(
-          c, _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + j * plane + e))));
-    });
-  };
-  group_totals(k / group, isum, [&](int64_t g) {
-    __m256i a = block(g * group);
-    for (int64_t e = 16; e < group; e += 16) a = _mm256_add_epi32(a, block(g * group + e));
-    return a;
+// 4 bits: a row's last 32 codes (16 bytes; x's as [even 16 | odd 16]), in lanes 0-3.
+template <int D> inline __m256i last_block4(const uint8_t* w, const int8_t* xq, int64_t plane, int64_t e) {
+  const __m128i m4 = _mm_set1_epi8(15), ones = _mm_set1_epi16(1);
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + e / 2));
+  const __m128i lo = _mm_and_si128(b, m4), hi = _mm_and_si128(_mm_srli_epi16(b, 4), m4);
+  return digit_planes<D>([&](int j) {
+    const auto* xj = reinterpret_cast<const __m128i*>(xq + j * plane + e);
+    const __m128i s =
+        _mm_add_epi16(_mm_maddubs_epi16(lo, _mm_loadu_si128(xj)), _mm_maddubs_epi16(hi, _mm_loadu_si128(xj + 1)));
+    return _mm256_zextsi128_si256(_mm_madd_epi16(s, ones));
   });
 }
 
+// 8 bits: 16 codes from e and x's values widened to 16 bits, multiplied and added in pairs.
+template <int D>
+[[gnu::always_inline]] inline __m256i block8(const uint8_t* w, const int8_t* xq, int64_t plane, int64_t e) {
+  const __m256i c = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + e)));
+  return digit_planes<D>([&](int j) {
+    return _mm256_madd_epi16(
+        c, _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + j * plane + e))));
+  });
+}
+
+// The integer totals of groups [g, g + 8) of one weight row against one row of x's digits, lane i
+// group g + i's; the groups from `live` on (a row's last eight) are zero and read nothing.
+template <int B, int D, int G> [[gnu::always_inline]] inline __m256i group_totals(const uint8_t* w, const int8_t* xq,
+                                                                                  int64_t plane, int64_t g, int live) {
+  const __m256i zero = _mm256_setzero_si256();
+  if constexpr (B == 4 && G == 32) {  // two groups per block, in its 128-bit halves
+    auto block = [&](int i) {
+      const int64_t e = (g + 2 * i) * 32;
+      return 2 * i + 1 < live ? block4<D>(w, xq, plane, e) : 2 * i < live ? last_block4<D>(w, xq, plane, e) : zero;
+    };
+    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(block(0), block(1)), _mm256_hadd_epi32(block(2), block(3)));
+    return _mm256_permutevar8x32_epi32(h, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  } else {
+    constexpr int kCodes = B == 4 ? 64 : 16;
+    return eight_totals([&](int i) {
+      if (i >= live) return zero;
+      const int64_t e = (g + i) * G;
+      auto block = [&](int64_t at) { return B == 4 ? block4<D>(w, xq, plane, at) : block8<D>(w, xq, plane, at); };
+      __m256i a = block(e);
+      for (int c = kCodes; c < G; c += kCodes) a = _mm256_add_epi32(a, block(e + c));
+      return a;
+    });
+  }
+}
+using Ints8 = __m256i;
+inline F8 to_f8(Ints8 t) { return {_mm256_cvtepi32_ps(t)}; }
 #if defined(__AVX512F__)
 // Four vectors' lane totals by quarters: lane 4j + i of the result is the total of lanes 4i..4i+3 of
 // the j-th argument.
@@ -373,71 +369,80 @@ template <int B, int D, Reads R, int Run> NUVEC_VNNI [[gnu::noinline]] __m512i l
 
 #endif
 #else
-// The codes' integer dot products with x's (D rebuilt from its digit planes), group by group.
-template <int B> void isums_portable(const uint8_t* w, const int8_t* xq, int64_t k, int64_t plane, int group,
-                                     int digits, int32_t* isum) {
-  for (int64_t g = 0; g < k / group; ++g) {
-    int32_t s = 0;
-    for (int64_t e = g * group; e < (g + 1) * group; ++e) {
+// The integer totals of groups [g, g + 8) of one weight row against one row of x's digits (D
+// rebuilt from its planes), entry i group g + i's; zero from `live` on.
+struct Ints8 { int32_t v[8]; };
+template <int B, int D, int G>
+Ints8 group_totals(const uint8_t* w, const int8_t* xq, int64_t plane, int64_t g, int live) {
+  Ints8 t{};
+  for (int i = 0; i < live; ++i)
+    for (int64_t e = (g + i) * G; e < (g + i + 1) * G; ++e) {
       const int32_t code = B == 8 ? w[e] : (w[e / 2] >> (4 * (e & 1))) & 15;
       int32_t d = 0;
-      for (int j = 0; j < digits; ++j) d = d * 256 + xq[j * plane + e];
-      s += code * d;
+      for (int j = 0; j < D; ++j) d = d * 256 + xq[j * plane + e];
+      t.v[i] += code * d;
     }
-    isum[g] = s;
-  }
+  return t;
 }
-void isums4(const uint8_t* w, const int8_t* xq, int64_t k, int64_t plane, int group, int digits, int32_t* isum) {
-  isums_portable<4>(w, xq, k, plane, group, digits, isum);
-}
-void isums8(const uint8_t* w, const int8_t* xq, int64_t k, int64_t plane, int group, int digits, int32_t* isum) {
-  isums_portable<8>(w, xq, k, plane, group, digits, isum);
-}
+inline F8 to_f8(const Ints8& t) { return F8::ints(t.v); }
 #endif
 
-// One output: a weight row's group totals `isum` with its scales and biases (floats, P of each,
-// zero past the groups) against an x row's d_g and qsum_g, in F8's sequence.
-inline float row_value(const float* sc, const float* bi, const float* d, const float* sums, const int32_t* isum,
-                       int64_t P) {
-  F8 acc = F8::zero();
-  for (int64_t g = 0; g < P; g += 8) {
-    acc = fma(F8::load(sc + g) * F8::load(d + g), F8::ints(isum + g), acc);
-    acc = fma(F8::load(bi + g), F8::load(sums + g), acc);
-  }
-  return halving_sum(acc);
-}
-
-// Weight rows [n0, n1) against every row of x, with the integer dot products of Dots.
-template <auto Dots> void rows_q8(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
-  const int64_t groups = p.k / p.group, P = qmm_q8_padded(groups), row_bytes = p.k * p.bits / 8;
-  const int64_t plane = qmm_q8_plane(p.k, p.group);
+// Weight rows [n0, n1) against every row of x, groups of G: each output's float steps eight groups
+// at a time (scales and biases zero past the groups, as x's d_g and qsum_g), the digits and group
+// size known to the compiler. The codes are asked for kQmmAheadBytes ahead, a line per 64 bytes as
+// the loop goes, and a line of scales and biases as far ahead per sixteen groups. (Against a loop
+// over the digits at run time that asked for each next row at once: the AVX2 4-bit GEMV from memory
+// 12-14 -> 15-20 GB/s, bench/RESULTS.md.)
+template <int B, int D, int G> void rows_int(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
+  const int64_t k = p.k, m = p.m, ny = p.n, groups = k / G, P = qmm_q8_padded(groups), row_bytes = k * B / 8;
+  const int64_t plane = qmm_q8_plane(k, G), ahead = (kQmmAheadBytes + row_bytes - 1) / row_bytes;
+  const int64_t ssize = int64_t(size_of(p.sdtype)), bsize = int64_t(size_of(p.bdtype));
   float* sc = scratch;  // the row's scales, then its biases, zero-padded to P
   float* bi = sc + P;
   std::fill(sc + groups, sc + P, 0.0f);
   std::fill(bi + groups, bi + P, 0.0f);
-  std::vector<int32_t> isum(size_t(P), 0);
   const auto* wbytes = reinterpret_cast<const uint8_t*>(p.w);
-  const int64_t ahead = (kQmmPrefetchBytes + row_bytes - 1) / row_bytes;
   qmm_prefetch_rows(p, n0, std::min(ahead, n1 - n0));
   for (int64_t n = n0; n < n1; ++n) {
-    qmm_prefetch_rows(p, n + ahead, 1);
     to_floats(p.scales, p.sdtype, n * groups, groups, sc);
     to_floats(p.biases, p.bdtype, n * groups, groups, bi);
-    for (int64_t r = 0; r < p.m; ++r) {
-      Dots(wbytes + n * row_bytes, p.xq + r * plane * p.digits, p.k, plane, p.group, p.digits, isum.data());
-      const float* d = p.xd + r * 2 * P;
-      p.y[r * p.n + n] = row_value(sc, bi, d, d + P, isum.data(), P);
+    const char* sa = static_cast<const char*>(p.scales) + std::min(n + ahead, ny - 1) * groups * ssize;
+    const char* ba = static_cast<const char*>(p.biases) + std::min(n + ahead, ny - 1) * groups * bsize;
+    const uint8_t* w = wbytes + n * row_bytes;
+    for (int64_t r = 0; r < m; ++r) {
+      const int8_t* xq = p.xq + r * plane * D;
+      const float *d = p.xd + r * 2 * P, *sums = d + P;
+      F8 acc = F8::zero();
+      auto step = [&](int64_t g, const Ints8& t) {
+        acc = fma(F8::load(sc + g) * F8::load(d + g), to_f8(t), acc);
+        acc = fma(F8::load(bi + g), F8::load(sums + g), acc);
+      };
+      int64_t g = 0;
+      for (; g + 8 <= groups; g += 8) {
+        for (int64_t o = 0; o < G * B; o += 64) __builtin_prefetch(w + g * G * B / 8 + kQmmAheadBytes + o, 0, 2);
+        if (g % 16 == 0) __builtin_prefetch(sa + g * ssize, 0, 2), __builtin_prefetch(ba + g * bsize, 0, 2);
+        step(g, group_totals<B, D, G>(w, xq, plane, g, 8));
+      }
+      if (g < P) step(g, group_totals<B, D, G>(w, xq, plane, g, int(groups - g)));
+      p.y[r * ny + n] = halving_sum(acc);
     }
   }
+}
+
+// rows_int for the problem's group size.
+template <int B, int D> void rows_for_group(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
+  if (p.group == 32) return rows_int<B, D, 32>(p, n0, n1, scratch);
+  if (p.group == 64) return rows_int<B, D, 64>(p, n0, n1, scratch);
+  rows_int<B, D, 128>(p, n0, n1, scratch);
 }
 
 #if defined(__AVX512F__)
 inline __m256 lo8(__m512 v) { return _mm512_castps512_ps256(v); }
 inline __m256 hi8(__m512 v) { return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)); }
 
-// rows_q8 with the VNNI dot products, the groups' totals kept in registers: sixteen groups at a
+// rows_int with the VNNI dot products, the groups' totals kept in registers: sixteen groups at a
 // time, each eight as one step of F8's sequence (the same operations in the same order, so the same
-// bits; the lanes past the last group are zero, as rows_q8's padding, and the eight past the padding
+// bits; the lanes past the last group are zero, as rows_int's padding, and the eight past the padding
 // are not added at all). Scales and biases in float32 are read in place; in half types, they are
 // converted first into `scratch`, several rows at a time: the loop reads floats with no branch on
 // their type (it ran 1.2x slower with one).
@@ -512,7 +517,7 @@ template <int B, int D> void vnni_for_group(const QmmProblem& p, int64_t n0, int
 
 // Several rows of x against 4-bit weights on the AMX tiles: each group's integer totals, sixteen x
 // rows by sixteen weight rows and digit by digit, from TDPBSUD (signed digits by unsigned codes),
-// then every output's float steps as rows_q8's (row_value). The totals are exact integers, so the
+// then every output's float steps as rows_int's. The totals are exact integers, so the
 // outputs have the bits of every other kernel's, and each row its one-row bits.
 #define NUVEC_AMX_INT8 __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512vnni")))
 // From this many rows of x (a prompt's chunk) the tiles take 4-bit products.
@@ -521,7 +526,7 @@ constexpr int64_t kAmxRows = 8;
 // A group's codes in the order [low nibbles | high nibbles] of its bytes, as x's digits sit in the
 // VNNI layout: its first half against plane bytes [h * q, h * q + h) of its 128-code block, the
 // second against those 64 on (h = group / 2, q its place in the block). The float steps run group
-// by group on every output's eight F8 lanes (group g on lane g % 8, in rows_q8's order), sixteen
+// by group on every output's eight F8 lanes (group g on lane g % 8, in rows_int's order), sixteen
 // weight rows at a time, then the lanes are added as halving_sum adds them.
 template <int D> NUVEC_AMX_INT8 void rows_amx(const QmmProblem& p, int64_t n0, int64_t n1) {
   const int64_t k = p.k, m = p.m, ny = p.n, group = p.group, groups = k / group, P = qmm_q8_padded(groups);
@@ -672,7 +677,9 @@ void qmm_q8_transposed(const QmmProblem& p, int64_t n0, int64_t n1, float* scrat
     return p.digits == 3 ? vnni_for_group<8, 3>(p, n0, n1, scratch) : vnni_for_group<8, 1>(p, n0, n1, scratch);
   }
 #endif
-  p.bits == 4 ? rows_q8<isums4>(p, n0, n1, scratch) : rows_q8<isums8>(p, n0, n1, scratch);
+  if (p.bits == 4)
+    return p.digits == 3 ? rows_for_group<4, 3>(p, n0, n1, scratch) : rows_for_group<4, 1>(p, n0, n1, scratch);
+  p.digits == 3 ? rows_for_group<8, 3>(p, n0, n1, scratch) : rows_for_group<8, 1>(p, n0, n1, scratch);
 }
 
 }  // namespace nuvec::cpu::NUVEC_ISA
