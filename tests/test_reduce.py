@@ -648,3 +648,26 @@ def test_masked_lanes_do_not_change_their_neighbours(op):
     else:
         want = np.log(np.exp(m64 - m64.max(-1, keepdims=True)).sum(-1)) + m64.max(-1)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-30)
+
+
+@pytest.mark.nuvec_only
+@pytest.mark.parametrize("dt", ["float32", "float16", "bfloat16", "int32", "int8"])
+@pytest.mark.parametrize("op", ["sum", "max", "min", "prod"])
+def test_a_row_reduces_to_the_same_bits_alone_and_among_others(op, dt):
+    """Rows of the last axis are reduced several at once (their loads interleaved): each row's
+    result has the bits of that row reduced alone, whatever its neighbours and their count."""
+    rng = seeded_rng(f"rows-at-once-{op}-{dt}")
+    for n in (1, 7, 8, 33, 256, 257, 1000, 4099):
+        for rows in (1, 3, 4, 5, 9):
+            a = rng.standard_normal((rows, n)).astype(np.float32)
+            if op == "prod":
+                a = 1 + a / 64  # no overflow to inf or underflow to 0 over long rows
+            x = (
+                mx.array(a).astype(getattr(mx, dt))
+                if dt != "int8"
+                else mx.array((a * 20).astype(np.int8))
+            )
+            together = np.asarray(getattr(mx, op)(x, axis=-1).astype(mx.float32))
+            for r in range(rows):
+                alone = np.asarray(getattr(mx, op)(x[r : r + 1], axis=-1).astype(mx.float32))
+                assert together[r].tobytes() == alone[0].tobytes(), (n, rows, r)

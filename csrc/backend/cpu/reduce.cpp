@@ -115,9 +115,11 @@ Array interleaved_to_blocks(const Array& x, const std::vector<int>& axes, Layout
 void reduce_rows(const ReduceKernel& k, const char* src, size_t isz, int64_t rows, int64_t n, char* acc, size_t asz) {
   int64_t chunks = std::max<int64_t>(1, ceil_div(n, kRowChunk));
   if (chunks == 1) {
-    int64_t per = std::max<int64_t>(1, kTaskElements / std::max<int64_t>(n, 1));
+    // At least four rows a task: the kernels reduce four at once.
+    int64_t per = std::max<int64_t>(4, kTaskElements / std::max<int64_t>(n, 1));
     for_tasks(ceil_div(rows, per), rows * n, [&](int64_t t) {
-      for (int64_t r = t * per; r < std::min(rows, (t + 1) * per); ++r) k.row(src + r * n * isz, n, acc + r * asz);
+      const int64_t r0 = t * per, r1 = std::min(rows, r0 + per);
+      k.rows(src + r0 * n * isz, n, r1 - r0, acc + r0 * asz);
     });
     return;
   }

@@ -20,6 +20,9 @@ constexpr Dtype accumulator(ReduceOp op, Dtype in) {
 struct ReduceKernel {
   // *acc = the reduction of in[0, n).
   void (*row)(const void* in, int64_t n, void* acc);
+  // acc[r] = row's reduction of row r < count of in (rows of n elements, back to back), each with
+  // row's bits; several rows at once, so that several streams of loads are in flight.
+  void (*rows)(const void* in, int64_t n, int64_t count, void* acc);
   // acc[j] = the reduction over i < rows of in[i * stride + j], for j < w (stride in elements).
   void (*cols)(const void* in, int64_t stride, int64_t rows, int64_t w, void* acc);
   // a[j] = combine(a[j], b[j]) for j < w: joins partial results.

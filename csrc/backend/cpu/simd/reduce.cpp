@@ -150,49 +150,70 @@ template <ReduceOp op, Dtype D> struct Kernels : Rule<op, D> {
   static constexpr int64_t kStep = R::vec ? 4 * L : 8;        // elements per unrolled step
   static constexpr int64_t kLeaf = R::vec ? 8 * kStep : 128;  // largest run reduced without splitting
   static constexpr int64_t kRowLeaf = 64;                     // rows reduced without splitting
+  static constexpr int kRowsAtOnce = 4;                       // rows_fn's rows in flight together
 
   // A partial result: one accumulator per lane (joined across lanes once, at the end).
   using Part = typename PartOf<R::vec, A>::type;
 
-  // Up to kLeaf elements (a multiple of L when vectorised) with four vector accumulators
-  // (eight scalar ones).
-  static Part leaf(const T* p, int64_t n) {
-    int64_t i = 0;
+  // Up to kLeaf elements (a multiple of L when vectorised) of each of N rows, each row with four
+  // vector accumulators (eight scalar ones); vectorised, the rows' loads are interleaved, so N
+  // streams are in flight.
+  template <int N> static void leaf(const T* const* p, int64_t n, Part* out) {
     if constexpr (R::vec) {
-      VecA<A> acc[4];
-      for (auto& a : acc) a = VecA<A>{} + R::identity();
+      VecA<A> acc[N][4];
+      for (auto& row : acc)
+        for (auto& a : row) a = VecA<A>{} + R::identity();
+      int64_t i = 0;
       for (; i + kStep <= n; i += kStep)
-        for (int k = 0; k < 4; ++k) acc[k] = R::combine(acc[k], load_as<A>(p + i + k * L));
-      for (; i < n; i += L) acc[0] = R::combine(acc[0], load_as<A>(p + i));
-      return R::combine(R::combine(acc[0], acc[1]), R::combine(acc[2], acc[3]));
+        for (int r = 0; r < N; ++r)
+          for (int k = 0; k < 4; ++k) acc[r][k] = R::combine(acc[r][k], load_as<A>(p[r] + i + k * L));
+      for (; i < n; i += L)
+        for (int r = 0; r < N; ++r) acc[r][0] = R::combine(acc[r][0], load_as<A>(p[r] + i));
+      for (int r = 0; r < N; ++r)
+        out[r] = R::combine(R::combine(acc[r][0], acc[r][1]), R::combine(acc[r][2], acc[r][3]));
     } else {
-      A acc[8];
-      for (auto& a : acc) a = R::identity();
-      for (; i + 8 <= n; i += 8)
-        for (int k = 0; k < 8; ++k) acc[k] = R::combine(acc[k], R::lift(p[i + k]));
-      for (int w = 4; w >= 1; w /= 2)
-        for (int k = 0; k < w; ++k) acc[k] = R::combine(acc[k], acc[k + w]);
-      for (; i < n; ++i) acc[0] = R::combine(acc[0], R::lift(p[i]));
-      return acc[0];
+      for (int r = 0; r < N; ++r) {
+        A acc[8];
+        for (auto& a : acc) a = R::identity();
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8)
+          for (int k = 0; k < 8; ++k) acc[k] = R::combine(acc[k], R::lift(p[r][i + k]));
+        for (int w = 4; w >= 1; w /= 2)
+          for (int k = 0; k < w; ++k) acc[k] = R::combine(acc[k], acc[k + w]);
+        for (; i < n; ++i) acc[0] = R::combine(acc[0], R::lift(p[r][i]));
+        out[r] = acc[0];
+      }
     }
   }
 
-  static Part tree(const T* p, int64_t n) {
-    if (n <= kLeaf) return leaf(p, n);
+  // Halves combined pairwise down to leaves, for N rows of n elements at once: the splits depend
+  // on n alone, so each row's part is the same whatever rows share the call.
+  template <int N> static void tree(const T* const* p, int64_t n, Part* out) {
+    if (n <= kLeaf) return leaf<N>(p, n, out);
     int64_t h = n / 2;
     h -= h % kStep;
-    return R::combine(tree(p, h), tree(p + h, n - h));
+    Part rest[N];
+    const T* q[N];
+    for (int r = 0; r < N; ++r) q[r] = p[r] + h;
+    tree<N>(p, h, out);
+    tree<N>(q, n - h, rest);
+    for (int r = 0; r < N; ++r) out[r] = R::combine(out[r], rest[r]);
   }
 
-  // Pairwise over whole vectors; the last n % L elements are added at the end.
-  static A pairwise(const T* p, int64_t n) {
-    if constexpr (R::vec) {
-      int64_t m = n - n % L;
-      A r = R::horizontal(tree(p, m));
-      for (int64_t i = m; i < n; ++i) r = R::combine(r, R::lift(p[i]));
-      return r;
-    } else {
-      return tree(p, n);
+  // Pairwise over whole vectors, the last n % L elements added at the end, for N rows of n
+  // elements `stride` apart.
+  template <int N> static void pairwise(const T* p, int64_t stride, int64_t n, A* out) {
+    const T* rows[N];
+    Part parts[N];
+    for (int r = 0; r < N; ++r) rows[r] = p + r * stride;
+    const int64_t m = R::vec ? n - n % L : n;
+    tree<N>(rows, m, parts);
+    for (int r = 0; r < N; ++r) {
+      if constexpr (R::vec)
+        out[r] = R::horizontal(parts[r]);
+      else
+        out[r] = parts[r];
+      for (int64_t i = m; i < n; ++i) out[r] = R::combine(out[r], R::lift(rows[r][i]));
     }
   }
 
@@ -244,7 +265,17 @@ template <ReduceOp op, Dtype D> struct Kernels : Rule<op, D> {
   }
 
   static void row_fn(const void* in, int64_t n, void* acc) {
-    *static_cast<A*>(acc) = pairwise(static_cast<const T*>(in), n);
+    pairwise<1>(static_cast<const T*>(in), n, n, static_cast<A*>(acc));
+  }
+  // kRowsAtOnce rows at a time (one row alone streamed from memory at 10-13 GB/s on the 2-core
+  // AMD EPYC, four at once at 13-18; sum over axis 1 of 4096x4096 float32 9-14 -> 19-24 GB/s).
+  static void rows_fn(const void* in, int64_t n, int64_t count, void* acc) {
+    const T* x = static_cast<const T*>(in);
+    A* out = static_cast<A*>(acc);
+    int64_t r = 0;
+    if constexpr (R::vec)
+      for (; r + kRowsAtOnce <= count; r += kRowsAtOnce) pairwise<kRowsAtOnce>(x + r * n, n, n, out + r);
+    for (; r < count; ++r) pairwise<1>(x + r * n, n, n, out + r);
   }
   static void cols_fn(const void* in, int64_t stride, int64_t rows, int64_t w, void* acc) {
     cols(static_cast<const T*>(in), stride, rows, w, static_cast<A*>(acc));
@@ -399,7 +430,7 @@ void fill_reduce(ReduceTable& t) {
     auto fill = [&](auto o) {
       constexpr ReduceOp op = o.value;
       using K = Kernels<op, D>;
-      t.reduce[int(op)][int(D)] = {&K::row_fn, &K::cols_fn, &K::merge_fn};
+      t.reduce[int(op)][int(D)] = {&K::row_fn, &K::rows_fn, &K::cols_fn, &K::merge_fn};
     };
     fill(std::integral_constant<ReduceOp, ReduceOp::sum>{});
     fill(std::integral_constant<ReduceOp, ReduceOp::prod>{});
