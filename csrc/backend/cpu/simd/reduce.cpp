@@ -273,7 +273,9 @@ template <ReduceOp op, Dtype D> struct Kernels : Rule<op, D> {
     const T* x = static_cast<const T*>(in);
     A* out = static_cast<A*>(acc);
     int64_t r = 0;
-    if constexpr (R::vec)
+    // Sums (mean, var and the norms' too), max and min: the other ops' rows go one at a time (their
+    // four-row copies lengthened the build for little use).
+    if constexpr (R::vec && (op == ReduceOp::sum || op == ReduceOp::max || op == ReduceOp::min))
       for (; r + kRowsAtOnce <= count; r += kRowsAtOnce) pairwise<kRowsAtOnce>(x + r * n, n, n, out + r);
     for (; r < count; ++r) pairwise<1>(x + r * n, n, n, out + r);
   }
