@@ -419,8 +419,10 @@ template <int B, int D, int G> void rows_int(const QmmProblem& p, int64_t n0, in
       };
       int64_t g = 0;
       for (; g + 8 <= groups; g += 8) {
-        for (int64_t o = 0; o < G * B; o += 64) __builtin_prefetch(w + g * G * B / 8 + kQmmAheadBytes + o, 0, 2);
-        if (g % 16 == 0) __builtin_prefetch(sa + g * ssize, 0, 2), __builtin_prefetch(ba + g * bsize, 0, 2);
+        if (r == 0) {  // the next rows' lines, asked for once (more rows of x reread this one from L1)
+          for (int64_t o = 0; o < G * B; o += 64) __builtin_prefetch(w + g * G * B / 8 + kQmmAheadBytes + o, 0, 2);
+          if (g % 16 == 0) __builtin_prefetch(sa + g * ssize, 0, 2), __builtin_prefetch(ba + g * bsize, 0, 2);
+        }
         step(g, group_totals<B, D, G>(w, xq, plane, g, 8));
       }
       if (g < P) step(g, group_totals<B, D, G>(w, xq, plane, g, int(groups - g)));

@@ -201,11 +201,11 @@ template <ReduceOp op, Dtype D> struct Kernels : Rule<op, D> {
   }
 
   // Pairwise over whole vectors, the last n % L elements added at the end, for N rows of n
-  // elements `stride` apart.
-  template <int N> static void pairwise(const T* p, int64_t stride, int64_t n, A* out) {
+  // elements back to back.
+  template <int N> static void pairwise(const T* p, int64_t n, A* out) {
     const T* rows[N];
     Part parts[N];
-    for (int r = 0; r < N; ++r) rows[r] = p + r * stride;
+    for (int r = 0; r < N; ++r) rows[r] = p + r * n;
     const int64_t m = R::vec ? n - n % L : n;
     tree<N>(rows, m, parts);
     for (int r = 0; r < N; ++r) {
@@ -265,7 +265,7 @@ template <ReduceOp op, Dtype D> struct Kernels : Rule<op, D> {
   }
 
   static void row_fn(const void* in, int64_t n, void* acc) {
-    pairwise<1>(static_cast<const T*>(in), n, n, static_cast<A*>(acc));
+    pairwise<1>(static_cast<const T*>(in), n, static_cast<A*>(acc));
   }
   // kRowsAtOnce rows at a time (one row alone streamed from memory at 10-13 GB/s on the 2-core
   // AMD EPYC, four at once at 13-18; sum over axis 1 of 4096x4096 float32 9-14 -> 19-24 GB/s).
@@ -276,8 +276,8 @@ template <ReduceOp op, Dtype D> struct Kernels : Rule<op, D> {
     // Sums (mean, var and the norms' too), max and min: the other ops' rows go one at a time (their
     // four-row copies lengthened the build for little use).
     if constexpr (R::vec && (op == ReduceOp::sum || op == ReduceOp::max || op == ReduceOp::min))
-      for (; r + kRowsAtOnce <= count; r += kRowsAtOnce) pairwise<kRowsAtOnce>(x + r * n, n, n, out + r);
-    for (; r < count; ++r) pairwise<1>(x + r * n, n, n, out + r);
+      for (; r + kRowsAtOnce <= count; r += kRowsAtOnce) pairwise<kRowsAtOnce>(x + r * n, n, out + r);
+    for (; r < count; ++r) pairwise<1>(x + r * n, n, out + r);
   }
   static void cols_fn(const void* in, int64_t stride, int64_t rows, int64_t w, void* acc) {
     cols(static_cast<const T*>(in), stride, rows, w, static_cast<A*>(acc));
