@@ -406,6 +406,7 @@ def test_thread_count_independence(dtype):
         ((300, 700), (700, 130)),
         ((1, 2000), (2000, 1500)),
         ((5, 300), (300, 2000)),
+        ((40, 300), (300, 1500)),  # one row block, many column blocks: A packed once for all
         ((3, 64, 80), (3, 80, 90)),
     ]
     arrays = [

@@ -259,11 +259,15 @@ struct Tiling {
   int64_t max_tile_rows;  // the most rows in a tile, a multiple of mr (sizes A's packing buffer)
   int64_t padded_n;       // n in whole nr panels: the width of B packed for all row blocks
   bool shared_b;          // B packed once for all row blocks, else by each tile for its columns
+  bool shared_a;          // A packed once for all column blocks, else by each tile for its rows
 
   int64_t first_row(const Plan& p, int64_t row_block) const {
     return std::min(p.m, row_block * row_panels / row_blocks * p.mr);
   }
 };
+
+// The most bytes of A packed once for all column blocks (Tiling::shared_a).
+constexpr int64_t kMaxSharedA = int64_t(64) << 20;
 
 // Columns split until there are this many tiles: enough for threads, claiming one at a time, to
 // finish together.
@@ -293,33 +297,38 @@ Tiling plan_tiling(const Plan& p) {
   // With several row blocks, B is packed once for all of them; with one, each tile packs its own
   // columns block by block, so B goes through memory once.
   t.shared_b = t.row_blocks > 1;
+  // With several column blocks, each would pack the same rows of A again (for 256 x 1024 x 1024
+  // at 2 threads, eight times: a fifth of the product's time went to transposing A); packed once
+  // up front, A costs its size again in memory, bounded here.
+  t.shared_a = t.col_blocks > 1 && t.row_panels * p.mr * round_up(p.k, p.P) * int64_t(p.esz) <= kMaxSharedA;
   return t;
 }
 
 // Bytes per element of C as the micro-kernels write it (float64, else float32).
 size_t c_bytes(const Plan& p) { return p.mode == Mode::f64 ? 8 : 4; }
 
-// Bytes from the start of B packed for all row blocks to the panels of columns [col, ...) of the
-// k block that starts at k0: k blocks follow each other, each with the panels of all columns.
-int64_t shared_b_offset(const Plan& p, const Tiling& t, int64_t k0, int64_t col) {
+// Bytes from the start of an operand packed whole (`padded` lanes in panels of `width`) to the
+// panels of lanes [lane, ...) of the k block that starts at k0: k blocks follow each other, each
+// with the panels of all lanes.
+int64_t shared_offset(const Plan& p, int64_t padded, int64_t k0, int64_t lane) {
   int64_t kb_padded = round_up(std::min(p.kc, p.k - k0), p.P);
-  return (k0 * t.padded_n + col * kb_padded) * int64_t(p.esz);
+  return (k0 * padded + lane * kb_padded) * int64_t(p.esz);
 }
 
-// Packs all of B before any tile runs, in parallel, a few panels per work item.
-std::shared_ptr<Buffer> pack_b_for_all_rows(const Plan& p, const Tiling& t, const Operand& b) {
-  std::shared_ptr<Buffer> packed =
-      Buffer::allocate(std::max<size_t>(size_t(round_up(p.k, p.P) * t.padded_n) * p.esz, 64));
-  int64_t panels = t.padded_n / p.nr;
+// Packs all lanes (`lanes` of them, `padded` rounded up to panels of `width`) of an operand
+// before any tile runs, in parallel, a few panels per work item.
+std::shared_ptr<Buffer> pack_for_all(const Plan& p, const Operand& op, int64_t lanes, int64_t padded, int width) {
+  std::shared_ptr<Buffer> packed = Buffer::allocate(std::max<size_t>(size_t(round_up(p.k, p.P) * padded) * p.esz, 64));
+  int64_t panels = padded / width;
   constexpr int64_t kPanelsPerItem = 4;
-  for_each_item(ceil_div(panels, kPanelsPerItem), p.k * t.padded_n, [&](int64_t item) {
+  for_each_item(ceil_div(panels, kPanelsPerItem), p.k * padded, [&](int64_t item) {
     int64_t first = item * kPanelsPerItem, end = std::min(panels, first + kPanelsPerItem);
-    int64_t col0 = first * p.nr, cols = std::min(p.n, end * p.nr) - col0;
+    int64_t lane0 = first * width, count = std::min(lanes, end * width) - lane0;
     thread_local Scratch run;
-    void* buf = run.get(size_t(std::max(p.kc, p.nr * kPanelsPerItem) + 64) * 8);
+    void* buf = run.get(size_t(std::max<int64_t>(p.kc, width * kPanelsPerItem) + 64) * 8);
     for (int64_t k0 = 0; k0 < p.k; k0 += p.kc) {
-      char* dst = static_cast<char*>(packed->data()) + shared_b_offset(p, t, k0, col0);
-      pack_any(p, b, col0, cols, p.nr, k0, std::min(p.kc, p.k - k0), dst, buf);
+      char* dst = static_cast<char*>(packed->data()) + shared_offset(p, padded, k0, lane0);
+      pack_any(p, op, lane0, count, width, k0, std::min(p.kc, p.k - k0), dst, buf);
     }
   });
   return packed;
@@ -391,13 +400,13 @@ void store_tile(const Tile& tile, const Out& out) {
     store(tile.c + i * tile.ldc * 4, 1, out.data + ((tile.row0 + i) * out.ld + tile.col0) * item, tile.cols);
 }
 
-// One tile of C over all of k: per k block, pack the tile's rows of A, find or pack B's panels of
-// its columns, and run the micro-kernels.
+// One tile of C over all of k: per k block, find or pack the tile's rows of A, find or pack B's
+// panels of its columns, and run the micro-kernels.
 void compute_tile(const Plan& p, const Tiling& t, const Operand& a, const Operand& b, const Out& out,
-                  const Buffer* shared_b, int64_t item) {
+                  const Buffer* shared_a, const Buffer* shared_b, int64_t item) {
   thread_local Scratch a_pack, b_pack, run, c_tile;
   int64_t kc_padded = round_up(p.kc, p.P);
-  char* a_packed = static_cast<char*>(a_pack.get(size_t(t.max_tile_rows * kc_padded) * p.esz));
+  char* a_own = shared_a ? nullptr : static_cast<char*>(a_pack.get(size_t(t.max_tile_rows * kc_padded) * p.esz));
   char* b_packed =
       shared_b ? nullptr
                : static_cast<char*>(b_pack.get(size_t((p.b_by_panel ? p.nr : t.tile_cols) * kc_padded) * p.esz));
@@ -406,10 +415,14 @@ void compute_tile(const Plan& p, const Tiling& t, const Operand& a, const Operan
   for (int64_t k0 = 0; k0 < p.k; k0 += p.kc) {
     int64_t kb = std::min(p.kc, p.k - k0);
     KBlock kblk{k0, kb, round_up(kb, p.P), k0 > 0 || out.accumulate};
-    pack_any(p, a, tile.row0, tile.rows, p.mr, k0, kb, a_packed, buf);
+    const char* a_packed = a_own;
+    if (shared_a)
+      a_packed = static_cast<const char*>(shared_a->data()) + shared_offset(p, t.row_panels * p.mr, k0, tile.row0);
+    else
+      pack_any(p, a, tile.row0, tile.rows, p.mr, k0, kb, a_own, buf);
     const char* b_panels = nullptr;  // this k block's panels of the tile's columns, when packed whole
     if (shared_b) {
-      b_panels = static_cast<const char*>(shared_b->data()) + shared_b_offset(p, t, k0, tile.col0);
+      b_panels = static_cast<const char*>(shared_b->data()) + shared_offset(p, t.padded_n, k0, tile.col0);
     } else if (!p.b_by_panel) {
       pack_any(p, b, tile.col0, tile.cols, p.nr, k0, kb, b_packed, buf);
       b_panels = b_packed;
@@ -429,9 +442,10 @@ void compute_tile(const Plan& p, const Tiling& t, const Operand& a, const Operan
 // One product C = A B (A: m x k, B: k x n, sizes of the dtype), blocked and split over threads.
 void gemm_blocked(const Plan& p, const Operand& a, const Operand& b, const Out& out) {
   Tiling t = plan_tiling(p);
-  std::shared_ptr<Buffer> shared_b = t.shared_b ? pack_b_for_all_rows(p, t, b) : nullptr;
+  std::shared_ptr<Buffer> shared_a = t.shared_a ? pack_for_all(p, a, p.m, t.row_panels * p.mr, p.mr) : nullptr;
+  std::shared_ptr<Buffer> shared_b = t.shared_b ? pack_for_all(p, b, p.n, t.padded_n, p.nr) : nullptr;
   for_each_item(t.row_blocks * t.col_blocks, p.m * p.n * p.k,
-                [&](int64_t item) { compute_tile(p, t, a, b, out, shared_b.get(), item); });
+                [&](int64_t item) { compute_tile(p, t, a, b, out, shared_a.get(), shared_b.get(), item); });
 }
 
 // Few rows against B with unit stride along n: the weights are read once, straight from B.
