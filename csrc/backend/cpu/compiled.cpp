@@ -51,9 +51,41 @@ struct ProgramKernels {
   std::vector<const ReduceKernel*> reduce;
   std::vector<int> last_read;  // per slot (inputs, then results): the last instruction that reads it, or -1
   std::vector<bool> ew_read;   // per input: read by element-wise kernels only (which take scalars)
-  bool complete = true;        // every instruction has a kernel in this build
-  bool flat = true;            // nothing reduces rows, nothing is a row or col vector
+  // Per instruction: a float32 square that only its row sum reads, never computed on its own
+  // (`folded`), and that sum, which reads the square's operand (`of_squares`).
+  std::vector<bool> folded, of_squares;
+  bool complete = true;  // every instruction has a kernel in this build
+  bool flat = true;      // nothing reduces rows, nothing is a row or col vector
 };
+
+// The operand an instruction's kernel reads as its first: a sum of squares reads the square's.
+int first_operand(const Program& prog, const ProgramKernels& k, size_t i) {
+  int a = prog.code[i].args[0];
+  return k.of_squares[i] ? prog.code[size_t(a) - prog.input_forms.size()].args[0] : a;
+}
+
+// Marks each float32 square read by nothing but a float32 row sum (a variance's, an RMS norm's):
+// the sum then squares as it reads (the same bits), and the square takes no pass or scratch.
+void fold_squares(const Program& prog, ProgramKernels& k) {
+  const size_t ni = prog.input_forms.size(), n = prog.code.size();
+  std::vector<int> readers(ni + n, 0);
+  for (const Instruction& ins : prog.code)
+    for (int a : ins.args) ++readers[size_t(a)];
+  for (int o : prog.outputs) ++readers[size_t(o)];
+  for (size_t i = 0; i < n; ++i) {
+    const Instruction& ins = prog.code[i];
+    if (!k.reduce[i] || !k.reduce[i]->row_of_squares || ins.dtype != Dtype::float32) continue;
+    const size_t a = size_t(ins.args[0]);
+    if (a < ni || readers[a] != 1) continue;
+    const Instruction& sq = prog.code[a - ni];
+    auto* u = dynamic_cast<const Unary*>(sq.primitive.get());
+    if (!u || u->op() != UnaryOp::square || sq.dtype != Dtype::float32 || sq.form != Form::full) continue;
+    k.folded[a - ni] = true, k.of_squares[i] = true;
+    const size_t operand = size_t(sq.args[0]);
+    k.last_read[operand] = std::max(k.last_read[operand], int(i));
+    if (operand < ni) k.ew_read[operand] = false;  // the sum reads every element
+  }
+}
 
 const ProgramKernels& kernels_of(const Program& prog) {
   std::lock_guard<std::mutex> lock(prog.backend_mutex);
@@ -63,6 +95,7 @@ const ProgramKernels& kernels_of(const Program& prog) {
     k->ew.assign(n, nullptr), k->convert.assign(n, nullptr), k->reduce.assign(n, nullptr);
     k->last_read.assign(prog.input_forms.size() + n, -1);
     k->ew_read.assign(prog.input_forms.size(), true);
+    k->folded.assign(n, false), k->of_squares.assign(n, false);
     for (size_t i = 0; i < n; ++i) {
       const Instruction& ins = prog.code[i];
       for (int a : ins.args) k->last_read[size_t(a)] = int(i);
@@ -87,6 +120,7 @@ const ProgramKernels& kernels_of(const Program& prog) {
       }
     }
     for (Form f : prog.input_forms) k->flat &= f == Form::full || f == Form::scalar;
+    fold_squares(prog, *k);
     prog.backend_data = k;
   }
   return *static_cast<const ProgramKernels*>(prog.backend_data.get());
@@ -97,9 +131,7 @@ struct Plan {
   int64_t tile = 1;             // rows (row mode) or elements (flat mode) per tile
   bool flat = false;
   std::vector<Place> places;  // per slot
-  const std::vector<EwKernel>& ew;
-  const std::vector<ConvertKernel>& convert;
-  const std::vector<const ReduceKernel*>& reduce;
+  const ProgramKernels& k;
   size_t scratch_bytes = 0;
 };
 
@@ -127,14 +159,15 @@ void step(const Program& prog, const Plan& plan, size_t i, char* scratch, int64_
   size_t ni = prog.input_forms.size();
   const Place& res = plan.places[ni + i];
   char* out = at(res, plan, scratch, r0);
-  if (const ReduceKernel* k = plan.reduce[i]) {
-    const Place& src = plan.places[size_t(ins.args[0])];
+  if (const ReduceKernel* k = plan.k.reduce[i]) {
+    const Place& src = plan.places[size_t(first_operand(prog, plan.k, i))];
     const char* x = at(src, plan, scratch, r0);
+    auto row = plan.k.of_squares[i] ? k->row_of_squares : k->row;
     for (int64_t r = 0; r < n; ++r)
-      k->row(x + r * plan.width * int64_t(src.item), plan.width, out + r * int64_t(res.item));
+      row(x + r * plan.width * int64_t(src.item), plan.width, out + r * int64_t(res.item));
     return;
   }
-  if (ConvertKernel k = plan.convert[i]) {  // unary: the operand has the result's form
+  if (ConvertKernel k = plan.k.convert[i]) {  // unary: the operand has the result's form
     const Place& src = plan.places[size_t(ins.args[0])];
     k(at(src, plan, scratch, r0), 1, out, tile_length(res.form, plan, n));
     return;
@@ -151,7 +184,7 @@ void step(const Program& prog, const Plan& plan, size_t i, char* scratch, int64_
     whole &= a.form == res.form || a.form == Form::scalar || (per_row(a.form) && per_row(res.form));
   }
   if (res.form != Form::full || plan.flat || whole) {
-    plan.ew[i](ptrs, scalar, out, tile_length(res.form, plan, n), e->params());
+    plan.k.ew[i](ptrs, scalar, out, tile_length(res.form, plan, n), e->params());
     return;
   }
   // A full result from row or col operands: one call per row (a col operand is that row's scalar).
@@ -166,7 +199,7 @@ void step(const Program& prog, const Plan& plan, size_t i, char* scratch, int64_
                     : per_row(a.form)    ? p + r * int64_t(a.item)
                                          : p;
     }
-    plan.ew[i](row_ptrs, row_scalar, out + r * plan.width * int64_t(res.item), plan.width, e->params());
+    plan.k.ew[i](row_ptrs, row_scalar, out + r * plan.width * int64_t(res.item), plan.width, e->params());
   }
 }
 
@@ -183,17 +216,19 @@ size_t place_in_scratch(const Program& prog, const std::vector<int>& last_read, 
   for (size_t i = 0; i < n; ++i) {
     Place& pl = plan.places[ni + i];
     const Instruction& ins = prog.code[i];
+    if (plan.k.folded[i]) continue;  // never computed: no place
     dying.clear();
-    for (int a : ins.args)
-      if (plan.places[size_t(a)].in_scratch && last_read[size_t(a)] == int(i) &&
-          std::find(dying.begin(), dying.end(), size_t(a)) == dying.end())
-        dying.push_back(size_t(a));
+    for (size_t j = 0; j < ins.args.size(); ++j)
+      if (size_t a = j ? size_t(ins.args[j]) : size_t(first_operand(prog, plan.k, i));
+          plan.places[a].in_scratch && last_read[a] == int(i) &&
+          std::find(dying.begin(), dying.end(), a) == dying.end())
+        dying.push_back(a);
     if (!pl.base) {
       const int64_t count = ins.form == Form::full ? plan.tile * (plan.flat ? 1 : plan.width) : plan.tile;
       bytes[ni + i] = (size_t(count) * pl.item + 63) / 64 * 64;
       pl.in_scratch = true;
       auto over = std::find_if(dying.begin(), dying.end(), [&](size_t a) {
-        return plan.ew[i] && plan.places[a].form == ins.form && plan.places[a].item == pl.item;
+        return plan.k.ew[i] && plan.places[a].form == ins.form && plan.places[a].item == pl.item;
       });
       auto reuse = std::find_if(free.begin(), free.end(), [&](auto f) { return f.first == bytes[ni + i]; });
       if (over != dying.end()) {
@@ -218,7 +253,7 @@ void eval_compiled(const Compiled& c, const std::vector<Array>& in, std::vector<
   const Shape& domain = c.domain();
   size_t ni = prog.input_forms.size();
   const ProgramKernels& pk = kernels_of(prog);
-  Plan plan{1, 1, 1, pk.flat, {}, pk.ew, pk.convert, pk.reduce, 0};
+  Plan plan{1, 1, 1, pk.flat, {}, pk, 0};
   bool fits = pk.complete;
   for (size_t k = 0; k < ni && fits && !c.traced_domain(); ++k)
     fits &= form_of(in[k].shape(), domain) == int(prog.input_forms[k]);
@@ -310,7 +345,7 @@ void eval_compiled(const Compiled& c, const std::vector<Array>& in, std::vector<
           const int64_t lo = next * span * int64_t(i) / steps, hi = next * span * int64_t(i + 1) / steps;
           prefetch_elements(base, 1, (r0 + n) * span + lo, hi - lo, !plan.flat);
         }
-        if (tile_free(prog.code[i].form)) continue;
+        if (tile_free(prog.code[i].form) || pk.folded[i]) continue;
         step(prog, plan, i, scratch, r0, n);
         if (const Place& pl = plan.places[ni + i]; pl.streamed) {
           int64_t len = tile_length(pl.form, plan, n);

@@ -27,6 +27,10 @@ struct ReduceKernel {
   void (*cols)(const void* in, int64_t stride, int64_t rows, int64_t w, void* acc);
   // a[j] = combine(a[j], b[j]) for j < w: joins partial results.
   void (*merge)(void* a, const void* b, int64_t w);
+  // float32 sums only (else null): *acc = row's sum of in[i] * in[i], each square rounded as the
+  // square kernel rounds it, so the bits of a square reduced by row; compiled programs take it
+  // for a square that nothing else reads, which then is never stored.
+  void (*row_of_squares)(const void* in, int64_t n, void* acc) = nullptr;
 };
 
 struct ReduceTable {
