@@ -714,6 +714,22 @@ def test_dead_operand_beside_a_transposed_one(shape):
     np.testing.assert_array_equal(np.asarray(out), x * np.float32(0.5) - y.T)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float16", "float64", "uint8"])
+@pytest.mark.parametrize("shape", [(128, 128), (131, 257), (3, 100, 77), (300, 9)])
+def test_transposed_operands_are_laid_out_exactly(dtype, shape):
+    # Transposed operands of at least 2^14 elements are laid out row-major through register tiles
+    # first (8 x 8 pairs on AVX2, 16 x 16 on AVX-512; element by element past whole tiles), then
+    # read by the kernel: every element lands in its place, whatever the tails.
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal(shape) * 100).astype(dtype)
+    axes = (*range(len(shape) - 2), len(shape) - 1, len(shape) - 2)
+    big = x.size >= 1 << 14
+    t = mx.transpose(mx.array(x, dtype=getattr(mx, dtype)), axes)
+    np.testing.assert_array_equal(np.asarray(mx.contiguous(t)), x.transpose(axes))
+    np.testing.assert_array_equal(np.asarray(t + mx.zeros(t.shape, t.dtype)), x.transpose(axes))
+    assert big or shape == (300, 9)  # (300, 9): below the size, the strided path
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
 @pytest.mark.parametrize("n", [1, 3, 17, 100])
 def test_a_negative_zero_operand_keeps_its_sign(dtype, n):

@@ -11,6 +11,7 @@
 
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/simd/fma.h"
+#include "backend/cpu/simd/transpose8.h"
 
 namespace nuvec::cpu::NUVEC_ISA {
 namespace {
@@ -329,24 +330,6 @@ NUVEC_BF16 void skinny_bf16(int64_t m, int64_t k, const void* a, int64_t lda, co
 
 #if defined(__AVX2__) && !defined(__AVX512F__)
 // The skinny x @ W.T kernel's block operations on 8 x 8 blocks.
-inline void transpose8(__m256 (&r)[8]) {
-  __m256 t[8];
-  for (int i = 0; i < 4; ++i) {
-    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  for (int i = 0; i < 2; ++i) {
-    r[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
-    r[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xee);
-    r[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-    r[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xee);
-  }
-  for (int i = 0; i < 4; ++i) {
-    t[i] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x20);
-    t[i + 4] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x31);
-  }
-  for (int i = 0; i < 8; ++i) r[i] = t[i];
-}
 inline __m256i first_lanes(int count) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
@@ -435,34 +418,20 @@ template <class E> void transpose_scalar(const char* src, int64_t row_bytes, int
 
 #if defined(__AVX2__)
 // Columns c .. c + 8 of rows r .. r + rr (rr <= 8) into dst[(c + i) * ldd + r ..]: one 8 x 8 block
-// in registers (unpack pairs, then quads, then 128-bit halves); a partial block (the last rows of
-// a 14-row panel) reads zeros for the missing rows and stores only rr lanes.
+// in registers; a partial block (the last rows of a 14-row panel) reads zeros for the missing rows
+// and stores only rr lanes.
 inline void transpose8x8(const char* src, int64_t row_bytes, int64_t r, int rr, int64_t c, float* dst, int64_t ldd) {
-  __m256 x[8], y[8];
+  __m256 v[8];
   for (int i = 0; i < 8; ++i)
-    x[i] =
+    v[i] =
         i < rr ? _mm256_loadu_ps(reinterpret_cast<const float*>(src + (r + i) * row_bytes) + c) : _mm256_setzero_ps();
-  for (int i = 0; i < 8; i += 2) {
-    y[i] = _mm256_unpacklo_ps(x[i], x[i + 1]);
-    y[i + 1] = _mm256_unpackhi_ps(x[i], x[i + 1]);
-  }
-  for (int i = 0; i < 8; i += 4) {
-    x[i] = _mm256_shuffle_ps(y[i], y[i + 2], 0x44);
-    x[i + 1] = _mm256_shuffle_ps(y[i], y[i + 2], 0xee);
-    x[i + 2] = _mm256_shuffle_ps(y[i + 1], y[i + 3], 0x44);
-    x[i + 3] = _mm256_shuffle_ps(y[i + 1], y[i + 3], 0xee);
-  }
-  __m256 out[8];
-  for (int i = 0; i < 4; ++i) {
-    out[i] = _mm256_permute2f128_ps(x[i], x[i + 4], 0x20);
-    out[i + 4] = _mm256_permute2f128_ps(x[i], x[i + 4], 0x31);
-  }
+  transpose8(v);
   if (rr == 8) {
-    for (int i = 0; i < 8; ++i) _mm256_storeu_ps(dst + (c + i) * ldd + r, out[i]);
+    for (int i = 0; i < 8; ++i) _mm256_storeu_ps(dst + (c + i) * ldd + r, v[i]);
     return;
   }
   const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(rr), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  for (int i = 0; i < 8; ++i) _mm256_maskstore_ps(dst + (c + i) * ldd + r, mask, out[i]);
+  for (int i = 0; i < 8; ++i) _mm256_maskstore_ps(dst + (c + i) * ldd + r, mask, v[i]);
 }
 #endif
 

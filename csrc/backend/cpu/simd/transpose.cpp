@@ -7,6 +7,8 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/simd/simd.h"
 
+#include "backend/cpu/simd/transpose8.h"
+
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -62,6 +64,27 @@ void transpose_f32(const float* src, int64_t src_col, float* dst, int64_t dst_ro
   if (r16 < rows) transpose_scalar(src + r16, src_col, dst + r16 * dst_row, dst_row, rows - r16, cols);
   if (c16 < cols) transpose_scalar(src + c16 * src_col, src_col, dst + c16, dst_row, r16, cols - c16);
 }
+#elif defined(__AVX2__)
+// As the AVX-512 build's, in 8 x 8 tiles (element by element, 4096 x 4096 took 31-77 ms on the
+// 2-core Zen 3).
+void transpose_f32(const float* src, int64_t src_col, float* dst, int64_t dst_row, int64_t rows, int64_t cols) {
+  int64_t r8 = rows / 8 * 8, c16 = cols / 16 * 16;
+  // Two tiles side by side: each output row takes 64 contiguous bytes (a whole line when aligned).
+  for (int64_t c0 = 0; c0 < c16; c0 += 16)
+    for (int64_t r0 = 0; r0 < r8; r0 += 8) {
+      __m256 v[8], w[8];
+      for (int i = 0; i < 8; ++i) v[i] = _mm256_loadu_ps(src + r0 + (c0 + i) * src_col);
+      for (int i = 0; i < 8; ++i) w[i] = _mm256_loadu_ps(src + r0 + (c0 + 8 + i) * src_col);
+      transpose8(v);  // register k now holds output row r0 + k
+      transpose8(w);
+      for (int k = 0; k < 8; ++k) {
+        _mm256_storeu_ps(dst + (r0 + k) * dst_row + c0, v[k]);
+        _mm256_storeu_ps(dst + (r0 + k) * dst_row + c0 + 8, w[k]);
+      }
+    }
+  if (r8 < rows) transpose_scalar(src + r8, src_col, dst + r8 * dst_row, dst_row, rows - r8, cols);
+  if (c16 < cols) transpose_scalar(src + c16 * src_col, src_col, dst + c16, dst_row, r8, cols - c16);
+}
 #endif
 
 void transpose_any(const void* src, int64_t src_col, void* dst, int64_t dst_row, int64_t rows, int64_t cols,
@@ -74,7 +97,7 @@ void transpose_any(const void* src, int64_t src_col, void* dst, int64_t dst_row,
       transpose_scalar(static_cast<const uint16_t*>(src), src_col, static_cast<uint16_t*>(dst), dst_row, rows, cols);
       break;
     case 4:
-#if defined(__AVX512F__)
+#if defined(__AVX2__)
       transpose_f32(static_cast<const float*>(src), src_col, static_cast<float*>(dst), dst_row, rows, cols);
 #else
       transpose_scalar(static_cast<const uint32_t*>(src), src_col, static_cast<uint32_t*>(dst), dst_row, rows, cols);
