@@ -155,9 +155,6 @@ template <ReduceOp op, Dtype D> struct Kernels : Rule<op, D> {
   // A partial result: one accumulator per lane (joined across lanes once, at the end).
   using Part = typename PartOf<R::vec, A>::type;
 
-  // Up to kLeaf elements (a multiple of L when vectorised) of each of N rows, each row with four
-  // vector accumulators (eight scalar ones); vectorised, the rows' loads are interleaved, so N
-  // streams are in flight.
   // An element as the reduction reads it: squared first for row_of_squares (Sq).
   template <bool Sq, class V> static V read(V v) {
     if constexpr (Sq)
@@ -166,6 +163,9 @@ template <ReduceOp op, Dtype D> struct Kernels : Rule<op, D> {
       return v;
   }
 
+  // Up to kLeaf elements (a multiple of L when vectorised) of each of N rows, each row with four
+  // vector accumulators (eight scalar ones); vectorised, the rows' loads are interleaved, so N
+  // streams are in flight.
   template <int N, bool Sq = false> static void leaf(const T* const* p, int64_t n, Part* out) {
     if constexpr (R::vec) {
       VecA<A> acc[N][4];

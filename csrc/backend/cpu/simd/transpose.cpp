@@ -6,7 +6,6 @@
 
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/simd/simd.h"
-
 #include "backend/cpu/simd/transpose8.h"
 
 #if defined(__AVX512F__)
