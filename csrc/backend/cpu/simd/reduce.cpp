@@ -185,10 +185,10 @@ template <ReduceOp op, Dtype D> struct Kernels : Rule<op, D> {
         for (auto& a : acc) a = R::identity();
         int64_t i = 0;
         for (; i + 8 <= n; i += 8)
-          for (int k = 0; k < 8; ++k) acc[k] = R::combine(acc[k], R::lift(p[r][i + k]));
+          for (int k = 0; k < 8; ++k) acc[k] = R::combine(acc[k], read<Sq>(R::lift(p[r][i + k])));
         for (int w = 4; w >= 1; w /= 2)
           for (int k = 0; k < w; ++k) acc[k] = R::combine(acc[k], acc[k + w]);
-        for (; i < n; ++i) acc[0] = R::combine(acc[0], R::lift(p[r][i]));
+        for (; i < n; ++i) acc[0] = R::combine(acc[0], read<Sq>(R::lift(p[r][i])));
         out[r] = acc[0];
       }
     }
