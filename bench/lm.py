@@ -11,11 +11,19 @@ pp512 is one 512-token prompt into an empty cache, tg128 128 greedy tokens after
 weights one decode step reads; the two-core copy of 64 MiB (the limit before 2026-12-03) is
 printed beside it: this VM's 480 MiB L3 holds part of it, so it moved 27-50 GB/s between runs.
 The machine may be shared: read ratios.
+
+``--llama-bench PATH`` also runs llama.cpp's ``llama-bench`` on the same GGUF file in the same run
+(2 threads, the same token counts and trials) and puts its Q4_1 figures in the last column instead
+of the issue's anchors. One way to build it offline: the ``llama-cpp-python`` sdist on PyPI vendors
+llama.cpp's source (``vendor/llama.cpp``); ``cmake -B build -DGGML_NATIVE=ON -DLLAMA_CURL=OFF
+-DCMAKE_BUILD_TYPE=Release && cmake --build build --target llama-bench`` there (docs/lm.md).
 """
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -110,6 +118,16 @@ def torch_measure(torch, forward, layers, vocab, prompt_tokens, generation_token
         return {"pp": pp, "tg": generation_tokens / (time.perf_counter() - tic)}
 
 
+def llama_bench(path, model_file, n_pp, n_tg, trials):
+    """llama.cpp's (pp, tg) tok/s on `model_file`, measured now by its llama-bench at 2 threads."""
+    out = subprocess.run(
+        [path, "-m", model_file, "-t", "2", "-p", str(n_pp), "-n", str(n_tg), "-r", str(trials), "-o", "json"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    speed = {(r["n_prompt"], r["n_gen"]): r["avg_ts"] for r in json.loads(out)}
+    return speed[(n_pp, 0)], speed[(0, n_tg)]
+
+
 def median(trials):
     return {k: statistics.median(t[k] for t in trials) for k in trials[0]}
 
@@ -119,11 +137,21 @@ def main():
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--prompt-tokens", type=int, default=512)
     ap.add_argument("--generation-tokens", type=int, default=128)
+    ap.add_argument(
+        "--llama-bench", help="llama.cpp's llama-bench, run beside nuvec on the same file"
+    )
     args = ap.parse_args()
     n_pp, n_tg = args.prompt_tokens, args.generation_tokens
     copy = machine_bandwidth()
     bandwidth = memory_bandwidth()[0]
     rows = []
+    anchors = dict(LLAMA_CPP)
+    if args.llama_bench:
+        from nuvec.lm.utils import default_model_path
+
+        anchors["Q4_1"] = llama_bench(
+            args.llama_bench, default_model_path(), n_pp, n_tg, args.trials
+        )
     model, _ = load()
     for kind in ("Q4_1", "Q4_1 int8", "F32"):
         set_int8_activations(model, kind == "Q4_1 int8")
@@ -132,7 +160,7 @@ def main():
         measure(model, 16, 4)  # warm-up
         r = median([measure(model, n_pp, n_tg) for _ in range(args.trials)])
         limit = bandwidth * 1e9 / weight_bytes(model)
-        anchor = LLAMA_CPP[kind.split()[0]]
+        anchor = anchors[kind.split()[0]]
         rows.append((f"nuvec {kind}", r["pp"], r["tg"], r["peak"], limit, anchor))
     try:
         import torch
@@ -151,8 +179,9 @@ def main():
         f"memory read bandwidth (STREAM's rule, 2 threads): {bandwidth:.1f} GB/s; two-core copy of "
         f"64 MiB: {copy:.1f} GB/s; {mx.__name__} threads: default"
     )
+    source = "measured now" if args.llama_bench else "the issue's anchors"
     print(f"| run | pp{n_pp} tok/s | tg{n_tg} tok/s | peak GB | decode bandwidth limit tok/s "
-          f"| llama.cpp pp / tg (same weights) |")  # fmt: skip
+          f"| llama.cpp pp / tg (same weights; Q4_1 {source}) |")  # fmt: skip
     print("|---|---|---|---|---|---|")
     for name, pp, tg, peak, limit, (lpp, ltg) in rows:
         print(

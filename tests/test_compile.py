@@ -731,6 +731,20 @@ def test_reading_a_value_raises_at_trace_time(name, fn):
         assert f"{FILE}:{line}" in str(e) or located == (FILE, line), (str(e), located)
 
 
+@pytest.mark.nuvec_only
+def test_a_replayed_node_that_fails_names_the_callers_line():
+    # A replay records its nodes at the line that called the compiled function (captured once).
+    f = mx.compile(lambda x, i: mx.take(x, i) * 2)
+    for index in ([0, 7], [9]):
+        y = f(mx.arange(5).astype(mx.float32), mx.array(index))
+        line = sys._getframe().f_lineno - 1
+        with pytest.raises(mx.EvalIndexError) as info:
+            mx.eval(y)
+        e = info.value
+        assert (os.path.basename(e.filename), e.lineno) == (FILE, line), (e.filename, e.lineno)
+        assert f"{FILE}:{line}" in str(e)
+
+
 def test_compiled_function_works_after_a_failed_trace():
     with pytest.raises(ValueError):
         mx.compile(lambda x: x.item())(A)

@@ -26,11 +26,27 @@ struct CallSiteHooks {
   CallSite (*capture)() = nullptr;              // called when a node is recorded
   void (*release)(CallSite) = nullptr;          // called when the node dies
   std::string (*describe)(CallSite) = nullptr;  // "file.py:12"
+  CallSite (*retain)(CallSite) = nullptr;       // another reference to a captured site
 };
 void set_call_site_hooks(CallSiteHooks hooks);
 CallSite capture_call_site();
 void release_call_site(CallSite site);
 std::string describe_call_site(CallSite site);
+
+// While one lives, nodes recorded on its thread take the site captured when it was made: a
+// compiled function's replay records every node at its caller's line, so it captures that line
+// once rather than once a node.
+class PinnedCallSite {
+ public:
+  PinnedCallSite();
+  ~PinnedCallSite();
+  PinnedCallSite(const PinnedCallSite&) = delete;
+  PinnedCallSite& operator=(const PinnedCallSite&) = delete;
+
+ private:
+  CallSite site_;
+  const CallSite* outer_;
+};
 
 enum class EvalErrorKind { memory, index, other };
 

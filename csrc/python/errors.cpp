@@ -82,6 +82,11 @@ CallSite capture() {
   return site;
 }
 
+CallSite retain(CallSite site) {
+  Py_INCREF(static_cast<PyObject*>(site.handle));
+  return site;
+}
+
 void release(CallSite site) {
   if (!Py_IsInitialized()) return;
   auto* code = static_cast<PyObject*>(site.handle);
@@ -209,7 +214,7 @@ void init_errors(nb::module_& m) {
       "_add_internal_dir", [](const std::string& dir) { g_package_dirs.push_back(dir); },
       "Frames from files under `dir` are nuvec's own: errors name the caller outside them.");
   nb::register_exception_translator(&translate);
-  set_call_site_hooks({&capture, &release, &describe});
+  set_call_site_hooks({&capture, &release, &describe, &retain});
 }
 
 }  // namespace nuvec::python

@@ -359,34 +359,54 @@ std::shared_ptr<const Tape> trace_tape(const ArrayFn& fun, const std::vector<Arr
 std::vector<Array> Tape::replay(const std::vector<Array>& inputs) const {
   bool traced = false;
   for (const Array& in : inputs) traced |= in.traced() != 0;
-  std::vector<Array> values(static_cast<size_t>(num_values));
+  // One buffer of values per thread, emptied after each replay: a decode step's ~900 values made
+  // a fresh 14 KiB vector each call, and glibc consolidated its free lists for every one. (A
+  // replay nested in another, from Python run by a node's creation, takes a vector of its own.)
+  thread_local std::vector<Array> pooled;
+  thread_local bool pooled_busy = false;
+  std::vector<Array> own;
+  std::vector<Array>& values = pooled_busy ? own : pooled;
+  struct Lease {
+    std::vector<Array>& v;
+    bool& busy;
+    bool took;
+    ~Lease() {
+      std::fill(v.begin(), v.end(), Array());
+      if (took) busy = false;
+    }
+  } lease{values, pooled_busy, !pooled_busy};
+  pooled_busy = true;
+  values.resize(static_cast<size_t>(num_values));
   for (size_t i = 0; i < inputs.size(); ++i) values[i] = inputs[i];
   for (const auto& [v, c] : constants) values[size_t(v)] = c;
+  PinnedCallSite site;  // every node at the caller's line, captured once
   for (const TapeStep& st : traced ? steps : fused) {
     std::vector<Array> ins;
+    ins.reserve(st.inputs.size());
     for (int v : st.inputs) ins.push_back(values[size_t(v)]);
     std::shared_ptr<Primitive> prim = st.primitive;
-    std::vector<Shape> shapes = st.shapes;
+    const std::vector<Shape>* shapes = &st.shapes;
+    std::vector<Shape> replayed;  // shapeless: the output shapes for these inputs
     if (shapeless) {
       std::vector<Shape> in_shapes;
       for (const Array& a : ins) in_shapes.push_back(a.shape());
-      shapes = output_shapes(st, in_shapes);
+      replayed = output_shapes(st, in_shapes), shapes = &replayed;
+      if (auto* c = dynamic_cast<const Compiled*>(prim.get())) {
+        // The group's domain from these inputs (its outputs' shapes may not show it: a row sum).
+        Shape domain = group_domain(*c, in_shapes, st);
+        if (domain != c->domain()) prim = std::make_shared<Compiled>(c->shared_program(), domain, false);
+      }
     }
-    if (auto* c = dynamic_cast<const Compiled*>(prim.get()); c && shapeless) {
-      // The group's domain from these inputs (its outputs' shapes may not show it: a row sum).
-      std::vector<Shape> in_shapes;
-      for (const Array& a : ins) in_shapes.push_back(a.shape());
-      Shape domain = group_domain(*c, in_shapes, st);
-      if (domain != c->domain()) prim = std::make_shared<Compiled>(c->shared_program(), domain, false);
-    }
-    if (shapes.size() == 1) {
-      values[size_t(st.outputs[0])] = Array::lazy(shapes[0], st.dtypes[0], prim, std::move(ins), st.stream);
+    if (shapes->size() == 1) {
+      values[size_t(st.outputs[0])] =
+          Array::lazy((*shapes)[0], st.dtypes[0], std::move(prim), std::move(ins), st.stream);
     } else {
-      std::vector<Array> outs = Array::lazy_multi(shapes, st.dtypes, prim, std::move(ins), st.stream);
+      std::vector<Array> outs = Array::lazy_multi(*shapes, st.dtypes, std::move(prim), std::move(ins), st.stream);
       for (size_t k = 0; k < outs.size(); ++k) values[size_t(st.outputs[k])] = outs[k];
     }
   }
   std::vector<Array> outs;
+  outs.reserve(outputs.size());
   for (int o : outputs) outs.push_back(values[size_t(o)]);
   return outs;
 }
