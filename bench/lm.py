@@ -32,7 +32,7 @@ import numpy as np
 import nuvec as mx
 from nuvec.lm import load
 from nuvec.lm.bench import measure
-from nuvec.lm.utils import dequantize_model, set_int8_activations
+from nuvec.lm.utils import default_model_path, dequantize_model, set_int8_activations
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import machine_bandwidth, memory_bandwidth  # noqa: E402
@@ -147,8 +147,6 @@ def main():
     rows = []
     anchors = dict(LLAMA_CPP)
     if args.llama_bench:
-        from nuvec.lm.utils import default_model_path
-
         anchors["Q4_1"] = llama_bench(
             args.llama_bench, default_model_path(), n_pp, n_tg, args.trials
         )

@@ -359,23 +359,19 @@ std::shared_ptr<const Tape> trace_tape(const ArrayFn& fun, const std::vector<Arr
 std::vector<Array> Tape::replay(const std::vector<Array>& inputs) const {
   bool traced = false;
   for (const Array& in : inputs) traced |= in.traced() != 0;
-  // One buffer of values per thread, emptied after each replay: a decode step's ~900 values made
-  // a fresh 14 KiB vector each call, and glibc consolidated its free lists for every one. (A
-  // replay nested in another, from Python run by a node's creation, takes a vector of its own.)
-  thread_local std::vector<Array> pooled;
-  thread_local bool pooled_busy = false;
-  std::vector<Array> own;
-  std::vector<Array>& values = pooled_busy ? own : pooled;
-  struct Lease {
+  // The thread's values vector, kept between replays (emptied, its capacity kept): a decode step's
+  // ~900 values made a fresh 14 KiB vector each call, and glibc consolidated its free lists for
+  // every one. A replay nested in another finds it taken (empty) and grows its own.
+  thread_local std::vector<Array> spare;
+  std::vector<Array> values;
+  values.swap(spare);
+  struct GiveBack {
     std::vector<Array>& v;
-    bool& busy;
-    bool took;
-    ~Lease() {
-      std::fill(v.begin(), v.end(), Array());
-      if (took) busy = false;
+    ~GiveBack() {
+      v.clear();
+      if (v.capacity() > spare.capacity()) spare.swap(v);
     }
-  } lease{values, pooled_busy, !pooled_busy};
-  pooled_busy = true;
+  } give_back{values};
   values.resize(static_cast<size_t>(num_values));
   for (size_t i = 0; i < inputs.size(); ++i) values[i] = inputs[i];
   for (const auto& [v, c] : constants) values[size_t(v)] = c;
