@@ -3,7 +3,6 @@
 // share a weight) and over blocks of output columns on the thread pool. Every output element is
 // computed by one thread with one fixed sequence of operations, so no split changes a bit.
 #include <algorithm>
-#include <memory>
 #include <optional>
 #include <vector>
 
@@ -83,6 +82,14 @@ struct IntRows {
   }
 };
 
+// `floats` floats of the calling thread's scratch, kept between calls: a decode step's ~1800
+// pieces of products each allocated 32 KiB, and glibc consolidated its free lists at every one.
+float* thread_scratch(int64_t floats) {
+  thread_local std::vector<float> scratch;
+  if (int64_t(scratch.size()) < floats) scratch.resize(size_t(floats));
+  return scratch.data();
+}
+
 // Runs the products (x, w, y, m, n, k, bits and group set; x's sums or integer rows filled here when
 // transposed), each over its blocks of output columns, on the pool.
 void run_products(std::vector<QmmProblem>& ps, bool t, int activation_bits) {
@@ -113,14 +120,14 @@ void run_products(std::vector<QmmProblem>& ps, bool t, int activation_bits) {
   auto tk = digits ? NUVEC_FOR_ISA(qmm_q8_transposed) : NUVEC_FOR_ISA(qmm_transposed);
   auto pk = NUVEC_FOR_ISA(qmm_plain);
   parallel_for(int64_t(ps.size()) * units, std::max<int64_t>(1, kGrainMacs / unit_macs), [&](int64_t u0, int64_t u1) {
-    std::unique_ptr<float[]> scratch(new float[size_t(qmm_scratch(max_m, n, k))]);  // written before read
+    float* scratch = thread_scratch(qmm_scratch(max_m, n, k));  // written before read
     for (int64_t u = u0; u < u1;) {
       int64_t pi = u / units, first = u % units, last = std::min(units, first + (u1 - u));
       const QmmProblem& p = ps[size_t(pi)];
       if (t)
-        tk(p, first * kQmmRowBlock, std::min(n, last * kQmmRowBlock), scratch.get());
+        tk(p, first * kQmmRowBlock, std::min(n, last * kQmmRowBlock), scratch);
       else
-        pk(p, first, last, scratch.get());
+        pk(p, first, last, scratch);
       u += last - first;
     }
   });
