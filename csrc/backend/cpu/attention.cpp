@@ -55,28 +55,31 @@ void decode(AttentionOperands a) {
     keys[size_t(i)] = n > 0 ? n : a.Lk;
     first[size_t(i) + 1] = first[size_t(i)] + (keys[size_t(i)] + KB - 1) / KB;
   }
-  const int64_t per_head = first.back(), tasks = heads * per_head, rep = a.Hq / a.Hkv;
+  // Each key head's group in chunks of at most kDecodeHeads query heads, each chunk's keys read once.
+  const int64_t per_head = first.back(), rep = a.Hq / a.Hkv, chunks = (rep + kDecodeHeads - 1) / kDecodeHeads;
+  const int64_t tasks = a.B * a.Hkv * chunks * per_head;
   std::vector<std::pair<int64_t, int64_t>> pieces;  // (row, block), block by block
   for (int64_t blk = 0; pieces.size() < size_t(per_head); ++blk)
     for (int64_t i = 0; i < a.Lq; ++i)
       if (blk < first[size_t(i) + 1] - first[size_t(i)]) pieces.emplace_back(i, blk);
-  std::vector<float> parts(size_t(tasks * stride));
+  std::vector<float> parts(size_t(heads * per_head * stride));
   auto block = NUVEC_FOR_ISA(attention_decode_block);
   auto merge = NUVEC_FOR_ISA(attention_decode_merge);
   // A task's multiply-adds, from the keys its rows read (a decode step's prefix, not the buffer).
   // Handing tasks to a worker costs about as much as 2^17 of them on the 2-core machine measured: a
   // step's nine heads over 17-70 keys took 1.4-1.6x as long on two threads as on one.
   const int64_t most = *std::max_element(keys.begin(), keys.end());
-  const int64_t work = std::min(most, KB) * (a.D + a.Dv);
+  const int64_t work = std::min(most, KB) * (a.D + a.Dv) * std::min<int64_t>(rep, kDecodeHeads);
   parallel_for(tasks, std::max<int64_t>(1, (int64_t(1) << 17) / work), [&](int64_t t0, int64_t t1) {
-    // Task order (b, key head, block, row, query head of the group): a key block is read by the
-    // group's rows one after another, from cache.
+    // Task order (b, key head, block, row, chunk of the group's query heads): a key block is read
+    // by the group's rows one after another, from cache.
     for (int64_t t = t0; t < t1; ++t) {
-      int64_t r = t % rep, w = t / rep % per_head, bg = t / rep / per_head;
-      int64_t b = bg / a.Hkv, h = bg % a.Hkv * rep + r, bh = b * a.Hq + h;
+      int64_t c = t % chunks, w = t / chunks % per_head, bg = t / chunks / per_head;
+      int64_t b = bg / a.Hkv, h = bg % a.Hkv * rep + c * kDecodeHeads, bh = b * a.Hq + h;
       auto [i, blk] = pieces[size_t(w)];
       int64_t k0 = blk * KB, k1 = std::min(keys[size_t(i)], k0 + KB);
-      block(a, b, h, i, k0, k1, masked[size_t(i)], parts.data() + (bh * per_head + first[size_t(i)] + blk) * stride);
+      block(a, b, h, int(std::min<int64_t>(kDecodeHeads, rep - c * kDecodeHeads)), i, k0, k1, masked[size_t(i)],
+            parts.data() + (bh * per_head + first[size_t(i)] + blk) * stride, per_head * stride);
     }
   });
   parallel_for(heads * a.Lq, std::max<int64_t>(1, 4096 / (a.Dv * per_head)), [&](int64_t r0, int64_t r1) {

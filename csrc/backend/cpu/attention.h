@@ -33,17 +33,19 @@ struct AttentionOperands {
   int64_t page_size = 0, pages_stride = 0;
 };
 
-// The decode kernel's piece: keys [k0, k1) (at most kAttentionKeyBlock) of query row i of head
-// (b, h), as part = {max score, sum of exp(score - max), the Dv weighted value sums}. Every score
-// is masked (float32's lowest) when `all_masked`. A row's parts depend only on its keys.
+// The decode kernel's piece: keys [k0, k1) (at most kAttentionKeyBlock) of query row i of heads
+// (b, h0) .. (b, h0 + heads - 1) (1 to 4 of one key head's group), head h0 + r's as part + r *
+// part_step = {max score, sum of exp(score - max), the Dv weighted value sums}. Every score is
+// masked (float32's lowest) when `all_masked`. A row's parts depend only on its keys (not on the
+// heads taken with it).
 // The merge: a row's nb parts in order, then the head's sink, divided out into `out` (Dv values).
 // Prefill: pack key tile [j0, j0 + kAttentionTileK) of key head (b, g) as the micro-kernels' A
 // panels of mr rows (k: prefill_k_floats at kp; v^T: prefill_v_floats at vp); then query rows
 // [i0, i1) of head (b, h) over the packed tiles of its key head.
 #define NUVEC_DECLARE_ATTENTION_ISA(ns)                                                                            \
   namespace ns {                                                                                                   \
-  void attention_decode_block(const AttentionOperands& a, int64_t b, int64_t h, int64_t i, int64_t k0, int64_t k1, \
-                              bool all_masked, float* part);                                                       \
+  void attention_decode_block(const AttentionOperands& a, int64_t b, int64_t h0, int heads, int64_t i, int64_t k0, \
+                              int64_t k1, bool all_masked, float* part, int64_t part_step);                        \
   void attention_decode_merge(const AttentionOperands& a, const float* parts, int64_t nb, int64_t h, float* out);  \
   void attention_prefill_pack(const AttentionOperands& a, int64_t b, int64_t g, int64_t j0, float* kp, float* vp); \
   void attention_prefill_tile(const AttentionOperands& a, const float* kpack, const float* vpack, int64_t b,       \
@@ -55,5 +57,8 @@ NUVEC_DECLARE_ATTENTION_ISA(avx2)
 NUVEC_DECLARE_ATTENTION_ISA(avx512)
 #endif
 #undef NUVEC_DECLARE_ATTENTION_ISA
+
+// The query heads one decode piece takes together (attention_decode_block).
+constexpr int kDecodeHeads = 4;
 
 }  // namespace nuvec::cpu

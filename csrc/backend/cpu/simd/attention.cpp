@@ -59,21 +59,27 @@ template <class T> VecF load_f_tail(const T* p, int64_t n) {
 // so the exps are 0 rather than NaN.
 float ref_of(float m) { return m == kNegInf ? 0.0f : m; }
 
-// N scores q . k_n at once (independent chains, the same operations for each key): one chain of
-// multiply-adds over D in vectors, the tail through a zero-padded copy (q's padding is zero).
-template <int N, class T> void dots(const float* q, const T* const* kr, int64_t D, float* s) {
-  VecF acc[N];
-  for (int n = 0; n < N; ++n) acc[n] = VecF{};
+// The scores of H query heads (q: H rows, DL floats apart) against N key rows at once, into
+// s[r][j0 + n]: each score one chain of multiply-adds over D in vectors (the tail through a
+// zero-padded copy; q's padding is zero), every chain independent; each key vector is read once
+// for the H heads (a key head's group shares its keys).
+template <int H, int N, class T>
+void dots(const float* q, int64_t DL, const T* const* kr, int64_t D, float* const* s, int64_t j0) {
+  VecF acc[H][N];
+  for (int r = 0; r < H; ++r)
+    for (int n = 0; n < N; ++n) acc[r][n] = VecF{};
   int64_t d = 0;
-  for (; d + L <= D; d += L) {
-    VecF qv = load(q + d);
-    for (int n = 0; n < N; ++n) acc[n] = fmadd(qv, load_f(kr[n] + d), acc[n]);
-  }
-  if (d < D) {
-    VecF qv = load(q + d);
-    for (int n = 0; n < N; ++n) acc[n] = fmadd(qv, load_f_tail(kr[n] + d, D - d), acc[n]);
-  }
-  halving_sums<N>(acc, s);
+  for (; d + L <= D; d += L)
+    for (int n = 0; n < N; ++n) {
+      const VecF kv = load_f(kr[n] + d);
+      for (int r = 0; r < H; ++r) acc[r][n] = fmadd(load(q + r * DL + d), kv, acc[r][n]);
+    }
+  if (d < D)
+    for (int n = 0; n < N; ++n) {
+      const VecF kv = load_f_tail(kr[n] + d, D - d);
+      for (int r = 0; r < H; ++r) acc[r][n] = fmadd(load(q + r * DL + d), kv, acc[r][n]);
+    }
+  for (int r = 0; r < H; ++r) halving_sums<N>(acc[r], s[r] + j0);
 }
 
 // Row i of head (b, h)'s mask, or null.
@@ -118,27 +124,52 @@ float exp_sum(float* s, int64_t n, float ref) {
   return halving_sum(acc);
 }
 
-// acc[c] += Σ_j p[j] * V[j * ldv + c] for the NV vectors of columns from c0, j in order.
-template <int NV, class T> void weighted(const float* p, const T* V, int64_t ldv, int64_t n, int64_t c0, float* acc) {
-  VecF r[NV];
-  for (int t = 0; t < NV; ++t) r[t] = load(acc + c0 + t * L);
-  for (int64_t j = 0; j < n; ++j) {
-    VecF pj = splat(p[j]);
-    const T* vj = V + j * ldv + c0;
-    for (int t = 0; t < NV; ++t) r[t] = fmadd(pj, load_f(vj + t * L), r[t]);
-  }
-  for (int t = 0; t < NV; ++t) store(acc + c0 + t * L, r[t]);
+// Keys and values stream from memory once a cache outgrows the caches, and the hardware's
+// prefetchers alone left a core at 6-7 GB/s (a step of 600 positions): rows this far ahead are asked
+// for as the loops go.
+constexpr int64_t kAheadRows = 16;
+
+// Asks the caches for the lines of [p, p + bytes).
+inline void prefetch_span(const void* p, int64_t bytes) {
+  for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(static_cast<const char*>(p) + o);
 }
 
-// acc[0, Dv) += Σ_j p[j] * V_j, rows ldv apart (acc holds round_up(Dv, L) floats).
-template <class T> void weighted_sum(const float* p, const T* V, int64_t ldv, int64_t n, int64_t Dv, float* acc) {
+// acc[r][c] += Σ_j p[r][j] * V[j * ldv + c] for H heads (acc rows DVL floats apart) and the NV
+// vectors of columns from c0, j in order: one chain per head and column, each value vector read
+// once for the H heads.
+template <int H, int NV, class T>
+void weighted(const float* const* p, const T* V, int64_t ldv, int64_t n, int64_t c0, float* acc, int64_t DVL) {
+  VecF r[H][NV];
+  for (int h = 0; h < H; ++h)
+    for (int t = 0; t < NV; ++t) r[h][t] = load(acc + h * DVL + c0 + t * L);
+  for (int64_t j = 0; j < n; ++j) {
+    if (j + kAheadRows < n) prefetch_span(V + (j + kAheadRows) * ldv + c0, NV * L * int64_t(sizeof(T)));
+    VecF pj[H];
+    for (int h = 0; h < H; ++h) pj[h] = splat(p[h][j]);
+    const T* vj = V + j * ldv + c0;
+    for (int t = 0; t < NV; ++t) {
+      const VecF v = load_f(vj + t * L);
+      for (int h = 0; h < H; ++h) r[h][t] = fmadd(pj[h], v, r[h][t]);
+    }
+  }
+  for (int h = 0; h < H; ++h)
+    for (int t = 0; t < NV; ++t) store(acc + h * DVL + c0 + t * L, r[h][t]);
+}
+
+// acc[r][0, Dv) += Σ_j p[r][j] * V_j for H heads, rows ldv apart (acc rows DVL = round_up(Dv, L)
+// floats apart); at most twelve accumulators at a time, so none spills.
+template <int H, class T>
+void weighted_sum(const float* const* p, const T* V, int64_t ldv, int64_t n, int64_t Dv, float* acc, int64_t DVL) {
+  constexpr int NV = H == 1 ? 8 : H == 2 ? 4 : 2;
   int64_t full = Dv / L * L, c = 0;
-  for (; c + 8 * L <= full; c += 8 * L) weighted<8>(p, V, ldv, n, c, acc);
-  for (; c < full; c += L) weighted<1>(p, V, ldv, n, c, acc);
+  for (; c + NV * L <= full; c += NV * L) weighted<H, NV>(p, V, ldv, n, c, acc, DVL);
+  for (; c < full; c += L) weighted<H, 1>(p, V, ldv, n, c, acc, DVL);
   if (c == Dv) return;
-  VecF r = load(acc + c);
-  for (int64_t j = 0; j < n; ++j) r = fmadd(splat(p[j]), load_f_tail(V + j * ldv + c, Dv - c), r);
-  store(acc + c, r);
+  for (int h = 0; h < H; ++h) {
+    VecF r = load(acc + h * DVL + c);
+    for (int64_t j = 0; j < n; ++j) r = fmadd(splat(p[h][j]), load_f_tail(V + j * ldv + c, Dv - c), r);
+    store(acc + h * DVL + c, r);
+  }
 }
 
 // Row r of head (b, h) of an operand with strides st (elements of batch, head, row).
@@ -169,51 +200,76 @@ void finish_row(const AttentionOperands& a, int64_t h, float m, float l, float* 
 
 namespace {
 
-template <class T> void decode_block(const AttentionOperands& a, int64_t b, int64_t h, int64_t i, int64_t k0,
-                                     int64_t k1, bool all_masked, float* part) {
-  const int64_t D = a.D, Dv = a.Dv, n = k1 - k0, g = h / (a.Hq / a.Hkv);
-  const float* q = row_of<float>(a.q, a.qst, b, h, i);
+// Query heads h0 .. h0 + H - 1 (of one key head) of row i over keys [k0, k1), head h0 + r's part
+// at part + r * part_step: for each head the one-head sequence (docs/attention.md), the key and
+// value rows read once for all H.
+template <class T, int H> void decode_heads(const AttentionOperands& a, int64_t b, int64_t h0, int64_t i, int64_t k0,
+                                            int64_t k1, bool all_masked, float* part, int64_t part_step) {
+  const int64_t D = a.D, Dv = a.Dv, n = k1 - k0, g = h0 / (a.Hq / a.Hkv), DL = round_up(D, L), DVL = round_up(Dv, L);
   thread_local std::vector<float> qs, acc;
-  qs.assign(size_t(round_up(D, L)), 0.0f);
-  for (int64_t d = 0; d < D; ++d) qs[size_t(d)] = q[d] * a.scale;
-  alignas(64) float s[kAttentionKeyBlock + 16];
+  qs.assign(size_t(H * DL), 0.0f);
+  for (int r = 0; r < H; ++r) {
+    const float* q = row_of<float>(a.q, a.qst, b, h0 + r, i);
+    for (int64_t d = 0; d < D; ++d) qs[size_t(r * DL + d)] = q[d] * a.scale;
+  }
+  alignas(64) float sbuf[H][kAttentionKeyBlock + 16];
+  float* s[H];
+  for (int r = 0; r < H; ++r) s[r] = sbuf[r];
+  // Keys N at a time: independent chains in flight keep both FMA units busy, H * N accumulators.
+  constexpr int N = H == 1 ? 8 : 12 / H;
   int64_t j = 0;
-  for (; j + 8 <= n; j += 8) {  // eight chains in flight keep both FMA units busy
-    const T* kr[8];
-    for (int t = 0; t < 8; ++t) kr[t] = kv_row<T>(a, a.k, a.kst, b, g, k0 + j + t);
-    dots<8>(qs.data(), kr, D, s + j);
+  for (; j + N <= n; j += N) {
+    const T* kr[N];
+    for (int t = 0; t < N; ++t) kr[t] = kv_row<T>(a, a.k, a.kst, b, g, k0 + j + t);
+    for (int64_t t = j + kAheadRows; t < std::min(n, j + kAheadRows + N); ++t)
+      prefetch_span(kv_row<T>(a, a.k, a.kst, b, g, k0 + t), D * int64_t(sizeof(T)));
+    dots<H, N>(qs.data(), DL, kr, D, s, j);
   }
   for (; j < n; ++j) {
     const T* kr[1] = {kv_row<T>(a, a.k, a.kst, b, g, k0 + j)};
-    dots<1>(qs.data(), kr, D, s + j);
+    dots<H, 1>(qs.data(), DL, kr, D, s, j);
   }
-  if (all_masked)
-    std::fill(s, s + n, kLowest);
-  else
-    apply_mask(a, mask_row(a, b, h, i), k0, s, n);
-  int64_t np = round_up(n, L);
-  std::fill(s + n, s + np, kNegInf);
-  float m = vmax(s, np);
-  part[0] = m;
-  part[1] = exp_sum(s, np, ref_of(m));
-  acc.assign(size_t(round_up(Dv, L)), 0.0f);
+  const int64_t np = round_up(n, L);
+  for (int r = 0; r < H; ++r) {
+    if (all_masked)
+      std::fill(s[r], s[r] + n, kLowest);
+    else
+      apply_mask(a, mask_row(a, b, h0 + r, i), k0, s[r], n);
+    std::fill(s[r] + n, s[r] + np, kNegInf);
+    const float m = vmax(s[r], np);
+    part[r * part_step] = m;
+    part[r * part_step + 1] = exp_sum(s[r], np, ref_of(m));
+  }
+  acc.assign(size_t(H * DVL), 0.0f);
   // Runs of rows contiguous in one page (all n when not paged): each column's chain of
   // multiply-adds over the keys in order is the same however the keys are split.
   for (int64_t j0 = 0, run; j0 < n; j0 += run) {
     run = a.pages ? std::min(n - j0, a.page_size - (k0 + j0) % a.page_size) : n;
-    weighted_sum(s + j0, kv_row<T>(a, a.v, a.vst, b, g, k0 + j0), a.vst[2], run, Dv, acc.data());
+    const float* p[H];
+    for (int r = 0; r < H; ++r) p[r] = s[r] + j0;
+    weighted_sum<H>(p, kv_row<T>(a, a.v, a.vst, b, g, k0 + j0), a.vst[2], run, Dv, acc.data(), DVL);
   }
-  std::copy(acc.begin(), acc.begin() + Dv, part + 2);
+  for (int r = 0; r < H; ++r) std::copy_n(acc.begin() + r * DVL, Dv, part + r * part_step + 2);
+}
+
+template <class T> void decode_block(const AttentionOperands& a, int64_t b, int64_t h0, int heads, int64_t i,
+                                     int64_t k0, int64_t k1, bool all_masked, float* part, int64_t part_step) {
+  switch (heads) {
+    case 1: return decode_heads<T, 1>(a, b, h0, i, k0, k1, all_masked, part, part_step);
+    case 2: return decode_heads<T, 2>(a, b, h0, i, k0, k1, all_masked, part, part_step);
+    case 3: return decode_heads<T, 3>(a, b, h0, i, k0, k1, all_masked, part, part_step);
+    default: return decode_heads<T, 4>(a, b, h0, i, k0, k1, all_masked, part, part_step);
+  }
 }
 
 }  // namespace
 
-void attention_decode_block(const AttentionOperands& a, int64_t b, int64_t h, int64_t i, int64_t k0, int64_t k1,
-                            bool all_masked, float* part) {
+void attention_decode_block(const AttentionOperands& a, int64_t b, int64_t h0, int heads, int64_t i, int64_t k0,
+                            int64_t k1, bool all_masked, float* part, int64_t part_step) {
   switch (a.kv) {
-    case Dtype::float16: return decode_block<f16>(a, b, h, i, k0, k1, all_masked, part);
-    case Dtype::bfloat16: return decode_block<bf16>(a, b, h, i, k0, k1, all_masked, part);
-    default: return decode_block<float>(a, b, h, i, k0, k1, all_masked, part);
+    case Dtype::float16: return decode_block<f16>(a, b, h0, heads, i, k0, k1, all_masked, part, part_step);
+    case Dtype::bfloat16: return decode_block<bf16>(a, b, h0, heads, i, k0, k1, all_masked, part, part_step);
+    default: return decode_block<float>(a, b, h0, heads, i, k0, k1, all_masked, part, part_step);
   }
 }
 
