@@ -17,6 +17,10 @@ The machine may be shared: read ratios.
 of the issue's anchors. One way to build it offline: the ``llama-cpp-python`` sdist on PyPI vendors
 llama.cpp's source (``vendor/llama.cpp``); ``cmake -B build -DGGML_NATIVE=ON -DLLAMA_CURL=OFF
 -DCMAKE_BUILD_TYPE=Release && cmake --build build --target llama-bench`` there (docs/lm.md).
+
+``--depths 512,2048`` adds a table of Q4_1 decode speeds after prompts of those lengths (tg128 at
+llama-bench's depth ``-d``: the context's attention is read every step), beside llama-bench's at
+the same depths when ``--llama-bench`` is given.
 """
 
 import argparse
@@ -128,6 +132,35 @@ def llama_bench(path, model_file, n_pp, n_tg, trials):
     return speed[(n_pp, 0)], speed[(0, n_tg)]
 
 
+def llama_bench_depths(path, model_file, n_tg, depths, trials):
+    """llama.cpp's tg tok/s after each depth's tokens of context (llama-bench's -d), at 2 threads."""
+    out = subprocess.run(
+        [path, "-m", model_file, "-t", "2", "-p", "0", "-n", str(n_tg), "-d", ",".join(map(str, depths)),
+         "-r", str(trials), "-o", "json"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    return {r["n_depth"]: r["avg_ts"] for r in json.loads(out)}
+
+
+def depth_rows(args, n_tg):
+    """(depth, nuvec Q4_1 tg, llama.cpp tg or None) for each of --depths."""
+    depths = [int(d) for d in args.depths.split(",") if d]
+    if not depths:
+        return []
+    theirs = {}
+    if args.llama_bench:
+        theirs = llama_bench_depths(
+            args.llama_bench, default_model_path(), n_tg, depths, args.trials
+        )
+    model, _ = load()
+    measure(model, 16, 4)  # warm-up
+    rows = []
+    for d in depths:
+        tg = statistics.median(measure(model, 16, n_tg, depth=d)["tg"] for _ in range(args.trials))
+        rows.append((d, tg, theirs.get(d)))
+    return rows
+
+
 def median(trials):
     return {k: statistics.median(t[k] for t in trials) for k in trials[0]}
 
@@ -140,6 +173,7 @@ def main():
     ap.add_argument(
         "--llama-bench", help="llama.cpp's llama-bench, run beside nuvec on the same file"
     )
+    ap.add_argument("--depths", default="", help="Q4_1 decode after these context lengths too")
     args = ap.parse_args()
     n_pp, n_tg = args.prompt_tokens, args.generation_tokens
     copy = machine_bandwidth()
@@ -185,6 +219,15 @@ def main():
         print(
             f"| {name} | {pp:.1f} | {tg:.1f} | {peak:.3f} | {limit:.0f} | {lpp:.0f} / {ltg:.0f} |"
         )
+    deep = depth_rows(args, n_tg)
+    if deep:
+        print(
+            f"\n| context before tg{n_tg} | nuvec Q4_1 tok/s | llama.cpp Q4_1 tok/s | nuvec / llama.cpp |"
+        )
+        print("|---|---|---|---|")
+        for d, tg, theirs in deep:
+            other = f"{theirs:.1f} | {tg / theirs:.2f}" if theirs else "- | -"
+            print(f"| {d} | {tg:.1f} | {other} |")
 
 
 if __name__ == "__main__":

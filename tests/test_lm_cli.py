@@ -74,6 +74,27 @@ def test_bench_prints_a_table():
     assert "| prompt (16 tokens), tok/s |" in r.stdout and "| peak memory, GB |" in r.stdout
 
 
+def test_bench_decodes_after_the_depth(monkeypatch):
+    """--depth N (llama-bench's -d): the timed decode follows a prompt of N tokens; the CLI says so."""
+    from nuvec.lm import bench, load
+
+    model, _ = load(smollm2_path())
+    prompts = []
+    real = bench.generate_step
+
+    def spy(prompt, model, **kwargs):
+        prompts.append(prompt.size)
+        return real(prompt, model, **kwargs)
+
+    monkeypatch.setattr(bench, "generate_step", spy)
+    bench.measure(model, 16, 2, depth=40)
+    bench.measure(model, 16, 2)
+    assert prompts == [16, 40, 16, 1]
+    r = _run("bench", "--prompt-tokens", "16", "--generation-tokens", "4", "--trials", "1",
+             "--depth", "40")  # fmt: skip
+    assert r.returncode == 0 and "| decode (4 tokens after 40), tok/s |" in r.stdout, r.stderr
+
+
 def test_int8_activations_flag():
     """--int8-activations (nuvec's own, tests/test_qmm_int8.py): the fixed question's answer
     starts as the float path's; bench takes the flag too."""

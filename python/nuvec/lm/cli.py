@@ -62,6 +62,12 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--prompt-tokens", type=int, default=512)
     b.add_argument("--generation-tokens", type=int, default=128)
     b.add_argument("--trials", type=int, default=3)
+    b.add_argument(
+        "--depth",
+        type=int,
+        default=0,
+        help="decode after this many tokens of context (llama-bench's -d)",
+    )
     v = sub.add_parser("convert", help="write a model in MLX's format (quantized with -q)")
     v.add_argument("--model", "--hf-path", required=True, help="a GGUF file or model directory")
     v.add_argument("--out", "--mlx-path", default="mlx_model", help="the new directory")
@@ -173,7 +179,7 @@ def _bench(args: argparse.Namespace) -> None:
     from .bench import run
 
     model, _ = load(args.model, int8_activations=args.int8_activations)
-    run(model, args.prompt_tokens, args.generation_tokens, args.trials)
+    run(model, args.prompt_tokens, args.generation_tokens, args.trials, args.depth)
 
 
 def main(argv: list[str] | None = None) -> int:
