@@ -122,24 +122,27 @@ def torch_measure(torch, forward, layers, vocab, prompt_tokens, generation_token
         return {"pp": pp, "tg": generation_tokens / (time.perf_counter() - tic)}
 
 
-def llama_bench(path, model_file, n_pp, n_tg, trials):
-    """llama.cpp's (pp, tg) tok/s on `model_file`, measured now by its llama-bench at 2 threads."""
+def llama_bench_runs(path, model_file, trials, *options):
+    """llama-bench's tests on `model_file` at 2 threads, measured now: its JSON records."""
     out = subprocess.run(
-        [path, "-m", model_file, "-t", "2", "-p", str(n_pp), "-n", str(n_tg), "-r", str(trials), "-o", "json"],
+        [path, "-m", model_file, "-t", "2", "-r", str(trials), "-o", "json", *options],
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
-    speed = {(r["n_prompt"], r["n_gen"]): r["avg_ts"] for r in json.loads(out)}
+    return json.loads(out)
+
+
+def llama_bench(path, model_file, n_pp, n_tg, trials):
+    """llama.cpp's (pp, tg) tok/s on `model_file`."""
+    runs = llama_bench_runs(path, model_file, trials, "-p", str(n_pp), "-n", str(n_tg))
+    speed = {(r["n_prompt"], r["n_gen"]): r["avg_ts"] for r in runs}
     return speed[(n_pp, 0)], speed[(0, n_tg)]
 
 
 def llama_bench_depths(path, model_file, n_tg, depths, trials):
-    """llama.cpp's tg tok/s after each depth's tokens of context (llama-bench's -d), at 2 threads."""
-    out = subprocess.run(
-        [path, "-m", model_file, "-t", "2", "-p", "0", "-n", str(n_tg), "-d", ",".join(map(str, depths)),
-         "-r", str(trials), "-o", "json"],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
-    return {r["n_depth"]: r["avg_ts"] for r in json.loads(out)}
+    """llama.cpp's tg tok/s after each depth's tokens of context (llama-bench's -d)."""
+    depth_list = ",".join(map(str, depths))
+    runs = llama_bench_runs(path, model_file, trials, "-p", "0", "-n", str(n_tg), "-d", depth_list)
+    return {r["n_depth"]: r["avg_ts"] for r in runs}
 
 
 def depth_rows(args, n_tg):

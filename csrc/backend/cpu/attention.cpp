@@ -56,7 +56,7 @@ void decode(AttentionOperands a) {
     first[size_t(i) + 1] = first[size_t(i)] + (keys[size_t(i)] + KB - 1) / KB;
   }
   // Each key head's group in chunks of at most kDecodeHeads query heads, each chunk's keys read once.
-  const int64_t per_head = first.back(), rep = a.Hq / a.Hkv, chunks = (rep + kDecodeHeads - 1) / kDecodeHeads;
+  const int64_t per_head = first.back(), rep = a.Hq / a.Hkv, chunks = decode_chunks(rep);
   const int64_t tasks = a.B * a.Hkv * chunks * per_head;
   std::vector<std::pair<int64_t, int64_t>> pieces;  // (row, block), block by block
   for (int64_t blk = 0; pieces.size() < size_t(per_head); ++blk)
@@ -69,7 +69,7 @@ void decode(AttentionOperands a) {
   // Handing tasks to a worker costs about as much as 2^17 of them on the 2-core machine measured: a
   // step's nine heads over 17-70 keys took 1.4-1.6x as long on two threads as on one.
   const int64_t most = *std::max_element(keys.begin(), keys.end());
-  const int64_t work = std::min(most, KB) * (a.D + a.Dv) * std::min<int64_t>(rep, kDecodeHeads);
+  const int64_t work = std::min(most, KB) * (a.D + a.Dv) * decode_chunk_heads(rep, 0);
   parallel_for(tasks, std::max<int64_t>(1, (int64_t(1) << 17) / work), [&](int64_t t0, int64_t t1) {
     // Task order (b, key head, block, row, chunk of the group's query heads): a key block is read
     // by the group's rows one after another, from cache.
@@ -78,7 +78,7 @@ void decode(AttentionOperands a) {
       int64_t b = bg / a.Hkv, h = bg % a.Hkv * rep + c * kDecodeHeads, bh = b * a.Hq + h;
       auto [i, blk] = pieces[size_t(w)];
       int64_t k0 = blk * KB, k1 = std::min(keys[size_t(i)], k0 + KB);
-      block(a, b, h, int(std::min<int64_t>(kDecodeHeads, rep - c * kDecodeHeads)), i, k0, k1, masked[size_t(i)],
+      block(a, b, h, decode_chunk_heads(rep, c), i, k0, k1, masked[size_t(i)],
             parts.data() + (bh * per_head + first[size_t(i)] + blk) * stride, per_head * stride);
     }
   });

@@ -1,6 +1,7 @@
 // The CPU attention kernels' operands, and their loops in each instruction set's build
 // (backend/cpu/simd/attention.cpp). docs/attention.md describes both kernels.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 #include "backend/cpu/matmul.h"
@@ -58,7 +59,12 @@ NUVEC_DECLARE_ATTENTION_ISA(avx512)
 #endif
 #undef NUVEC_DECLARE_ATTENTION_ISA
 
-// The query heads one decode piece takes together (attention_decode_block).
+// The query heads one decode piece takes together (attention_decode_block): a key head's group of
+// `rep` query heads is cut into decode_chunks(rep) chunks, chunk c holding decode_chunk_heads(rep, c).
 constexpr int kDecodeHeads = 4;
+inline int64_t decode_chunks(int64_t rep) { return (rep + kDecodeHeads - 1) / kDecodeHeads; }
+inline int decode_chunk_heads(int64_t rep, int64_t c) {
+  return int(std::min<int64_t>(kDecodeHeads, rep - c * kDecodeHeads));
+}
 
 }  // namespace nuvec::cpu

@@ -90,20 +90,19 @@ void eval_paged_attention(const PagedAttention& prim, const std::vector<Array>& 
   // Tasks (sequence, key head, block, chunk of the group's query heads), as the decode kernel
   // orders them; row (b, h)'s nb[b] parts are consecutive. Any split gives the same bits: no task
   // reads another's.
-  const int64_t chunks = (rep + kDecodeHeads - 1) / kDecodeHeads, per_block = Hkv * chunks;
+  const int64_t chunks = decode_chunks(rep), per_block = Hkv * chunks;
   const int64_t tasks = first.back() * per_block;
   std::vector<float> parts(size_t(first.back() * Hq * stride));
   auto block = NUVEC_FOR_ISA(attention_decode_block);
   auto merge = NUVEC_FOR_ISA(attention_decode_merge);
-  const int64_t work = KB * (D + Dv) * std::min<int64_t>(rep, kDecodeHeads);
+  const int64_t work = KB * (D + Dv) * decode_chunk_heads(rep, 0);
   parallel_for(tasks, std::max<int64_t>(1, (int64_t(1) << 16) / work), [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       // The last sequence starting at or before block t / per_block: the one with blocks there.
       int64_t b = std::upper_bound(first.begin(), first.end(), t / per_block) - first.begin() - 1;
       int64_t n = nb[size_t(b)], local = t - first[size_t(b)] * per_block;
       int64_t c = local % chunks, blk = local / chunks % n, h = local / chunks / n * rep + c * kDecodeHeads;
-      block(a, b, h, int(std::min<int64_t>(kDecodeHeads, rep - c * kDecodeHeads)), 0, blk * KB,
-            std::min<int64_t>(lens[b], (blk + 1) * KB), false,
+      block(a, b, h, decode_chunk_heads(rep, c), 0, blk * KB, std::min<int64_t>(lens[b], (blk + 1) * KB), false,
             parts.data() + (first[size_t(b)] * Hq + h * n + blk) * stride, n * stride);
     }
   });
