@@ -590,6 +590,8 @@ def test_compiled_function_exports(tmp_path):
 NOT_EXPORTABLE = {
     "Custom": "custom_function's rules are Python callbacks (MLX refuses CustomTransforms too)",
     "Compiled": "compile runs its function plainly while export traces it, so none is recorded",
+    "CompiledCall": "a compiled call replays its graph when a transform (export too) traces an argument",
+    "TakenInput": "stands for a compiled call's input its failed evaluation consumed; raises when read",
     "CompilePlaceholder": "compile's stand-in for its inputs while it traces; never in a graph it returns",
     "VmapPlaceholder": "vmap's stand-in for its inputs while it traces; never in a graph it returns",
     "CustomC": "a custom C operation's kernel and rules are callbacks of this process (C ABI)",

@@ -20,6 +20,10 @@ class Primitive : public std::enable_shared_from_this<Primitive> {
   // For common-subexpression elimination: same operation with the same parameters.
   virtual bool is_equivalent(const Primitive& other) const { return false; }
 
+  // Whether its kernel runs other primitives' kernels and times them for the profile itself (a
+  // compiled call): the evaluator then leaves its node untimed.
+  virtual bool profiles_inside() const { return false; }
+
   // Differentiation rules, written with ops so they differentiate again.
   // vjp: the cotangents of primals[argnums[i]] given the outputs' cotangents.
   virtual std::vector<Array> vjp(const std::vector<Array>& primals, const std::vector<Array>& cotangents,

@@ -76,6 +76,10 @@ void init_compile(nb::module_& m) {
           },
           "What one replay records, node by node: (name, first output's shape, names of the fused steps).");
   m.def(
+      "_compile_plans", [](bool on) { return plans_enabled().exchange(on); }, nb::arg("on"),
+      "Whether compiled calls run as one node where their trace allows (else as a graph of its steps); returns "
+      "the previous setting.");
+  m.def(
       "_compile_signature", [](nb::tuple args, bool shapeless) -> nb::object { return signature(args, shapeless); },
       nb::arg("args"), nb::arg("shapeless"), "The cache key of arguments that are all arrays, else None.");
   m.def(

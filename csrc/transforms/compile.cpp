@@ -353,26 +353,17 @@ std::shared_ptr<const Tape> trace_tape(const ArrayFn& fun, const std::vector<Arr
   eval(fold);
   simplify(*t);
   t->fused = fuse_steps(*t);
+  t->plan = plan_tape(*t);
   return t;
 }
 
 std::vector<Array> Tape::replay(const std::vector<Array>& inputs) const {
   bool traced = false;
   for (const Array& in : inputs) traced |= in.traced() != 0;
-  // The thread's values vector, kept between replays (emptied, its capacity kept): a decode step's
-  // ~900 values made a fresh 14 KiB vector each call, and glibc consolidated its free lists for
-  // every one. A replay nested in another finds it taken (empty) and grows its own.
-  thread_local std::vector<Array> spare;
-  std::vector<Array> values;
-  values.swap(spare);
-  struct GiveBack {
-    std::vector<Array>& v;
-    ~GiveBack() {
-      v.clear();
-      if (v.capacity() > spare.capacity()) spare.swap(v);
-    }
-  } give_back{values};
-  values.resize(static_cast<size_t>(num_values));
+  for (const auto& c : constants) traced |= c.second.traced() != 0;  // captured from a transform's trace
+  if (!traced && plan && plans_enabled().load(std::memory_order_relaxed)) return replay_plan(plan, inputs);
+  ThreadValues held{size_t(num_values)};
+  std::vector<Array>& values = held.values;
   for (size_t i = 0; i < inputs.size(); ++i) values[i] = inputs[i];
   for (const auto& [v, c] : constants) values[size_t(v)] = c;
   PinnedCallSite site;  // every node at the caller's line, captured once
@@ -405,6 +396,20 @@ std::vector<Array> Tape::replay(const std::vector<Array>& inputs) const {
   outs.reserve(outputs.size());
   for (int o : outputs) outs.push_back(values[size_t(o)]);
   return outs;
+}
+
+namespace {
+thread_local std::vector<Array> spare_values;
+}
+
+ThreadValues::ThreadValues(size_t n) {
+  values.swap(spare_values);
+  values.resize(n);
+}
+
+ThreadValues::~ThreadValues() {
+  values.clear();
+  if (values.capacity() > spare_values.capacity()) spare_values.swap(values);
 }
 
 std::vector<Shape> output_shapes(const TapeStep& st, const std::vector<Shape>& inputs) {
