@@ -146,7 +146,8 @@ def llama_bench_depths(path, model_file, n_tg, depths, trials):
 
 
 def depth_rows(args, n_tg):
-    """(depth, nuvec Q4_1 tg, llama.cpp tg or None) for each of --depths."""
+    """(depth, nuvec Q4_1 tg, the same with float16 caches, llama.cpp tg or None) for each of
+    --depths (llama.cpp's caches are float16 by default)."""
     depths = [int(d) for d in args.depths.split(",") if d]
     if not depths:
         return []
@@ -159,8 +160,13 @@ def depth_rows(args, n_tg):
     measure(model, 16, 4)  # warm-up
     rows = []
     for d in depths:
-        tg = statistics.median(measure(model, 16, n_tg, depth=d)["tg"] for _ in range(args.trials))
-        rows.append((d, tg, theirs.get(d)))
+        tg = {}
+        for kv in (None, mx.float16):  # alternated: the machine's speed drifts
+            for _ in range(args.trials):
+                tg.setdefault(kv, []).append(measure(model, 16, n_tg, depth=d, kv_dtype=kv)["tg"])
+        rows.append(
+            (d, statistics.median(tg[None]), statistics.median(tg[mx.float16]), theirs.get(d))
+        )
     return rows
 
 
@@ -225,12 +231,15 @@ def main():
     deep = depth_rows(args, n_tg)
     if deep:
         print(
-            f"\n| context before tg{n_tg} | nuvec Q4_1 tok/s | llama.cpp Q4_1 tok/s | nuvec / llama.cpp |"
+            f"\n| context before tg{n_tg} | nuvec Q4_1 tok/s | nuvec, float16 caches | "
+            "llama.cpp Q4_1 tok/s (float16 caches) | nuvec / llama.cpp | float16 caches / llama.cpp |"
         )
-        print("|---|---|---|---|")
-        for d, tg, theirs in deep:
-            other = f"{theirs:.1f} | {tg / theirs:.2f}" if theirs else "- | -"
-            print(f"| {d} | {tg:.1f} | {other} |")
+        print("|---|---|---|---|---|---|")
+        for d, tg, half, theirs in deep:
+            other = (
+                f"{theirs:.1f} | {tg / theirs:.2f} | {half / theirs:.2f}" if theirs else "- | - | -"
+            )
+            print(f"| {d} | {tg:.1f} | {half:.1f} | {other} |")
 
 
 if __name__ == "__main__":

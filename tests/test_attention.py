@@ -124,6 +124,26 @@ def test_half_types_compute_in_float32(dtype, lq):
     np.testing.assert_allclose(np.array(out.astype(mx.float32)), ref, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("lq", [1, 6])
+def test_half_keys_beside_float32_queries(dtype, lq):
+    # A half KV cache under float32 queries: the float32 result of the keys and values rounded to
+    # the half type (as MLX, which converts them first; nuvec's kernels read them as they are).
+    q, k, v = operands(1, 6, 2, lq, 300, 16)
+    dt = getattr(mx, dtype)
+    kh, vh = mx.array(k).astype(dt), mx.array(v).astype(dt)
+    for mask in (None, "causal"):
+        out = sdpa(mx.array(q), kh, vh, scale=0.25, mask=mask)
+        assert out.dtype == mx.float32
+        want = sdpa(
+            mx.array(q), kh.astype(mx.float32), vh.astype(mx.float32), scale=0.25, mask=mask
+        )
+        if IS_MLX:
+            np.testing.assert_allclose(np.array(out), np.array(want), rtol=1e-5, atol=1e-6)
+        else:  # the same values in the same order: the same bits
+            assert np.array_equal(np.array(out), np.array(want))
+
+
 def test_mixed_and_float64_dtypes():
     q, k, v = operands(1, 2, 2, 3, 9, 8)
     out = sdpa(mx.array(q).astype(mx.float16), mx.array(k), mx.array(v), scale=0.3)

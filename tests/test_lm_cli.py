@@ -108,6 +108,17 @@ def test_int8_activations_flag():
     assert r.returncode == 0 and "| decode (4 tokens), tok/s |" in r.stdout, r.stderr
 
 
+def test_kv_dtype_flag():
+    """--kv-dtype float16 (nuvec's own): half caches; the fixed question's answer starts as with
+    float32 caches."""
+    model = smollm2_path()
+    args = ("generate", "--model", model, "--prompt", "What is gravity?", "--max-tokens", "12")
+    plain, half = _run(*args), _run(*args, "--kv-dtype", "float16")
+    assert half.returncode == 0, half.stderr
+    assert half.stdout.startswith("Gravity is") and plain.stdout.startswith("Gravity is")
+    assert _run(*args, "--kv-dtype", "int8").returncode != 0
+
+
 @pytest.mark.parametrize("kind", ["missing", "corrupt", "architecture", "directory"])
 def test_bad_models_fail_with_one_line(tmp_path, kind):
     path = tmp_path / "m.gguf"

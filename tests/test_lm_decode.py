@@ -67,6 +67,36 @@ def test_a_full_buffer_grows_through_the_plain_step_then_traces_its_new_size(mon
     assert _decoded_steps(model, prompt, 20) == 19
 
 
+def _run_kv(model, prompt, n, kv_dtype):
+    steps = generate_step(mx.array(prompt), model, max_tokens=n, kv_dtype=kv_dtype)
+    return [(t, lp) for t, lp in steps]
+
+
+@pytest.mark.parametrize("kv_dtype", [mx.float16, mx.bfloat16])
+def test_half_caches_compiled_give_the_plain_bits(kv_dtype, monkeypatch):
+    model = tiny("llama")
+    prompt = [i % 97 for i in range(1, 250)]  # through a growth of the buffer
+    compiled = _run_kv(model, prompt, 12, kv_dtype)
+    with monkeypatch.context() as m:
+        _plain(m)
+        _same(compiled, _run_kv(model, prompt, 12, kv_dtype))
+    cache = make_prompt_cache(model, kv_dtype=kv_dtype)
+    for _ in generate_step(mx.array(prompt), model, max_tokens=3, prompt_cache=cache):
+        pass
+    assert {c.keys.dtype for c in cache} == {kv_dtype} and cache[0].offset == 251
+    # The caches hold the float32 keys rounded to the half type, nothing else.
+    full = make_prompt_cache(model)
+    for _ in generate_step(mx.array(prompt), model, max_tokens=3, prompt_cache=full):
+        pass
+    got = np.array(cache[1].state[0].astype(mx.float32))
+    want = np.array(full[1].state[0].astype(kv_dtype).astype(mx.float32))
+    np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2)  # (later layers see rounded keys)
+    assert np.array_equal(
+        np.array(cache[0].state[0].astype(mx.float32)),
+        np.array(full[0].state[0].astype(kv_dtype).astype(mx.float32)),
+    )
+
+
 def test_fits_only_plain_one_token_caches():
     model = tiny("llama")
     step = D.compiled_decode(model)

@@ -108,7 +108,11 @@ Array scaled_dot_product_attention(const Array& q, const Array& k, const Array& 
   auto rounded = [&](const Array& x) { return x.dtype() == out ? x : astype(x, out, s); };
   auto prep = [&](const Array& x) { return astype(rounded(x), c, s); };
   bool kv_as_is = plan.kernel != "reference";
-  std::vector<Array> in{prep(q), kv_as_is ? rounded(k) : prep(k), kv_as_is ? rounded(v) : prep(v)};
+  // Half keys and values beside float32 queries (a float16 KV cache) are read as they are too:
+  // rounding them to float32 is exact, and would copy the whole cache at every call.
+  bool half_kv = is_half(k.dtype()) && k.dtype() == v.dtype() && out == Dtype::float32;
+  auto kv = [&](const Array& x) { return !kv_as_is ? prep(x) : half_kv ? x : rounded(x); };
+  std::vector<Array> in{prep(q), kv(k), kv(v)};
   Shape scores{q.shape(0), q.shape(1), q.shape(2), k.shape(2)};
   if (p.mask == AttentionMask::boolean) in.push_back(broadcast_to(*mask, scores, s));
   if (p.mask == AttentionMask::additive) in.push_back(broadcast_to(prep(*mask), scores, s));

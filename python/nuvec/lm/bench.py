@@ -20,10 +20,14 @@ def _prompt(n: int, vocab: int) -> Any:
 
 
 def measure(
-    model: Any, prompt_tokens: int = 512, generation_tokens: int = 128, depth: int = 0
+    model: Any,
+    prompt_tokens: int = 512,
+    generation_tokens: int = 128,
+    depth: int = 0,
+    kv_dtype: Any = None,
 ) -> dict:
     """One trial: prompt tokens/s, decode tokens/s (after ``depth`` tokens of context, at least
-    one) and peak memory (GB)."""
+    one, in caches of ``kv_dtype``) and peak memory (GB)."""
     vocab = model.args.vocab_size
     prompt = _prompt(prompt_tokens, vocab)
     mx.eval(prompt)
@@ -31,7 +35,8 @@ def measure(
     tic = time.perf_counter()
     next(generate_step(prompt, model, max_tokens=1))  # prefill, then the first token
     pp = prompt_tokens / (time.perf_counter() - tic)
-    steps = generate_step(_prompt(max(1, depth), vocab), model, max_tokens=generation_tokens + 1)
+    context = _prompt(max(1, depth), vocab)
+    steps = generate_step(context, model, max_tokens=generation_tokens + 1, kv_dtype=kv_dtype)
     next(steps)  # the context's prefill and its own step
     tic = time.perf_counter()
     for _ in steps:

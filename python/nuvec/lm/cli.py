@@ -9,6 +9,7 @@ import argparse
 import sys
 from typing import Any
 
+from .. import _core as mx
 from .. import random
 from .convert import RECIPES
 from .generate import stream_generate
@@ -53,6 +54,10 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--kv-bits", type=int, default=None, help="quantize the caches to these bits")
     g.add_argument("--kv-group-size", type=int, default=64)
     g.add_argument("--quantized-kv-start", type=int, default=0)
+    g.add_argument(
+        "--kv-dtype", choices=["float32", "float16", "bfloat16"], default=None,
+        help="the caches' dtype (nuvec's own; default: the model's activations')",
+    )  # fmt: skip
     c = sub.add_parser("chat", help="an interactive chat (reads stdin lines)")
     _common(c)
     c.add_argument("--system-prompt", default=None)
@@ -133,6 +138,7 @@ def _generate(args: argparse.Namespace) -> None:
     kw: dict[str, Any] = {
         "kv_bits": args.kv_bits, "kv_group_size": args.kv_group_size,
         "quantized_kv_start": args.quantized_kv_start,
+        "kv_dtype": getattr(mx, args.kv_dtype) if args.kv_dtype else None,
     }  # fmt: skip
     if args.draft_model is not None:  # (speculative decoding takes no max_kv_size, as mlx-lm)
         kw.update(

@@ -34,6 +34,7 @@ class _WindowCache:
         self.keys, self.values, self.offset = keys, values, offset
 
     def update_and_fetch(self, keys: Any, values: Any) -> tuple[Any, Any]:
+        keys, values = keys.astype(self.keys.dtype), values.astype(self.values.dtype)
         self.keys = mx.slice_update(self.keys, keys, self.offset, axes=(2,))
         self.values = mx.slice_update(self.values, values, self.offset, axes=(2,))
         return self.keys, self.values

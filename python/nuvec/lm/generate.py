@@ -67,17 +67,23 @@ def generate_step(
     kv_bits: int | None = None,
     kv_group_size: int = 64,
     quantized_kv_start: int = 0,
+    kv_dtype: Any = None,
 ) -> Generator[tuple[int, Any], None, None]:
     """Yield ``(token, logprobs)`` for up to ``max_tokens`` tokens after ``prompt`` (1-d ids).
     The prompt is prefilled in chunks of at most ``prefill_step_size`` tokens; ``prompt_cache`` (from
     ``make_prompt_cache``) may hold earlier turns and is extended in place. ``max_kv_size``:
     rotating caches of that size; ``kv_bits``: caches quantized once they hold
-    ``quantized_kv_start`` positions (mlx-lm's options)."""
+    ``quantized_kv_start`` positions (mlx-lm's options); ``kv_dtype``: the new plain caches'
+    dtype (nuvec's own: ``make_prompt_cache``)."""
     prompt = mx.array(prompt) if not isinstance(prompt, mx.array) else prompt
     if prompt.ndim != 1 or prompt.size == 0:
         raise ValueError("the prompt must be a non-empty 1-d sequence of token ids")
     sampler = sampler or make_sampler()
-    cache = prompt_cache if prompt_cache is not None else make_prompt_cache(model, max_kv_size)
+    cache = (
+        prompt_cache
+        if prompt_cache is not None
+        else make_prompt_cache(model, max_kv_size, kv_dtype=kv_dtype)
+    )
     tokens = None  # what the logits processors see: the prompt and the tokens so far
 
     def quantize() -> None:

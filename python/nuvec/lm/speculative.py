@@ -31,12 +31,13 @@ def _rewind(cache: list, n: int) -> None:
         )
 
 
-def _draft_caches(draft_model: Any) -> list:
+def _draft_caches(draft_model: Any, kv_dtype: Any = None) -> list:
     """The draft model's caches, with plain caches where it has sliding windows: a rotating
     cache the draft fills one token at a time cannot forget rejected drafts, while a plain one
     with the window's mask attends to the same keys (at the cost of keeping them all)."""
     return [
-        KVCache() if isinstance(c, RotatingKVCache) else c for c in make_prompt_cache(draft_model)
+        KVCache(kv_dtype) if isinstance(c, RotatingKVCache) else c
+        for c in make_prompt_cache(draft_model, kv_dtype=kv_dtype)
     ]
 
 
@@ -54,11 +55,12 @@ def speculative_generate_step(
     kv_bits: int | None = None,
     kv_group_size: int = 64,
     quantized_kv_start: int = 0,
+    kv_dtype: Any = None,
 ) -> Generator[tuple[int, Any, bool], None, None]:
     """Yield ``(token, logprobs, from_draft)`` for up to ``max_tokens`` tokens after ``prompt``.
     ``prompt_cache``: the model's caches followed by the draft model's (extended in place);
     ``from_draft`` says whether the token was the draft's proposal, accepted; ``kv_bits``,
-    ``kv_group_size``, ``quantized_kv_start``: as ``generate_step``'s."""
+    ``kv_group_size``, ``quantized_kv_start``, ``kv_dtype``: as ``generate_step``'s."""
     prompt = mx.array(prompt) if not isinstance(prompt, mx.array) else prompt
     if prompt.ndim != 1 or prompt.size == 0:
         raise ValueError("the prompt must be a non-empty 1-d sequence of token ids")
@@ -66,7 +68,8 @@ def speculative_generate_step(
         raise ValueError("num_draft_tokens must be at least 1")
     sampler = sampler or make_sampler()
     if prompt_cache is None:
-        model_cache, draft_cache = make_prompt_cache(model), _draft_caches(draft_model)
+        model_cache = make_prompt_cache(model, kv_dtype=kv_dtype)
+        draft_cache = _draft_caches(draft_model, kv_dtype)
     else:
         model_cache = prompt_cache[: len(model.layers)]
         draft_cache = prompt_cache[len(model.layers) :]

@@ -49,21 +49,27 @@ class _BaseCache:
 
 class KVCache(_BaseCache):
     """The plain cache: ``update_and_fetch(keys, values)`` appends ``(B, H, L, D)`` keys and values
-    and returns all of them so far; ``offset`` counts the positions held."""
+    and returns all of them so far; ``offset`` counts the positions held. ``dtype`` (nuvec's own,
+    as llama.cpp's ``--cache-type-k``): the buffers' dtype, the new keys and values rounded to it
+    (float16 halves what attention reads at long contexts); None keeps the keys' own."""
 
     step = 256
+    dtype: Any = None  # (a class default: caches loaded from a file are made without __init__)
 
-    def __init__(self) -> None:
+    def __init__(self, dtype: Any = None) -> None:
         self.keys: Any = None
         self.values: Any = None
         self.offset = 0
+        self.dtype = dtype
 
     def _grow(self, keys: Any, values: Any, held: int) -> None:
         """A buffer for ``held`` kept positions and ``keys``' new ones, in whole steps."""
         B, H, L, Dk = keys.shape
         size = (held + L + self.step - 1) // self.step * self.step
-        new_k = mx.zeros((B, H, size, Dk), keys.dtype)
-        new_v = mx.zeros((B, H, size, values.shape[3]), values.dtype)
+        kept = self.keys if self.keys is not None else keys  # a loaded cache keeps its dtype
+        dtype = self.dtype or kept.dtype
+        new_k = mx.zeros((B, H, size, Dk), dtype)
+        new_v = mx.zeros((B, H, size, values.shape[3]), dtype)
         if self.keys is not None:
             new_k[..., :held, :] = self.keys[..., :held, :]
             new_v[..., :held, :] = self.values[..., :held, :]
@@ -74,8 +80,8 @@ class KVCache(_BaseCache):
         if self.keys is None or prev + keys.shape[2] > self.keys.shape[2]:
             self._grow(keys, values, prev)
         self.offset += keys.shape[2]
-        self.keys[..., prev : self.offset, :] = keys
-        self.values[..., prev : self.offset, :] = values
+        self.keys[..., prev : self.offset, :] = keys.astype(self.keys.dtype)
+        self.values[..., prev : self.offset, :] = values.astype(self.values.dtype)
         return self.keys[..., : self.offset, :], self.values[..., : self.offset, :]
 
     @property
@@ -379,18 +385,25 @@ class QuantizedKVCache(_BaseCache):
 
 
 def make_prompt_cache(
-    model: Any, max_kv_size: int | None = None, left_padding: list[int] | None = None
+    model: Any,
+    max_kv_size: int | None = None,
+    left_padding: list[int] | None = None,
+    kv_dtype: Any = None,
 ) -> list[Any]:
     """One cache per layer of ``model`` (mlx-lm's name): the model's own ``make_cache()`` where it
     has one (sliding-window layers), else ``KVCache``s; with ``max_kv_size``, each plain cache
     becomes a ``RotatingKVCache(max_kv_size, keep=4)``; ``left_padding``: a ``BatchKVCache`` per
-    layer for a left-padded batch (sliding windows then come from the masks)."""
+    layer for a left-padded batch (sliding windows then come from the masks). ``kv_dtype``
+    (nuvec's own): the plain caches' dtype (``KVCache``)."""
     n = len(model.layers)
     if left_padding is not None:
         return [BatchKVCache(left_padding) for _ in range(n)]
     caches = model.make_cache() if hasattr(model, "make_cache") else [KVCache() for _ in range(n)]
     if max_kv_size is not None:
         caches = [RotatingKVCache(max_kv_size, keep=4) if type(c) is KVCache else c for c in caches]
+    for c in caches:
+        if type(c) is KVCache:
+            c.dtype = kv_dtype
     return caches
 
 
