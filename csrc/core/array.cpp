@@ -36,10 +36,13 @@ Array Array::lazy(Shape shape, Dtype dtype, std::shared_ptr<Primitive> prim, std
 std::vector<Array> Array::lazy_multi(std::vector<Shape> shapes, std::vector<Dtype> dtypes,
                                      std::shared_ptr<Primitive> prim, std::vector<Array> inputs, Stream stream) {
   std::vector<Array> outs;
+  outs.reserve(shapes.size());
   for (size_t i = 0; i < shapes.size(); ++i) outs.push_back(lazy(shapes[i], dtypes[i], prim, inputs, stream));
   auto specs = std::make_shared<std::vector<std::pair<Shape, Dtype>>>();
+  specs->reserve(shapes.size());
   for (size_t i = 0; i < shapes.size(); ++i) specs->emplace_back(shapes[i], dtypes[i]);
   for (auto& o : outs) {
+    o.node_->siblings.reserve(outs.size());  // (a compiled decode step has 61 outputs)
     for (auto& p : outs) o.node_->siblings.push_back(p.node_);
     o.node_->sibling_specs = specs;
   }

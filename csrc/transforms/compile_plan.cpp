@@ -29,7 +29,7 @@ struct TapePlan {
   std::vector<std::shared_ptr<Primitive>> primitives;
   std::vector<PlanStep> steps;
   std::vector<int32_t> reads;    // every step's input values, in order
-  std::vector<uint8_t> moves;    // per read: the value's last reader (handed over, not copied)
+  std::vector<uint8_t> moves;    // per read: the value's last reader (handed over; other reads are lent)
   std::vector<int32_t> writes;   // every step's output values
   std::vector<Dtype> dtypes;     // per write
   std::vector<int32_t> dims_at;  // per write, and one past the last: where its shape starts in dims
@@ -244,6 +244,7 @@ std::shared_ptr<const TapePlan> plan_tape(const Tape& t) {
 }
 
 std::vector<Array> replay_plan(const std::shared_ptr<const TapePlan>& plan, const std::vector<Array>& inputs) {
+  PinnedCallSite site;  // every output at the caller's line, captured once
   auto call = std::make_shared<CompiledCall>(plan);
   if (plan->outputs.size() == 1)
     return {Array::lazy(plan->output_shapes[0], plan->output_dtypes[0], std::move(call), inputs, plan->stream)};
