@@ -156,3 +156,23 @@ def test_traced_and_shapeless_calls_replay_the_graph(plans):
     np.testing.assert_allclose(np.array(g), np.array(mx.grad(lambda x: (mx.sin(x) @ x).sum())(x)))
     sf = mx.compile(lambda x: mx.sin(x) @ x, shapeless=True)
     assert mx.schedule(sf(x)).nodes > 1
+
+
+def test_a_compiled_decode_step_is_one_node(plans):
+    from lm_arch_models import tiny
+    from nuvec.lm.decode import compiled_decode
+    from nuvec.lm.models.cache import make_prompt_cache
+
+    model = tiny("llama")
+    cache = make_prompt_cache(model)
+    model(mx.array([[3, 1, 4]]), cache=cache)
+    mx.eval([c.state for c in cache])
+    step = compiled_decode(model)
+    buffers = [a for c in cache for a in (c.keys, c.values)]
+    y, at = mx.array([[5]]), mx.array([cache[0].offset], mx.int32)
+    out = step.step(y, at, *buffers)
+    assert len(out) == 1 + len(buffers) and mx.schedule(out).nodes == 1
+    plans(False)
+    graph = step.step(y, at, *buffers)
+    assert mx.schedule(graph).nodes > 20
+    assert mx.array_equal(out[0], graph[0]).item()
