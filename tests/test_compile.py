@@ -322,6 +322,19 @@ def test_many_calls_trace_once():
     assert f.calls == 1
 
 
+def test_many_calls_with_tuple_outputs_trace_once():
+    # (nuvec replays a cached trace of arrays to a flat tuple without leaving C++.)
+    f = counted(lambda x, y: (mx.exp(x) * y, x - y, y))
+    cf = mx.compile(f)
+    for seed in range(6):
+        x, y = rand((5, 6), seed=seed), rand((6,), seed=seed + 100)
+        out = cf(x, y)
+        assert type(out) is tuple and len(out) == 3
+        for got, want in zip(out, (mx.exp(x) * y, x - y, y)):
+            assert_same(got, want)
+    assert f.calls == 1
+
+
 @pytest.mark.nuvec_only  # MLX keys lists and tuples alike and replays the wrong trace
 @pytest.mark.parametrize("first,second", [((A, B), [A, B]), ([A, B], (A, B))], ids=["t-l", "l-t"])
 def test_tuple_and_list_retrace(first, second):

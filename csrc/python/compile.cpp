@@ -85,22 +85,29 @@ void init_compile(nb::module_& m) {
   m.def(
       "_compile_replay_one",
       [](nb::dict cache, nb::tuple args, bool shapeless, nb::object lru) -> nb::object {
-        // The fast path of a call: all arguments arrays, a cached trace with one array output.
+        // The fast path of a call: all arguments arrays, a cached trace with one array output
+        // (cache[key] = (tape, key)) or a flat tuple of n ((tape, key, n)).
         nb::object key = signature(args, shapeless);
         if (key.is_none()) return key;
         PyObject* entry = PyDict_GetItemWithError(cache.ptr(), key.ptr());
-        if (!entry || !PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2) return nb::none();
+        if (!entry || !PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) < 2 || PyTuple_GET_SIZE(entry) > 3)
+          return nb::none();
         Tape* tape = nullptr;
         if (!nb::try_cast(nb::handle(PyTuple_GET_ITEM(entry, 0)), tape, false) || !tape) return nb::none();
         std::vector<Array> inputs;
         for (nb::handle h : args) inputs.push_back(nb::cast<Array>(h));
         std::vector<Array> out = tape->replay(inputs);
         lru.attr("move_to_end")(key);  // the trace is now the most recently used
-        return nb::cast(out[0]);
+        if (PyTuple_GET_SIZE(entry) == 2) return nb::cast(out[0]);
+        size_t n = nb::cast<size_t>(nb::handle(PyTuple_GET_ITEM(entry, 2)));
+        nb::tuple t = nb::steal<nb::tuple>(PyTuple_New(Py_ssize_t(n)));
+        for (size_t i = 0; i < n; ++i) PyTuple_SET_ITEM(t.ptr(), Py_ssize_t(i), nb::cast(out[i]).release().ptr());
+        return t;
       },
       nb::arg("cache"), nb::arg("args"), nb::arg("shapeless"), nb::arg("lru"),
-      "replay(args)[0] for a cached trace of arrays with one array output (cache[key] = (tape, key)), else "
-      "None; a hit moves key to the end of the ordered dict lru.");
+      "replay(args)[0] for a cached trace of arrays with one array output (cache[key] = (tape, key)), the tuple "
+      "of its n outputs for one with a flat tuple (cache[key] = (tape, key, n)), else None; a hit moves key to the "
+      "end of the ordered dict lru.");
   m.def(
       "_compile_trace",
       [](nb::callable fun, const std::vector<Array>& inputs, bool shapeless) {

@@ -137,7 +137,8 @@ class _Compiled:
         functools.update_wrapper(self, fun)
         self.fun, self.inputs, self.outputs, self.shapeless = fun, inputs, outputs, shapeless
         self.cache: collections.OrderedDict = collections.OrderedDict()
-        # Calls of arrays only with one array out, by signature: replayed without leaving C++.
+        # Calls of arrays only with an array or a flat tuple of arrays out (no state), by
+        # signature: replayed without leaving C++.
         self.fast: dict = {}
 
     def __call__(self, *args, **kwargs):
@@ -173,6 +174,8 @@ class _Compiled:
                 self.fast.clear()
             if type(key[0]) is int and self.outputs is None and trace.structure is _ARRAY:
                 self.fast[key] = (trace.tape, key)
+            elif type(key[0]) is int and self.outputs is None and trace.flat:
+                self.fast[key] = (trace.tape, key, trace.num_outputs)
         else:
             self.cache.move_to_end(key)
         results = trace.tape.replay(arrays)

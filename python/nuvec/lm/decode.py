@@ -101,14 +101,13 @@ def _fits(y: Any, cache: list) -> bool:
     if y.shape != (1, 1) or not cache:
         return False
     offset = cache[0].offset
-    return all(
-        type(c) is KVCache
-        and c.keys is not None
-        and c.offset == offset
-        and c.keys.shape[0] == 1
-        and offset < c.keys.shape[2]
-        for c in cache
-    )
+    for c in cache:  # (a loop: a generator in all() cost ~50 us a step of 30 layers)
+        if type(c) is not KVCache or c.keys is None or c.offset != offset:
+            return False
+        batch, _, size, _ = c.keys.shape
+        if batch != 1 or offset >= size:
+            return False
+    return True
 
 
 def compiled_decode(model: Any) -> _Decode:
