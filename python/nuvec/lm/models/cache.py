@@ -66,10 +66,10 @@ class KVCache(_BaseCache):
         """A buffer for ``held`` kept positions and ``keys``' new ones, in whole steps."""
         B, H, L, Dk = keys.shape
         size = (held + L + self.step - 1) // self.step * self.step
-        kept = self.keys if self.keys is not None else keys  # a loaded cache keeps its dtype
-        dtype = self.dtype or kept.dtype
-        new_k = mx.zeros((B, H, size, Dk), dtype)
-        new_v = mx.zeros((B, H, size, values.shape[3]), dtype)
+        # A loaded cache keeps its buffers' dtypes.
+        old_k, old_v = (keys, values) if self.keys is None else (self.keys, self.values)
+        new_k = mx.zeros((B, H, size, Dk), self.dtype or old_k.dtype)
+        new_v = mx.zeros((B, H, size, values.shape[3]), self.dtype or old_v.dtype)
         if self.keys is not None:
             new_k[..., :held, :] = self.keys[..., :held, :]
             new_v[..., :held, :] = self.values[..., :held, :]
