@@ -201,7 +201,8 @@ std::atomic<bool>& plans_enabled() {
 }
 
 std::shared_ptr<const TapePlan> plan_tape(const Tape& t) {
-  if (t.shapeless || t.fused.empty()) return nullptr;
+  // One step is one node already: a plan would only wrap it.
+  if (t.shapeless || t.fused.size() < 2) return nullptr;
   for (const TapeStep& st : t.fused) {
     if (st.stream.device.type != DeviceType::cpu) return nullptr;
     // A large element-wise step the tape left alone is one evaluation's fusion may still join to
@@ -244,10 +245,10 @@ std::shared_ptr<const TapePlan> plan_tape(const Tape& t) {
 }
 
 std::vector<Array> replay_plan(const std::shared_ptr<const TapePlan>& plan, const std::vector<Array>& inputs) {
-  PinnedCallSite site;  // every output at the caller's line, captured once
   auto call = std::make_shared<CompiledCall>(plan);
   if (plan->outputs.size() == 1)
     return {Array::lazy(plan->output_shapes[0], plan->output_dtypes[0], std::move(call), inputs, plan->stream)};
+  PinnedCallSite site;  // every output at the caller's line, captured once
   return Array::lazy_multi(plan->output_shapes, plan->output_dtypes, std::move(call), inputs, plan->stream);
 }
 
