@@ -349,7 +349,10 @@ std::shared_ptr<const Tape> trace_tape(const ArrayFn& fun, const std::vector<Arr
   // transform traces stay as they are: they belong to its graph).
   std::vector<Array> fold;
   for (const auto& [v, c] : t->constants)
-    if (!c.traced()) fold.push_back(c);
+    if (c.traced())
+      t->traced_constants = true;
+    else
+      fold.push_back(c);
   eval(fold);
   simplify(*t);
   t->fused = fuse_steps(*t);
@@ -360,7 +363,8 @@ std::shared_ptr<const Tape> trace_tape(const ArrayFn& fun, const std::vector<Arr
 std::vector<Array> Tape::replay(const std::vector<Array>& inputs) const {
   bool traced = false;
   for (const Array& in : inputs) traced |= in.traced() != 0;
-  for (const auto& c : constants) traced |= c.second.traced() != 0;  // captured from a transform's trace
+  if (traced_constants)  // (a node never gains a traced bit later: the others need no look)
+    for (const auto& c : constants) traced |= c.second.traced() != 0;
   if (!traced && plan && plans_enabled().load(std::memory_order_relaxed)) return replay_plan(plan, inputs);
   ThreadValues held{size_t(num_values)};
   std::vector<Array>& values = held.values;

@@ -34,6 +34,9 @@ struct Tape {
   std::vector<Shape> value_shapes;  // at the trace
   std::vector<Dtype> value_dtypes;
   bool shapeless = false;
+  // Whether some constant was captured from a transform's trace (traced while it lasts): a
+  // decode step's ~360 weights are then not read at every call to ask.
+  bool traced_constants = false;
   // The fused steps as one node's program (compile_plan.cpp); null where the calls replay the
   // graph (shapeless, a step off the CPU, a large element-wise step left unfused).
   std::shared_ptr<const TapePlan> plan;
