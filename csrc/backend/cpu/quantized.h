@@ -87,18 +87,13 @@ constexpr int kQmmRowBlock = 4;    // weight rows (outputs) the transposed kerne
 constexpr int kQmmParamRows = 16;  // weight rows whose scales and biases the transposed kernel converts at once
 constexpr int kQmmChunk = 128;     // output columns of one chunk of the plain kernel
 constexpr int kQmmKBlock = 64;     // rows of k the plain kernel decodes at a time for many x rows
-// The one-row kernels read weight rows in order: one stream each of codes, scales and biases.
-// Asking for the rows about kQmmPrefetchBytes of codes ahead lifts what one core draws from memory
-// from about 7 to 10 GB/s on the machine measured (bench/RESULTS.md); the hardware prefetchers
-// alone start too late. (A struct holding the three streams' sizes, computed once per call, made
-// SmolLM2's decode products 15-20% slower in two alternating A/B runs, unexplained; the sizes stay
-// per call of this.)
-constexpr int64_t kQmmPrefetchBytes = 2048;
-// The one-row kernels (VNNI; float on rows of 4 KiB or more) ask for the codes about
-// kQmmAheadBytes ahead of the ones they read, a line or a group at a time as they go, into L2
-// (scales and biases likewise): spread out, the requests overlap the arithmetic, where all of the
-// next rows' lines asked for at once (qmm_prefetch_rows) took the core's line-fill buffers and
-// stalled it. The 4-bit GEMV from memory: 19 -> 24-25 GB/s (bench/RESULTS.md).
+// The one-row kernels read weight rows in order: one stream each of codes, scales and biases, which
+// the hardware prefetchers alone start too late. They ask for the codes about kQmmAheadBytes ahead
+// of the ones they read, a line or a group at a time as they go, into L2 (scales and biases
+// likewise): spread out, the requests overlap the arithmetic, where all of the next rows' lines
+// asked for at once (qmm_prefetch_rows, now only for a call's first rows) took the core's line-fill
+// buffers and stalled it. The 4-bit GEMV from memory: 19 -> 24-25 GB/s; the float 8-bit one of
+// SmolLM2's head (rows of 576 bytes) 14 -> 15-16 GB/s on two cores (bench/RESULTS.md).
 constexpr int64_t kQmmAheadBytes = 4096;
 // Asks the caches for the codes, scales and biases of weight rows [n, n + count) (transposed).
 inline void qmm_prefetch_rows(const QmmProblem& p, int64_t n, int64_t count) {

@@ -127,28 +127,28 @@ inline const float* padded_sums(const float* xsum, int64_t groups, float* out) {
   return out;
 }
 
-// The R weight rows a one-row product reads after the current ones, asked for a group at a time
-// into L2 as the current rows go (kQmmAheadBytes in quantized.h says why spread out).
+// The weight rows a one-row product reads after the current block of R, asked for into L2 as the
+// current rows go (kQmmAheadBytes in quantized.h says why spread out): their codes, one contiguous
+// span, in order, a line whenever the current group's share of it crosses one; their scales and
+// biases (a few lines) at once. For SmolLM2's 8-bit head (rows of 576 bytes), asking for all of the
+// next rows' lines at each block read 11-13 GB/s from memory on one core, this 14-15; the scales and
+// biases asked for group by group as the codes are, or the codes row by row, ran 1.4-2x slower.
 struct Ahead {
-  const char *w = nullptr, *s = nullptr, *b = nullptr;  // their codes, scales and biases; w null: none
-  int64_t row_bytes = 0, srow = 0, brow = 0, ssize = 0, bsize = 0, group_bytes = 0;
+  const char* w = nullptr;  // codes of the rows ahead; null: none
+  int64_t step = 0;         // their bytes per group
   Ahead() = default;
   Ahead(const QmmProblem& p, int64_t n, int R) {
     if (n + R > p.n) return;
-    const int64_t groups = p.k / p.group;
-    ssize = int64_t(size_of(p.sdtype)), bsize = int64_t(size_of(p.bdtype));
-    row_bytes = p.k * p.bits / 8, srow = groups * ssize, brow = groups * bsize, group_bytes = p.group * p.bits / 8;
-    w = reinterpret_cast<const char*>(p.w) + n * row_bytes;
-    s = static_cast<const char*>(p.scales) + n * srow, b = static_cast<const char*>(p.biases) + n * brow;
+    const int64_t groups = p.k / p.group, ss = int64_t(size_of(p.sdtype)), bs = int64_t(size_of(p.bdtype));
+    w = reinterpret_cast<const char*>(p.w) + n * (p.k * p.bits / 8), step = R * p.group * p.bits / 8;
+    const char* s = static_cast<const char*>(p.scales) + n * groups * ss;
+    const char* b = static_cast<const char*>(p.biases) + n * groups * bs;
+    for (int64_t o = 0; o < R * groups * ss; o += 64) __builtin_prefetch(s + o, 0, 2);
+    for (int64_t o = 0; o < R * groups * bs; o += 64) __builtin_prefetch(b + o, 0, 2);
   }
-  void group(int R, int64_t g) const {
-    if (!w) return;
-    // The lines that start inside the group (none for every other group of 32 bytes).
-    for (int64_t o = (g * group_bytes + 63) / 64 * 64; o < (g + 1) * group_bytes; o += 64)
-      for (int r = 0; r < R; ++r) __builtin_prefetch(w + r * row_bytes + o, 0, 2);
-    if (g % 16) return;  // a line of each row's scales and biases (float32) per sixteen groups
-    for (int r = 0; r < R; ++r)
-      __builtin_prefetch(s + r * srow + g * ssize, 0, 2), __builtin_prefetch(b + r * brow + g * bsize, 0, 2);
+  void group(int64_t g) const {
+    if (w)
+      for (int64_t o = (g * step + 63) / 64 * 64; o < (g + 1) * step; o += 64) __builtin_prefetch(w + o, 0, 2);
   }
 };
 
@@ -161,7 +161,7 @@ template <int R, class Src> void dot_rows(const QmmProblem& p, const Src* src, c
   VecF acc[R];
   for (int r = 0; r < R; ++r) acc[r] = splat(0.0f), sc[r] = rp.scales(n + r);
   for (int64_t g = 0; g < groups; ++g) {
-    ahead.group(R, g);
+    ahead.group(g);
     const int64_t e = g * p.group;
     VecF d0[R], d1[R], qa, qb;
     VecF x0 = load(x + e), x1 = load(x + e + L);
@@ -186,13 +186,10 @@ template <int B, int R> void rows_of(const QmmProblem& p, int64_t n0, int64_t n1
   RowParams rp{scratch, groups};
   float* xsum = rp.end();            // padded(groups) floats
   float* q = xsum + padded(groups);  // R decoded rows of k floats
-  // One row of x streams the weights, not left to the hardware prefetchers: rows of at least
-  // kQmmAheadBytes ask for the next row block's lines a group at a time as the kernel goes (Ahead;
-  // an 8-bit 4096-wide GEMV from memory 18 -> 23 GB/s), shorter rows those about
-  // kQmmPrefetchBytes ahead a block at a time (spread out, the 8-bit head of SmolLM2, rows of 576
-  // bytes, took 1.5x as long).
-  const bool spread = words * 4 >= kQmmAheadBytes;
-  const int64_t ahead = spread ? R : (kQmmPrefetchBytes + R * words * 4 - 1) / (R * words * 4) * R;
+  // One row of x streams the weights, not left to the hardware prefetchers: the rows about
+  // kQmmAheadBytes of codes on (at least the next block) are asked for as the kernel goes (Ahead;
+  // an 8-bit 4096-wide GEMV from memory 18 -> 23 GB/s).
+  const int64_t ahead = (kQmmAheadBytes + R * words * 4 - 1) / (R * words * 4) * R;
   if (p.m == 1) padded_sums(p.xsum, groups, xsum), qmm_prefetch_rows(p, n0, std::min(ahead, n1 - n0));
   int64_t n = n0;
   for (; n + R <= n1; n += R) {
@@ -202,8 +199,7 @@ template <int B, int R> void rows_of(const QmmProblem& p, int64_t n0, int64_t n1
     for (int r = 0; r < R; ++r) packed[r] = {p.w + (n + r) * words}, decoded[r] = {q + r * p.k};
     float y[R];
     if (p.m == 1) {
-      if (!spread) qmm_prefetch_rows(p, n + ahead, std::min<int64_t>(R, n1 - n - ahead));
-      dot_rows<R>(p, packed, rp, n, p.x, xsum, y, spread ? Ahead(p, n + ahead, R) : Ahead());
+      dot_rows<R>(p, packed, rp, n, p.x, xsum, y, Ahead(p, n + ahead, R));
       for (int r = 0; r < R; ++r) p.y[n + r] = y[r];
       continue;
     }
