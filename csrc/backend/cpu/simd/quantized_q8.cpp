@@ -234,7 +234,7 @@ template <int D>
   const __m256i m4 = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
   const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + e / 2));
   const __m256i lo = _mm256_and_si256(b, m4), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), m4);
-  auto pairs = [&](int j) {
+  auto pairs = [&](int j) __attribute__((always_inline)) {
     const auto* xj = reinterpret_cast<const __m256i*>(xq + j * plane + e);
     return _mm256_add_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256(xj)),
                             _mm256_maddubs_epi16(hi, _mm256_loadu_si256(xj + 1)));
@@ -275,7 +275,7 @@ template <int B, int D, int G> [[gnu::always_inline]] inline __m256i group_total
                                                                                   int64_t plane, int64_t g, int live) {
   const __m256i zero = _mm256_setzero_si256();
   if constexpr (B == 4 && G == 32) {  // two groups per block, in its 128-bit halves
-    auto block = [&](int i) {
+    auto block = [&](int i) __attribute__((always_inline)) {
       const int64_t e = (g + 2 * i) * 32;
       return 2 * i + 1 < live ? block4<D>(w, xq, plane, e) : 2 * i < live ? last_block4<D>(w, xq, plane, e) : zero;
     };
@@ -283,7 +283,7 @@ template <int B, int D, int G> [[gnu::always_inline]] inline __m256i group_total
     return _mm256_permutevar8x32_epi32(h, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
   } else {
     constexpr int kCodes = B == 4 ? 64 : 16;
-    return eight_totals([&](int i) {
+    return eight_totals([&](int i) __attribute__((always_inline)) {
       if (i >= live) return zero;
       const int64_t e = (g + i) * G;
       auto block = [&](int64_t at) { return B == 4 ? block4<D>(w, xq, plane, at) : block8<D>(w, xq, plane, at); };
@@ -387,25 +387,58 @@ Ints8 group_totals(const uint8_t* w, const int8_t* xq, int64_t plane, int64_t g,
 inline F8 to_f8(const Ints8& t) { return F8::ints(t.v); }
 #endif
 
+// A weight row's scales or biases, eight groups from g at a time, zero past the row's groups.
+// Converted rows: float32 rows read in place, half types converted into a zero-padded buffer.
+struct FloatParams {
+  const float* f;
+  F8 at(int64_t g) const { return F8::load(f + g); }
+  F8 last(int64_t g, int64_t) const { return F8::load(f + g); }
+};
+#if defined(__F16C__)
+// float16 rows of at least eight groups read and converted in the step itself (the conversion calls
+// into a buffer were a fifth of a 576-code row's time). The last groups: the row's last eight read
+// and moved down in registers (through a zero-padded copy in memory, a store that the load could
+// not forward, the row took 1.3x as long).
+struct HalfParams {
+  const f16* h;
+  int64_t groups;
+  F8 at(int64_t g) const { return {_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + g)))}; }
+  F8 last(int64_t, int64_t count) const {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i from = _mm256_add_epi32(lane, _mm256_set1_epi32(int(8 - count)));  // group g + i: lane 8 - count + i
+    const __m256 live = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(int(count)), lane));
+    return {_mm256_and_ps(_mm256_permutevar8x32_ps(at(groups - 8).v, from), live)};
+  }
+};
+#endif
+
 // Weight rows [n0, n1) against every row of x, groups of G: each output's float steps eight groups
-// at a time (scales and biases zero past the groups, as x's d_g and qsum_g), the digits and group
-// size known to the compiler. The codes are asked for kQmmAheadBytes ahead, a line per 64 bytes as
-// the loop goes, and a line of scales and biases as far ahead per sixteen groups. (Against a loop
-// over the digits at run time that asked for each next row at once: the AVX2 4-bit GEMV from memory
-// 12-14 -> 15-20 GB/s, bench/RESULTS.md.)
-template <int B, int D, int G> void rows_int(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
+// at a time (scales and biases zero past the groups, as x's d_g and qsum_g), the digits, group size
+// and the parameters' reading (FloatParams, HalfParams) known to the compiler. The codes are asked
+// for kQmmAheadBytes ahead, a line per 64 bytes as the loop goes, and a line of scales and biases as
+// far ahead per sixteen groups. (Against a loop over the digits at run time that asked for each
+// next row at once: the AVX2 4-bit GEMV from memory 12-14 -> 15-20 GB/s, bench/RESULTS.md.)
+template <int B, int D, int G, class Params>
+void rows_int(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
   const int64_t k = p.k, m = p.m, ny = p.n, groups = k / G, P = qmm_q8_padded(groups), row_bytes = k * B / 8;
   const int64_t plane = qmm_q8_plane(k, G), ahead = (kQmmAheadBytes + row_bytes - 1) / row_bytes;
   const int64_t ssize = int64_t(size_of(p.sdtype)), bsize = int64_t(size_of(p.bdtype));
-  float* sc = scratch;  // the row's scales, then its biases, zero-padded to P
+  float* sc = scratch;  // FloatParams: the row's scales, then its biases, zero-padded to P
   float* bi = sc + P;
   std::fill(sc + groups, sc + P, 0.0f);
   std::fill(bi + groups, bi + P, 0.0f);
   const auto* wbytes = reinterpret_cast<const uint8_t*>(p.w);
   qmm_prefetch_rows(p, n0, std::min(ahead, n1 - n0));
   for (int64_t n = n0; n < n1; ++n) {
-    to_floats(p.scales, p.sdtype, n * groups, groups, sc);
-    to_floats(p.biases, p.bdtype, n * groups, groups, bi);
+    Params ps, pb;
+    if constexpr (std::is_same_v<Params, FloatParams>) {
+      to_floats(p.scales, p.sdtype, n * groups, groups, sc);
+      to_floats(p.biases, p.bdtype, n * groups, groups, bi);
+      ps = {sc}, pb = {bi};
+    } else {
+      ps = {static_cast<const f16*>(p.scales) + n * groups, groups};
+      pb = {static_cast<const f16*>(p.biases) + n * groups, groups};
+    }
     const char* sa = static_cast<const char*>(p.scales) + std::min(n + ahead, ny - 1) * groups * ssize;
     const char* ba = static_cast<const char*>(p.biases) + std::min(n + ahead, ny - 1) * groups * bsize;
     const uint8_t* w = wbytes + n * row_bytes;
@@ -413,9 +446,9 @@ template <int B, int D, int G> void rows_int(const QmmProblem& p, int64_t n0, in
       const int8_t* xq = p.xq + r * plane * D;
       const float *d = p.xd + r * 2 * P, *sums = d + P;
       F8 acc = F8::zero();
-      auto step = [&](int64_t g, const Ints8& t) {
-        acc = fma(F8::load(sc + g) * F8::load(d + g), to_f8(t), acc);
-        acc = fma(F8::load(bi + g), F8::load(sums + g), acc);
+      auto step = [&](int64_t g, const Ints8& t, F8 s, F8 b) {
+        acc = fma(s * F8::load(d + g), to_f8(t), acc);
+        acc = fma(b, F8::load(sums + g), acc);
       };
       int64_t g = 0;
       for (; g + 8 <= groups; g += 8) {
@@ -423,19 +456,28 @@ template <int B, int D, int G> void rows_int(const QmmProblem& p, int64_t n0, in
           for (int64_t o = 0; o < G * B; o += 64) __builtin_prefetch(w + g * G * B / 8 + kQmmAheadBytes + o, 0, 2);
           if (g % 16 == 0) __builtin_prefetch(sa + g * ssize, 0, 2), __builtin_prefetch(ba + g * bsize, 0, 2);
         }
-        step(g, group_totals<B, D, G>(w, xq, plane, g, 8));
+        step(g, group_totals<B, D, G>(w, xq, plane, g, 8), ps.at(g), pb.at(g));
       }
-      if (g < P) step(g, group_totals<B, D, G>(w, xq, plane, g, int(groups - g)));
+      if (g < P)
+        step(g, group_totals<B, D, G>(w, xq, plane, g, int(groups - g)), ps.last(g, groups - g),
+             pb.last(g, groups - g));
       p.y[r * ny + n] = halving_sum(acc);
     }
   }
 }
 
-// rows_int for the problem's group size.
+// rows_int for the problem's group size and parameter types.
+template <int B, int D, class Params> void rows_for(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
+  if (p.group == 32) return rows_int<B, D, 32, Params>(p, n0, n1, scratch);
+  if (p.group == 64) return rows_int<B, D, 64, Params>(p, n0, n1, scratch);
+  rows_int<B, D, 128, Params>(p, n0, n1, scratch);
+}
 template <int B, int D> void rows_for_group(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
-  if (p.group == 32) return rows_int<B, D, 32>(p, n0, n1, scratch);
-  if (p.group == 64) return rows_int<B, D, 64>(p, n0, n1, scratch);
-  rows_int<B, D, 128>(p, n0, n1, scratch);
+#if defined(__F16C__)
+  if (p.sdtype == Dtype::float16 && p.bdtype == Dtype::float16 && p.k / p.group >= 8)
+    return rows_for<B, D, HalfParams>(p, n0, n1, scratch);
+#endif
+  rows_for<B, D, FloatParams>(p, n0, n1, scratch);
 }
 
 #if defined(__AVX512F__)
