@@ -224,26 +224,36 @@ template <int D, class Plane> [[gnu::always_inline]] inline __m256i digit_planes
   return a;
 }
 
-// 4 bits: 32 weight bytes (64 codes) from code e, the low nibbles times x's even values plus the
-// high nibbles times the odd ones (at most 2 * 2 * 15 * 128 per 16-bit lane), in 32-bit lanes:
-// lanes 0-3 hold codes e to e + 31, lanes 4-7 the 32 after. Three digits' pairs are added with
-// their weights 65536, 256 and 1 (the last two by VPMADDWD itself: an instruction fewer than
-// digit_planes' shifts).
-template <int D>
-[[gnu::always_inline]] inline __m256i block4(const uint8_t* w, const int8_t* xq, int64_t plane, int64_t e) {
-  const __m256i m4 = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
-  const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + e / 2));
-  const __m256i lo = _mm256_and_si256(b, m4), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), m4);
-  auto pairs = [&](int j) __attribute__((always_inline)) {
-    const auto* xj = reinterpret_cast<const __m256i*>(xq + j * plane + e);
-    return _mm256_add_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256(xj)),
-                            _mm256_maddubs_epi16(hi, _mm256_loadu_si256(xj + 1)));
-  };
-  if constexpr (D == 1) return _mm256_madd_epi16(pairs(0), ones);
+// 4 bits: 32 weight bytes (64 codes) from code e of each of NR weight rows, the low nibbles times x's
+// even values plus the high nibbles times the odd ones (at most 2 * 2 * 15 * 128 per 16-bit lane), in
+// 32-bit lanes: lanes 0-3 hold codes e to e + 31, lanes 4-7 the 32 after. x's digits are loaded
+// once for the NR rows (two rows: 1.1-1.2x faster from memory; the loads of x were as many as the
+// multiplications). Three digits' pairs are added with their weights 65536, 256 and 1 (the last two
+// by VPMADDWD itself: an instruction fewer than digit_planes' shifts).
+template <int D, int NR> [[gnu::always_inline]] inline void block4(const uint8_t* const* w, const int8_t* xq,
+                                                                   int64_t plane, int64_t e, __m256i* out) {
   static_assert(D == 1 || D == 3);
-  const __m256i top = _mm256_slli_epi32(_mm256_madd_epi16(pairs(0), ones), 16);
-  return _mm256_add_epi32(_mm256_add_epi32(top, _mm256_madd_epi16(pairs(1), _mm256_set1_epi16(256))),
-                          _mm256_madd_epi16(pairs(2), ones));
+  const __m256i m4 = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
+  __m256i lo[NR], hi[NR], pairs[NR][D];
+  for (int r = 0; r < NR; ++r) {
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[r] + e / 2));
+    lo[r] = _mm256_and_si256(b, m4), hi[r] = _mm256_and_si256(_mm256_srli_epi16(b, 4), m4);
+  }
+  for (int j = 0; j < D; ++j) {
+    const auto* xj = reinterpret_cast<const __m256i*>(xq + j * plane + e);
+    const __m256i even = _mm256_loadu_si256(xj), odd = _mm256_loadu_si256(xj + 1);
+    for (int r = 0; r < NR; ++r)
+      pairs[r][j] = _mm256_add_epi16(_mm256_maddubs_epi16(lo[r], even), _mm256_maddubs_epi16(hi[r], odd));
+  }
+  for (int r = 0; r < NR; ++r) {
+    if constexpr (D == 1) {
+      out[r] = _mm256_madd_epi16(pairs[r][0], ones);
+    } else {
+      const __m256i top = _mm256_slli_epi32(_mm256_madd_epi16(pairs[r][0], ones), 16);
+      out[r] = _mm256_add_epi32(_mm256_add_epi32(top, _mm256_madd_epi16(pairs[r][1], _mm256_set1_epi16(256))),
+                                _mm256_madd_epi16(pairs[r][2], ones));
+    }
+  }
 }
 
 // 4 bits: a row's last 32 codes (16 bytes; x's as [even 16 | odd 16]), in lanes 0-3.
@@ -269,24 +279,42 @@ template <int D>
   });
 }
 
-// The integer totals of groups [g, g + 8) of one weight row against one row of x's digits, lane i
-// group g + i's; the groups from `live` on (a row's last eight) are zero and read nothing.
-template <int B, int D, int G> [[gnu::always_inline]] inline __m256i group_totals(const uint8_t* w, const int8_t* xq,
-                                                                                  int64_t plane, int64_t g, int live) {
+// The integer totals of groups [g, g + 8) of each of NR weight rows against one row of x's digits,
+// lane i group g + i's; the groups from `live` on (a row's last eight) are zero and read nothing.
+template <int B, int D, int G, int NR>
+[[gnu::always_inline]] inline void group_totals(const uint8_t* const* w, const int8_t* xq, int64_t plane, int64_t g,
+                                                int live, __m256i* t) {
   const __m256i zero = _mm256_setzero_si256();
   if constexpr (B == 4 && G == 32) {  // two groups per block, in its 128-bit halves
-    auto block = [&](int i) __attribute__((always_inline)) {
+    __m256i blocks[4][NR];
+    for (int i = 0; i < 4; ++i) {
       const int64_t e = (g + 2 * i) * 32;
-      return 2 * i + 1 < live ? block4<D>(w, xq, plane, e) : 2 * i < live ? last_block4<D>(w, xq, plane, e) : zero;
-    };
-    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(block(0), block(1)), _mm256_hadd_epi32(block(2), block(3)));
-    return _mm256_permutevar8x32_epi32(h, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      if (2 * i + 1 < live) {
+        block4<D, NR>(w, xq, plane, e, blocks[i]);
+      } else {
+        for (int r = 0; r < NR; ++r) blocks[i][r] = 2 * i < live ? last_block4<D>(w[r], xq, plane, e) : zero;
+      }
+    }
+    for (int r = 0; r < NR; ++r) {
+      const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(blocks[0][r], blocks[1][r]),
+                                          _mm256_hadd_epi32(blocks[2][r], blocks[3][r]));
+      t[r] = _mm256_permutevar8x32_epi32(h, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    }
   } else {
+    static_assert(NR == 1);
     constexpr int kCodes = B == 4 ? 64 : 16;
-    return eight_totals([&](int i) __attribute__((always_inline)) {
+    t[0] = eight_totals([&](int i) __attribute__((always_inline)) {
       if (i >= live) return zero;
       const int64_t e = (g + i) * G;
-      auto block = [&](int64_t at) { return B == 4 ? block4<D>(w, xq, plane, at) : block8<D>(w, xq, plane, at); };
+      auto block = [&](int64_t at) __attribute__((always_inline)) {
+        if constexpr (B == 4) {
+          __m256i out;
+          block4<D, 1>(w, xq, plane, at, &out);
+          return out;
+        } else {
+          return block8<D>(w[0], xq, plane, at);
+        }
+      };
       __m256i a = block(e);
       for (int c = kCodes; c < G; c += kCodes) a = _mm256_add_epi32(a, block(e + c));
       return a;
@@ -369,20 +397,21 @@ template <int B, int D, Reads R, int Run> NUVEC_VNNI [[gnu::noinline]] __m512i l
 
 #endif
 #else
-// The integer totals of groups [g, g + 8) of one weight row against one row of x's digits (D
-// rebuilt from its planes), entry i group g + i's; zero from `live` on.
+// The integer totals of groups [g, g + 8) of each of NR weight rows against one row of x's digits
+// (D rebuilt from its planes), entry i group g + i's; zero from `live` on.
 struct Ints8 { int32_t v[8]; };
-template <int B, int D, int G>
-Ints8 group_totals(const uint8_t* w, const int8_t* xq, int64_t plane, int64_t g, int live) {
-  Ints8 t{};
-  for (int i = 0; i < live; ++i)
-    for (int64_t e = (g + i) * G; e < (g + i + 1) * G; ++e) {
-      const int32_t code = B == 8 ? w[e] : (w[e / 2] >> (4 * (e & 1))) & 15;
-      int32_t d = 0;
-      for (int j = 0; j < D; ++j) d = d * 256 + xq[j * plane + e];
-      t.v[i] += code * d;
-    }
-  return t;
+template <int B, int D, int G, int NR>
+void group_totals(const uint8_t* const* w, const int8_t* xq, int64_t plane, int64_t g, int live, Ints8* t) {
+  for (int r = 0; r < NR; ++r) {
+    t[r] = {};
+    for (int i = 0; i < live; ++i)
+      for (int64_t e = (g + i) * G; e < (g + i + 1) * G; ++e) {
+        const int32_t code = B == 8 ? w[r][e] : (w[r][e / 2] >> (4 * (e & 1))) & 15;
+        int32_t d = 0;
+        for (int j = 0; j < D; ++j) d = d * 256 + xq[j * plane + e];
+        t[r].v[i] += code * d;
+      }
+  }
 }
 inline F8 to_f8(const Ints8& t) { return F8::ints(t.v); }
 #endif
@@ -412,65 +441,80 @@ struct HalfParams {
 };
 #endif
 
-// Weight rows [n0, n1) against every row of x, groups of G: each output's float steps eight groups
-// at a time (scales and biases zero past the groups, as x's d_g and qsum_g), the digits, group size
-// and the parameters' reading (FloatParams, HalfParams) known to the compiler. The codes are asked
-// for kQmmAheadBytes ahead, a line per 64 bytes as the loop goes, and a line of scales and biases as
-// far ahead per sixteen groups. (Against a loop over the digits at run time that asked for each
-// next row at once: the AVX2 4-bit GEMV from memory 12-14 -> 15-20 GB/s, bench/RESULTS.md.)
-template <int B, int D, int G, class Params>
+// Weight rows [n0, n1) against every row of x, groups of G, NR weight rows at a time (the last
+// ones one at a time): each output's float steps eight groups at a time (scales and biases zero
+// past the groups, as x's d_g and qsum_g), the digits, group size and the parameters' reading
+// (FloatParams, HalfParams) known to the compiler. The codes are asked for kQmmAheadBytes ahead, a
+// line per 64 bytes as the loop goes, and a line of scales and biases as far ahead per sixteen
+// groups. (Against a loop over the digits at run time that asked for each next row at once: the
+// AVX2 4-bit GEMV from memory 12-14 -> 15-20 GB/s, bench/RESULTS.md.)
+template <int B, int D, int G, class Params, int NR>
 void rows_int(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
   const int64_t k = p.k, m = p.m, ny = p.n, groups = k / G, P = qmm_q8_padded(groups), row_bytes = k * B / 8;
   const int64_t plane = qmm_q8_plane(k, G), ahead = (kQmmAheadBytes + row_bytes - 1) / row_bytes;
   const int64_t ssize = int64_t(size_of(p.sdtype)), bsize = int64_t(size_of(p.bdtype));
-  float* sc = scratch;  // FloatParams: the row's scales, then its biases, zero-padded to P
-  float* bi = sc + P;
-  std::fill(sc + groups, sc + P, 0.0f);
-  std::fill(bi + groups, bi + P, 0.0f);
+  // FloatParams: each row's scales, then its biases, zero-padded to P.
+  for (int r = 0; r < NR; ++r) {
+    std::fill(scratch + 2 * r * P + groups, scratch + (2 * r + 1) * P, 0.0f);
+    std::fill(scratch + (2 * r + 1) * P + groups, scratch + (2 * r + 2) * P, 0.0f);
+  }
   const auto* wbytes = reinterpret_cast<const uint8_t*>(p.w);
   qmm_prefetch_rows(p, n0, std::min(ahead, n1 - n0));
-  for (int64_t n = n0; n < n1; ++n) {
-    Params ps, pb;
-    if constexpr (std::is_same_v<Params, FloatParams>) {
-      to_floats(p.scales, p.sdtype, n * groups, groups, sc);
-      to_floats(p.biases, p.bdtype, n * groups, groups, bi);
-      ps = {sc}, pb = {bi};
-    } else {
-      ps = {static_cast<const f16*>(p.scales) + n * groups, groups};
-      pb = {static_cast<const f16*>(p.biases) + n * groups, groups};
+  int64_t n = n0;
+  for (; n + NR <= n1; n += NR) {
+    Params ps[NR], pb[NR];
+    const uint8_t* w[NR];
+    for (int r = 0; r < NR; ++r) {
+      if constexpr (std::is_same_v<Params, FloatParams>) {
+        float *sc = scratch + 2 * r * P, *bi = sc + P;
+        to_floats(p.scales, p.sdtype, (n + r) * groups, groups, sc);
+        to_floats(p.biases, p.bdtype, (n + r) * groups, groups, bi);
+        ps[r] = {sc}, pb[r] = {bi};
+      } else {
+        ps[r] = {static_cast<const f16*>(p.scales) + (n + r) * groups, groups};
+        pb[r] = {static_cast<const f16*>(p.biases) + (n + r) * groups, groups};
+      }
+      w[r] = wbytes + (n + r) * row_bytes;
     }
     const char* sa = static_cast<const char*>(p.scales) + std::min(n + ahead, ny - 1) * groups * ssize;
     const char* ba = static_cast<const char*>(p.biases) + std::min(n + ahead, ny - 1) * groups * bsize;
-    const uint8_t* w = wbytes + n * row_bytes;
-    for (int64_t r = 0; r < m; ++r) {
-      const int8_t* xq = p.xq + r * plane * D;
-      const float *d = p.xd + r * 2 * P, *sums = d + P;
-      F8 acc = F8::zero();
-      auto step = [&](int64_t g, const Ints8& t, F8 s, F8 b) {
-        acc = fma(s * F8::load(d + g), to_f8(t), acc);
-        acc = fma(b, F8::load(sums + g), acc);
-      };
+    for (int64_t i = 0; i < m; ++i) {
+      const int8_t* xq = p.xq + i * plane * D;
+      const float *d = p.xd + i * 2 * P, *sums = d + P;
+      F8 acc[NR];
+      for (int r = 0; r < NR; ++r) acc[r] = F8::zero();
+      Ints8 t[NR];
       int64_t g = 0;
       for (; g + 8 <= groups; g += 8) {
-        if (r == 0) {  // the next rows' lines, asked for once (more rows of x reread this one from L1)
-          for (int64_t o = 0; o < G * B; o += 64) __builtin_prefetch(w + g * G * B / 8 + kQmmAheadBytes + o, 0, 2);
+        if (i == 0) {  // the next rows' lines, asked for once (more rows of x reread these from L1)
+          for (int r = 0; r < NR; ++r)
+            for (int64_t o = 0; o < G * B; o += 64) __builtin_prefetch(w[r] + g * G * B / 8 + kQmmAheadBytes + o, 0, 2);
           if (g % 16 == 0) __builtin_prefetch(sa + g * ssize, 0, 2), __builtin_prefetch(ba + g * bsize, 0, 2);
         }
-        step(g, group_totals<B, D, G>(w, xq, plane, g, 8), ps.at(g), pb.at(g));
+        group_totals<B, D, G, NR>(w, xq, plane, g, 8, t);
+        for (int r = 0; r < NR; ++r) {
+          acc[r] = fma(ps[r].at(g) * F8::load(d + g), to_f8(t[r]), acc[r]);
+          acc[r] = fma(pb[r].at(g), F8::load(sums + g), acc[r]);
+        }
       }
-      if (g < P)
-        step(g, group_totals<B, D, G>(w, xq, plane, g, int(groups - g)), ps.last(g, groups - g),
-             pb.last(g, groups - g));
-      p.y[r * ny + n] = halving_sum(acc);
+      if (g < P) {
+        group_totals<B, D, G, NR>(w, xq, plane, g, int(groups - g), t);
+        for (int r = 0; r < NR; ++r) {
+          acc[r] = fma(ps[r].last(g, groups - g) * F8::load(d + g), to_f8(t[r]), acc[r]);
+          acc[r] = fma(pb[r].last(g, groups - g), F8::load(sums + g), acc[r]);
+        }
+      }
+      for (int r = 0; r < NR; ++r) p.y[i * ny + n + r] = halving_sum(acc[r]);
     }
   }
+  if constexpr (NR > 1) rows_int<B, D, G, Params, 1>(p, n, n1, scratch);
 }
 
 // rows_int for the problem's group size and parameter types.
 template <int B, int D, class Params> void rows_for(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
-  if (p.group == 32) return rows_int<B, D, 32, Params>(p, n0, n1, scratch);
-  if (p.group == 64) return rows_int<B, D, 64, Params>(p, n0, n1, scratch);
-  rows_int<B, D, 128, Params>(p, n0, n1, scratch);
+  if (p.group == 32) return rows_int<B, D, 32, Params, B == 4 ? 2 : 1>(p, n0, n1, scratch);
+  if (p.group == 64) return rows_int<B, D, 64, Params, 1>(p, n0, n1, scratch);
+  rows_int<B, D, 128, Params, 1>(p, n0, n1, scratch);
 }
 template <int B, int D> void rows_for_group(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
 #if defined(__F16C__)
