@@ -14,9 +14,12 @@ The machine may be shared: read ratios.
 
 ``--llama-bench PATH`` also runs llama.cpp's ``llama-bench`` on the same GGUF file in the same run
 (2 threads, the same token counts and trials) and puts its Q4_1 figures in the last column instead
-of the issue's anchors. One way to build it offline: the ``llama-cpp-python`` sdist on PyPI vendors
-llama.cpp's source (``vendor/llama.cpp``); ``cmake -B build -DGGML_NATIVE=ON -DLLAMA_CURL=OFF
--DCMAKE_BUILD_TYPE=Release && cmake --build build --target llama-bench`` there (docs/lm.md).
+of the issue's anchors: each trial of llama.cpp's runs just before nuvec's (float and int8
+activations; at each depth, plain and float16 caches), since this machine's speed drifts by 10-20%
+within minutes, and the round-by-round ratios are printed too. One way to build it offline: the
+``llama-cpp-python`` sdist on PyPI vendors llama.cpp's source (``vendor/llama.cpp``); ``cmake -B
+build -DGGML_NATIVE=ON -DLLAMA_CURL=OFF -DCMAKE_BUILD_TYPE=Release && cmake --build build --target
+llama-bench`` there (docs/lm.md).
 
 ``--depths 512,2048`` adds a table of Q4_1 decode speeds after prompts of those lengths (tg128 at
 llama-bench's depth ``-d``: the context's attention is read every step), beside llama-bench's at
@@ -147,26 +150,24 @@ def llama_bench_depths(path, model_file, n_tg, depths, trials):
 
 def depth_rows(args, n_tg):
     """(depth, nuvec Q4_1 tg, the same with float16 caches, llama.cpp tg or None) for each of
-    --depths (llama.cpp's caches are float16 by default)."""
+    --depths (llama.cpp's caches are float16 by default), each a median over rounds that run
+    llama.cpp's trial and nuvec's two one after another (the machine's speed drifts)."""
     depths = [int(d) for d in args.depths.split(",") if d]
     if not depths:
         return []
-    theirs = {}
-    if args.llama_bench:
-        theirs = llama_bench_depths(
-            args.llama_bench, default_model_path(), n_tg, depths, args.trials
-        )
     model, _ = load()
     measure(model, 16, 4)  # warm-up
     rows = []
     for d in depths:
-        tg = {}
-        for kv in (None, mx.float16):  # alternated: the machine's speed drifts
-            for _ in range(args.trials):
-                tg.setdefault(kv, []).append(measure(model, 16, n_tg, depth=d, kv_dtype=kv)["tg"])
-        rows.append(
-            (d, statistics.median(tg[None]), statistics.median(tg[mx.float16]), theirs.get(d))
-        )
+        tg = {None: [], mx.float16: [], "llama": []}
+        for _ in range(args.trials):
+            if args.llama_bench:
+                theirs = llama_bench_depths(args.llama_bench, default_model_path(), n_tg, [d], 1)
+                tg["llama"].append(theirs[d])
+            for kv in (None, mx.float16):
+                tg[kv].append(measure(model, 16, n_tg, depth=d, kv_dtype=kv)["tg"])
+        theirs = statistics.median(tg["llama"]) if tg["llama"] else None
+        rows.append((d, statistics.median(tg[None]), statistics.median(tg[mx.float16]), theirs))
     return rows
 
 
@@ -189,18 +190,30 @@ def main():
     bandwidth = memory_bandwidth()[0]
     rows = []
     anchors = dict(LLAMA_CPP)
-    if args.llama_bench:
-        anchors["Q4_1"] = llama_bench(
-            args.llama_bench, default_model_path(), n_pp, n_tg, args.trials
-        )
     model, _ = load()
+    # The Q4_1 rows in rounds: llama.cpp's trial (when given), then nuvec's with float and with
+    # int8 activations, so that each round's figures come from the same minute.
+    trials = {"Q4_1": [], "Q4_1 int8": [], "llama": []}
+    measure(model, 16, 4)  # warm-up
+    for _ in range(args.trials):
+        if args.llama_bench:
+            trials["llama"].append(
+                llama_bench(args.llama_bench, default_model_path(), n_pp, n_tg, 1)
+            )
+        for kind in ("Q4_1", "Q4_1 int8"):
+            set_int8_activations(model, kind == "Q4_1 int8")
+            trials[kind].append(measure(model, n_pp, n_tg))
+    if args.llama_bench:
+        anchors["Q4_1"] = tuple(statistics.median(t[i] for t in trials["llama"]) for i in (0, 1))
+    set_int8_activations(model, False)
+    limits = {"Q4_1": bandwidth * 1e9 / weight_bytes(model)}
+    dequantize_model(model)
+    limits["F32"] = bandwidth * 1e9 / weight_bytes(model)
+    measure(model, 16, 4)  # warm-up
+    trials["F32"] = [measure(model, n_pp, n_tg) for _ in range(args.trials)]
     for kind in ("Q4_1", "Q4_1 int8", "F32"):
-        set_int8_activations(model, kind == "Q4_1 int8")
-        if kind == "F32":
-            dequantize_model(model)
-        measure(model, 16, 4)  # warm-up
-        r = median([measure(model, n_pp, n_tg) for _ in range(args.trials)])
-        limit = bandwidth * 1e9 / weight_bytes(model)
+        r = median(trials[kind])
+        limit = limits[kind.split()[0]]
         anchor = anchors[kind.split()[0]]
         rows.append((f"nuvec {kind}", r["pp"], r["tg"], r["peak"], limit, anchor))
     try:
@@ -227,6 +240,14 @@ def main():
     for name, pp, tg, peak, limit, (lpp, ltg) in rows:
         print(
             f"| {name} | {pp:.1f} | {tg:.1f} | {peak:.3f} | {limit:.0f} | {lpp:.0f} / {ltg:.0f} |"
+        )
+    if trials["llama"]:
+        ratios = {
+            kind: " ".join(f"{t['tg'] / l[1]:.2f}" for t, l in zip(trials[kind], trials["llama"]))
+            for kind in ("Q4_1", "Q4_1 int8")
+        }
+        print(
+            f"tg{n_tg} / llama.cpp's, round by round: Q4_1 {ratios['Q4_1']}; int8 {ratios['Q4_1 int8']}"
         )
     deep = depth_rows(args, n_tg)
     if deep:
