@@ -91,7 +91,7 @@ constexpr int kQmmKBlock = 64;     // rows of k the plain kernel decodes at a ti
 // the hardware prefetchers alone start too late. They ask for the codes about kQmmAheadBytes ahead
 // of the ones they read, a line or a group at a time as they go, into L2 (scales and biases
 // likewise): spread out, the requests overlap the arithmetic, where all of the next rows' lines
-// asked for at once (qmm_prefetch_rows, now only for a call's first rows) took the core's line-fill
+// asked for at once (qmm_prefetch_rows, which asks only for a call's first rows) took the core's line-fill
 // buffers and stalled it. The 4-bit GEMV from memory: 19 -> 24-25 GB/s; the float 8-bit one of
 // SmolLM2's head (rows of 576 bytes) 14 -> 15-16 GB/s on two cores (bench/RESULTS.md).
 constexpr int64_t kQmmAheadBytes = 4096;

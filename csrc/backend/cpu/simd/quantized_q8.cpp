@@ -420,6 +420,11 @@ inline F8 to_f8(const Ints8& t) { return F8::ints(t.v); }
 // Converted rows: float32 rows read in place, half types converted into a zero-padded buffer.
 struct FloatParams {
   const float* f;
+  // Row `n`'s `groups` values of `data` (of dtype `dt`), converted into `buf` (zero past them).
+  static FloatParams row(const void* data, Dtype dt, int64_t n, int64_t groups, float* buf) {
+    to_floats(data, dt, n * groups, groups, buf);
+    return {buf};
+  }
   F8 at(int64_t g) const { return F8::load(f + g); }
   F8 last(int64_t g, int64_t) const { return F8::load(f + g); }
 };
@@ -431,6 +436,9 @@ struct FloatParams {
 struct HalfParams {
   const f16* h;
   int64_t groups;
+  static HalfParams row(const void* data, Dtype, int64_t n, int64_t groups, float*) {
+    return {static_cast<const f16*>(data) + n * groups, groups};
+  }
   F8 at(int64_t g) const { return {_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + g)))}; }
   F8 last(int64_t, int64_t count) const {
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -465,15 +473,8 @@ void rows_int(const QmmProblem& p, int64_t n0, int64_t n1, float* scratch) {
     Params ps[NR], pb[NR];
     const uint8_t* w[NR];
     for (int r = 0; r < NR; ++r) {
-      if constexpr (std::is_same_v<Params, FloatParams>) {
-        float *sc = scratch + 2 * r * P, *bi = sc + P;
-        to_floats(p.scales, p.sdtype, (n + r) * groups, groups, sc);
-        to_floats(p.biases, p.bdtype, (n + r) * groups, groups, bi);
-        ps[r] = {sc}, pb[r] = {bi};
-      } else {
-        ps[r] = {static_cast<const f16*>(p.scales) + (n + r) * groups, groups};
-        pb[r] = {static_cast<const f16*>(p.biases) + (n + r) * groups, groups};
-      }
+      ps[r] = Params::row(p.scales, p.sdtype, n + r, groups, scratch + 2 * r * P);
+      pb[r] = Params::row(p.biases, p.bdtype, n + r, groups, scratch + (2 * r + 1) * P);
       w[r] = wbytes + (n + r) * row_bytes;
     }
     const char* sa = static_cast<const char*>(p.scales) + std::min(n + ahead, ny - 1) * groups * ssize;
