@@ -264,10 +264,11 @@ for n, k, group, bits in SHAPES:
     rows = 20 if k in (576, 1536) else 3  # 20: a prompt's rows (the AMX tiles where present)
     x = mx.array((rng.standard_normal((rows, k)) * rng.uniform(0.01, 100, (rows, 1))).astype(np.float32))
     for a in (8, None):
-        y = mx.quantized_matmul(x, wq, s.astype(mx.float16), b.astype(mx.float16), True, group,
-                                bits, activation_bits=a)
-        if a or bits == 4:
-            out[f"{n},{k},{group},{bits},{a}"] = np.asarray(y).view(np.uint32).tolist()
+        for sd in (mx.float16, mx.float32):  # scales read in place, and through a buffer
+            y = mx.quantized_matmul(x, wq, s.astype(sd), b.astype(sd), True, group, bits,
+                                    activation_bits=a)
+            if a or bits == 4:
+                out[f"{n},{k},{group},{bits},{a},{sd}"] = np.asarray(y).view(np.uint32).tolist()
 json.dump(out, sys.stdout)
 """.replace("SHAPES", repr([*SHAPES, (37, 1536, 32, 4)])).replace(
     "(3, k)", "(20 if k in (576, 1536) else 3, k)"
