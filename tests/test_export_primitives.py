@@ -103,6 +103,12 @@ def _set_rows(m):
 CASES = [
     Case("slice_update", {"slice_update"}, _set_rows, [("f", (4, 5)), ("f", (2, 5))]),
     Case(
+        "slice_update_at_an_array_start",
+        {"dynamic_slice_update"},
+        lambda m: lambda a, u, at: m.slice_update(a, u, at, (0,)),
+        [("f", (4, 5)), ("f", (2, 5)), ("tgt3", (1,))],
+    ),
+    Case(
         "inv",
         {"inverse"},
         lambda m: lambda a: m.linalg.inv(a, **_cpu(m)),

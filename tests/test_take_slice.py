@@ -187,6 +187,61 @@ def test_slice_update_with_array_start(dt, start, axes, ushape):
     assert_array_equal_np(x, a, dtype=dt)
 
 
+@pytest.mark.nuvec_only  # MLX 0.32.4 writes past the axis (a start of 5 below reached row 1)
+def test_slice_update_array_start_from_the_end_and_out_of_bounds():
+    a = np.arange(12, dtype=np.float32).reshape(2, 6)
+    x = mx.array(a)
+    got = mx.slice_update(x, mx.ones((2, 2)), mx.array(-2), (1,))  # counts from the end
+    want = a.copy()
+    want[:, 4:6] = 1
+    assert_array_equal_np(got, want)
+    for start in (5, 7, -1, -7):  # windows that do not fit the axis
+        with pytest.raises(IndexError, match="does not fit axis 1 of size 6"):
+            mx.eval(mx.slice_update(x, mx.ones((2, 2)), mx.array(start), (1,)))
+    assert_array_equal_np(x, a)
+
+
+def test_slice_update_array_start_transforms():
+    rng = seeded_rng("dynamic slice_update")
+    x, u = rng.standard_normal((4, 5)), rng.standard_normal((2, 3))
+    w = np.arange(20.0).reshape(4, 5)
+    at = mx.array([1, 2])
+
+    def f(x, u):
+        return mx.sum(mx.slice_update(x * 1.0, u * 3.0, at, (0, 1)) * mx.array(w))
+
+    gx, gu = mx.grad(f, argnums=(0, 1))(mx.array(x), mx.array(u))
+    want_x = w.copy()
+    want_x[1:3, 2:5] = 0
+    np.testing.assert_allclose(np.array(gx), want_x)
+    np.testing.assert_allclose(np.array(gu), 3 * w[1:3, 2:5])
+    tx, tu = rng.standard_normal((4, 5)), rng.standard_normal((2, 3))
+    _, (jt,) = mx.jvp(f, [mx.array(x), mx.array(u)], [mx.array(tx), mx.array(tu)])
+    want = (want_x * tx).sum() + (3 * w[1:3, 2:5] * tu).sum()
+    np.testing.assert_allclose(float(jt), want, rtol=1e-5)
+    # vmap with one start for every example
+    xs, us = rng.standard_normal((3, 4, 5)), rng.standard_normal((3, 2, 3))
+    g = lambda x, u: mx.slice_update(x, u, at, (0, 1))  # noqa: E731
+    want = xs.copy()
+    want[:, 1:3, 2:5] = us
+    np.testing.assert_allclose(np.array(mx.vmap(g)(mx.array(xs), mx.array(us))), want)
+
+
+# MLX 0.32.4 writes the window into the first example alone where the update is shared or the
+# batch axis is not the first.
+@pytest.mark.nuvec_only
+def test_slice_update_array_start_vmap_shared_update_and_later_axis():
+    rng = seeded_rng("dynamic slice_update, later axis")
+    xs, u = rng.standard_normal((3, 4, 5)), rng.standard_normal((2, 3))
+    g = lambda x, u: mx.slice_update(x, u, mx.array([1, 2]), (0, 1))  # noqa: E731
+    want = xs.copy()
+    want[:, 1:3, 2:5] = u
+    got = mx.vmap(g, in_axes=(0, None))(mx.array(xs), mx.array(u))
+    np.testing.assert_allclose(np.array(got), want)
+    got = mx.vmap(g, in_axes=(2, None), out_axes=2)(mx.array(np.moveaxis(xs, 0, 2)), mx.array(u))
+    np.testing.assert_allclose(np.moveaxis(np.array(got), 2, 0), want)
+
+
 # ----------------------------------------------------------------------------- nonzero
 @pytest.mark.nuvec_only  # MLX has no nonzero
 @pytest.mark.parametrize("dt", ["bool", "int8", "float32", "complex64"])

@@ -190,6 +190,12 @@ const Codec kCodecs[] = {
        return std::make_shared<SliceUpdate>(int_list(member(j, "start")), int_list(member(j, "step")));
      },
      nullptr},
+    {"dynamic_slice_update", is<DynamicSliceUpdate>,
+     [](const Primitive& p) { return json_obj({{"axes", ints(as<DynamicSliceUpdate>(p).axes())}}); },
+     [](const Json& j) -> std::shared_ptr<Primitive> {
+       return std::make_shared<DynamicSliceUpdate>(int32_list(member(j, "axes")));
+     },
+     nullptr},
     {"transpose", is<Transpose>, [](const Primitive& p) { return json_obj({{"perm", ints(as<Transpose>(p).perm())}}); },
      [](const Json& j) -> std::shared_ptr<Primitive> {
        return std::make_shared<Transpose>(int32_list(member(j, "perm")));

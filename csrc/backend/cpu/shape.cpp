@@ -2,6 +2,7 @@
 #include "core/primitives/shape.h"
 #include "backend/cpu/backend.h"
 #include "backend/cpu/copy.h"
+#include "backend/cpu/sort.h"
 
 namespace nuvec::cpu {
 namespace {
@@ -23,6 +24,17 @@ void eval_slice_update(const SliceUpdate& prim, const std::vector<Array>& in, st
   Array& o = out[0];
   donate_or_copy(x, o);
   Array window = slice_update_window(prim, o, u);
+  copy_into(u, window);
+}
+
+// The start read, then as eval_slice_update.
+void eval_dynamic_slice_update(const DynamicSliceUpdate& prim, const std::vector<Array>& in, std::vector<Array>& out) {
+  const Array &x = in[0], &u = in[1];
+  const Array start = row_contiguous(in[2]);
+  Array& o = out[0];
+  slice_update_window(prim, x, u, start);  // a window that does not fit raises before o is written
+  donate_or_copy(x, o);
+  Array window = slice_update_window(prim, o, u, start);
   copy_into(u, window);
 }
 
@@ -100,6 +112,7 @@ void eval_contiguous(const Contiguous&, const std::vector<Array>& in, std::vecto
 void register_views_kernels(Backend& b) {
   b.add<Slice, eval_slice>();
   b.add<SliceUpdate, eval_slice_update>();
+  b.add<DynamicSliceUpdate, eval_dynamic_slice_update>();
   b.add<Transpose, eval_transpose>();
   b.add<Broadcast, eval_broadcast<Broadcast>>();
   b.add<BroadcastLike, eval_broadcast<BroadcastLike>>();

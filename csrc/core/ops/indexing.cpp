@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/ops.h"
+#include "core/primitives/shape.h"
 
 namespace nuvec {
 namespace {
@@ -159,8 +160,21 @@ Array slice_update_dynamic(const Array& x, const Array& update, const Array& sta
   if (update.ndim() != x.ndim()) throw OpError("slice_update", "update must have as many dimensions as the array");
   for (int d = 0; d < x.ndim(); ++d)
     if (update.shape(d) > x.shape(d)) throw OpError("slice_update", "update does not fit the array");
-  return scatter(x, window_indices(x, start, ax, update.shape(), "slice_update", s), update, all_axes(x.ndim()),
-                 ScatterOp::set, s);
+  // The GPU writes the window as a scatter (its start stays on the device); the CPU reads the
+  // start and copies the window (a decode step's cache writes: one node each, not an index
+  // array per axis and a scatter).
+  if (s.device.type != DeviceType::cpu)
+    return scatter(x, window_indices(x, start, ax, update.shape(), "slice_update", s), update, all_axes(x.ndim()),
+                   ScatterOp::set, s);
+  if (start.size() != int64_t(ax.size()) || start.ndim() > 1)
+    throw OpError("slice_update", "start_indices must hold one entry per axis");
+  if (!is_integer(start.dtype())) throw OpError("slice_update", "start_indices must be integers");
+  for (size_t k = 0; k < ax.size(); ++k)
+    if (std::count(ax.begin(), ax.end(), ax[k]) > 1) throw OpError("slice_update", "repeated axis");
+  if (update.size() == 0) return x;
+  Array at = start.dtype() == Dtype::int32 || start.dtype() == Dtype::int64 ? start : astype(start, Dtype::int64, s);
+  return Array::lazy(x.shape(), x.dtype(), std::make_shared<DynamicSliceUpdate>(std::move(ax)),
+                     {x, astype(update, x.dtype(), s), at}, s);
 }
 
 Array nonzero_flags(const Array& x, Stream s) {

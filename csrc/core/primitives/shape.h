@@ -44,6 +44,29 @@ class SliceUpdate : public Primitive {
   Shape start_, step_;
 };
 
+// slice_update with an array-valued start: x with the window of the update's shape at `start`
+// (inputs: x, the update, of x's rank and dtype, and an integer array with one entry per axis of
+// `axes`; the other axes' windows start at 0) replaced by the update. A negative start counts
+// from the axis' end; a window that does not fit raises an index error. Writes into x's buffer
+// when nothing else holds it, as SliceUpdate (a decode step's cache position comes as an array,
+// so one trace serves every step).
+class DynamicSliceUpdate : public Primitive {
+ public:
+  explicit DynamicSliceUpdate(std::vector<int> axes) : axes_(std::move(axes)) {}
+  const char* name() const override { return "dynamic_slice_update"; }
+  NUVEC_KERNEL_SLOT
+  NUVEC_GRAD_RULES
+  NUVEC_VMAP_RULE
+  bool is_equivalent(const Primitive& o) const override {
+    auto* p = dynamic_cast<const DynamicSliceUpdate*>(&o);
+    return p && p->axes_ == axes_;
+  }
+  const std::vector<int>& axes() const { return axes_; }
+
+ private:
+  std::vector<int> axes_;
+};
+
 class Transpose : public Primitive {
  public:
   explicit Transpose(std::vector<int> perm) : perm_(std::move(perm)) {}
@@ -87,6 +110,9 @@ class BroadcastLike : public Primitive {
 bool reshape_strides(const Array& x, const Shape& shape, Strides& out);
 // The window of SliceUpdate's output `out` (its data set) that the update is written into.
 Array slice_update_window(const SliceUpdate& p, const Array& out, const Array& update);
+// The same for DynamicSliceUpdate, whose evaluated start values are `start` (KernelError when the
+// window does not fit; a negative start counts from the end).
+Array slice_update_window(const DynamicSliceUpdate& p, const Array& out, const Array& update, const Array& start);
 
 class Reshape : public Primitive {
  public:

@@ -78,6 +78,27 @@ std::vector<Array> SliceUpdate::jvp(const std::vector<Array>& primals, const std
   return {slice_update(tx, tu, start_, window_stop(start_, step_, primals[1].shape()), step_, s)};
 }
 
+// As SliceUpdate's, at the same start; the start (integers) has a zero cotangent.
+std::vector<Array> DynamicSliceUpdate::vjp(const std::vector<Array>& primals, const std::vector<Array>& cotangents,
+                                           const std::vector<int>& argnums, const std::vector<Array>&) {
+  const Array &g = cotangents[0], &u = primals[1], &start = primals[2];
+  Stream s = g.stream();
+  std::vector<Array> out;
+  for (int k : argnums)
+    out.push_back(k == 0   ? slice_update_dynamic(g, zeros_like(u), start, axes_, s)
+                  : k == 1 ? slice_dynamic(g, start, axes_, u.shape(), s)
+                           : zeros_like(start));
+  return out;
+}
+std::vector<Array> DynamicSliceUpdate::jvp(const std::vector<Array>& primals, const std::vector<Array>& tangents,
+                                           const std::vector<int>& argnums, const std::vector<Array>& outputs) {
+  Stream s = outputs[0].stream();
+  Array tx = zeros_like(outputs[0]), tu = zeros_like(primals[1]);
+  for (size_t i = 0; i < argnums.size(); ++i)
+    if (argnums[i] < 2) (argnums[i] == 0 ? tx : tu) = tangents[i];
+  return {slice_update_dynamic(tx, tu, primals[2], axes_, s)};
+}
+
 std::vector<Array> Transpose::vjp(const std::vector<Array>& primals, const std::vector<Array>& cotangents,
                                   const std::vector<int>&, const std::vector<Array>&) {
   std::vector<int> inverse(perm_.size());

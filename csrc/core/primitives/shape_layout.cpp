@@ -1,6 +1,10 @@
 // The layouts every backend's kernels ask for: a reshape's view, a slice update's window.
 #include "core/primitives/shape.h"
 
+#include <string>
+
+#include "core/errors.h"
+
 namespace nuvec {
 
 bool reshape_strides(const Array& x, const Shape& shape, Strides& out) {
@@ -40,6 +44,23 @@ Array slice_update_window(const SliceUpdate& p, const Array& out, const Array& u
     offset += p.start()[size_t(i)] * out.strides()[size_t(i)];
   }
   return Array::from_buffer(update.shape(), out.dtype(), out.buffer(), std::move(st), offset);
+}
+
+Array slice_update_window(const DynamicSliceUpdate& p, const Array& out, const Array& update, const Array& start) {
+  const std::vector<int>& axes = p.axes();
+  int64_t offset = out.offset();
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const int d = axes[k];
+    int64_t v = start.dtype() == Dtype::int64 ? start.data<int64_t>()[k] : start.data<int32_t>()[k];
+    const int64_t n = out.shape(d), len = update.shape(d);
+    if (v < 0) v += n;
+    if (v < 0 || v + len > n)
+      throw KernelError(EvalErrorKind::index, "a window of " + std::to_string(len) + " from " + std::to_string(v) +
+                                                  " does not fit axis " + std::to_string(d) + " of size " +
+                                                  std::to_string(n));
+    offset += v * out.strides()[size_t(d)];
+  }
+  return Array::from_buffer(update.shape(), out.dtype(), out.buffer(), out.strides(), offset);
 }
 
 }  // namespace nuvec
