@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/device.h"
 #include "core/errors.h"
@@ -75,8 +76,24 @@ class Allocator {
     std::lock_guard<std::mutex> lock(mu_);
     active_ -= block;
     cached_ += block;
-    auto entry = lru_.insert(lru_.end(), Entry{block, p, tag, {}});
-    entry->where = free_.emplace(block, entry);
+    // The entry's list and map nodes are the last taken block's where there is one (a decode
+    // step gives and takes ~300 blocks: 1200 fewer calls to malloc and free).
+    Lru::iterator entry;
+    if (spare_entries_.empty()) {
+      entry = lru_.insert(lru_.end(), Entry{block, p, tag, {}});
+    } else {
+      entry = spare_entries_.begin();
+      lru_.splice(lru_.end(), spare_entries_, entry);
+      *entry = Entry{block, p, tag, {}};
+    }
+    if (spare_keys_.empty()) {
+      entry->where = free_.emplace(block, entry);
+    } else {
+      FreeMap::node_type key = std::move(spare_keys_.back());
+      spare_keys_.pop_back();
+      key.key() = block, key.mapped() = entry;
+      entry->where = free_.insert(std::move(key));
+    }
     if (cached_ > cache_limit_) release_cache(cache_limit_);
   }
 
@@ -119,8 +136,8 @@ class Allocator {
     void* p = entry->ptr;
     block = entry->block;
     tag = entry->tag;
-    free_.erase(it);
-    lru_.erase(entry);
+    spare_keys_.push_back(free_.extract(it));
+    spare_entries_.splice(spare_entries_.end(), lru_, entry);
     cached_ -= block;
     return p;
   }
@@ -129,6 +146,8 @@ class Allocator {
   Free free_fn_;
   Lru lru_;
   FreeMap free_;
+  Lru spare_entries_;                           // nodes of taken blocks' entries, for give() to reuse
+  std::vector<FreeMap::node_type> spare_keys_;  // likewise, of their keys
 
  public:
   size_t memory_limit_, cache_limit_;

@@ -9,6 +9,7 @@
 #include "backend/cpu/backend.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/sort.h"
+#include "backend/cpu/thread_buffer.h"
 #include "core/allocator.h"
 #include "core/ops/attention.h"
 #include "core/threads.h"
@@ -62,7 +63,8 @@ void decode(AttentionOperands a) {
   for (int64_t blk = 0; pieces.size() < size_t(per_head); ++blk)
     for (int64_t i = 0; i < a.Lq; ++i)
       if (blk < first[size_t(i) + 1] - first[size_t(i)]) pieces.emplace_back(i, blk);
-  std::vector<float> parts(size_t(heads * per_head * stride));
+  struct Parts;
+  float* parts = thread_buffer<Parts, float>(size_t(heads * per_head * stride));
   auto block = NUVEC_FOR_ISA(attention_decode_block);
   auto merge = NUVEC_FOR_ISA(attention_decode_merge);
   // A task's multiply-adds, from the keys its rows read (a decode step's prefix, not the buffer).
@@ -79,14 +81,14 @@ void decode(AttentionOperands a) {
       auto [i, blk] = pieces[size_t(w)];
       int64_t k0 = blk * KB, k1 = std::min(keys[size_t(i)], k0 + KB);
       block(a, b, h, decode_chunk_heads(rep, c), i, k0, k1, masked[size_t(i)],
-            parts.data() + (bh * per_head + first[size_t(i)] + blk) * stride, per_head * stride);
+            parts + (bh * per_head + first[size_t(i)] + blk) * stride, per_head * stride);
     }
   });
   parallel_for(heads * a.Lq, std::max<int64_t>(1, 4096 / (a.Dv * per_head)), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       int64_t bh = r / a.Lq, i = r % a.Lq;
-      merge(a, parts.data() + (bh * per_head + first[size_t(i)]) * stride, first[size_t(i) + 1] - first[size_t(i)],
-            bh % a.Hq, a.out + r * a.Dv);
+      merge(a, parts + (bh * per_head + first[size_t(i)]) * stride, first[size_t(i) + 1] - first[size_t(i)], bh % a.Hq,
+            a.out + r * a.Dv);
     }
   });
 }

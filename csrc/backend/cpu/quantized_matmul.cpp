@@ -3,7 +3,7 @@
 // share a weight) and over blocks of output columns on the thread pool. Every output element is
 // computed by one thread with one fixed sequence of operations, so no split changes a bit.
 #include <algorithm>
-#include <optional>
+#include <cstring>
 #include <vector>
 
 #include "backend/cpu/backend.h"
@@ -12,6 +12,7 @@
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/quantized.h"
 #include "backend/cpu/sort.h"
+#include "backend/cpu/thread_buffer.h"
 #include "core/primitives/matmul.h"
 #include "core/primitives/quantized.h"
 #include "core/threads.h"
@@ -66,28 +67,20 @@ void run_dense(const QmmProblem& p) {
   }
 }
 
-// x's rows as integer activations' digit planes (xq and xd filled here).
-struct IntRows {
-  std::vector<int8_t> q;
-  std::vector<float> d;
-  IntRows(std::vector<QmmProblem>& ps, int64_t rows, int digits) {
-    const int64_t k = ps[0].k, stride = 2 * qmm_q8_padded(k / ps[0].group), plane = qmm_q8_plane(k, ps[0].group);
-    q.resize(size_t(rows * plane * digits)), d.resize(size_t(rows * stride));  // zeros: the planes' padding
-    int8_t* qat = q.data();
-    float* dat = d.data();
-    for (QmmProblem& p : ps) {
-      NUVEC_FOR_ISA(qmm_q8_quantize)(p.x, p.m, k, p.group, p.bits, digits, qat, dat);
-      p.xq = qat, p.xd = dat, p.digits = digits, qat += p.m * plane * digits, dat += p.m * stride;
-    }
+// x's rows as integer activations' digit planes (each problem's xq and xd set here), in the calling
+// thread's buffers: they live until its next call.
+void int_rows(std::vector<QmmProblem>& ps, int64_t rows, int digits) {
+  struct Digits;
+  struct Steps;
+  const int64_t k = ps[0].k, stride = 2 * qmm_q8_padded(k / ps[0].group), plane = qmm_q8_plane(k, ps[0].group);
+  const size_t bytes = size_t(rows * plane * digits);
+  int8_t* qat = thread_buffer<Digits, int8_t>(bytes);
+  float* dat = thread_buffer<Steps, float>(size_t(rows * stride));
+  std::memset(qat, 0, bytes);  // the planes' padding
+  for (QmmProblem& p : ps) {
+    NUVEC_FOR_ISA(qmm_q8_quantize)(p.x, p.m, k, p.group, p.bits, digits, qat, dat);
+    p.xq = qat, p.xd = dat, p.digits = digits, qat += p.m * plane * digits, dat += p.m * stride;
   }
-};
-
-// `floats` floats of the calling thread's scratch, kept between calls: a decode step's ~1800
-// pieces of products each allocated 32 KiB, and glibc consolidated its free lists at every one.
-float* thread_scratch(int64_t floats) {
-  thread_local std::vector<float> scratch;
-  if (int64_t(scratch.size()) < floats) scratch.resize(size_t(floats));
-  return scratch.data();
 }
 
 // Runs the products (x, w, y, m, n, k, bits and group set; x's sums or integer rows filled here when
@@ -106,11 +99,10 @@ void run_products(std::vector<QmmProblem>& ps, bool t, int activation_bits) {
   int64_t rows = 0, max_m = 0;
   for (const QmmProblem& p : ps) rows += p.m, max_m = std::max(max_m, p.m);
   const int digits = t ? qmm_q8_digits(ps[0].bits, activation_bits) : 0;
-  std::optional<IntRows> xi;
-  if (digits) xi.emplace(ps, rows, digits);
-  std::vector<float> xsum(t && !digits ? size_t(rows * (k / group)) : 0);
+  if (digits) int_rows(ps, rows, digits);
   if (t && !digits) {
-    float* at = xsum.data();
+    struct Sums;
+    float* at = thread_buffer<Sums, float>(size_t(rows * (k / group)));
     for (QmmProblem& p : ps)
       NUVEC_FOR_ISA(qmm_group_sums)(p.x, p.m, k, int(group), at), p.xsum = at, at += p.m * (k / group);
   }
@@ -120,7 +112,8 @@ void run_products(std::vector<QmmProblem>& ps, bool t, int activation_bits) {
   auto tk = digits ? NUVEC_FOR_ISA(qmm_q8_transposed) : NUVEC_FOR_ISA(qmm_transposed);
   auto pk = NUVEC_FOR_ISA(qmm_plain);
   parallel_for(int64_t(ps.size()) * units, std::max<int64_t>(1, kGrainMacs / unit_macs), [&](int64_t u0, int64_t u1) {
-    float* scratch = thread_scratch(qmm_scratch(max_m, n, k));  // written before read
+    struct Pieces;  // a decode step's ~1800 pieces each allocated 32 KiB before
+    float* scratch = thread_buffer<Pieces, float>(size_t(qmm_scratch(max_m, n, k)));  // written before read
     for (int64_t u = u0; u < u1;) {
       int64_t pi = u / units, first = u % units, last = std::min(units, first + (u1 - u));
       const QmmProblem& p = ps[size_t(pi)];
