@@ -134,6 +134,7 @@ void run_plan(const CompiledCall& call, const std::vector<Array>& inputs, std::v
   double inside = 0;
   const PlanStep* at = nullptr;
   std::vector<Array> outs;
+  std::vector<Array> spare;  // the last step's input list, its room reused (one allocation a call, not a step)
   try {
     for (size_t s = 0; s < p.steps.size(); ++s) {
       const PlanStep& st = p.steps[s];
@@ -150,6 +151,7 @@ void run_plan(const CompiledCall& call, const std::vector<Array>& inputs, std::v
       // Every output's node holds the inputs while the kernel runs, as in the graph: kernels
       // count those holders when they decide to write an input in place.
       std::vector<Array>& ins = outs[0].node()->inputs;
+      ins = std::move(spare);
       ins.reserve(size_t(st.num_reads));
       for (int32_t j = st.reads; j < st.reads + st.num_reads; ++j) {
         Array& v = values[size_t(p.reads[size_t(j)])];
@@ -165,6 +167,7 @@ void run_plan(const CompiledCall& call, const std::vector<Array>& inputs, std::v
       for (int32_t k = 0; k < st.num_writes; ++k) {
         Node* n = outs[size_t(k)].node();
         n->inputs.clear();  // last readers let go of their values now
+        if (k == 0) spare = std::move(n->inputs);
         n->evaluated.store(true, std::memory_order_release);
         values[size_t(p.writes[size_t(st.writes + k)])] = std::move(outs[size_t(k)]);
       }
