@@ -32,9 +32,10 @@ void eval_dynamic_slice_update(const DynamicSliceUpdate& prim, const std::vector
   const Array &x = in[0], &u = in[1];
   const Array start = row_contiguous(in[2]);
   Array& o = out[0];
-  slice_update_window(prim, x, u, start);  // a window that does not fit raises before o is written
+  slice_update_offset(prim, x, u.shape(), start);  // a window that does not fit raises before o is written
   donate_or_copy(x, o);
-  Array window = slice_update_window(prim, o, u, start);
+  Array window =
+      Array::from_buffer(u.shape(), o.dtype(), o.buffer(), o.strides(), slice_update_offset(prim, o, u.shape(), start));
   copy_into(u, window);
 }
 

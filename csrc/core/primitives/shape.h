@@ -110,9 +110,10 @@ class BroadcastLike : public Primitive {
 bool reshape_strides(const Array& x, const Shape& shape, Strides& out);
 // The window of SliceUpdate's output `out` (its data set) that the update is written into.
 Array slice_update_window(const SliceUpdate& p, const Array& out, const Array& update);
-// The same for DynamicSliceUpdate, whose evaluated start values are `start` (KernelError when the
-// window does not fit; a negative start counts from the end).
-Array slice_update_window(const DynamicSliceUpdate& p, const Array& out, const Array& update, const Array& start);
+// Where DynamicSliceUpdate's window of shape `window` starts in `out` (an element offset, out's own
+// included), for its evaluated start values `start`: KernelError when the window does not fit (a
+// negative start counts from the end).
+int64_t slice_update_offset(const DynamicSliceUpdate& p, const Array& out, const Shape& window, const Array& start);
 
 class Reshape : public Primitive {
  public:

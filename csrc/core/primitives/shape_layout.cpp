@@ -46,13 +46,13 @@ Array slice_update_window(const SliceUpdate& p, const Array& out, const Array& u
   return Array::from_buffer(update.shape(), out.dtype(), out.buffer(), std::move(st), offset);
 }
 
-Array slice_update_window(const DynamicSliceUpdate& p, const Array& out, const Array& update, const Array& start) {
+int64_t slice_update_offset(const DynamicSliceUpdate& p, const Array& out, const Shape& window, const Array& start) {
   const std::vector<int>& axes = p.axes();
   int64_t offset = out.offset();
   for (size_t k = 0; k < axes.size(); ++k) {
     const int d = axes[k];
     int64_t v = start.dtype() == Dtype::int64 ? start.data<int64_t>()[k] : start.data<int32_t>()[k];
-    const int64_t n = out.shape(d), len = update.shape(d);
+    const int64_t n = out.shape(d), len = window[size_t(d)];
     if (v < 0) v += n;
     if (v < 0 || v + len > n)
       throw KernelError(EvalErrorKind::index, "a window of " + std::to_string(len) + " from " + std::to_string(v) +
@@ -60,7 +60,7 @@ Array slice_update_window(const DynamicSliceUpdate& p, const Array& out, const A
                                                   std::to_string(n));
     offset += v * out.strides()[size_t(d)];
   }
-  return Array::from_buffer(update.shape(), out.dtype(), out.buffer(), out.strides(), offset);
+  return offset;
 }
 
 }  // namespace nuvec
