@@ -272,7 +272,8 @@ void init_shape(nb::module_& m) {
         return slice_update_dynamic(x, arg_like(update, x.dtype(), "slice_update"), st, axis_list(axes), S(s));
       },
       nb::arg("a"), nb::arg("update"), nb::arg("start_indices"), nb::arg("axes"), STREAM,
-      "A copy of a with `update` written at an array-valued start.");
+      "A copy of a with `update` written at an array-valued start (a negative start counts from the "
+      "axis' end; a window that does not fit raises IndexError when evaluated).");
   m.def(
       "nonzero",
       [](nb::handle a) {
