@@ -68,11 +68,14 @@ void decode(AttentionOperands a) {
   auto block = NUVEC_FOR_ISA(attention_decode_block);
   auto merge = NUVEC_FOR_ISA(attention_decode_merge);
   // A task's multiply-adds, from the keys its rows read (a decode step's prefix, not the buffer).
-  // Handing tasks to a worker costs about as much as 2^17 of them on the 2-core machine measured: a
-  // step's nine heads over 17-70 keys took 1.4-1.6x as long on two threads as on one.
+  // Handing tasks to a worker costs about as much as 2^15 of them on the 2-core machine measured:
+  // with the keys cached, a step's nine heads over 17-70 keys took 1.4-1.6x as long on two threads
+  // as on one, but in a decode step the keys come from memory (the products stream ~100 MB between
+  // attention calls), and from ~43 keys two threads read them faster (SmolLM2's 96 steps from 8
+  // positions: 12.0-12.3 -> 10.7-11.2 us a call against a 2^17 threshold).
   const int64_t most = *std::max_element(keys.begin(), keys.end());
   const int64_t work = std::min(most, KB) * (a.D + a.Dv) * decode_chunk_heads(rep, 0);
-  parallel_for(tasks, std::max<int64_t>(1, (int64_t(1) << 17) / work), [&](int64_t t0, int64_t t1) {
+  parallel_for(tasks, std::max<int64_t>(1, (int64_t(1) << 15) / work), [&](int64_t t0, int64_t t1) {
     // Task order (b, key head, block, row, chunk of the group's query heads): a key block is read
     // by the group's rows one after another, from cache.
     for (int64_t t = t0; t < t1; ++t) {
