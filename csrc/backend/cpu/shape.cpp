@@ -27,12 +27,12 @@ void eval_slice_update(const SliceUpdate& prim, const std::vector<Array>& in, st
   copy_into(u, window);
 }
 
-// The start read, then as eval_slice_update.
+// As eval_slice_update, the window placed by the start's values (a window that does not fit raises
+// before anything is written: taking or copying x's buffer changes no value).
 void eval_dynamic_slice_update(const DynamicSliceUpdate& prim, const std::vector<Array>& in, std::vector<Array>& out) {
   const Array &x = in[0], &u = in[1];
   const Array start = row_contiguous(in[2]);
   Array& o = out[0];
-  slice_update_offset(prim, x, u.shape(), start);  // a window that does not fit raises before o is written
   donate_or_copy(x, o);
   Array window =
       Array::from_buffer(u.shape(), o.dtype(), o.buffer(), o.strides(), slice_update_offset(prim, o, u.shape(), start));

@@ -117,26 +117,34 @@ Array put_along_axis(const Array& x, const Array& indices, const Array& values, 
   return scatter(x, along_axis_indices(x, indices, ax, "put_along_axis", s), values, all_axes(x.ndim()), op, s);
 }
 
-namespace {
-// Index arrays start[k] + arange(size_k), one per axis of x, spread as an outer product.
+// Index arrays start[k] + arange(size_k), one per axis of x, spread as an outer product; with
+// `batched`, x's axis 0 holds examples, each with its own starts (start: (x.shape(0), axes.size())).
 std::vector<Array> window_indices(const Array& x, const Array& start, const std::vector<int>& axes, const Shape& sizes,
-                                  const char* op, Stream s) {
-  if (start.size() != int64_t(axes.size()) || start.ndim() > 1)
-    throw OpError(op, "start_indices must hold one entry per axis");
-  if (!is_integer(start.dtype())) throw OpError(op, "start_indices must be integers");
+                                  bool batched, Stream s) {
+  const int nd = x.ndim();
+  const int64_t b = batched ? x.shape(0) : 1, na = int64_t(axes.size());
+  Array starts = astype(reshape(start, {b, na}, s), Dtype::int64, s);
+  Shape per_example(size_t(nd), 1);  // a start's shape beside the ranges
+  if (batched) per_example[0] = b;
   std::vector<Array> idx;
-  for (int d = 0; d < x.ndim(); ++d) {
+  for (int d = 0; d < nd; ++d) {
     auto it = std::find(axes.begin(), axes.end(), d);
-    if (it == axes.end()) {
-      idx.push_back(axis_range(sizes[d], d, x.ndim(), s));
-      continue;
+    Array r = axis_range(batched && d == 0 ? b : sizes[size_t(d)], d, nd, s);
+    if (it != axes.end()) {
+      const int64_t k = it - axes.begin();
+      r = binary(BinaryOp::add, r, reshape(slice(starts, {0, k}, {b, k + 1}, {1, 1}, s), per_example, s), s);
     }
-    int k = int(it - axes.begin());
-    Array first = reshape(slice(reshape(start, {-1}, s), {k}, {k + 1}, {1}, s), {}, s);
-    Array r = binary(BinaryOp::add, axis_range(sizes[d], d, x.ndim(), s), astype(first, Dtype::int64, s), s);
     idx.push_back(r);
   }
   return idx;
+}
+
+namespace {
+// A dynamic slice's start: one integer per axis of `axes`.
+void check_start(const Array& start, size_t axes, const char* op) {
+  if (start.size() != int64_t(axes) || start.ndim() > 1)
+    throw OpError(op, "start_indices must hold one entry per axis");
+  if (!is_integer(start.dtype())) throw OpError(op, "start_indices must be integers");
 }
 std::vector<int> checked_axes(const Array& x, const std::vector<int>& axes, const char* op) {
   std::vector<int> out;
@@ -147,11 +155,12 @@ std::vector<int> checked_axes(const Array& x, const std::vector<int>& axes, cons
 
 Array slice_dynamic(const Array& x, const Array& start, const std::vector<int>& axes, const Shape& sizes, Stream s) {
   std::vector<int> ax = checked_axes(x, axes, "slice");
+  check_start(start, ax.size(), "slice");
   if (int(sizes.size()) != x.ndim())
     throw OpError("slice", "slice_size needs one entry per dimension of the array (" + std::to_string(x.ndim()) + ")");
   for (int d = 0; d < x.ndim(); ++d)
     if (sizes[d] < 0 || sizes[d] > x.shape(d)) throw OpError("slice", "slice_size does not fit the array");
-  return gather(x, window_indices(x, start, ax, sizes, "slice", s), all_axes(x.ndim()), s);
+  return gather(x, window_indices(x, start, ax, sizes, false, s), all_axes(x.ndim()), s);
 }
 
 Array slice_update_dynamic(const Array& x, const Array& update, const Array& start, const std::vector<int>& axes,
@@ -160,17 +169,15 @@ Array slice_update_dynamic(const Array& x, const Array& update, const Array& sta
   if (update.ndim() != x.ndim()) throw OpError("slice_update", "update must have as many dimensions as the array");
   for (int d = 0; d < x.ndim(); ++d)
     if (update.shape(d) > x.shape(d)) throw OpError("slice_update", "update does not fit the array");
+  check_start(start, ax.size(), "slice_update");
+  for (size_t k = 0; k < ax.size(); ++k)
+    if (std::count(ax.begin(), ax.end(), ax[k]) > 1) throw OpError("slice_update", "repeated axis");
   // The GPU writes the window as a scatter (its start stays on the device); the CPU reads the
   // start and copies the window (a decode step's cache writes: one node each, not an index
   // array per axis and a scatter).
   if (s.device.type != DeviceType::cpu)
-    return scatter(x, window_indices(x, start, ax, update.shape(), "slice_update", s), update, all_axes(x.ndim()),
+    return scatter(x, window_indices(x, start, ax, update.shape(), false, s), update, all_axes(x.ndim()),
                    ScatterOp::set, s);
-  if (start.size() != int64_t(ax.size()) || start.ndim() > 1)
-    throw OpError("slice_update", "start_indices must hold one entry per axis");
-  if (!is_integer(start.dtype())) throw OpError("slice_update", "start_indices must be integers");
-  for (size_t k = 0; k < ax.size(); ++k)
-    if (std::count(ax.begin(), ax.end(), ax[k]) > 1) throw OpError("slice_update", "repeated axis");
   if (update.size() == 0) return x;
   Array at = start.dtype() == Dtype::int32 || start.dtype() == Dtype::int64 ? start : astype(start, Dtype::int64, s);
   return Array::lazy(x.shape(), x.dtype(), std::make_shared<DynamicSliceUpdate>(std::move(ax)),

@@ -22,6 +22,11 @@ Array put_along_axis(const Array& x, const Array& indices, const Array& values, 
 Array slice_dynamic(const Array& x, const Array& start, const std::vector<int>& axes, const Shape& sizes, Stream s);
 Array slice_update_dynamic(const Array& x, const Array& update, const Array& start, const std::vector<int>& axes,
                            Stream s);
+// Their windows as index arrays (gather's and scatter's): start[k] + arange(sizes[d]) on each axis d
+// = axes[k], arange(sizes[d]) on the others, spread as an outer product. With `batched`, x's axis 0
+// holds examples, each with its own starts (start: x.shape(0) x axes.size()), indexed by arange.
+std::vector<Array> window_indices(const Array& x, const Array& start, const std::vector<int>& axes, const Shape& sizes,
+                                  bool batched, Stream s);
 // Data-dependent, in two steps so the caller evaluates in between (from Python, without the
 // GIL): the flags to evaluate (OpError for a traced x: the count depends on values), then one
 // int64 index array per axis of x from the evaluated flags.

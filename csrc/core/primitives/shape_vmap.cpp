@@ -1,6 +1,6 @@
 // vmap rules of the layout family: the batch axis goes in front and the view is taken of each
 // example's axes behind it, so the result stays a view wherever the unbatched one was.
-#include <algorithm>
+#include <numeric>
 
 #include "core/primitives/shape.h"
 #include "core/primitives/vmap_util.h"
@@ -36,25 +36,12 @@ Result DynamicSliceUpdate::vmap(const std::vector<Array>& inputs, const std::vec
   for (int& a : shifted) ++a;
   if (axes[2] < 0)  // one start for every example: one window spanning the batch
     return {{slice_update_dynamic(x, u, inputs[2], shifted, s)}, {0}};
-  // A start per example: each example's window as scatter indices, its start plus a range per axis.
-  const int nd = x.ndim();
-  const int64_t na = int64_t(axes_.size());
-  Array starts = astype(reshape(to_front(inputs[2], axes[2]), {n, na}, s), Dtype::int64, s);
-  std::vector<Array> idx;
-  std::vector<int> every(size_t(nd), 0);
-  for (int d = 0; d < nd; ++d) {
-    every[size_t(d)] = d;
-    Shape along(size_t(nd), 1), per_example(size_t(nd), 1);
-    along[size_t(d)] = u.shape(d), per_example[0] = n;
-    Array r = reshape(arange(0.0, double(u.shape(d)), 1.0, Dtype::int64, s), along, s);
-    const auto it = std::find(shifted.begin(), shifted.end(), d);
-    if (it != shifted.end()) {
-      const int64_t k = it - shifted.begin();
-      r = binary(BinaryOp::add, r, reshape(slice(starts, {0, k}, {n, k + 1}, {1, 1}, s), per_example, s), s);
-    }
-    idx.push_back(r);
-  }
-  return {{scatter(x, idx, u, every, ScatterOp::set, s)}, {0}};
+  // A start per example: each example's window as a scatter.
+  std::vector<int> every(size_t(x.ndim()));
+  std::iota(every.begin(), every.end(), 0);
+  return {{scatter(x, window_indices(x, to_front(inputs[2], axes[2]), shifted, u.shape(), true, s), u, every,
+                   ScatterOp::set, s)},
+          {0}};
 }
 
 Result Transpose::vmap(const std::vector<Array>& inputs, const std::vector<int>& axes,
