@@ -338,7 +338,22 @@ size_t set_cache_limit(size_t limit) {
   counted().release_cache(limit);
   return old;
 }
+namespace {
+std::mutex drops_mu;
+std::vector<void (*)()>& drops() {
+  static auto* d = new std::vector<void (*)()>();
+  return *d;
+}
+}  // namespace
+void on_clear_cache(void (*drop)()) {
+  std::lock_guard<std::mutex> l(drops_mu);
+  drops().push_back(drop);
+}
 void clear_cache() {
+  {
+    std::lock_guard<std::mutex> l(drops_mu);
+    for (auto drop : drops()) drop();
+  }
   std::lock_guard<std::mutex> l(counted().mu_);
   counted().release_cache(0);
 }

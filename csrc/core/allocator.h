@@ -91,6 +91,8 @@ size_t set_memory_limit(size_t limit);  // returns the previous limit
 size_t memory_limit();
 size_t set_cache_limit(size_t limit);  // returns the previous limit
 void clear_cache();
+// Called by clear_cache() first: a kernel family's own cache drops what only it still holds.
+void on_clear_cache(void (*drop)());
 }  // namespace memory
 
 }  // namespace nuvec

@@ -11,6 +11,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/quantized.h"
+#include "backend/cpu/quantized_rows16.h"
 #include "backend/cpu/sort.h"
 #include "backend/cpu/thread_buffer.h"
 #include "core/primitives/matmul.h"
@@ -126,6 +127,17 @@ void run_products(std::vector<QmmProblem>& ps, bool t, int activation_bits) {
   });
 }
 
+// A one-row-style product (integer activations, at most kRowIndependentRows rows) on the weight's
+// interleaved copy: blocks of sixteen weight rows over the pool.
+#if defined(__x86_64__)
+void run_rows16(const QmmRows16& copy, QmmProblem p) {
+  std::vector<QmmProblem> ps{p};
+  int_rows(ps, p.m, p.digits);
+  const int64_t grain = std::max<int64_t>(1, kGrainMacs / (p.m * kRows16 * p.k));
+  parallel_for(copy.blocks, grain, [&](int64_t b0, int64_t b1) { avx512::qmm_rows16(copy, ps[0], b0, b1); });
+}
+#endif
+
 // Calls fn(float32 output base) and converts into y when y is not float32.
 template <class F> void into_output(Array& y, F&& fn) {
   y.allocate_contiguous();
@@ -146,6 +158,16 @@ void eval_qmm(const QuantizedMatmul& prim, const std::vector<Array>& in, std::ve
     const int64_t k = x.shape(-1), n = y.shape(-1);
     const int64_t m = shared ? x.size() / k : x.shape(-2), batch = shared ? 1 : y.size() / (m * n);
     Weights ws{w, s, b};
+#if defined(__x86_64__)
+    const int digits = t ? qmm_q8_digits(q.bits, prim.activation_bits()) : 0;
+    if (shared && digits && q.bits == 4 && q.mode == QuantMode::affine && m <= kRowIndependentRows)
+      if (auto copy = rows16_for(w, s, b, q.group_size)) {
+        QmmProblem p = ws.at(0, 0, 0);
+        p.x = x.data<float>(), p.y = ybase, p.m = m, p.n = n, p.k = k, p.bits = q.bits, p.group = q.group_size;
+        p.digits = digits;
+        return run_rows16(*copy, p);
+      }
+#endif
     std::vector<QmmProblem> ps;
     for (int64_t bi = 0; bi < batch; ++bi) {
       QmmProblem p = shared ? ws.at(0, 0, 0) : ws.at(batch_offset(w, bi), batch_offset(s, bi), batch_offset(b, bi));

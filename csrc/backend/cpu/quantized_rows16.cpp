@@ -1,0 +1,128 @@
+// The interleaved copies of 4-bit weights (quantized_rows16.h) and their cache. An entry holds the
+// weight's three buffers: while it does, no kernel writes them in place (a donated input must be
+// its buffer's only holder), so the copy stays equal to the weight. Entries whose buffers nobody
+// else holds any more are dropped when a new copy is made, and by clear_cache().
+#include "backend/cpu/quantized_rows16.h"
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "backend/cpu/ctypes.h"
+#include "backend/cpu/kernels.h"
+#include "core/allocator.h"
+#include "core/threads.h"
+
+#if defined(__x86_64__)
+namespace nuvec::cpu {
+
+namespace {
+
+constexpr int64_t kMaxCachedBytes = int64_t(1) << 30;  // the copies' total, past which none is made
+
+float param_float(const Array& a, int64_t i) {
+  if (a.dtype() == Dtype::float32) return a.data<float>()[i];
+  if (a.dtype() == Dtype::float16) return float(a.data<f16>()[i]);
+  return bf16_to_float(a.data<bf16>()[i]);
+}
+
+std::shared_ptr<Buffer> zeroed(size_t bytes) {
+  std::shared_ptr<Buffer> b = Buffer::allocate(bytes);
+  std::memset(b->data(), 0, bytes);
+  return b;
+}
+
+std::shared_ptr<QmmRows16> interleave(const Array& w, const Array& s, const Array& b, int group) {
+  auto r = std::make_shared<QmmRows16>();
+  const int64_t n = w.shape(0), words = w.shape(1), k = words * 8, groups = k / group;
+  const int64_t blocks = (n + kRows16 - 1) / kRows16, params = blocks * groups * kRows16;
+  r->n = n, r->k = k, r->blocks = blocks, r->group = group;
+  r->half = s.dtype() == Dtype::float16 && b.dtype() == Dtype::float16;
+  r->codes = zeroed(size_t(blocks * words * kRows16) * 4);
+  r->params = zeroed(size_t(2 * params) * (r->half ? 2 : 4));
+  const uint32_t* src = w.data<uint32_t>();
+  auto* codes = static_cast<uint32_t*>(r->codes->data());
+  auto* half = static_cast<uint16_t*>(r->params->data());
+  auto* full = static_cast<float*>(r->params->data());
+  parallel_for(blocks, 16, [&](int64_t b0, int64_t b1) {
+    for (int64_t blk = b0; blk < b1; ++blk)
+      for (int64_t i = 0; i < kRows16 && blk * kRows16 + i < n; ++i) {
+        const int64_t row = blk * kRows16 + i, at = blk * groups * kRows16 + i;
+        for (int64_t c = 0; c < words; ++c) codes[(blk * words + c) * kRows16 + i] = src[row * words + c];
+        for (int64_t g = 0; g < groups; ++g) {
+          if (r->half) {
+            std::memcpy(half + at + g * kRows16, s.data<f16>() + row * groups + g, 2);
+            std::memcpy(half + params + at + g * kRows16, b.data<f16>() + row * groups + g, 2);
+          } else {
+            full[at + g * kRows16] = param_float(s, row * groups + g);
+            full[params + at + g * kRows16] = param_float(b, row * groups + g);
+          }
+        }
+      }
+  });
+  return r;
+}
+
+struct Entry {
+  std::shared_ptr<Buffer> w, s, b;  // held: see above
+  std::shared_ptr<const QmmRows16> copy;
+  int64_t bytes;
+};
+using Key = std::tuple<const void*, const void*, const void*, int64_t, int64_t, int>;
+
+struct Cache {
+  std::mutex mu;
+  std::map<Key, Entry> entries;
+  int64_t bytes = 0;
+};
+// Drops the entries whose weights nobody else holds (under the cache's lock).
+void drop_unheld(Cache& c) {
+  for (auto it = c.entries.begin(); it != c.entries.end();) {
+    const Entry& e = it->second;
+    if (e.w.use_count() == 1 && e.s.use_count() == 1 && e.b.use_count() == 1) {
+      c.bytes -= e.bytes;
+      it = c.entries.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+Cache& cache() {
+  static Cache* c = [] {
+    memory::on_clear_cache([] {
+      Cache& c = cache();
+      std::lock_guard<std::mutex> l(c.mu);
+      drop_unheld(c);
+    });
+    return new Cache();  // never destroyed: products may run during exit
+  }();
+  return *c;
+}
+
+}  // namespace
+
+std::shared_ptr<const QmmRows16> rows16_for(const Array& w, const Array& s, const Array& b, int group) {
+  if (isa() != Isa::avx512 || !avx512::qmm_rows16_ready()) return nullptr;
+  // Buffers written from outside (borrowed memory) could change under the copy.
+  for (const Array* a : {&w, &s, &b})
+    if (!a->buffer() || !a->buffer()->owned()) return nullptr;
+  if (w.ndim() != 2 || w.dtype() != Dtype::uint32) return nullptr;
+  Key key{w.data<uint32_t>(), s.data_bytes(), b.data_bytes(), w.shape(0), w.shape(1), group};
+  Cache& c = cache();
+  std::lock_guard<std::mutex> l(c.mu);
+  if (auto it = c.entries.find(key); it != c.entries.end()) return it->second.copy;
+  drop_unheld(c);  // weights dropped since
+  const int64_t n = w.shape(0), k = w.shape(1) * 8;
+  const int64_t bytes = (n + kRows16) * (k / 2 + 8 * (k / group));
+  if (c.bytes + bytes > kMaxCachedBytes) return nullptr;
+  std::shared_ptr<const QmmRows16> copy = interleave(w, s, b, group);
+  const int64_t made = int64_t(copy->codes->size() + copy->params->size());
+  c.entries.emplace(key, Entry{w.buffer(), s.buffer(), b.buffer(), copy, made});
+  c.bytes += made;
+  return copy;
+}
+
+}  // namespace nuvec::cpu
+#endif

@@ -1,0 +1,81 @@
+"""One-row 4-bit products with integer activations on the weights' interleaved copy (sixteen rows
+side by side; backend/cpu/quantized_rows16.h), on AVX-512 processors with VNNI: the same bits as
+the one-row kernels (which a 3-d weight, a batch of one, still takes), the copy counted in the
+memory counters, kept equal to its weight, and dropped with it."""
+
+import gc
+
+import numpy as np
+import pytest
+
+import nuvec as mx
+
+pytestmark = pytest.mark.cpu_backend
+
+
+def _has_copies():
+    # The copies are made where the AVX-512 build runs and the processor has VPDPBUSD.
+    try:
+        flags = open("/proc/cpuinfo").read()
+    except OSError:
+        return False
+    return " avx512_vnni" in flags and " avx512bw" in flags
+
+
+HAS_COPIES = _has_copies()
+
+
+def _weights(n, k, group, dtype, seed):
+    rng = np.random.default_rng(seed)
+    wq, s, b = mx.quantize(mx.array(rng.standard_normal((n, k)).astype(np.float32)), group_size=group, bits=4)
+    s, b = s.astype(dtype), b.astype(dtype)
+    mx.eval(wq, s, b)
+    return wq, s, b
+
+
+def _product(x, wq, s, b, group, ab):
+    return mx.quantized_matmul(x, wq, s, b, transpose=True, group_size=group, bits=4, activation_bits=ab)
+
+
+SHAPES = [(16, 128), (17, 640), (960, 576), (40, 1536)]
+
+
+@pytest.mark.parametrize("n,k,group", [(n, k, g) for n, k in SHAPES for g in (32, 64, 128) if k % g == 0])
+@pytest.mark.parametrize("dtype", [mx.float16, mx.bfloat16, mx.float32])
+@pytest.mark.parametrize("ab", [None, 8])
+def test_same_bits_as_the_one_row_kernels(n, k, group, dtype, ab):
+    wq, s, b = _weights(n, k, group, dtype, seed=n + k + group)
+    x = mx.array(np.random.default_rng(1).standard_normal((3, k)).astype(np.float32))
+    y = _product(x, wq, s, b, group, ab)  # a 2-d weight: the copy where it is made
+    ref = _product(x[None], wq[None], s[None], b[None], group, ab)[0]  # a batch: the one-row kernel
+    np.testing.assert_array_equal(np.array(y).view(np.uint32), np.array(ref).view(np.uint32))
+    for r in range(3):  # and each row as a product of its own
+        one = _product(x[r : r + 1], wq, s, b, group, ab)
+        np.testing.assert_array_equal(np.array(one)[0].view(np.uint32), np.array(y)[r].view(np.uint32))
+
+
+@pytest.mark.skipif(not HAS_COPIES, reason="the copies are made on AVX-512 processors with VNNI")
+def test_the_copy_is_counted_and_dropped_with_its_weight():
+    gc.collect()
+    mx.clear_cache()
+    wq, s, b = _weights(1024, 576, 32, mx.float16, seed=3)
+    x = mx.ones((1, 576))
+    before = mx.get_active_memory()
+    mx.eval(_product(x, wq, s, b, 32, None))
+    grown = mx.get_active_memory() - before
+    codes = 1024 * 576 // 2
+    assert codes <= grown <= 2 * codes  # codes, scales and biases once more, and the result
+    del wq, s, b
+    gc.collect()
+    mx.clear_cache()
+    assert mx.get_active_memory() <= before - codes  # the weight and its copy are gone
+
+
+def test_a_weight_rewritten_after_its_copy_is_not_read_from_the_copy():
+    wq, s, b = _weights(64, 256, 32, mx.float16, seed=4)
+    x = mx.array(np.random.default_rng(5).standard_normal((1, 256)).astype(np.float32))
+    mx.eval(_product(x, wq, s, b, 32, None))  # the copy made
+    wq = wq ^ mx.array(0x11111111, mx.uint32)  # the old weight's only holder gone: no in-place write
+    y = _product(x, wq, s, b, 32, None)
+    ref = _product(x[None], wq[None], s[None], b[None], 32, None)[0]
+    np.testing.assert_array_equal(np.array(y).view(np.uint32), np.array(ref).view(np.uint32))
