@@ -477,9 +477,9 @@ bool gemm_skinny(Mode mode, const Operand& a, const Operand& b, int64_t m, int64
   std::vector<float> cbuf(out.direct ? 0 : size_t(m * n));
   float* c = out.direct ? reinterpret_cast<float*>(out.data) : cbuf.data();
   int64_t ldc = out.direct ? out.ld : n;
-  // Four pieces of work (long runs of each row of B, which the prefetchers follow), or more
-  // of at least 256 columns.
-  int64_t chunk = std::max<int64_t>(256, round_up(ceil_div(n, 4), 64));
+  // Four pieces of work of equal whole blocks of 16 columns (on two threads, pieces of at least 256
+  // columns left one thread a third more of a 576-column product than the other).
+  int64_t chunk = round_up(ceil_div(n, 4), 16);
   for_each_item(ceil_div(n, chunk), m * n * k, [&](int64_t item) {
     int64_t j0 = item * chunk, j1 = std::min(n, j0 + chunk);
     if (mode == Mode::f64) {
