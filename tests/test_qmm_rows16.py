@@ -27,20 +27,26 @@ HAS_COPIES = _has_copies()
 
 def _weights(n, k, group, dtype, seed):
     rng = np.random.default_rng(seed)
-    wq, s, b = mx.quantize(mx.array(rng.standard_normal((n, k)).astype(np.float32)), group_size=group, bits=4)
+    wq, s, b = mx.quantize(
+        mx.array(rng.standard_normal((n, k)).astype(np.float32)), group_size=group, bits=4
+    )
     s, b = s.astype(dtype), b.astype(dtype)
     mx.eval(wq, s, b)
     return wq, s, b
 
 
 def _product(x, wq, s, b, group, ab):
-    return mx.quantized_matmul(x, wq, s, b, transpose=True, group_size=group, bits=4, activation_bits=ab)
+    return mx.quantized_matmul(
+        x, wq, s, b, transpose=True, group_size=group, bits=4, activation_bits=ab
+    )
 
 
 SHAPES = [(16, 128), (17, 640), (960, 576), (40, 1536)]
 
 
-@pytest.mark.parametrize("n,k,group", [(n, k, g) for n, k in SHAPES for g in (32, 64, 128) if k % g == 0])
+@pytest.mark.parametrize(
+    "n,k,group", [(n, k, g) for n, k in SHAPES for g in (32, 64, 128) if k % g == 0]
+)
 @pytest.mark.parametrize("dtype", [mx.float16, mx.bfloat16, mx.float32])
 @pytest.mark.parametrize("ab", [None, 8])
 def test_same_bits_as_the_one_row_kernels(n, k, group, dtype, ab):
@@ -51,7 +57,9 @@ def test_same_bits_as_the_one_row_kernels(n, k, group, dtype, ab):
     np.testing.assert_array_equal(np.array(y).view(np.uint32), np.array(ref).view(np.uint32))
     for r in range(3):  # and each row as a product of its own
         one = _product(x[r : r + 1], wq, s, b, group, ab)
-        np.testing.assert_array_equal(np.array(one)[0].view(np.uint32), np.array(y)[r].view(np.uint32))
+        np.testing.assert_array_equal(
+            np.array(one)[0].view(np.uint32), np.array(y)[r].view(np.uint32)
+        )
 
 
 @pytest.mark.skipif(not HAS_COPIES, reason="the copies are made on AVX-512 processors with VNNI")
@@ -75,7 +83,9 @@ def test_a_weight_rewritten_after_its_copy_is_not_read_from_the_copy():
     wq, s, b = _weights(64, 256, 32, mx.float16, seed=4)
     x = mx.array(np.random.default_rng(5).standard_normal((1, 256)).astype(np.float32))
     mx.eval(_product(x, wq, s, b, 32, None))  # the copy made
-    wq = wq ^ mx.array(0x11111111, mx.uint32)  # the old weight's only holder gone: no in-place write
+    # The old weight's last holder is the new product's graph: were the copy not holding its
+    # buffer, xor would write it in place, and the copy (found by address) would be stale.
+    wq = wq ^ mx.array(0x11111111, mx.uint32)
     y = _product(x, wq, s, b, 32, None)
     ref = _product(x[None], wq[None], s[None], b[None], 32, None)[0]
     np.testing.assert_array_equal(np.array(y).view(np.uint32), np.array(ref).view(np.uint32))

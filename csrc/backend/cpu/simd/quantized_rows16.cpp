@@ -57,14 +57,15 @@ NUVEC_ROWS16 void blocks(const QmmRows16& w, const Param* params, const QmmProbl
       __m512 acc[8];
       for (auto& a : acc) a = _mm512_setzero_ps();
       for (int64_t g = 0; g < groups; ++g) {
-        // Two chains per digit (even and odd words), added at the group's end: exact integers.
         if (r == 0) {
-          for (int64_t o = 0; o < kWords * kRows16; o += 16) __builtin_prefetch(codes + ahead * block_words + g * kWords * kRows16 + o, 0, 2);
+          for (int64_t o = 0; o < kWords * kRows16; o += 16)
+            __builtin_prefetch(codes + ahead * block_words + g * kWords * kRows16 + o, 0, 2);
           if (g * kRows16 * int64_t(sizeof(Param)) % 64 == 0) {
             __builtin_prefetch(sc + ahead * groups * kRows16 + g * kRows16, 0, 2);
             __builtin_prefetch(bi + ahead * groups * kRows16 + g * kRows16, 0, 2);
           }
         }
+        // Two chains per digit (even and odd words), added at the group's end: exact integers.
         __m512i part[D][2];
         for (int j = 0; j < D; ++j) part[j][0] = part[j][1] = _mm512_setzero_si512();
 #pragma GCC unroll 16
@@ -103,7 +104,8 @@ void blocks_for_group(const QmmRows16& w, const Param* params, const QmmProblem&
   blocks<D, 128>(w, params, p, b0, b1);
 }
 
-template <class Param> void blocks_for(const QmmRows16& w, const Param* params, const QmmProblem& p, int64_t b0, int64_t b1) {
+template <class Param>
+void blocks_for(const QmmRows16& w, const Param* params, const QmmProblem& p, int64_t b0, int64_t b1) {
   p.digits == 3 ? blocks_for_group<3>(w, params, p, b0, b1) : blocks_for_group<1>(w, params, p, b0, b1);
 }
 
