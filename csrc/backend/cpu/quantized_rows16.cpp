@@ -1,7 +1,8 @@
 // The interleaved copies of 4-bit weights (quantized_rows16.h) and their cache. An entry holds the
 // weight's three buffers: while it does, no kernel writes them in place (a donated input must be
 // its buffer's only holder), so the copy stays equal to the weight. Entries whose buffers nobody
-// else holds any more are dropped when a new copy is made, and by clear_cache().
+// else holds any more are dropped when a new copy is made, and by clear_cache(). A weight gets its
+// copy at its second such product.
 #include "backend/cpu/quantized_rows16.h"
 
 #include <cstring>
@@ -71,9 +72,14 @@ struct Entry {
 };
 using Key = std::tuple<const void*, const void*, const void*, int64_t, int64_t, int>;
 
+constexpr size_t kMaxSeen = 4096;  // weights remembered as seen once, past which all are forgotten
+
 struct Cache {
   std::mutex mu;
   std::map<Key, Entry> entries;
+  // Weights seen once, by their codes' buffer: a copy is made at a weight's second product, so a
+  // weight made anew for each product (quantized in a training step, say) never pays for one.
+  std::map<Key, std::weak_ptr<Buffer>> seen;
   int64_t bytes = 0;
 };
 // Drops the entries whose weights nobody else holds (under the cache's lock).
@@ -113,6 +119,15 @@ std::shared_ptr<const QmmRows16> rows16_for(const Array& w, const Array& s, cons
   Cache& c = cache();
   std::lock_guard<std::mutex> l(c.mu);
   if (auto it = c.entries.find(key); it != c.entries.end()) return it->second.copy;
+  auto [at, first] = c.seen.try_emplace(key, w.buffer());
+  if (first || at->second.lock() != w.buffer()) {  // a first product (or another buffer at that address)
+    if (c.seen.size() > kMaxSeen)
+      c.seen.clear();
+    else
+      at->second = w.buffer();
+    return nullptr;
+  }
+  c.seen.erase(at);
   drop_unheld(c);  // weights dropped since
   const int64_t n = w.shape(0), k = w.shape(1) * 8;
   const int64_t bytes = (n + kRows16) * (k / 2 + 8 * (k / group));

@@ -1,6 +1,6 @@
 // 4-bit weights kept a second time with sixteen rows side by side (the interleaved copy): one-row
 // products with integer activations then take sixteen outputs per vector instruction, with no
-// reduction across lanes. Made on a weight's first such product and cached with the weight's
+// reduction across lanes. Made at a weight's second such product and cached with the weight's
 // buffers (backend/cpu/quantized_rows16.cpp); the kernel is the AVX-512 VNNI build's
 // (backend/cpu/simd/quantized_rows16.cpp). It gives the bits of the integer-activation sequence
 // (backend/cpu/quantized.h): the same integer totals and the same float steps per output.
@@ -28,8 +28,8 @@ struct QmmRows16 {
 
 #if defined(__x86_64__)
 // The interleaved copy of transposed 4-bit weights (w, scales, biases: row-contiguous, on the CPU),
-// made now or found in the cache, or null where none is kept (another layout, a processor without
-// VNNI, the cache full).
+// made now or found in the cache, or null where none is kept (a weight's first product, another
+// layout, a processor without VNNI, the cache full).
 std::shared_ptr<const QmmRows16> rows16_for(const Array& w, const Array& scales, const Array& biases, int group);
 
 namespace avx512 {
