@@ -127,9 +127,9 @@ void run_products(std::vector<QmmProblem>& ps, bool t, int activation_bits) {
   });
 }
 
-// A one-row-style product (integer activations, at most kRowIndependentRows rows) on the weight's
-// interleaved copy: blocks of sixteen weight rows over the pool.
 #if defined(__x86_64__)
+// A product of at most kRowIndependentRows rows with integer activations on the weight's
+// interleaved copy: blocks of sixteen weight rows over the pool.
 void run_rows16(const QmmRows16& copy, QmmProblem p) {
   std::vector<QmmProblem> ps{p};
   int_rows(ps, p.m, p.digits);

@@ -6,6 +6,7 @@
 // time with group g on accumulator g mod 8: every output gets its one-row bits. (On SmolLM2's rows of
 // 576 codes, one at a time, the row's own reductions and its chain of float steps took 2-3x the
 // arithmetic's time.)
+#include <algorithm>
 #include <cstring>
 
 #if defined(__x86_64__)
@@ -46,8 +47,9 @@ NUVEC_ROWS16 void blocks(const QmmRows16& w, const Param* params, const QmmProbl
   // (into L2): the hardware prefetchers alone restart on each piece of work, and a decode step's
   // products are small (0.2-1 MB).
   const int64_t block_words = words * kRows16, ahead = (kQmmAheadBytes / 4 + block_words - 1) / block_words;
+  const auto* all_codes = static_cast<const uint32_t*>(w.codes->data());
   for (int64_t blk = b0; blk < b1; ++blk) {
-    const uint32_t* codes = static_cast<const uint32_t*>(w.codes->data()) + blk * words * kRows16;
+    const uint32_t* codes = all_codes + blk * block_words;
     const Param* sc = params + blk * groups * kRows16;
     const Param* bi = sc + biases;
     const int64_t live = std::min<int64_t>(kRows16, p.n - blk * kRows16);
@@ -108,6 +110,8 @@ template <class Param>
 void blocks_for(const QmmRows16& w, const Param* params, const QmmProblem& p, int64_t b0, int64_t b1) {
   p.digits == 3 ? blocks_for_group<3>(w, params, p, b0, b1) : blocks_for_group<1>(w, params, p, b0, b1);
 }
+
+#undef NUVEC_ROWS16
 
 }  // namespace
 
