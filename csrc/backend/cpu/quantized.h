@@ -108,6 +108,14 @@ inline void qmm_prefetch_rows(const QmmProblem& p, int64_t n, int64_t count) {
   for (int64_t off = 0; off < count * sbytes; off += 64) __builtin_prefetch(s + off);
   for (int64_t off = 0; off < count * bbytes; off += 64) __builtin_prefetch(b + off);
 }
+#if defined(__x86_64__)
+// Whether the processor has VPDPBUSD (AVX512-VNNI): the AVX-512 build's integer-activation kernels
+// use it where it does. Asked once.
+inline bool cpu_has_vnni() {
+  static const bool yes = (__builtin_cpu_init(), __builtin_cpu_supports("avx512vnni"));
+  return yes;
+}
+#endif
 // The integer activations' largest |D| for `digits` int8 planes (above).
 inline float qmm_q8_limit(int bits, int group, int digits) {
   if (digits == 1) return 127.0f;

@@ -4,6 +4,7 @@
 // computed by one thread with one fixed sequence of operations, so no split changes a bit.
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "backend/cpu/backend.h"
@@ -70,7 +71,7 @@ void run_dense(const QmmProblem& p) {
 
 // x's rows as integer activations' digit planes (each problem's xq and xd set here), in the calling
 // thread's buffers: they live until its next call.
-void int_rows(std::vector<QmmProblem>& ps, int64_t rows, int digits) {
+void int_rows(std::span<QmmProblem> ps, int64_t rows, int digits) {
   struct Digits;
   struct Steps;
   const int64_t k = ps[0].k, stride = 2 * qmm_q8_padded(k / ps[0].group), plane = qmm_q8_plane(k, ps[0].group);
@@ -131,10 +132,9 @@ void run_products(std::vector<QmmProblem>& ps, bool t, int activation_bits) {
 // A product of at most kRowIndependentRows rows with integer activations on the weight's
 // interleaved copy: blocks of sixteen weight rows over the pool.
 void run_rows16(const QmmRows16& copy, QmmProblem p) {
-  std::vector<QmmProblem> ps{p};
-  int_rows(ps, p.m, p.digits);
+  int_rows({&p, 1}, p.m, p.digits);
   const int64_t grain = std::max<int64_t>(1, kGrainMacs / (p.m * kRows16 * p.k));
-  parallel_for(copy.blocks, grain, [&](int64_t b0, int64_t b1) { avx512::qmm_rows16(copy, ps[0], b0, b1); });
+  parallel_for(copy.blocks, grain, [&](int64_t b0, int64_t b1) { avx512::qmm_rows16(copy, p, b0, b1); });
 }
 #endif
 

@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <vector>
 
 #include "backend/cpu/ctypes.h"
 #include "backend/cpu/kernels.h"
@@ -21,12 +22,6 @@ namespace nuvec::cpu {
 namespace {
 
 constexpr int64_t kMaxCachedBytes = int64_t(1) << 30;  // the copies' total, past which none is made
-
-float param_float(const Array& a, int64_t i) {
-  if (a.dtype() == Dtype::float32) return a.data<float>()[i];
-  if (a.dtype() == Dtype::float16) return float(a.data<f16>()[i]);
-  return bf16_to_float(a.data<bf16>()[i]);
-}
 
 std::shared_ptr<Buffer> zeroed(size_t bytes) {
   std::shared_ptr<Buffer> b = Buffer::allocate(bytes);
@@ -46,18 +41,26 @@ std::shared_ptr<QmmRows16> interleave(const Array& w, const Array& s, const Arra
   auto* codes = static_cast<uint32_t*>(r->codes->data());
   auto* half = static_cast<uint16_t*>(r->params->data());
   auto* full = static_cast<float*>(r->params->data());
+  const ConvertKernel to_float_s = kernels().convert[int(s.dtype())][int(Dtype::float32)];
+  const ConvertKernel to_float_b = kernels().convert[int(b.dtype())][int(Dtype::float32)];
+  const int64_t ssize = int64_t(size_of(s.dtype())), bsize = int64_t(size_of(b.dtype()));
   parallel_for(blocks, 16, [&](int64_t b0, int64_t b1) {
+    std::vector<float> row_params(size_t(r->half ? 0 : 2 * groups));  // a row's scales, then biases
     for (int64_t blk = b0; blk < b1; ++blk)
       for (int64_t i = 0; i < kRows16 && blk * kRows16 + i < n; ++i) {
         const int64_t row = blk * kRows16 + i, at = blk * groups * kRows16 + i;
         for (int64_t c = 0; c < words; ++c) codes[(blk * words + c) * kRows16 + i] = src[row * words + c];
+        if (!r->half) {
+          to_float_s(s.data_bytes() + row * groups * ssize, 1, row_params.data(), groups);
+          to_float_b(b.data_bytes() + row * groups * bsize, 1, row_params.data() + groups, groups);
+        }
         for (int64_t g = 0; g < groups; ++g) {
           if (r->half) {
             std::memcpy(half + at + g * kRows16, s.data<f16>() + row * groups + g, 2);
             std::memcpy(half + params + at + g * kRows16, b.data<f16>() + row * groups + g, 2);
           } else {
-            full[at + g * kRows16] = param_float(s, row * groups + g);
-            full[params + at + g * kRows16] = param_float(b, row * groups + g);
+            full[at + g * kRows16] = row_params[size_t(g)];
+            full[params + at + g * kRows16] = row_params[size_t(groups + g)];
           }
         }
       }
@@ -110,7 +113,7 @@ Cache& cache() {
 }  // namespace
 
 std::shared_ptr<const QmmRows16> rows16_for(const Array& w, const Array& s, const Array& b, int group) {
-  if (isa() != Isa::avx512 || !avx512::qmm_rows16_ready()) return nullptr;
+  if (isa() != Isa::avx512 || !cpu_has_vnni()) return nullptr;
   // Buffers written from outside (borrowed memory) could change under the copy.
   for (const Array* a : {&w, &s, &b})
     if (!a->buffer() || !a->buffer()->owned()) return nullptr;

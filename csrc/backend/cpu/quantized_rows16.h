@@ -33,8 +33,6 @@ struct QmmRows16 {
 std::shared_ptr<const QmmRows16> rows16_for(const Array& w, const Array& scales, const Array& biases, int group);
 
 namespace avx512 {
-// Whether this build and processor run qmm_rows16 (AVX-512 with VNNI).
-bool qmm_rows16_ready();
 // Row blocks [b0, b1) of the product y = x @ W.T for x's integer rows in p (p.xq, p.xd, p.digits).
 void qmm_rows16(const QmmRows16& w, const QmmProblem& p, int64_t b0, int64_t b1);
 }  // namespace avx512

@@ -156,11 +156,8 @@ int32_t round_codes(const float* x, int64_t n, float id, float limit, int digits
 
 #if defined(__AVX512F__)
 #define NUVEC_VNNI __attribute__((target("avx512vnni")))
-// The VNNI kernels (AVX-512 builds on processors with VPDPBUSD) are chosen once, at the first use.
-bool has_vnni() {
-  static const bool yes = (__builtin_cpu_init(), __builtin_cpu_supports("avx512vnni"));
-  return yes;
-}
+// The VNNI kernels (AVX-512 builds on processors with VPDPBUSD).
+bool has_vnni() { return cpu_has_vnni(); }
 #else
 constexpr bool has_vnni() { return false; }
 #endif

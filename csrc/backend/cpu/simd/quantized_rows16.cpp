@@ -115,11 +115,6 @@ void blocks_for(const QmmRows16& w, const Param* params, const QmmProblem& p, in
 
 }  // namespace
 
-bool qmm_rows16_ready() {
-  static const bool yes = (__builtin_cpu_init(), __builtin_cpu_supports("avx512vnni"));
-  return yes;
-}
-
 void qmm_rows16(const QmmRows16& w, const QmmProblem& p, int64_t b0, int64_t b1) {
   if (w.half)
     blocks_for(w, static_cast<const uint16_t*>(w.params->data()), p, b0, b1);
