@@ -130,10 +130,15 @@ void run_products(std::vector<QmmProblem>& ps, bool t, int activation_bits) {
 
 #if defined(__x86_64__)
 // A product of at most kRowIndependentRows rows with integer activations on the weight's
-// interleaved copy: blocks of sixteen weight rows over the pool.
+// interleaved copy: blocks of sixteen weight rows over the pool, two runs of whole blocks per
+// thread. Long runs are what the hardware prefetchers follow (they restart at each piece), and an
+// even split leaves no thread idle at the end (SmolLM2's 960-row products made 9 pieces of ~2.5 us,
+// run 5 against 4): its decode's layer products ran 15% faster than in pieces of ~64K
+// multiply-adds.
 void run_rows16(const QmmRows16& copy, QmmProblem p) {
   int_rows({&p, 1}, p.m, p.digits);
-  const int64_t grain = std::max<int64_t>(1, kGrainMacs / (p.m * kRows16 * p.k));
+  const int64_t pieces = 2 * int64_t(get_num_threads());
+  const int64_t grain = std::max({int64_t(1), kGrainMacs / (p.m * kRows16 * p.k), (copy.blocks + pieces - 1) / pieces});
   parallel_for(copy.blocks, grain, [&](int64_t b0, int64_t b1) { avx512::qmm_rows16(copy, p, b0, b1); });
 }
 #endif
