@@ -1,6 +1,7 @@
 """Integer activations (backend/cpu/quantized.h states the arithmetic): quantized_matmul(...,
 activation_bits=8), nuvec's own (MLX has no such argument), rounds x to int8 per group; float x on
-4-bit weights is rounded to three int8 digits (20-22 bits) by default. Both against a NumPy
+4-bit weights, and on 8-bit weights in groups of 32 or 64, is rounded to three int8 digits (17-22
+bits) by default. Both against a NumPy
 float64 evaluation of the formula (to 1e-6), the float product (int8: to about 1e-2; three digits:
 within float32 rounding), every kernel build (bit for bit), any thread count and row count (bit
 for bit); the option off changes no bit; nuvec.lm's decode with it."""
@@ -22,9 +23,9 @@ def weight(rng, n, k, group, bits, sdtype="float32"):
     return wq, s.astype(getattr(mx, sdtype)), b.astype(getattr(mx, sdtype))
 
 
-def limit_of(group, digits):
+def limit_of(group, digits, bits=4):
     """The largest |integer| x is rounded to: 127 for int8, else what keeps int32 sums exact."""
-    return 127 if digits == 1 else (2**31 - 1) // (15 * group) - 128
+    return 127 if digits == 1 else (2**31 - 1) // ((2**bits - 1) * group) - 128
 
 
 def formula(x, wq, s, b, group, bits, digits=1):
@@ -35,7 +36,7 @@ def formula(x, wq, s, b, group, bits, digits=1):
     groups = k // group
     xg = x.reshape(m, groups, group)
     amax = np.abs(xg).max(-1)
-    lim = np.float32(limit_of(group, digits))
+    lim = np.float32(limit_of(group, digits, bits))
     d = amax / lim
     with np.errstate(divide="ignore"):
         inv = np.where(amax > 0, lim / amax, np.float32(0)).astype(np.float32)
@@ -71,28 +72,51 @@ SHAPES = [  # (n, k, group, bits): one group, n past a block of 4, groups past a
 ]
 
 
-@pytest.mark.parametrize("n,k,group", [s[:3] for s in SHAPES if s[3] == 4])
+def three_digits(group, bits):
+    """Whether float x takes three digits by default (at least 17 bits kept: 8-bit weights in
+    groups of 128 would keep 16, and take the float kernels)."""
+    return limit_of(group, 3, bits) >= 2**17
+
+
+@pytest.mark.parametrize("n,k,group,bits", [s for s in SHAPES if three_digits(s[2], s[3])])
 @pytest.mark.parametrize("sdtype", ["float32", "float16", "bfloat16"])
-def test_float_x_on_4_bit_weights(n, k, group, sdtype):
-    """The default 4-bit product: the three-digit formula, within float32 rounding of float64,
-    and a 1000x outlier costs its group's small elements no more than the rounding bound."""
-    rng = seeded_rng("q24", n, k, group, sdtype)
-    wq, s, b = weight(rng, n, k, group, 4, sdtype)
+def test_float_x_through_three_digits(n, k, group, bits, sdtype):
+    """The default product on 4-bit weights and 8-bit ones in groups of 32 or 64: the three-digit
+    formula, within float32 rounding of float64, and a 1000x outlier costs its group's small
+    elements no more than the rounding bound."""
+    rng = seeded_rng("q24", n, k, group, bits, sdtype)
+    wq, s, b = weight(rng, n, k, group, bits, sdtype)
     x = rng.standard_normal((3, k)).astype(np.float32)
     x[1, :group] = 0.0  # a group of zeros: d = 0
     x[2, 3] *= 1000.0  # an outlier: its group's step is 1000x coarser
-    got = to_np(mx.quantized_matmul(mx.array(x), wq, s, b, True, group, 4)).astype(np.float64)
-    want, scale = formula(x, wq, s, b, group, 4, digits=3)
+    got = to_np(mx.quantized_matmul(mx.array(x), wq, s, b, True, group, bits)).astype(np.float64)
+    want, scale = formula(x, wq, s, b, group, bits, digits=3)
     assert np.abs(got - want).max() <= 1e-6 * scale.max()
-    codes = ref_codes(np.array(wq), 4, k).astype(np.float64).reshape(n, -1, group)
+    codes = ref_codes(np.array(wq), bits, k).astype(np.float64).reshape(n, -1, group)
     sc, bi = (to_np(t.astype(mx.float32)).astype(np.float64)[..., None] for t in (s, b))
     wd = (codes * sc + bi).reshape(n, k)  # the weight exactly (the product computes in float32)
     exact = x.astype(np.float64) @ wd.T
     # |x - d * D| <= d / 2 per element: the rounding's whole effect on each output
-    step = np.abs(x).reshape(3, -1, group).max(-1) / limit_of(group, 3)
+    step = np.abs(x).reshape(3, -1, group).max(-1) / limit_of(group, 3, bits)
     bound = 0.5 * np.einsum("mg,ngi->mn", step, np.abs(wd).reshape(n, -1, group))
     assert (np.abs(want - exact) <= bound + 1e-12 + 1e-6 * scale).all()
-    assert np.abs(got[:2] - exact[:2]).max() <= 2e-6 * np.abs(exact[:2]).max()
+    assert (
+        np.abs(got[:2] - exact[:2]).max() <= (2e-6 if bits == 4 else 1e-5) * np.abs(exact[:2]).max()
+    )
+
+
+@pytest.mark.parametrize("n,k,group", [s[:3] for s in SHAPES if not three_digits(s[2], s[3])])
+def test_8_bit_weights_in_groups_of_128_keep_float_x(n, k, group):
+    """Three digits would keep 16 bits of x there: the float kernels run, within float32 rounding
+    of the exact product (the digits' rounding alone would be ~1e-5 of it)."""
+    rng = seeded_rng("q24-128", n, k, group)
+    wq, s, b = weight(rng, n, k, group, 8)
+    x = rng.standard_normal((3, k)).astype(np.float32)
+    got = to_np(mx.quantized_matmul(mx.array(x), wq, s, b, True, group, 8)).astype(np.float64)
+    codes = ref_codes(np.array(wq), 8, k).astype(np.float64).reshape(n, -1, group)
+    sc, bi = (to_np(t).astype(np.float64)[..., None] for t in (s, b))
+    exact = x.astype(np.float64) @ (codes * sc + bi).reshape(n, k).T
+    assert np.abs(got - exact).max() <= 1e-6 * np.abs(exact).max()
 
 
 @pytest.mark.parametrize("n,k,group,bits", SHAPES)
@@ -267,7 +291,7 @@ for n, k, group, bits in SHAPES:
         for sd in (mx.float16, mx.float32):  # scales read in place, and through a buffer
             y = mx.quantized_matmul(x, wq, s.astype(sd), b.astype(sd), True, group, bits,
                                     activation_bits=a)
-            if a or bits == 4:
+            if a or bits == 4 or group <= 64:  # the integer paths (three_digits)
                 out[f"{n},{k},{group},{bits},{a},{sd}"] = np.asarray(y).view(np.uint32).tolist()
 json.dump(out, sys.stdout)
 """.replace("SHAPES", repr([*SHAPES, (37, 1536, 32, 4)])).replace(

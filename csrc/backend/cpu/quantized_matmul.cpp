@@ -100,7 +100,7 @@ void run_products(std::vector<QmmProblem>& ps, bool t, int activation_bits) {
   const int64_t n = ps[0].n, k = ps[0].k, group = ps[0].group;
   int64_t rows = 0, max_m = 0;
   for (const QmmProblem& p : ps) rows += p.m, max_m = std::max(max_m, p.m);
-  const int digits = t ? qmm_q8_digits(ps[0].bits, activation_bits) : 0;
+  const int digits = t ? qmm_q8_digits(ps[0].bits, int(group), activation_bits) : 0;
   if (digits) int_rows(ps, rows, digits);
   if (t && !digits) {
     struct Sums;
@@ -164,7 +164,7 @@ void eval_qmm(const QuantizedMatmul& prim, const std::vector<Array>& in, std::ve
     const int64_t m = shared ? x.size() / k : x.shape(-2), batch = shared ? 1 : y.size() / (m * n);
     Weights ws{w, s, b};
 #if defined(__x86_64__)
-    const int digits = t ? qmm_q8_digits(q.bits, prim.activation_bits()) : 0;
+    const int digits = t ? qmm_q8_digits(q.bits, q.group_size, prim.activation_bits()) : 0;
     if (shared && digits && q.bits == 4 && q.mode == QuantMode::affine && m <= kRowIndependentRows)
       if (auto copy = rows16_for(w, s, b, q.group_size)) {
         QmmProblem p = ws.at(0, 0, 0);
