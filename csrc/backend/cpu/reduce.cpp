@@ -193,50 +193,14 @@ template <class T> bool better(T a, T b, bool is_max) {
   }
 }
 
-// The first index of a row's extreme (NaN first, as `better`), in two passes that vectorise: the
-// extreme and whether a NaN occurs (lane by lane), then the first element equal to it (or the
-// first NaN).
-template <bool Max, class T> uint32_t arg_extreme_row(const T* x, int64_t n) {
-  constexpr int W = 64 / sizeof(T);
-  T best[W];
-  int nan[W] = {};
-  std::fill(best, best + W, x[0]);
-  int64_t i = 0;
-  for (; i + W <= n; i += W)
-    for (int j = 0; j < W; ++j) {
-      const T v = x[i + j];
-      nan[j] |= v != v;
-      best[j] = (Max ? v > best[j] : v < best[j]) ? v : best[j];
-    }
-  for (; i < n; ++i) {
-    nan[0] |= x[i] != x[i];
-    best[0] = (Max ? x[i] > best[0] : x[i] < best[0]) ? x[i] : best[0];
-  }
-  T m = best[0];
-  int any_nan = nan[0];
-  for (int j = 1; j < W; ++j) {
-    m = (Max ? best[j] > m : best[j] < m) ? best[j] : m;
-    any_nan |= nan[j];
-  }
-  auto hit = [&](T v) { return any_nan ? v != v : v == m; };
-  int64_t k = 0;
-  for (; k + W <= n; k += W) {  // a block at a time, then its first hit
-    int found = 0;
-    for (int j = 0; j < W; ++j) found |= hit(x[k + j]);
-    if (found) break;
-  }
-  for (; k < n; ++k)
-    if (hit(x[k])) return uint32_t(k);
-  return 0;
-}
-
 template <class S> void arg_reduce(const S* x, const Layout& l, bool is_max, uint32_t* out) {
   using T = std::conditional_t<std::is_same_v<S, f16> || std::is_same_v<S, bf16>, float, S>;
   if constexpr (std::is_same_v<S, float> || std::is_same_v<S, double>) {
     if (l.inner == 1 && l.reduced > 0) {  // along rows: logits to a token
       for_tasks(l.outer, l.outer * l.reduced, [&](int64_t o) {
         const S* row = x + o * l.reduced;
-        out[o] = is_max ? arg_extreme_row<true>(row, l.reduced) : arg_extreme_row<false>(row, l.reduced);
+        out[o] = reduce_kernels().arg_row[is_max][int(std::is_same_v<S, float> ? Dtype::float32 : Dtype::float64)](
+            row, l.reduced);
       });
       return;
     }

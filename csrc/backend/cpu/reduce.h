@@ -39,6 +39,10 @@ struct ReduceTable {
   // the output bypass the caches (for outputs larger than they are; the values are the same).
   void (*softmax[kNumDtypes])(const void* in, void* out, int64_t n, bool stream) = {};
   void (*logsumexp[kNumDtypes])(const void* in, int64_t n, void* out) = {};
+  // float32 and float64 rows (argmin at [0], argmax at [1]): the first index of the row's extreme,
+  // or of its first NaN (logits to a token: per instruction set, where the plain build's loops ran
+  // lane by lane, 40 us for SmolLM2's 49152 logits).
+  uint32_t (*arg_row[2][kNumDtypes])(const void* in, int64_t n) = {};
 };
 
 const ReduceTable& reduce_kernels();

@@ -435,6 +435,51 @@ template <class T> struct Rows {
   }
 };
 
+// The first index of a row's extreme (NaN first), in two vector passes: the extreme and whether a
+// NaN occurs, lane by lane, then the first element equal to it (or the first NaN).
+template <bool Max, class T> uint32_t arg_extreme_row(const void* in, int64_t n) {
+  typedef T V __attribute__((vector_size(kVecBytes)));
+  constexpr int W = kVecBytes / sizeof(T);
+  const T* x = static_cast<const T*>(in);
+  auto load_v = [&](int64_t i) {
+    V v;
+    std::memcpy(&v, x + i, sizeof(v));
+    return v;
+  };
+  V best = V{} + x[0];
+  auto nan = best != best;  // all lanes clear
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    const V v = load_v(i);
+    nan |= v != v;
+    if constexpr (Max)
+      best = v > best ? v : best;
+    else
+      best = v < best ? v : best;
+  }
+  T m = best[0];
+  bool any_nan = false;
+  for (int j = 0; j < W; ++j) {
+    any_nan |= nan[j] != 0;
+    m = (Max ? best[j] > m : best[j] < m) ? best[j] : m;
+  }
+  for (; i < n; ++i) {
+    any_nan |= x[i] != x[i];
+    m = (Max ? x[i] > m : x[i] < m) ? x[i] : m;
+  }
+  int64_t k = 0;
+  for (; k + W <= n; k += W) {  // a block at a time, then its first hit
+    const V v = load_v(k);
+    const auto hit = any_nan ? v != v : v == m;
+    bool found = false;
+    for (int j = 0; j < W; ++j) found |= hit[j] != 0;
+    if (found) break;
+  }
+  for (; k < n; ++k)
+    if (any_nan ? x[k] != x[k] : x[k] == m) return uint32_t(k);
+  return 0;
+}
+
 }  // namespace
 
 void fill_reduce(ReduceTable& t) {
@@ -453,6 +498,10 @@ void fill_reduce(ReduceTable& t) {
     fill(std::integral_constant<ReduceOp, ReduceOp::min>{});
     fill(std::integral_constant<ReduceOp, ReduceOp::all>{});
     fill(std::integral_constant<ReduceOp, ReduceOp::any>{});
+    if constexpr (D == Dtype::float32 || D == Dtype::float64) {
+      t.arg_row[0][int(D)] = &arg_extreme_row<false, ctype_t<D>>;
+      t.arg_row[1][int(D)] = &arg_extreme_row<true, ctype_t<D>>;
+    }
     if constexpr (D == Dtype::float32 || D == Dtype::float16 || D == Dtype::bfloat16) {
       t.softmax[int(D)] = &Rows<ctype_t<D>>::softmax;
       t.logsumexp[int(D)] = &Rows<ctype_t<D>>::logsumexp;
