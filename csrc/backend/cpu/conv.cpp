@@ -284,7 +284,7 @@ template <class T> void depthwise(const Geometry& g, const T* x, const T* w, boo
   int64_t m = g.n * g.positions;
   constexpr int64_t kRows = 64;
   DepthwiseKernel<T> kern = depthwise_kernel<T>();
-  for_each_item(ceil_div(m, kRows), m * g.taps * g.cout, [&](int64_t item) {
+  for_each_product(ceil_div(m, kRows), m * g.taps * g.cout, [&](int64_t item) {
     std::vector<const T*> ptrs(size_t(g.taps));
     int64_t run = -2;
     auto pos = g.row(item * kRows);
@@ -302,8 +302,8 @@ template <class T> void convolve(const ConvParams& p, const Geometry& g, const T
   Tiling t = plan(g, tl.shape.mr, tl.shape.nr, sizeof(T));
   std::vector<T> packed = pack_weights(g, w, p.flip, tl.shape.nr);
   std::vector<T> zeros(size_t(g.cig), T(0));
-  for_each_item(t.items(g), m * g.cout * g.taps * g.cig,
-                [&](int64_t item) { compute_item(g, t, tl, x, packed.data(), zeros.data(), y, item); });
+  for_each_product(t.items(g), m * g.cout * g.taps * g.cig,
+                   [&](int64_t item) { compute_item(g, t, tl, x, packed.data(), zeros.data(), y, item); });
 }
 
 // `a` in the compute dtype (with unit stride along its last axis when `unit_last`, any other

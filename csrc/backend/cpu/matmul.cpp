@@ -321,7 +321,7 @@ std::shared_ptr<Buffer> pack_for_all(const Plan& p, const Operand& op, int64_t l
   std::shared_ptr<Buffer> packed = Buffer::allocate(std::max<size_t>(size_t(round_up(p.k, p.P) * padded) * p.esz, 64));
   int64_t panels = padded / width;
   constexpr int64_t kPanelsPerItem = 4;
-  for_each_item(ceil_div(panels, kPanelsPerItem), p.k * padded, [&](int64_t item) {
+  for_each_product(ceil_div(panels, kPanelsPerItem), p.k * padded, [&](int64_t item) {
     int64_t first = item * kPanelsPerItem, end = std::min(panels, first + kPanelsPerItem);
     int64_t lane0 = first * width, count = std::min(lanes, end * width) - lane0;
     thread_local Scratch run;
@@ -444,8 +444,8 @@ void gemm_blocked(const Plan& p, const Operand& a, const Operand& b, const Out& 
   Tiling t = plan_tiling(p);
   std::shared_ptr<Buffer> shared_a = t.shared_a ? pack_for_all(p, a, p.m, t.row_panels * p.mr, p.mr) : nullptr;
   std::shared_ptr<Buffer> shared_b = t.shared_b ? pack_for_all(p, b, p.n, t.padded_n, p.nr) : nullptr;
-  for_each_item(t.row_blocks * t.col_blocks, p.m * p.n * p.k,
-                [&](int64_t item) { compute_tile(p, t, a, b, out, shared_a.get(), shared_b.get(), item); });
+  for_each_product(t.row_blocks * t.col_blocks, p.m * p.n * p.k,
+                   [&](int64_t item) { compute_tile(p, t, a, b, out, shared_a.get(), shared_b.get(), item); });
 }
 
 // Few rows against B with unit stride along n: the weights are read once, straight from B.
@@ -480,7 +480,7 @@ bool gemm_skinny(Mode mode, const Operand& a, const Operand& b, int64_t m, int64
   // Four pieces of work of equal whole blocks of 16 columns (on two threads, pieces of at least 256
   // columns left one thread a third more of a 576-column product than the other).
   int64_t chunk = round_up(ceil_div(n, 4), 16);
-  for_each_item(ceil_div(n, chunk), m * n * k, [&](int64_t item) {
+  for_each_product(ceil_div(n, chunk), m * n * k, [&](int64_t item) {
     int64_t j0 = item * chunk, j1 = std::min(n, j0 + chunk);
     if (mode == Mode::f64) {
       g.skinny_f64(m, k, reinterpret_cast<const double*>(abuf.data()), lda,
