@@ -638,6 +638,29 @@ def test_cache_keeps_a_recently_used_trace(args):
     assert f.calls == CACHE_SIZE + 1
 
 
+@pytest.mark.nuvec_only  # MLX keeps every trace
+def test_cache_order_when_replays_of_arrays_mix_with_other_calls():
+    """Replays of array-only calls skip the move to the cache's end when their key is there
+    already; a call through the other path (a constant argument) moves its key there, so the next
+    array-only replay must move its own key again."""
+    from nuvec._compile import CACHE_SIZE
+
+    f = counted(lambda x, *c: x * 2)
+    cf = mx.compile(f)
+    a = mx.ones((1000,))
+    cf(a)
+    for n in range(1, CACHE_SIZE):
+        cf(mx.ones((n,)), 1.0)
+    cf(a)  # the end now
+    cf(mx.ones((1,)), 1.0)  # now the end
+    cf(a)  # must be the end again
+    for n in range(CACHE_SIZE - 1):  # evicts every other key: the last is (1,) with 1.0, not a
+        cf(mx.ones((5000 + n,)))
+    calls = f.calls
+    assert_same(cf(a), a * 2)
+    assert f.calls == calls
+
+
 @pytest.mark.nuvec_only  # nuvec's calls may come from several threads
 def test_calls_from_several_threads():
     import threading

@@ -97,7 +97,15 @@ void init_compile(nb::module_& m) {
         std::vector<Array> inputs;
         for (nb::handle h : args) inputs.push_back(nb::cast<Array>(h));
         std::vector<Array> out = tape->replay(inputs);
-        lru.attr("move_to_end")(key);  // the trace is now the most recently used
+        // The trace is now the most recently used: moved to lru's end unless it is there already
+        // (cache[None] remembers the last key moved; the call costs a tenth of a 0-d replay).
+        PyObject* last = PyDict_GetItemWithError(cache.ptr(), Py_None);
+        int same = last ? PyObject_RichCompareBool(last, key.ptr(), Py_EQ) : 0;
+        if (same < 0) throw nb::python_error();
+        if (!same) {
+          lru.attr("move_to_end")(key);
+          if (PyDict_SetItem(cache.ptr(), Py_None, key.ptr()) < 0) throw nb::python_error();
+        }
         if (PyTuple_GET_SIZE(entry) == 2) return nb::cast(out[0]);
         size_t n = nb::cast<size_t>(nb::handle(PyTuple_GET_ITEM(entry, 2)));
         nb::tuple t = nb::steal<nb::tuple>(PyTuple_New(Py_ssize_t(n)));
@@ -107,7 +115,7 @@ void init_compile(nb::module_& m) {
       nb::arg("cache"), nb::arg("args"), nb::arg("shapeless"), nb::arg("lru"),
       "replay(args)[0] for a cached trace of arrays with one array output (cache[key] = (tape, key)), the tuple "
       "of its n outputs for one with a flat tuple (cache[key] = (tape, key, n)), else None; a hit moves key to the "
-      "end of the ordered dict lru.");
+      "end of the ordered dict lru (cache[None] keeps the last key moved).");
   m.def(
       "_compile_trace",
       [](nb::callable fun, const std::vector<Array>& inputs, bool shapeless) {

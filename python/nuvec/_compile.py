@@ -138,7 +138,8 @@ class _Compiled:
         self.fun, self.inputs, self.outputs, self.shapeless = fun, inputs, outputs, shapeless
         self.cache: collections.OrderedDict = collections.OrderedDict()
         # Calls of arrays only with an array or a flat tuple of arrays out (no state), by
-        # signature: replayed without leaving C++.
+        # signature: replayed without leaving C++. fast[None]: the key last moved to the cache's
+        # end (a replay of that key leaves the order as it is).
         self.fast: dict = {}
 
     def __call__(self, *args, **kwargs):
@@ -178,6 +179,7 @@ class _Compiled:
                 self.fast[key] = (trace.tape, key, trace.num_outputs)
         else:
             self.cache.move_to_end(key)
+        self.fast[None] = key
         results = trace.tape.replay(arrays)
         n = trace.num_outputs
         if self.outputs is not None:
