@@ -1,7 +1,7 @@
 """Integer activations (backend/cpu/quantized.h states the arithmetic): quantized_matmul(...,
 activation_bits=8), nuvec's own (MLX has no such argument), rounds x to int8 per group; float x on
-4-bit weights, and on 8-bit weights in groups of 32 or 64, is rounded to three int8 digits (17-22
-bits) by default. Both against a NumPy
+4-bit weights, and on 8-bit weights in groups of 32 or 64 where the AVX-512 build runs with VNNI,
+is rounded to three int8 digits (17-22 bits) by default. Both against a NumPy
 float64 evaluation of the formula (to 1e-6), the float product (int8: to about 1e-2; three digits:
 within float32 rounding), every kernel build (bit for bit), any thread count and row count (bit
 for bit); the option off changes no bit; nuvec.lm's decode with it."""
@@ -72,10 +72,24 @@ SHAPES = [  # (n, k, group, bits): one group, n past a block of 4, groups past a
 ]
 
 
+def _vnni_build():
+    """Whether the AVX-512 build runs here on a processor with VPDPBUSD."""
+    try:
+        flags = open("/proc/cpuinfo").read()
+        isa = mx._core._cpu_isa()
+    except (OSError, AttributeError):  # (AttributeError: the suite run against MLX)
+        return False
+    return isa == "avx512" and " avx512_vnni" in flags
+
+
+VNNI_BUILD = _vnni_build()
+
+
 def three_digits(group, bits):
-    """Whether float x takes three digits by default (at least 17 bits kept: 8-bit weights in
-    groups of 128 would keep 16, and take the float kernels)."""
-    return limit_of(group, 3, bits) >= 2**17
+    """Whether float x takes three digits by default: on 4-bit weights; on 8-bit ones in groups of
+    32 or 64 (17-18 bits kept; 16 in groups of 128) where VPDPBUSD multiplies them (elsewhere the
+    float kernels are faster)."""
+    return bits == 4 or (VNNI_BUILD and limit_of(group, 3, bits) >= 2**17)
 
 
 @pytest.mark.parametrize("n,k,group,bits", [s for s in SHAPES if three_digits(s[2], s[3])])
@@ -106,9 +120,10 @@ def test_float_x_through_three_digits(n, k, group, bits, sdtype):
 
 
 @pytest.mark.parametrize("n,k,group", [s[:3] for s in SHAPES if not three_digits(s[2], s[3])])
-def test_8_bit_weights_in_groups_of_128_keep_float_x(n, k, group):
-    """Three digits would keep 16 bits of x there: the float kernels run, within float32 rounding
-    of the exact product (the digits' rounding alone would be ~1e-5 of it)."""
+def test_other_8_bit_products_keep_float_x(n, k, group):
+    """In groups of 128 (three digits would keep 16 bits of x), and without VNNI: the float kernels
+    run, within float32 rounding of the exact product (the digits' rounding alone would be ~1e-5
+    of it in groups of 128, ~1e-6 in groups of 64)."""
     rng = seeded_rng("q24-128", n, k, group)
     wq, s, b = weight(rng, n, k, group, 8)
     x = rng.standard_normal((3, k)).astype(np.float32)
@@ -291,7 +306,7 @@ for n, k, group, bits in SHAPES:
         for sd in (mx.float16, mx.float32):  # scales read in place, and through a buffer
             y = mx.quantized_matmul(x, wq, s.astype(sd), b.astype(sd), True, group, bits,
                                     activation_bits=a)
-            if a or bits == 4 or group <= 64:  # the integer paths (three_digits)
+            if a or bits == 4:  # the integer paths in every build
                 out[f"{n},{k},{group},{bits},{a},{sd}"] = np.asarray(y).view(np.uint32).tolist()
 json.dump(out, sys.stdout)
 """.replace("SHAPES", repr([*SHAPES, (37, 1536, 32, 4)])).replace(

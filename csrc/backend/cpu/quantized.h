@@ -23,13 +23,14 @@
 // per group to integers D_e of at most `limit` in magnitude, held as `digits` int8 planes:
 //   int8 activations (QuantizedProduct::activation_bits() == 8; 4- or 8-bit weights): one digit,
 //     limit 127 (about 0.5% error in a product);
-//   float32 x on 4-bit weights, and on 8-bit weights in groups of 32 or 64 (the default,
-//     activation_bits None): three digits, D = d0 * 65536 + d1 * 256 + d2 with d1, d2 in
-//     [-128, 127], limit = floor((2^31 - 1) / ((2^bits - 1) * group)) - 128 (4-bit: 4473796,
-//     2236834 and 1118353 for groups 32, 64, 128, 20 to 22 bits of the group's largest |x|; 8-bit:
-//     263046 and 131395 for groups 32 and 64, 18 and 17 bits), so every integer sum below fits in
-//     int32. The integer dot products then run at memory speed (4-bit: six VPDPBUSD per 128 codes,
-//     two per digit), where float decoding cannot.
+//   float32 x on 4-bit weights, and on 8-bit weights in groups of 32 or 64 where the AVX-512 build
+//     runs on a processor with VNNI (the default, activation_bits None): three digits,
+//     D = d0 * 65536 + d1 * 256 + d2 with d1, d2 in [-128, 127],
+//     limit = floor((2^31 - 1) / ((2^bits - 1) * group)) - 128 (4-bit: 4473796, 2236834 and
+//     1118353 for groups 32, 64, 128, 20 to 22 bits of the group's largest |x|; 8-bit: 263046 and
+//     131395 for groups 32 and 64, 18 and 17 bits), so every integer sum below fits in int32. The
+//     integer dot products then run at memory speed (4-bit: six VPDPBUSD per 128 codes, two per
+//     digit), where float decoding cannot.
 //   Per group g of x's row: amax_g = the largest |x| (NaN if one is), d_g = amax_g / limit,
 //     id_g = amax_g > 0 ? limit / amax_g : 0 (float32 divisions), D_e = round-half-even(min(max(
 //     x_e * id_g, -limit), limit)) (min and max as the x86 instructions: a NaN becomes -limit, and
@@ -44,6 +45,7 @@
 #include <cstdint>
 
 #include "backend/cpu/ctypes.h"
+#include "backend/cpu/kernels.h"
 #include "core/array.h"
 #include "core/primitives/quantized.h"
 
@@ -123,13 +125,19 @@ inline float qmm_q8_limit(int bits, int group, int digits) {
   if (digits == 1) return 127.0f;
   return float(int64_t(0x7FFFFFFF) / (((int64_t(1) << bits) - 1) * group) - 128);
 }
-// The int8 planes of x for a transposed product: one for int8 activations; three for float x where
-// they keep at least 17 bits of each group's largest |x| (4-bit weights: 20-22 bits; 8-bit weights
-// in groups of 32 or 64: 18 or 17; in groups of 128, 16 bits would lose more than float32
-// rounding does, and they take the float kernels); else none (float x).
+// The int8 planes of x for a transposed product: one for int8 activations; three for float x on
+// 4-bit weights (20-22 bits of each group's largest |x|), and on 8-bit weights in groups of 32 or
+// 64 (18 or 17 bits) where VPDPBUSD multiplies them (the AVX-512 build on a processor with VNNI:
+// SmolLM2's 8-bit head 0.89 -> 0.70 ms; the AVX2 kernels widen 8-bit codes to 16 bits, and there
+// the digits ran slower than the float kernels, 0.98 -> 1.35-1.47 ms); else none (float x). In
+// groups of 128, 8-bit codes would leave x 16 bits, whose rounding is more than float32's.
 inline int qmm_q8_digits(int bits, int group, int activation_bits) {
   if (activation_bits == 8) return 1;
-  return (bits == 4 || bits == 8) && qmm_q8_limit(bits, group, 3) >= float(1 << 17) ? 3 : 0;
+  if (bits == 4) return 3;
+#if defined(__x86_64__)
+  if (bits == 8 && isa() == Isa::avx512 && cpu_has_vnni() && qmm_q8_limit(8, group, 3) >= float(1 << 17)) return 3;
+#endif
+  return 0;
 }
 // The bytes between x's digit planes (qmm_q8_quantize): k rounded up to whole sixteen groups, the
 // bytes past k zero (the kernels' last sixteen groups read them).
