@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import nuvec as mx
+from helpers import run_script
 
 pytestmark = pytest.mark.cpu_backend
 
@@ -67,13 +68,14 @@ def test_same_bits_as_the_one_row_kernels(n, k, group, dtype, ab):
 
 @pytest.mark.skipif(not HAS_COPIES, reason="the copies are made on AVX-512 processors with VNNI")
 def test_the_copy_is_counted_and_dropped_with_its_weight():
+    """A copy of more than a quarter arena (2 MiB) takes a block of its own."""
     gc.collect()
     mx.clear_cache()
-    wq, s, b = _weights(1024, 576, 32, mx.float16, seed=3)
+    wq, s, b = _weights(8192, 576, 32, mx.float16, seed=3)
     x = mx.ones((1, 576))
     before = mx.get_active_memory()
     mx.eval(_product(x, wq, s, b, 32, None))
-    codes = 1024 * 576 // 2
+    codes = 8192 * 576 // 2
     assert mx.get_active_memory() - before < codes // 8  # a first product makes no copy
     mx.eval(_product(x, wq, s, b, 32, None))
     grown = mx.get_active_memory() - before
@@ -82,6 +84,51 @@ def test_the_copy_is_counted_and_dropped_with_its_weight():
     gc.collect()
     mx.clear_cache()
     assert mx.get_active_memory() <= before - codes  # the weight and its copy are gone
+
+
+ARENA_SCRIPT = r"""
+import gc, json
+import numpy as np
+import nuvec as mx
+
+def weights(i):
+    rng = np.random.default_rng(10 + i)
+    wq, s, b = mx.quantize(mx.array(rng.standard_normal((960, 576)).astype(np.float32)), 32, 4)
+    s, b = s.astype(mx.float16), b.astype(mx.float16)
+    mx.eval(wq, s, b)
+    return wq, s, b
+
+def product(x, w):
+    return mx.quantized_matmul(x, *w, transpose=True, group_size=32, bits=4)
+
+ws = [weights(i) for i in range(40)]
+x = mx.ones((1, 576))
+before = mx.get_active_memory()
+for _ in range(2):  # the second product of each makes its copy
+    mx.eval([product(x, w) for w in ws])
+grown = mx.get_active_memory() - before
+same = all(
+    np.array_equal(np.array(product(x, ws[i])), np.array(product(x, weights(i))))
+    for i in (0, 17, 39)
+)  # a weight's product is the same weight's made anew (which has no copy yet)
+del ws
+gc.collect()
+mx.clear_cache()
+print(json.dumps({"grown": grown, "left": mx.get_active_memory() - before, "same": same}))
+"""
+
+
+@pytest.mark.skipif(not HAS_COPIES, reason="the copies are made on AVX-512 processors with VNNI")
+def test_small_copies_share_arenas_that_go_with_their_weights():
+    """Forty copies of 0.35 MB (13.8 MB) in a fresh process: carved from two arenas of 8 MiB
+    (quantized_rows16.cpp's kArenaBytes), counted, each in its own place; with their weights gone,
+    clear_cache() lets both arenas go."""
+    out = run_script(ARENA_SCRIPT)
+    total = 40 * (960 * 576 // 2 + 960 * 18 * 4)  # codes, then float16 scales and biases
+    assert out["grown"] >= 2 * (8 << 20)
+    assert out["grown"] <= 2 * (8 << 20) + (1 << 20)
+    assert out["same"]
+    assert out["left"] <= -total  # the weights and both arenas
 
 
 def test_a_weight_rewritten_after_its_copy_is_not_read_from_the_copy():

@@ -15,12 +15,15 @@ namespace nuvec::cpu {
 
 constexpr int kRows16 = 16;  // weight rows side by side in the interleaved copy
 
-// In the allocator's buffers, so the memory counters (get_active_memory, get_peak_memory) count it.
+// In the allocator's buffers (an arena that other copies share, or a block of its own), so the
+// memory counters (get_active_memory, get_peak_memory) count it.
 struct QmmRows16 {
-  std::shared_ptr<Buffer> codes;  // uint32 [n / 16 blocks][k / 8 words][16 rows]; rows past n zero
+  std::shared_ptr<Buffer> memory;   // holds the codes and parameters
+  const uint32_t* codes = nullptr;  // [n / 16 blocks][k / 8 words][16 rows]; rows past n zero
   // [blocks][groups][16 rows] scales, then as many biases: float16 where both are float16 (`half`),
   // else float32 (exact for every parameter dtype); rows past n zero.
-  std::shared_ptr<Buffer> params;
+  const void* params = nullptr;
+  size_t bytes = 0;  // of codes and parameters
   bool half = false;
   int64_t n = 0, k = 0, blocks = 0;
   int group = 0;

@@ -47,7 +47,7 @@ NUVEC_ROWS16 void blocks(const QmmRows16& w, const Param* params, const QmmProbl
   // (into L2): the hardware prefetchers alone restart on each piece of work, and a decode step's
   // products are small (0.2-1 MB).
   const int64_t block_words = words * kRows16, ahead = (kQmmAheadBytes / 4 + block_words - 1) / block_words;
-  const auto* all_codes = static_cast<const uint32_t*>(w.codes->data());
+  const uint32_t* all_codes = w.codes;
   for (int64_t blk = b0; blk < b1; ++blk) {
     const uint32_t* codes = all_codes + blk * block_words;
     const Param* sc = params + blk * groups * kRows16;
@@ -117,9 +117,9 @@ void blocks_for(const QmmRows16& w, const Param* params, const QmmProblem& p, in
 
 void qmm_rows16(const QmmRows16& w, const QmmProblem& p, int64_t b0, int64_t b1) {
   if (w.half)
-    blocks_for(w, static_cast<const uint16_t*>(w.params->data()), p, b0, b1);
+    blocks_for(w, static_cast<const uint16_t*>(w.params), p, b0, b1);
   else
-    blocks_for(w, static_cast<const float*>(w.params->data()), p, b0, b1);
+    blocks_for(w, static_cast<const float*>(w.params), p, b0, b1);
 }
 
 #endif
