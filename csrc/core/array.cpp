@@ -41,9 +41,11 @@ std::vector<Array> Array::lazy_multi(std::vector<Shape> shapes, std::vector<Dtyp
   auto specs = std::make_shared<std::vector<std::pair<Shape, Dtype>>>();
   specs->reserve(shapes.size());
   for (size_t i = 0; i < shapes.size(); ++i) specs->emplace_back(shapes[i], dtypes[i]);
+  auto list = std::make_shared<Siblings::List>();
+  list->reserve(outs.size());
+  for (auto& o : outs) list->push_back(o.node_);
   for (auto& o : outs) {
-    o.node_->siblings.reserve(outs.size());  // (a compiled decode step has 61 outputs)
-    for (auto& p : outs) o.node_->siblings.push_back(p.node_);
+    o.node_->siblings.assign(list);
     o.node_->sibling_specs = specs;
   }
   return outs;
