@@ -57,14 +57,21 @@ struct Arenas {
   }
 };
 
+// The copy's layout for weight w (n rows of `words` 32-bit words) with scales s and biases b.
+QmmRows16 layout(const Array& w, const Array& s, const Array& b, int group) {
+  QmmRows16 r;
+  r.n = w.shape(0), r.k = w.shape(1) * 8, r.blocks = (r.n + kRows16 - 1) / kRows16, r.group = group;
+  r.half = s.dtype() == Dtype::float16 && b.dtype() == Dtype::float16;
+  const int64_t params = r.blocks * (r.k / group) * kRows16;
+  r.bytes = size_t(r.blocks * w.shape(1) * kRows16) * 4 + size_t(2 * params) * (r.half ? 2 : 4);
+  return r;
+}
+
 std::shared_ptr<QmmRows16> interleave(const Array& w, const Array& s, const Array& b, int group, Arenas& arenas) {
-  auto r = std::make_shared<QmmRows16>();
-  const int64_t n = w.shape(0), words = w.shape(1), k = words * 8, groups = k / group;
-  const int64_t blocks = (n + kRows16 - 1) / kRows16, params = blocks * groups * kRows16;
-  r->n = n, r->k = k, r->blocks = blocks, r->group = group;
-  r->half = s.dtype() == Dtype::float16 && b.dtype() == Dtype::float16;
+  auto r = std::make_shared<QmmRows16>(layout(w, s, b, group));
+  const int64_t n = r->n, words = w.shape(1), groups = r->k / group, blocks = r->blocks;
+  const int64_t params = blocks * groups * kRows16;
   const size_t code_bytes = size_t(blocks * words * kRows16) * 4;  // whole lines: 16 rows of words
-  r->bytes = code_bytes + size_t(2 * params) * (r->half ? 2 : 4);
   char* base;
   std::tie(r->memory, base) = arenas.take(r->bytes);
   const uint32_t* src = w.data<uint32_t>();
@@ -102,7 +109,6 @@ std::shared_ptr<QmmRows16> interleave(const Array& w, const Array& s, const Arra
 struct Entry {
   std::shared_ptr<Buffer> w, s, b;  // held: see above
   std::shared_ptr<const QmmRows16> copy;
-  int64_t bytes;
 };
 using Key = std::tuple<const void*, const void*, const void*, int64_t, int64_t, int>;
 
@@ -122,7 +128,7 @@ void drop_unheld(Cache& c) {
   for (auto it = c.entries.begin(); it != c.entries.end();) {
     const Entry& e = it->second;
     if (e.w.use_count() == 1 && e.s.use_count() == 1 && e.b.use_count() == 1) {
-      c.bytes -= e.bytes;
+      c.bytes -= int64_t(e.copy->bytes);
       it = c.entries.erase(it);
     } else {
       ++it;
@@ -165,13 +171,10 @@ std::shared_ptr<const QmmRows16> rows16_for(const Array& w, const Array& s, cons
   }
   c.seen.erase(at);
   drop_unheld(c);  // weights dropped since
-  const int64_t n = w.shape(0), k = w.shape(1) * 8;
-  const int64_t bytes = (n + kRows16) * (k / 2 + 8 * (k / group));
-  if (c.bytes + bytes > kMaxCachedBytes) return nullptr;
+  if (c.bytes + int64_t(layout(w, s, b, group).bytes) > kMaxCachedBytes) return nullptr;
   std::shared_ptr<const QmmRows16> copy = interleave(w, s, b, group, c.arenas);
-  const int64_t made = int64_t(copy->bytes);
-  c.entries.emplace(key, Entry{w.buffer(), s.buffer(), b.buffer(), copy, made});
-  c.bytes += made;
+  c.entries.emplace(key, Entry{w.buffer(), s.buffer(), b.buffer(), copy});
+  c.bytes += int64_t(copy->bytes);
   return copy;
 }
 
