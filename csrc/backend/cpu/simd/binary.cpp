@@ -246,6 +246,19 @@ void binary_kernel(const void* const* in, const bool* scalar, void* out, int64_t
   const auto& p = functor_params<Op>(params);
   using O = decltype(Op::f(T{}, T{}, p));
   O* o = static_cast<O*>(out);
+  if constexpr (std::is_same_v<Op, Divide> && std::is_floating_point_v<T>) {
+    // By a power of two whose reciprocal is a normal number: multiplying by that reciprocal is the
+    // same real number, so the same rounding, and a product costs a fraction of a division.
+    int e = 0;
+    const T r = scalar[1] && !scalar[0] ? T(1) / b[0] : T(0);
+    if (std::isnormal(r) && std::fabs(std::frexp(r, &e)) == T(0.5)) {
+      if constexpr (std::is_same_v<T, float>)
+        map_vec2(a, false, &r, true, o, n, [](VecF x, VecF y) { return x * y; });
+      else
+        for (int64_t i = 0; i < n; ++i) o[i] = a[i] * r;
+      return;
+    }
+  }
   if constexpr (std::is_same_v<T, float> && VecForm<Op>::has) {
     map_vec2(a, scalar[0], b, scalar[1], o, n, [](VecF x, VecF y) { return VecForm<Op>::vec(x, y); });
   } else if (scalar[0] && scalar[1]) {  // both broadcast along the run: one value

@@ -23,6 +23,35 @@ inline VecF round_v(VecF v) {
   return (v + magic) - magic;
 }
 
+// c0 + x * (c1 + x * (c2 + ...)): Horner's rule, one fused multiply-add a coefficient.
+template <class... C> inline VecF horner_v(VecF x, float c0, C... rest) {
+  if constexpr (sizeof...(rest) == 0)
+    return VecF{} + c0;
+  else
+    return fmadd(horner_v(x, rest...), x, VecF{} + c0);
+}
+
+// Round to the nearest integer, ties to even (one instruction on AVX-512; else for |v| < 2^22).
+inline VecF round_nearest_v(VecF v) {
+#if defined(__AVX512F__)
+  return VecF(_mm512_roundscale_ps(__m512(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#else
+  return round_v(v);
+#endif
+}
+
+// p * 2^n for an integral n from -150 to 128, rounded once into the subnormals too.
+inline VecF times_pow2_v(VecF p, VecF n) {
+#if defined(__AVX512F__)
+  return VecF(_mm512_scalef_ps(__m512(p), __m512(n)));
+#else
+  // As two powers of two, so n never wraps the exponent field.
+  VecI32 ni = __builtin_convertvector(n, VecI32);
+  VecI32 half = ni >> 1;
+  return p * (VecF)((half + 127) << 23) * (VecF)((ni - half + 127) << 23);
+#endif
+}
+
 // Whether every lane of a comparison's mask is set (one instruction, not a lane-by-lane walk).
 inline bool all_set(VecI32 mask) {
 #if defined(__AVX512F__)
@@ -95,30 +124,13 @@ inline VecF expf_in_range(VecF x) {
   // Past the bounds the result is 2^128 * p (inf) or 2^-150 * p (0) by itself, so clamping is
   // all the range handling there is; a NaN passes through the arithmetic.
   VecF xc = clamp_v(x, -104.0f, 89.0f);
-#if defined(__AVX512F__)
-  VecF n = VecF(_mm512_roundscale_ps(__m512(xc * 1.44269504088896341f), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-#else
-  VecF n = round_v(xc * 1.44269504088896341f);
-#endif
+  VecF n = round_nearest_v(xc * 1.44269504088896341f);
   VecF r = fmadd(n, VecF{} - 0.693359375f, xc);
   r = fmadd(n, VecF{} + 2.12194440e-4f, r);
-  VecF p = VecF{} + 1.9875691500e-4f;
-  p = fmadd(p, r, VecF{} + 1.3981999507e-3f);
-  p = fmadd(p, r, VecF{} + 8.3334519073e-3f);
-  p = fmadd(p, r, VecF{} + 4.1665795894e-2f);
-  p = fmadd(p, r, VecF{} + 1.6666665459e-1f);
-  p = fmadd(p, r, VecF{} + 5.0000001201e-1f);
+  VecF p = horner_v(r, 5.0000001201e-1f, 1.6666665459e-1f, 4.1665795894e-2f, 8.3334519073e-3f, 1.3981999507e-3f,
+                    1.9875691500e-4f);
   p = fmadd(p, r * r, r + 1.0f);
-#if defined(__AVX512F__)
-  // p * 2^n in one instruction (one rounding, into the subnormals too).
-  return VecF(_mm512_scalef_ps(__m512(p), __m512(n)));
-#else
-  // p * 2^n as two powers of two, so n from -150 to 128 never wraps the exponent field and
-  // results below 2^-126 round into the subnormals.
-  VecI32 ni = __builtin_convertvector(n, VecI32);
-  VecI32 half = ni >> 1;
-  return p * (VecF)((half + 127) << 23) * (VecF)((ni - half + 127) << 23);
-#endif
+  return times_pow2_v(p, n);
 }
 
 inline VecF expf_v(VecF x) { return exp_or_zero(x, expf_in_range); }

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/simd/erf.h"
 #include "backend/cpu/simd/erfinv.h"
 #include "backend/cpu/simd/expsin.h"
 #include "backend/cpu/simd/logf.h"
@@ -98,9 +99,7 @@ NUVEC_MATH_OP(Arctanh, atanh, std::atanh(x))
 struct Erf {
   template <class T> static constexpr bool ok = real_float<T>;
   template <class T> static T f(T x, NoParams) { return std::erf(x); }
-#ifdef NUVEC_HAS_VECTOR_MATH
-  static VecF vec(VecF v) { return NUVEC_MVEC(erf)(v); }
-#endif
+  static VecF vec(VecF v) { return erff_v(v); }  // float32: nuvec's own (erf.h)
 };
 
 // MLX's approximations: computed in float32 for every dtype (as MLX), the sign test on the input.
