@@ -1,10 +1,11 @@
 // float32 exp and sin, vectorised in-house: libmvec's take ~2 cycles per element on the machines
 // here, which bounds any chain that uses them (exp(sin(x)) * 2 + 1 ran at 40% of the memory
-// bandwidth). These are the classic Cody-Waite reductions with minimax polynomials (Cephes'
-// coefficients), about 8 and 12 vector operations per lane group. Accuracy: within 1 ulp of the
-// correctly rounded result for exp, within 2 ulp for sin on |x| < 8192 (with fused multiply-adds) (larger arguments
-// take the C library's sinf lane by lane). Every lane is computed alone, so a result never depends on its neighbours or
-// its position (tails run through the same code, padded).
+// bandwidth). These are Cody-Waite reductions with minimax polynomials (exp: Cephes' coefficients;
+// sin: one odd polynomial over half a period, tools/fit_vector_math.py's). Accuracy: within 1 ulp
+// of the correctly rounded result for exp, within 2 ulp for sin on |x| < 8192 (with fused multiply-
+// adds) (larger arguments take the C library's sinf lane by lane). Every lane is computed alone, so
+// a result never depends on its neighbours or its position (tails run through the same code,
+// padded).
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -157,27 +158,22 @@ inline VecF expf_mvec(VecF x) { return exp_or_zero(x, expf_mvec_in_range); }
 }
 
 inline VecF sinf_v(VecF x) {
+  // sin(x) = +-sin(r), r = |x| - q * pi in [-pi/2, pi/2] with q the integer nearest |x| / pi (the
+  // magic number's add leaves it in the low mantissa bits: bit 0 is its parity, the sign's flip).
   VecF ax = (VecF)((VecI32)x & 0x7fffffff);
-  VecI32 j = __builtin_convertvector(ax * 1.27323954473516f, VecI32);  // 4/pi, truncated
-  j = (j + 1) & ~1;
-  VecF y = __builtin_convertvector(j, VecF);
-  // x - y * pi/4 with pi/4 as four floats (their sum is pi/4 to 5e-24): with fused products
-  // each term is exact, so the reduced argument keeps its accuracy up to |x| = 8192.
-  VecF r = fmadd(y, VecF{} - 0.78515625f, ax);
-  r = fmadd(y, VecF{} - 2.4187564849853515625e-4f, r);
-  r = fmadd(y, VecF{} - 3.774895063202166e-8f, r);
-  r = fmadd(y, VecF{} + 8.575622550029409e-16f, r);
+  VecF qm = fmadd(ax, VecF{} + 0.318309886183790672f, VecF{} + 12582912.0f);
+  VecF q = qm - 12582912.0f;
+  // pi as four floats (their sum is pi to 2e-23): with fused products each term is exact, so the
+  // reduced argument keeps its accuracy up to |x| = 8192.
+  VecF r = fmadd(q, VecF{} - 3.140625f, ax);
+  r = fmadd(q, VecF{} - 9.675025939941406e-4f, r);
+  r = fmadd(q, VecF{} - 1.5099580252808664e-07f, r);
+  r = fmadd(q, VecF{} + 3.4302490200117637e-15f, r);
+  // sin(r) = r + r^3 * S(r^2), S fitted by tools/fit_vector_math.py.
   VecF z = r * r;
-  VecF ps = VecF{} - 1.9515295891e-4f;  // sin(r) on [-pi/4, pi/4]
-  ps = fmadd(ps, z, VecF{} + 8.3321608736e-3f);
-  ps = fmadd(ps, z, VecF{} - 1.6666654611e-1f);
-  ps = fmadd(ps * z, r, r);
-  VecF pc = VecF{} + 2.443315711809948e-5f;  // cos(r)
-  pc = fmadd(pc, z, VecF{} - 1.388731625493765e-3f);
-  pc = fmadd(pc, z, VecF{} + 4.166664568298827e-2f);
-  pc = fmadd(pc * z, z, fmadd(z, VecF{} - 0.5f, VecF{} + 1.0f));
-  VecF s = blend_v((VecF)(j << 30), pc, ps);                     // octants 2, 3, 6, 7: the cosine
-  VecI32 sign = ((j << 29) ^ (VecI32)x) & int32_t(0x80000000u);  // octants 4-7, and odd symmetry
+  VecF s = horner_v(z, -1.666666716e-01f, 8.333350532e-03f, -1.984309347e-04f, 2.762704980e-06f, -2.550259559e-08f);
+  s = fmadd(r * z, s, r);
+  VecI32 sign = (((VecI32)qm << 31) ^ (VecI32)x) & int32_t(0x80000000u);  // odd q, and odd symmetry
   s = (VecF)((VecI32)s ^ sign);
   VecI32 small = ax < 8192.0f;  // false for NaN and infinities too
   return all_set(small) ? s : sinf_large_lanes(x, s, small);

@@ -1,10 +1,13 @@
-"""Fits the float32 erf's coefficients in csrc/backend/cpu/simd/erf.h and reports their error.
+"""Fits the coefficients of nuvec's own float32 erf (csrc/backend/cpu/simd/erf.h) and sin
+(simd/expsin.h) and reports their error.
 
-    python tools/fit_erf.py
+    python tools/fit_vector_math.py
 
-Two pieces, each a weighted minimax fit (Lawson's reweighted least squares on a dense grid, in
+Each polynomial is a weighted minimax fit (Lawson's reweighted least squares on a dense grid, in
 float64), its coefficients then rounded to float32 one at a time from the lowest order, the
-others refitted after each rounding so they absorb its error:
+others refitted after each rounding so they absorb its error.
+
+erf, in two pieces:
 
 - |x| < 0.9: erf(x) = x + x * Q(x^2), Q of degree 5 fitting erf(x)/x - 1 (the final fused
   multiply-add rounds once, close to x).
@@ -12,9 +15,12 @@ others refitted after each rounding so they absorb its error:
   weighted by erfc(t) * t: the error a result near 1 takes from P. The last operation's rounding,
   half an ulp of the exponent, reaches the result scaled by erfc(t) <= 0.2.
 
-The report evaluates both in float32 as the kernel does (an exp correctly rounded) against
-SciPy's float64 erf: the kernel's tests (tests/test_vector_math_accuracy.py) hold the real code to
-1.5 ulp with nuvec's own exp.
+sin(x) = (-1)^q sin(r) with q the integer nearest x / pi and r = x - q * pi in [-pi/2, pi/2]
+(pi as four floats whose products with q are exact): sin(r) = r + r^3 * S(r^2), S of degree 4,
+weighted for the relative error of sin(r).
+
+The report evaluates each in float32 as the kernels do against float64 (SciPy's erf, NumPy's
+sin); tests/test_vector_math_accuracy.py holds the real code to its bounds.
 """
 
 import numpy as np
@@ -23,6 +29,8 @@ from scipy.special import erf, erfc
 F32 = np.float32
 SPLIT, LAST = 0.9, 3.95
 POW2_DEGREE = 6
+# pi as four floats (4 x the pi/4 parts of Cephes' sinf): q * part is exact for |q| < 2^12.
+PI_PARTS = (3.140625, 9.675025939941406e-4, 1.5099580252808664e-07, -3.4302490200117637e-15)
 
 
 def fit(xs, ys, weight, degree, fixed=None, rounds=100):
@@ -61,7 +69,31 @@ def horner(coefs, x):
     return p
 
 
+def fit_sin():
+    r = np.linspace(1e-6, np.pi / 2 * 1.001, 40001)  # |r| passes pi/2 where q rounds off by one
+    z = r * r
+    coefs = fit_float32(z, (np.sin(r) / r - 1) / z, z * r / np.sin(r), 4)
+    rng = np.random.default_rng(1)
+    x = rounded(np.concatenate([rng.uniform(-8192, 8192, 1 << 21), rng.uniform(-4, 4, 1 << 20)]))
+    ax = np.abs(x)
+    q = np.round(rounded(ax * rounded(1 / np.pi)))
+    red = ax
+    for part in PI_PARTS:
+        red = rounded(red - q * part)
+    zz = rounded(red * red)
+    got = (
+        np.sign(x)
+        * np.where(q % 2 == 0, 1, -1)
+        * rounded(rounded(red * zz) * horner(coefs, zz) + red)
+    )
+    want = np.sin(x)
+    ulps = np.abs(got - want) / np.spacing(want.astype(F32)).astype(np.float64)
+    print("S:", ", ".join(f"{c:.9e}f" for c in coefs))
+    print(f"sin: max error {ulps.max():.3f} ulp over random floats of [-8192, 8192] and [-4, 4]")
+
+
 def main():
+    fit_sin()
     xs = np.linspace(0, SPLIT, 20001)
     s = xs * xs
     q = np.where(xs > 0, erf(xs) / np.where(xs > 0, xs, 1) - 1, 2 / np.sqrt(np.pi) - 1)
@@ -84,7 +116,7 @@ def main():
     print("P:", ", ".join(f"{c:.9e}f" for c in tail))
     print("E:", ", ".join(f"{c:.9e}f" for c in pow2))
     print(
-        f"max error {ulps[small].max():.3f} ulp below {SPLIT}, {ulps[~small].max():.3f} ulp above"
+        f"erf: max error {ulps[small].max():.3f} ulp below {SPLIT}, {ulps[~small].max():.3f} above"
     )
 
 
