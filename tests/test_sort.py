@@ -100,6 +100,20 @@ def test_nans_last_and_signed_zeros_kept(name):
     )
 
 
+@pytest.mark.parametrize("special", [-0.0, np.nan, -np.nan])
+@pytest.mark.parametrize("at", [0, 7, 15, 16, 69_999])
+def test_one_special_in_a_long_float32_row(special, at):
+    # Long float32 rows take their keys a vector at a time: one lane that cannot be decoded
+    # (-0.0 keeps its sign, NaNs sort last) must send the row to the indexed sort wherever it is.
+    x = np.random.default_rng(at).standard_normal(70_000).astype(np.float32)
+    x[at] = special
+    x[at + 1 if at + 1 < x.size else 0] = 0.0
+    got = to_np(mx.sort(mx.array(x)))
+    want = np.sort(x, kind="stable")
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
 def test_negative_nan_sorts_last():
     x = np.array([1.0, -np.nan, -2.0, np.nan], dtype=np.float32)
     assert np.signbit(x[1])

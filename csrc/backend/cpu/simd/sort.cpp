@@ -122,35 +122,41 @@ template <int Bytes, class E> E* radix_sort(E* a, E* b, int64_t n, int shift) {
 
 // Rows at least this long are sorted one at a time, each spread over the threads.
 constexpr int64_t kLongRow = int64_t(1) << 16;
-// A long row is cut into this many fixed pieces (their number never depends on the threads).
-constexpr int kPieces = 16;
+// A long row is cut into this many fixed pieces (their number never depends on the threads), and
+// a thread scatters kPiecesRun of them in a row: neighbouring pieces write next to each other in
+// every bucket, so pieces taken one at a time shared lines between the threads at every bucket's
+// seams (a 1M-float sort: 3.6 ms one at a time, 3.2 ms two; 8 pieces measured better than 16).
+constexpr int kPieces = 8, kPiecesRun = 2;
 
 // radix_sort for a long row: each piece scatters from its own offsets (bucket-major, then
-// piece by piece), which is exactly the serial pass's order, so the result is the same.
-template <int Bytes, class E> E* radix_sort_parallel(E* a, E* b, int64_t n, int shift) {
+// piece by piece), which is exactly the serial pass's order, so the result is the same. Digits
+// of 32-bit keys and wider are 11 bits (three passes for float32 instead of four of 8 bits).
+template <int KeyBits, class E> E* radix_sort_parallel(E* a, E* b, int64_t n, int shift) {
+  constexpr int Bits = KeyBits >= 32 ? 11 : 8, Buckets = 1 << Bits, Passes = (KeyBits + Bits - 1) / Bits;
   int64_t per = (n + kPieces - 1) / kPieces;
-  std::vector<uint32_t> hist(size_t(kPieces) * 256);
-  for (int p = 0; p < Bytes; ++p) {
-    int sh = shift + 8 * p;
+  std::vector<uint32_t> hist(size_t(kPieces) * Buckets);
+  for (int p = 0; p < Passes; ++p) {
+    const int sh = shift + Bits * p;
+    auto digit = [sh](E v) { return uint32_t(v >> sh) & uint32_t(Buckets - 1); };
     parallel_for(kPieces, 1, [&](int64_t c0, int64_t c1) {
       for (int64_t c = c0; c < c1; ++c) {
-        // Four interleaved counts, added after: runs of one byte value (a key's top byte often
+        // Four interleaved counts, added after: runs of one digit (a key's top digit often
         // is) would otherwise wait on each increment's store.
-        uint32_t part[4][256] = {};
+        uint32_t part[4][Buckets] = {};
         int64_t i = c * per, e = std::min(n, i + per);
         for (; i + 4 <= e; i += 4)
-          for (int u = 0; u < 4; ++u) ++part[u][uint8_t(a[i + u] >> sh)];
-        for (; i < e; ++i) ++part[0][uint8_t(a[i] >> sh)];
-        uint32_t* h = &hist[size_t(c) * 256];
-        for (int k = 0; k < 256; ++k) h[k] = part[0][k] + part[1][k] + part[2][k] + part[3][k];
+          for (int u = 0; u < 4; ++u) ++part[u][digit(a[i + u])];
+        for (; i < e; ++i) ++part[0][digit(a[i])];
+        uint32_t* h = &hist[size_t(c) * Buckets];
+        for (int k = 0; k < Buckets; ++k) h[k] = part[0][k] + part[1][k] + part[2][k] + part[3][k];
       }
     });
     bool trivial = false;
     uint32_t sum = 0;
-    for (int k = 0; k < 256; ++k) {
+    for (int k = 0; k < Buckets; ++k) {
       uint32_t total = 0;
       for (int c = 0; c < kPieces; ++c) {
-        uint32_t& h = hist[size_t(c) * 256 + k];
+        uint32_t& h = hist[size_t(c) * Buckets + k];
         uint32_t v = h;
         h = sum;
         sum += v;
@@ -159,12 +165,12 @@ template <int Bytes, class E> E* radix_sort_parallel(E* a, E* b, int64_t n, int 
       trivial |= total == uint32_t(n);
     }
     if (trivial) continue;
-    parallel_for(kPieces, 1, [&](int64_t c0, int64_t c1) {
+    parallel_for(kPieces, kPiecesRun, [&](int64_t c0, int64_t c1) {
       for (int64_t c = c0; c < c1; ++c) {
-        uint32_t* h = &hist[size_t(c) * 256];
+        uint32_t* h = &hist[size_t(c) * Buckets];
         for (int64_t i = c * per, e = std::min(n, i + per); i < e; ++i) {
           E v = a[i];
-          b[h[uint8_t(v >> sh)]++] = v;
+          b[h[digit(v)]++] = v;
         }
       }
     });
@@ -182,7 +188,7 @@ template <class F> void over(int64_t n, bool long_row, F fn) {
 }
 
 template <int Bytes, class E> E* radix_sort_row(E* a, E* b, int64_t n, int shift) {
-  return n >= kLongRow ? radix_sort_parallel<Bytes>(a, b, n, shift) : radix_sort<Bytes>(a, b, n, shift);
+  return n >= kLongRow ? radix_sort_parallel<8 * Bytes>(a, b, n, shift) : radix_sort<Bytes>(a, b, n, shift);
 }
 
 // Scratch per thread, reused across rows and calls.
@@ -219,6 +225,27 @@ template <class T, class E> void write_tagged(const E* a, const T* in, const Row
   });
 }
 
+// FloatKey<float>'s keys of in[i0, i1) a vector at a time (its scalar form does not vectorise);
+// `ok` false where one cannot be decoded. Returns where the whole vectors end.
+int64_t float_keys(const float* in, uint32_t* a, int64_t i0, int64_t i1, bool& ok) {
+  typedef uint32_t VecU __attribute__((vector_size(kVecBytes)));
+  constexpr uint32_t kSign = 0x80000000u, kInf = 0x7F800000u;
+  VecU odd{};  // lanes holding -0.0 or a NaN
+  int64_t i = i0;
+  for (; i + kLanesF <= i1; i += kLanesF) {
+    VecU u;
+    std::memcpy(&u, in + i, sizeof(u));
+    VecU minus_zero = (VecU)(u == kSign), nan = (VecU)((u & ~kSign) > kInf);
+    u &= ~minus_zero;
+    VecU k = u ^ ((VecU{} - (u >> 31)) | kSign);
+    k |= nan;
+    odd |= minus_zero | nan;
+    std::memcpy(a + i, &k, sizeof(k));
+  }
+  for (int l = 0; l < kLanesF; ++l) ok &= odd[l] == 0;
+  return i;
+}
+
 template <class T> void sort_row(const T* in, const RowIo& r, T* vals, uint32_t* idx) {
   using Keys = typename KeyOf<T>::type;
   using K = typename Keys::K;
@@ -228,8 +255,11 @@ template <class T> void sort_row(const T* in, const RowIo& r, T* vals, uint32_t*
     K* a = scratch<K>(2 * n);
     std::atomic<bool> exact{true};
     over(n, n >= kLongRow, [&](int64_t i0, int64_t i1) {
+      int64_t i = i0;
       bool ok = true;
-      for (int64_t i = i0; i < i1; ++i) {
+      if constexpr (std::is_same_v<T, float>)
+        if (r.is == 1) i = float_keys(in, a, i0, i1, ok);
+      for (; i < i1; ++i) {
         T v = in[i * r.is];
         ok &= Keys::exact(v);
         a[i] = Keys::key(v);
