@@ -39,6 +39,12 @@ void micro(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, bool accumulat
 #pragma GCC unroll 4
     for (int j = 0; j < NV; ++j) acc[i][j] = accumulate ? loadv<V>(c + i * ldc + j * L) : V{};
   for (int64_t k = 0; k < kc; ++k, a += MR, b += NR) {
+    // The panels' lines eight steps ahead: with long k blocks they come from L2 and beyond, and
+    // the requests let the multiply-adds run on (AVX-512 float32 2048^3 on 2 threads: 290-319 ->
+    // 318-363 GFLOP/s; AVX2 unchanged).
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) __builtin_prefetch(b + 8 * NR + j * L);
+    __builtin_prefetch(a + 8 * MR);
     V bv[NV];
 #pragma GCC unroll 4
     for (int j = 0; j < NV; ++j) bv[j] = loadv<V>(b + j * L);
