@@ -1,6 +1,6 @@
 // float32 erf, vectorised in-house: libmvec's took ~26 cycles a vector of sixteen here, most of
-// gelu's time. Coefficients from tools/fit_vector_math.py (weighted minimax fits, rounded to float32; coefficients from
-// the lowest order):
+// gelu's time. Weighted minimax polynomials that tools/fit_vector_math.py fits and rounds to
+// float32 (coefficients from the lowest order):
 //   |x| < 0.9:  erf(x) = x + x * Q(x^2), Q of degree 5;
 //   |x| >= 0.9: erf(|x|) = 1 - 2^(t * P(t)) with t = min(|x|, 3.95), P of degree 6 (past 3.95,
 //               1 - erfc rounds to 1), 2^f on [-1/2, 1/2] of degree 6, the sign put back.
