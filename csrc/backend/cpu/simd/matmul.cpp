@@ -368,6 +368,11 @@ template <bool Full> inline void load_block(const float* w, int64_t ldw, int row
 
 template <int R> void skinny_t_rows(int64_t k, const float* a, int64_t lda, const float* w, int64_t ldw, int64_t n,
                                     float* c, int64_t ldc) {
+  // The first block's rows asked for at once (the loop asks a block ahead from then on): each
+  // piece of a decode step's products started with its first block's loads in turn (SmolLM2's 121
+  // float32 products, compiled: 19.3-19.8 -> 18.7-19.4 ms; 2 blocks measured no better).
+  for (int q = 0; q < kBlk && q < n; ++q)
+    for (int64_t k0 = 0; k0 < k; k0 += 16) _mm_prefetch(reinterpret_cast<const char*>(w + q * ldw + k0), _MM_HINT_T0);
   for (int64_t j = 0; j < n; j += kBlk, w += kBlk * ldw) {
     int rows = int(std::min<int64_t>(kBlk, n - j));
     Blk acc[R], r[kBlk];
