@@ -164,6 +164,38 @@ def test_cache_memory_and_clear_cache(limits):
     assert mx.get_cache_memory() == 0
 
 
+def test_small_blocks_are_cached_reused_and_cleared(limits):
+    # Blocks under 64 KiB wait in stacks per size (core/allocator.cpp), apart from larger ones:
+    # the same counts, limits and clearing hold for them.
+    mx.set_cache_limit(1 << 34)
+    _settle()
+    mx.clear_cache()
+    sizes = [1, 15, 16, 1000, 4095, 16383]  # float32 elements: 64 bytes to just under 64 KiB
+    xs = [mx.ones((n,)) + k for k in range(4) for n in sizes]
+    mx.eval(xs)
+    held = mx.get_active_memory()
+    total = 4 * sum(-(-4 * n // 64) * 64 for n in sizes)
+    del xs
+    _settle()
+    assert mx.get_cache_memory() >= total
+    assert mx.get_active_memory() <= held - total
+    cached = mx.get_cache_memory()
+    ys = [mx.ones((n,)) + 1 for n in sizes]  # taken from the cache
+    mx.eval(ys)
+    assert mx.get_cache_memory() < cached
+    assert [float(y.sum()) for y in ys] == [2.0 * n for n in sizes]
+    del ys
+    _settle()
+    mx.clear_cache()
+    assert mx.get_cache_memory() == 0
+    mx.set_cache_limit(0)
+    zs = [mx.ones((n,)) + 2 for n in sizes]
+    mx.eval(zs)
+    del zs
+    _settle()
+    assert mx.get_cache_memory() == 0
+
+
 def test_cache_limit_zero_caches_nothing(limits):
     mx.clear_cache()
     mx.set_cache_limit(0)
