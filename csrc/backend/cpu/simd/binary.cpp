@@ -1,7 +1,10 @@
 // Binary kernels: one functor per op; the loop template handles scalar operands.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/simd/simd.h"
@@ -239,6 +242,14 @@ NUVEC_VEC_FORM(Power, NUVEC_MVEC2(pow)(a, b))
 NUVEC_VEC_FORM(Arctan2, NUVEC_MVEC2(atan2)(a, b))
 #endif
 
+// Whether x is a normal number whose significand is 1 (a power of two).
+template <class T> bool normal_power_of_two(T x) {
+  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  U u;
+  std::memcpy(&u, &x, sizeof(u));
+  return std::isnormal(x) && (u & ((U(1) << (std::numeric_limits<T>::digits - 1)) - 1)) == 0;
+}
+
 template <class Op, class T>
 void binary_kernel(const void* const* in, const bool* scalar, void* out, int64_t n, const OpParams& params) {
   const T* a = static_cast<const T*>(in[0]);
@@ -248,10 +259,10 @@ void binary_kernel(const void* const* in, const bool* scalar, void* out, int64_t
   O* o = static_cast<O*>(out);
   if constexpr (std::is_same_v<Op, Divide> && std::is_floating_point_v<T>) {
     // By a power of two whose reciprocal is a normal number: multiplying by that reciprocal is the
-    // same real number, so the same rounding, and a product costs a fraction of a division.
-    int e = 0;
-    const T r = scalar[1] && !scalar[0] ? T(1) / b[0] : T(0);
-    if (std::isnormal(r) && std::fabs(std::frexp(r, &e)) == T(0.5)) {
+    // same real number, so the same rounding, and a product costs a fraction of a division. (Bit
+    // tests first: the fused engine calls this kernel once per chunk.)
+    const T r = scalar[1] && !scalar[0] && normal_power_of_two(b[0]) ? T(1) / b[0] : T(0);
+    if (std::isnormal(r)) {
       if constexpr (std::is_same_v<T, float>)
         map_vec2(a, false, &r, true, o, n, [](VecF x, VecF y) { return x * y; });
       else

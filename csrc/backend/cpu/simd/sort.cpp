@@ -46,18 +46,18 @@ template <class T, class U, U kInf> struct FloatKey {
     std::memcpy(&u, &v, sizeof(K));
     return u;
   }
-  // Without branches (the signs of data are random: a branch on them mispredicts half the time):
-  // negatives flip every bit, the others the sign bit.
-  static K key(T v) {
-    K u = bits(v);
-    u = u == kSign ? K(0) : u;
-    const K k = K(u ^ (K(K(0) - K(u >> (8 * sizeof(K) - 1))) | kSign));
-    return K(u & ~kSign) > kInf ? K(~K(0)) : k;
+  // The key of bits u: one value's, or a vector's lane by lane (B a GCC vector of K; see
+  // float_keys). Without branches (the signs of data are random: a branch on them mispredicts half
+  // the time): negatives flip every bit, the others the sign bit.
+  template <class B> static B key_of(B u) {
+    u = u == kSign ? B{} : u;
+    const B k = B(u ^ (B(B{} - B(u >> (8 * sizeof(K) - 1))) | kSign));
+    return B(u & ~kSign) > kInf ? B(~B{}) : k;
   }
-  static bool exact(T v) {
-    K u = bits(v);
-    return K(u & ~kSign) <= kInf && u != kSign;
-  }
+  // Whether bits u (each lane of them) decode back: neither a NaN nor -0.0.
+  template <class B> static auto exact_of(B u) { return (B(u & ~kSign) <= kInf) & (u != kSign); }
+  static K key(T v) { return key_of(bits(v)); }
+  static bool exact(T v) { return exact_of(bits(v)); }
   static T value(K k) {
     K u = K(k ^ (K(K(0) - K(K(k >> (8 * sizeof(K) - 1)) ^ K(1))) | kSign));
     T v;
@@ -225,24 +225,21 @@ template <class T, class E> void write_tagged(const E* a, const T* in, const Row
   });
 }
 
-// FloatKey<float>'s keys of in[i0, i1) a vector at a time (its scalar form does not vectorise);
+// FloatKey<float>'s keys of in[i0, i1) a vector at a time (its scalar loop does not vectorise);
 // `ok` false where one cannot be decoded. Returns where the whole vectors end.
 int64_t float_keys(const float* in, uint32_t* a, int64_t i0, int64_t i1, bool& ok) {
+  using Keys = KeyOf<float>::type;
   typedef uint32_t VecU __attribute__((vector_size(kVecBytes)));
-  constexpr uint32_t kSign = 0x80000000u, kInf = 0x7F800000u;
-  VecU odd{};  // lanes holding -0.0 or a NaN
+  VecU exact = ~VecU{};  // lanes that decoded back so far
   int64_t i = i0;
   for (; i + kLanesF <= i1; i += kLanesF) {
     VecU u;
     std::memcpy(&u, in + i, sizeof(u));
-    VecU minus_zero = (VecU)(u == kSign), nan = (VecU)((u & ~kSign) > kInf);
-    u &= ~minus_zero;
-    VecU k = u ^ ((VecU{} - (u >> 31)) | kSign);
-    k |= nan;
-    odd |= minus_zero | nan;
+    exact &= (VecU)Keys::exact_of(u);
+    const VecU k = Keys::key_of(u);
     std::memcpy(a + i, &k, sizeof(k));
   }
-  for (int l = 0; l < kLanesF; ++l) ok &= odd[l] == 0;
+  for (int l = 0; l < kLanesF; ++l) ok &= exact[l] != 0;
   return i;
 }
 
