@@ -24,6 +24,22 @@ def median_time(f, reps=15, warmup=3, sync=None):
     return statistics.median(ts)
 
 
+def median_times_alternating(fs, reps=15, warmup=3):
+    """The median wall time of each of `fs` over `reps` runs taken in turn (f0, f1, ..., f0, ...),
+    after `warmup` runs of each: a drift in the machine's speed (another process, the clock)
+    reaches every function alike, where timing one after the other would charge it to one."""
+    for f in fs:
+        for _ in range(warmup):
+            f()
+    ts = [[] for _ in fs]
+    for _ in range(reps):
+        for f, t_f in zip(fs, ts):
+            t = time.perf_counter()
+            f()
+            t_f.append(time.perf_counter() - t)
+    return [statistics.median(t_f) for t_f in ts]
+
+
 def machine_bandwidth(nbytes=64 * 2**20, reps=15):
     """GB/s (read + write) of NumPy copies of `nbytes` on two threads, one half each: NumPy's
     copy releases the GIL, so this is the memory bandwidth two cores reach."""
