@@ -12,6 +12,7 @@ from lm_reference import Reference, smollm2_path
 from nuvec.lm import batch_generate, generate_step, load, make_prompt_cache
 from nuvec.lm.gguf import unpermute
 from nuvec.lm.models.quantized import QuantizedEmbedding, QuantizedLinear
+from nuvec.utils import tree_flatten
 
 pytestmark = pytest.mark.nuvec_only  # nuvec.lm is mlx-lm's counterpart; mlx.core has no lm
 
@@ -164,6 +165,8 @@ def test_dequantize_model_gives_float32_layers_with_the_same_greedy_text():
     from nuvec.lm.utils import dequantize_model
     from nuvec.nn import Embedding, Linear
 
+    mx.clear_cache()
+    before = mx.get_active_memory()
     model, tokenizer = load(smollm2_path())  # its own copy: the module fixture stays quantized
     prompt = _chat(tokenizer, "What is the capital of France?")
     quantized = [t for t, _ in generate_step(prompt, model, max_tokens=8)]
@@ -171,6 +174,11 @@ def test_dequantize_model_gives_float32_layers_with_the_same_greedy_text():
     assert isinstance(model.layers[3].mlp.up_proj, Linear)
     assert isinstance(model.model.embed_tokens, Embedding)
     assert model.layers[3].mlp.up_proj.weight.dtype == mx.float32
+    # Nothing of the quantized model is left once the quantized products' cache lets go of its
+    # copies (the compiled decode step traced over the quantized layers went with them).
+    mx.clear_cache()
+    float_bytes = sum(v.nbytes for _, v in tree_flatten(model.parameters()))
+    assert mx.get_active_memory() - before < float_bytes + (8 << 20)
     assert [t for t, _ in generate_step(prompt, model, max_tokens=8)] == quantized
 
 

@@ -119,8 +119,11 @@ def dequantize_model(model: Any, evaluate: bool = True) -> Any:
                 walk(child)
 
     walk(model)
-    for m in model.modules():  # fused groups of the replaced layers would keep their weights alive
+    # Fused groups of the replaced layers, and the compiled decode step traced over them, would
+    # keep their weights alive.
+    for m in model.modules():
         vars(m).pop("fused", None)
+    vars(model).pop("_compiled_decode", None)
     if evaluate:
         mx.eval(model.parameters())
         fuse_projections(model)  # the float layers, as load fuses quantized ones
