@@ -22,6 +22,11 @@ within minutes, and the round-by-round ratios are printed too. One way to build 
 build -DGGML_NATIVE=ON -DLLAMA_CURL=OFF -DCMAKE_BUILD_TYPE=Release && cmake --build build --target
 llama-bench`` there (docs/lm.md).
 
+``--llama-f32 FILE`` (with ``--llama-bench``) runs llama.cpp on an F32 GGUF of the same model too,
+each trial just before nuvec's F32 trial, and puts its figures in the F32 rows' last column.
+``llama-quantize --allow-requantize Q4_1.gguf OUT.gguf F32`` (built beside llama-bench, target
+``llama-quantize``) writes it: the Q4_1 weights dequantized, as ``dequantize_model`` makes them.
+
 ``--depths 512,2048`` adds a table of Q4_1 decode speeds after prompts of those lengths (tg128 at
 llama-bench's depth ``-d``: the context's attention is read every step), beside llama-bench's at
 the same depths when ``--llama-bench`` is given.
@@ -184,6 +189,11 @@ def main():
     ap.add_argument(
         "--llama-bench", help="llama.cpp's llama-bench, run beside nuvec on the same file"
     )
+    ap.add_argument(
+        "--llama-f32",
+        help="an F32 GGUF of the same model (llama-quantize --allow-requantize IN OUT F32), for "
+        "llama-bench's F32 figures beside nuvec's (with --llama-bench)",
+    )
     ap.add_argument("--depths", default="", help="Q4_1 decode after these context lengths too")
     args = ap.parse_args()
     n_pp, n_tg = args.prompt_tokens, args.generation_tokens
@@ -214,11 +224,16 @@ def main():
     mx.clear_cache()
     measure(model, 16, 4)  # warm-up
     # Each F32 trial right after a reading of the rule: its limit from the same minute.
-    rules, trials["F32"] = [], []
+    # (llama.cpp's F32 trial, when given, just before: the same minute too.)
+    rules, trials["F32"], trials["llama F32"] = [], [], []
     for _ in range(args.trials):
+        if args.llama_bench and args.llama_f32:
+            trials["llama F32"].append(llama_bench(args.llama_bench, args.llama_f32, n_pp, n_tg, 1))
         rules.append(memory_bandwidth()[0])
         trials["F32"].append(measure(model, n_pp, n_tg))
     limits["F32"] = statistics.median(rules) * 1e9 / weight_bytes(model)
+    if trials["llama F32"]:
+        anchors["F32"] = tuple(statistics.median(t[i] for t in trials["llama F32"]) for i in (0, 1))
     for kind in ("Q4_1", "Q4_1 int8", "F32"):
         r = median(trials[kind])
         limit = limits[kind.split()[0]]
@@ -236,14 +251,15 @@ def main():
             [torch_measure(torch, fwd, a.num_hidden_layers, a.vocab_size, n_pp, n_tg)
              for _ in range(args.trials)]
         )  # fmt: skip
-        rows.append(("PyTorch F32", r["pp"], r["tg"], float("nan"), rows[-1][4], LLAMA_CPP["F32"]))
+        rows.append(("PyTorch F32", r["pp"], r["tg"], float("nan"), rows[-1][4], anchors["F32"]))
     print(
         f"memory read bandwidth (STREAM's rule, 2 threads): {bandwidth:.1f} GB/s; two-core copy of "
         f"64 MiB: {copy:.1f} GB/s; {mx.__name__} threads: default"
     )
     source = "measured now" if args.llama_bench else "the issue's anchors"
+    which = "Q4_1 and F32" if trials["llama F32"] else "Q4_1"
     print(f"| run | pp{n_pp} tok/s | tg{n_tg} tok/s | peak GB | decode bandwidth limit tok/s "
-          f"| llama.cpp pp / tg (same weights; Q4_1 {source}) |")  # fmt: skip
+          f"| llama.cpp pp / tg (same weights; {which} {source}) |")  # fmt: skip
     print("|---|---|---|---|---|---|")
     for name, pp, tg, peak, limit, (lpp, ltg) in rows:
         print(
@@ -254,6 +270,9 @@ def main():
         for t, r in zip(trials["F32"], rules)
     )
     print(f"F32 tg{n_tg} / its limit, trial by trial (the rule read just before): {shares}")
+    if trials["llama F32"]:
+        f32 = " ".join(f"{t['tg'] / l[1]:.2f}" for t, l in zip(trials["F32"], trials["llama F32"]))
+        print(f"F32 tg{n_tg} / llama.cpp's F32, round by round: {f32}")
     if trials["llama"]:
         ratios = {
             kind: " ".join(f"{t['tg'] / l[1]:.2f}" for t, l in zip(trials[kind], trials["llama"]))
