@@ -477,9 +477,12 @@ bool gemm_skinny(Mode mode, const Operand& a, const Operand& b, int64_t m, int64
   std::vector<float> cbuf(out.direct ? 0 : size_t(m * n));
   float* c = out.direct ? reinterpret_cast<float*>(out.data) : cbuf.data();
   int64_t ldc = out.direct ? out.ld : n;
-  // Four pieces of work of equal whole blocks of 16 columns (on two threads, pieces of at least 256
-  // columns left one thread a third more of a 576-column product than the other).
-  int64_t chunk = round_up(ceil_div(n, 4), 16);
+  // One piece of equal whole blocks of 16 columns a thread: each thread's weights one long run,
+  // which the prefetchers follow (SmolLM2's float32 decode step 1.2% faster than in four pieces
+  // on two threads; pieces of at least 256 columns had left one thread a third more of a
+  // 576-column product than the other). Each column is its own chain over k, so the split changes
+  // no bit.
+  int64_t chunk = round_up(ceil_div(n, get_num_threads()), 16);
   for_each_product(ceil_div(n, chunk), m * n * k, [&](int64_t item) {
     int64_t j0 = item * chunk, j1 = std::min(n, j0 + chunk);
     if (mode == Mode::f64) {
