@@ -11,6 +11,7 @@ from ..nn.layers.quantized import QuantizedEmbedding, QuantizedLinear
 from .gguf import load_gguf
 from .hf import load_model
 from .models.fused import fuse_projections
+from .models.packed import pack_weights
 from .tokenizer_utils import from_gguf_metadata, load_tokenizer
 
 __all__ = ["default_model_path", "dequantize_model", "load", "set_int8_activations"]
@@ -94,8 +95,8 @@ def dequantize_model(model: Any, evaluate: bool = True) -> Any:
     """``model`` with every quantized layer replaced by its float32 equivalent (mlx-lm's
     ``dequantize_model``): ``nn.Linear`` / ``nn.Embedding`` holding the weights dequantized in
     float32 (dequantizing computes in the scales' dtype: a GGUF's float16 scales would round each
-    value to float16, so they are made float32 first); ``evaluate=False`` leaves them lazy (and
-    unfused: ``fuse_projections``)."""
+    value to float16, so they are made float32 first), fused (``fuse_projections``) and packed in
+    one buffer (``pack_weights``); ``evaluate=False`` leaves them lazy, unfused and unpacked."""
     from ..nn.layers.embedding import Embedding
     from ..nn.layers.linear import Linear
 
@@ -127,4 +128,5 @@ def dequantize_model(model: Any, evaluate: bool = True) -> Any:
     if evaluate:
         mx.eval(model.parameters())
         fuse_projections(model)  # the float layers, as load fuses quantized ones
+        pack_weights(model)
     return model

@@ -44,6 +44,11 @@ class FusedProjections:
         self.sizes = [layer.weight.shape[0] for layer in self.layers]
         self.fused = {p: mx.concatenate([layer[p] for layer in self.layers]) for p in self.parts}
         mx.eval(list(self.fused.values()))
+        self._give_views()
+        self.splits = [sum(self.sizes[: i + 1]) for i in range(len(self.sizes) - 1)]
+
+    def _give_views(self) -> None:
+        """Each layer's arrays as views of its rows of the group's."""
         start = 0
         for layer, size in zip(self.layers, self.sizes):
             for p in self.parts:
@@ -51,7 +56,12 @@ class FusedProjections:
             start += size
         mx.eval([layer[p] for layer in self.layers for p in self.parts])
         self.views = [[layer[p] for p in self.parts] for layer in self.layers]
-        self.splits = [sum(self.sizes[: i + 1]) for i in range(len(self.sizes) - 1)]
+
+    def rebase(self, weight: Any) -> None:
+        """The group's weight replaced by ``weight`` (the same values held elsewhere: a view of a
+        packed buffer, ``packed.py``), the layers' weights by views of it."""
+        self.fused["weight"] = weight
+        self._give_views()
 
     def usable(self, x: Any) -> bool:
         if x.size > mx.ROW_INDEPENDENT_ROWS * x.shape[-1]:
