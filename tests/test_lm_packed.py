@@ -1,6 +1,6 @@
 """Packed float weights (nuvec.lm.models.packed): a float model's matrices laid out in one buffer
-per dtype, each layer holding a view of its part, with the same logits bit for bit and no second
-copy left behind."""
+per dtype, each layer holding a view of its part and each fused group a view of its members' run,
+with the same logits bit for bit and no second copy left behind."""
 
 import gc
 
@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 import nuvec as mx
+import nuvec.nn as nn
 from lm_arch_models import tiny
 from nuvec.lm.models.cache import make_prompt_cache
 from nuvec.lm.models.fused import fuse_projections
-from nuvec.lm.models.packed import _slots, pack_weights
+from nuvec.lm.models.packed import pack_weights
 
 pytestmark = pytest.mark.nuvec_only
 
@@ -29,14 +30,36 @@ def _logits(model, prompt, steps):
     return [np.array(o) for o in out]
 
 
+def _matrices(model, dtype=None):
+    """The float matrices of the model's Linear and Embedding layers, in module order."""
+    return [
+        m.weight
+        for m in model.modules()
+        if type(m) in (nn.Linear, nn.Embedding)
+        and m.weight.ndim == 2
+        and (dtype is None or m.weight.dtype == dtype)
+    ]
+
+
+def _groups(model):
+    return [g for m in model.modules() for g in vars(m).get("fused", {}).values()]
+
+
+def _one_run(arrays):
+    """Whether the arrays lie one after another in memory, in some order."""
+    spans = sorted((_address(a), a.nbytes) for a in arrays)
+    return all(a + n == b for (a, n), (b, _) in zip(spans, spans[1:]))
+
+
+@pytest.mark.parametrize("fused_first", [False, True])
 @pytest.mark.parametrize("name", ["llama", "qwen3"])
-def test_packed_weights_are_views_of_one_buffer_with_the_same_logits(name):
+def test_packed_weights_are_views_of_one_buffer_with_the_same_logits(name, fused_first):
     model = tiny(name)
-    fuse_projections(model)
+    if fused_first:  # groups made by fuse_projections are made again over the buffer
+        fuse_projections(model)
     prompt = [1, 5, 9, 2, 7]
     before = _logits(model, prompt, 3)
-    count = len(_slots(model))
-    matrices = sum(w.nbytes for w, _ in _slots(model))
+    matrices = sum(w.nbytes for w in _matrices(model))
     gc.collect()
     mx.clear_cache()
     active = mx.get_active_memory()
@@ -45,33 +68,30 @@ def test_packed_weights_are_views_of_one_buffer_with_the_same_logits(name):
     mx.clear_cache()
     # The old matrices went (a second copy would add `matrices`; blocks round up a little).
     assert mx.get_active_memory() - active < matrices // 16
-    packed = [w for w, _ in _slots(model)]
-    assert len(packed) == count
-    for w, nxt in zip(packed, packed[1:]):  # one run of memory, part after part
-        assert _address(nxt) == _address(w) + w.nbytes
-    groups = [g for m in model.modules() for g in vars(m).get("fused", {}).values()]
-    assert groups and all(g.usable(mx.zeros((1, 1, g.layers[0].weight.shape[1]))) for g in groups)
+    assert _one_run(_matrices(model))
+    groups = _groups(model)
+    assert len(groups) == 2 * len(model.layers)
+    for g in groups:  # each group is its members' run, not a copy
+        assert _address(g.fused["weight"]) == _address(g.layers[0].weight)
+        assert g.fused["weight"].nbytes == sum(layer.weight.nbytes for layer in g.layers)
+        assert g.usable(mx.zeros((1, 1, g.layers[0].weight.shape[1])))
     for a, b in zip(before, _logits(model, prompt, 3)):
         np.testing.assert_array_equal(a, b)
 
 
 def test_one_buffer_per_dtype_and_quantized_layers_left_alone():
-    import nuvec.nn as nn
-
     model = tiny("llama")
     nn.quantize(model.layers[1], group_size=32, bits=4)
     model.layers[0].mlp.down_proj.weight = model.layers[0].mlp.down_proj.weight.astype(mx.float16)
     mx.eval(model.parameters())
     fuse_projections(model)
+    quantized = vars(model.layers[1].self_attn)["fused"][("q_proj", "k_proj", "v_proj")]
     prompt = [3, 1, 4, 1, 5]
     before = _logits(model, prompt, 2)
-    halves = [w for w, _ in _slots(model) if w.dtype == mx.float16]
-    assert len(halves) == 1
     pack_weights(model)
-    floats = [w for w, _ in _slots(model) if w.dtype == mx.float32]
-    for w, nxt in zip(floats, floats[1:]):
-        assert _address(nxt) == _address(w) + w.nbytes
-    assert model.layers[0].mlp.down_proj.weight.dtype == mx.float16
+    assert _one_run(_matrices(model, mx.float32))
+    assert len(_matrices(model, mx.float16)) == 1
     assert isinstance(model.layers[1].mlp.down_proj, nn.QuantizedLinear)
+    assert vars(model.layers[1].self_attn)["fused"][("q_proj", "k_proj", "v_proj")] is quantized
     for a, b in zip(before, _logits(model, prompt, 2)):
         np.testing.assert_array_equal(a, b)

@@ -95,8 +95,9 @@ def dequantize_model(model: Any, evaluate: bool = True) -> Any:
     """``model`` with every quantized layer replaced by its float32 equivalent (mlx-lm's
     ``dequantize_model``): ``nn.Linear`` / ``nn.Embedding`` holding the weights dequantized in
     float32 (dequantizing computes in the scales' dtype: a GGUF's float16 scales would round each
-    value to float16, so they are made float32 first), fused (``fuse_projections``) and packed in
-    one buffer (``pack_weights``); ``evaluate=False`` leaves them lazy, unfused and unpacked."""
+    value to float16, so they are made float32 first), packed in one buffer with the q/k/v and
+    gate/up groups fused as views of it (``pack_weights``); ``evaluate=False`` leaves them lazy,
+    unpacked and unfused."""
     from ..nn.layers.embedding import Embedding
     from ..nn.layers.linear import Linear
 
@@ -125,8 +126,6 @@ def dequantize_model(model: Any, evaluate: bool = True) -> Any:
     for m in model.modules():
         vars(m).pop("fused", None)
     vars(model).pop("_compiled_decode", None)
-    if evaluate:
-        mx.eval(model.parameters())
-        fuse_projections(model)  # the float layers, as load fuses quantized ones
+    if evaluate:  # packed, the float layers fused as load fuses quantized ones
         pack_weights(model)
     return model

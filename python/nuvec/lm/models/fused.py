@@ -24,7 +24,7 @@ from ... import _core as mx
 from ...nn.layers.linear import Linear
 from ...nn.layers.quantized import QuantizedLinear, _product_args
 
-__all__ = ["FusedProjections", "fuse_projections", "fused_call"]
+__all__ = ["GROUPS", "FusedProjections", "fuse_projections", "fused_call", "groupable"]
 
 # The arrays a group concatenates, by the layers' kind.
 _PARTS = {QuantizedLinear: ("weight", "scales", "biases"), Linear: ("weight", "bias")}
@@ -35,20 +35,19 @@ def _settings(layer: Any, x: Any) -> Any:
 
 
 class FusedProjections:
-    """The layers ``names`` of ``owner``, one product for inputs of few rows."""
+    """The layers ``names`` of ``owner``, one product for inputs of few rows. ``weight``: the
+    layers' weights one after another, held already (a view of a packed buffer, ``packed.py``),
+    used instead of a concatenated copy."""
 
-    def __init__(self, owner: Any, names: tuple[str, ...]) -> None:
+    def __init__(self, owner: Any, names: tuple[str, ...], weight: Any = None) -> None:
         self.owner, self.names = owner, names
         self.layers = [getattr(owner, n) for n in names]
         self.parts = [p for p in _PARTS[type(self.layers[0])] if p in self.layers[0]]
         self.sizes = [layer.weight.shape[0] for layer in self.layers]
         self.fused = {p: mx.concatenate([layer[p] for layer in self.layers]) for p in self.parts}
+        if weight is not None:  # (the concatenation above is lazy: never computed for it)
+            self.fused["weight"] = weight
         mx.eval(list(self.fused.values()))
-        self._give_views()
-        self.splits = [sum(self.sizes[: i + 1]) for i in range(len(self.sizes) - 1)]
-
-    def _give_views(self) -> None:
-        """Each layer's arrays as views of its rows of the group's."""
         start = 0
         for layer, size in zip(self.layers, self.sizes):
             for p in self.parts:
@@ -56,12 +55,7 @@ class FusedProjections:
             start += size
         mx.eval([layer[p] for layer in self.layers for p in self.parts])
         self.views = [[layer[p] for p in self.parts] for layer in self.layers]
-
-    def rebase(self, weight: Any) -> None:
-        """The group's weight replaced by ``weight`` (the same values held elsewhere: a view of a
-        packed buffer, ``packed.py``), the layers' weights by views of it."""
-        self.fused["weight"] = weight
-        self._give_views()
+        self.splits = [sum(self.sizes[: i + 1]) for i in range(len(self.sizes) - 1)]
 
     def usable(self, x: Any) -> bool:
         if x.size > mx.ROW_INDEPENDENT_ROWS * x.shape[-1]:
@@ -91,7 +85,8 @@ class FusedProjections:
         return [p + layer["bias"] if "bias" in layer else p for p, layer in zip(parts, self.layers)]
 
 
-def _groupable(layers: list[Any]) -> bool:
+def groupable(layers: list[Any]) -> bool:
+    """Whether ``layers`` can run as one product (one kind, format, dtype and input width)."""
     kind = type(layers[0])
     if kind not in _PARTS or any(type(layer) is not kind for layer in layers):
         return False
@@ -107,6 +102,9 @@ def _groupable(layers: list[Any]) -> bool:
     )
 
 
+GROUPS = (("q_proj", "k_proj", "v_proj"), ("gate_proj", "up_proj"))  # layers reading one input
+
+
 def fuse_projections(model: Any) -> int:
     """Fuses every attention's q/k/v and every MLP's gate/up projections of ``model`` that are
     affine ``QuantizedLinear`` layers of one format, or ``Linear`` layers of one dtype (each module
@@ -114,9 +112,9 @@ def fuse_projections(model: Any) -> int:
     groups were made."""
     made = 0
     for module in model.modules():
-        for names in (("q_proj", "k_proj", "v_proj"), ("gate_proj", "up_proj")):
+        for names in GROUPS:
             layers = [module.get(n) for n in names]
-            if _groupable(layers):
+            if groupable(layers):
                 vars(module).setdefault("fused", {})[names] = FusedProjections(module, names)
                 made += 1
     return made

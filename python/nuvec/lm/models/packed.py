@@ -4,9 +4,10 @@ A decode step streams every weight of the model from memory once. The weights of
 made by ``dequantize_model`` came from one allocation each, and the allocator asks for huge pages
 only for whole 2 MiB spans of a block: SmolLM2's 1.3 MiB output projections and the tails of its
 other projections sat on 4 KiB pages, where the hardware prefetchers stop at every page boundary.
-``pack_weights`` copies the float matrices of a model's linear layers and embeddings (and of
-their fused groups, ``fused.py``) into one buffer per dtype and gives each layer a view of its
-part (no other copy: the layers keep their names and arithmetic, the same bits): SmolLM2's float32
+``pack_weights`` copies the float matrices of a model's linear layers and embeddings into one
+buffer per dtype and gives each layer a view of its part (no other copy: the layers keep their
+names and arithmetic, the same bits), a fused group's members one after another, so that the
+group (``fused.py``) is a view of their run instead of a concatenated copy: SmolLM2's float32
 decode step ran 2% faster (docs/lm.md, "Packed float weights").
 
 Packing holds the old weights and the new buffer at once: the float matrices' bytes twice.
@@ -20,39 +21,60 @@ from ... import _core as mx
 from ..._dtypes import floating, issubdtype
 from ...nn.layers.embedding import Embedding
 from ...nn.layers.linear import Linear
+from .fused import GROUPS, FusedProjections, groupable
 
 __all__ = ["pack_weights"]
 
 
-def _slots(model: Any) -> list:
-    """(matrix, setter) of every float matrix to pack: each float fused group's weight, and the
-    weight of every ``Linear`` / ``Embedding`` outside such a group."""
-    slots, grouped = [], set()
+def _is_matrix(w: Any) -> bool:
+    return w.ndim == 2 and issubdtype(w.dtype, floating)
+
+
+def _order(model: Any) -> tuple[list, list]:
+    """The layers whose weights to pack, each float group's members one after another, and the
+    groups as (module, names, first layer's index)."""
+    layers, groups, seen = [], [], set()
     for m in model.modules():
-        for group in vars(m).get("fused", {}).values():
-            if "scales" not in group.fused:
-                slots.append((group.fused["weight"], group.rebase))
-                grouped.update(id(layer) for layer in group.layers)
+        for names in GROUPS:
+            members = [m.get(n) for n in names]
+            if groupable(members) and type(members[0]) is Linear and _is_matrix(members[0].weight):
+                groups.append((m, names, len(layers)))
+                layers += members
+                seen.update(id(x) for x in members)
     for m in model.modules():
-        if type(m) in (Linear, Embedding) and id(m) not in grouped:
-            slots.append((m.weight, lambda v, m=m: setattr(m, "weight", v)))
-    return [(w, set_) for w, set_ in slots if w.ndim == 2 and issubdtype(w.dtype, floating)]
+        if type(m) in (Linear, Embedding) and id(m) not in seen and _is_matrix(m.weight):
+            layers.append(m)
+    return layers, groups
 
 
 def pack_weights(model: Any) -> int:
-    """Lays the float matrices of ``model``'s linear layers, embeddings and fused groups out in one
-    buffer per dtype, each layer holding a view of its part; returns the bytes packed."""
+    """Lays the float matrices of ``model``'s linear layers and embeddings out in one buffer per
+    dtype, each layer holding a view of its part, and fuses the float q/k/v and gate/up groups
+    (``fused.py``) as views of their members' run; returns the bytes packed."""
+    for m in model.modules():  # float groups held the old weights: made again below
+        fused = vars(m).get("fused", {})
+        for names in [n for n, g in fused.items() if "scales" not in g.fused]:
+            del fused[names]
+    layers, groups = _order(model)
     by_dtype: dict = {}
-    for w, set_ in _slots(model):
-        by_dtype.setdefault(w.dtype, []).append((w, set_))
-    packed = 0
-    for slots in by_dtype.values():
-        buffer = mx.concatenate([w.reshape(-1) for w, _ in slots])
+    for i, layer in enumerate(layers):
+        by_dtype.setdefault(layer.weight.dtype, []).append(i)
+    views, packed = {}, 0
+    for indices in by_dtype.values():
+        buffer = mx.concatenate([layers[i].weight.reshape(-1) for i in indices])
         mx.eval(buffer)
         start = 0
-        for w, set_ in slots:
-            set_(buffer[start : start + w.size].reshape(w.shape))
+        for i in indices:
+            w = layers[i].weight
+            views[i] = (buffer, start)
+            layers[i].weight = buffer[start : start + w.size].reshape(w.shape)
             start += w.size
         packed += buffer.nbytes
+    for module, names, first in groups:
+        buffer, start = views[first]
+        rows = sum(module[n].weight.shape[0] for n in names)
+        cols = module[names[0]].weight.shape[1]
+        span = buffer[start : start + rows * cols].reshape(rows, cols)
+        vars(module).setdefault("fused", {})[names] = FusedProjections(module, names, weight=span)
     mx.eval(model.parameters())
     return packed
