@@ -95,3 +95,17 @@ def test_one_buffer_per_dtype_and_quantized_layers_left_alone():
     assert vars(model.layers[1].self_attn)["fused"][("q_proj", "k_proj", "v_proj")] is quantized
     for a, b in zip(before, _logits(model, prompt, 2)):
         np.testing.assert_array_equal(a, b)
+
+
+def test_tied_weights_stay_tied():
+    model = tiny("llama")
+    model.lm_head.weight = model.model.embed_tokens.weight  # one matrix, two layers
+    mx.eval(model.parameters())
+    prompt = [2, 7, 1, 8]
+    before = _logits(model, prompt, 2)
+    unique = {id(w): w for w in _matrices(model)}.values()
+    assert pack_weights(model) == sum(w.nbytes for w in unique)
+    assert model.lm_head.weight is model.model.embed_tokens.weight
+    assert _one_run(list({id(w): w for w in _matrices(model)}.values()))
+    for a, b in zip(before, _logits(model, prompt, 2)):
+        np.testing.assert_array_equal(a, b)

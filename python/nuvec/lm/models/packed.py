@@ -44,6 +44,7 @@ def _order(model: Any) -> tuple[list, list]:
     for m in model.modules():
         if type(m) in (Linear, Embedding) and id(m) not in seen and _is_matrix(m.weight):
             layers.append(m)
+            seen.add(id(m))
     return layers, groups
 
 
@@ -56,22 +57,25 @@ def pack_weights(model: Any) -> int:
         for names in [n for n, g in fused.items() if "scales" not in g.fused]:
             del fused[names]
     layers, groups = _order(model)
+    # Each matrix once, however many layers hold it (tied weights stay tied).
+    matrices = list({id(layer.weight): layer.weight for layer in layers}.values())
     by_dtype: dict = {}
-    for i, layer in enumerate(layers):
-        by_dtype.setdefault(layer.weight.dtype, []).append(i)
-    views, packed = {}, 0
-    for indices in by_dtype.values():
-        buffer = mx.concatenate([layers[i].weight.reshape(-1) for i in indices])
+    for w in matrices:
+        by_dtype.setdefault(w.dtype, []).append(w)
+    at, views, packed = {}, {}, 0  # by an old matrix's id: (its buffer, its part's start), its view
+    for ws in by_dtype.values():
+        buffer = mx.concatenate([w.reshape(-1) for w in ws])
         mx.eval(buffer)
         start = 0
-        for i in indices:
-            w = layers[i].weight
-            views[i] = (buffer, start)
-            layers[i].weight = buffer[start : start + w.size].reshape(w.shape)
+        for w in ws:
+            at[id(w)] = (buffer, start)
+            views[id(w)] = buffer[start : start + w.size].reshape(w.shape)
             start += w.size
         packed += buffer.nbytes
-    for module, names, first in groups:
-        buffer, start = views[first]
+    firsts = [at[id(layers[first].weight)] for _, _, first in groups]
+    for layer in layers:
+        layer.weight = views[id(layer.weight)]
+    for (module, names, _), (buffer, start) in zip(groups, firsts):
         rows = sum(module[n].weight.shape[0] for n in names)
         cols = module[names[0]].weight.shape[1]
         span = buffer[start : start + rows * cols].reshape(rows, cols)
