@@ -44,9 +44,12 @@ class FusedProjections:
         self.layers = [getattr(owner, n) for n in names]
         self.parts = [p for p in _PARTS[type(self.layers[0])] if p in self.layers[0]]
         self.sizes = [layer.weight.shape[0] for layer in self.layers]
-        self.fused = {p: mx.concatenate([layer[p] for layer in self.layers]) for p in self.parts}
-        if weight is not None:  # (the concatenation above is lazy: never computed for it)
-            self.fused["weight"] = weight
+        self.fused = {
+            p: weight
+            if p == "weight" and weight is not None
+            else mx.concatenate([x[p] for x in self.layers])
+            for p in self.parts
+        }
         mx.eval(list(self.fused.values()))
         start = 0
         for layer, size in zip(self.layers, self.sizes):
