@@ -181,6 +181,16 @@ def median(trials):
     return {k: statistics.median(t[k] for t in trials) for k in trials[0]}
 
 
+def median_pair(runs):
+    """The medians of llama-bench's (pp, tg) runs."""
+    return tuple(statistics.median(r[i] for r in runs) for i in (0, 1))
+
+
+def by_round(ours, theirs):
+    """nuvec's tg over llama.cpp's, round by round."""
+    return " ".join(f"{t['tg'] / l[1]:.2f}" for t, l in zip(ours, theirs))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--trials", type=int, default=3)
@@ -215,7 +225,7 @@ def main():
             set_int8_activations(model, kind == "Q4_1 int8")
             trials[kind].append(measure(model, n_pp, n_tg))
     if args.llama_bench:
-        anchors["Q4_1"] = tuple(statistics.median(t[i] for t in trials["llama"]) for i in (0, 1))
+        anchors["Q4_1"] = median_pair(trials["llama"])
     set_int8_activations(model, False)
     limits = {"Q4_1": bandwidth * 1e9 / weight_bytes(model)}
     dequantize_model(model)
@@ -233,7 +243,7 @@ def main():
         trials["F32"].append(measure(model, n_pp, n_tg))
     limits["F32"] = statistics.median(rules) * 1e9 / weight_bytes(model)
     if trials["llama F32"]:
-        anchors["F32"] = tuple(statistics.median(t[i] for t in trials["llama F32"]) for i in (0, 1))
+        anchors["F32"] = median_pair(trials["llama F32"])
     for kind in ("Q4_1", "Q4_1 int8", "F32"):
         r = median(trials[kind])
         limit = limits[kind.split()[0]]
@@ -271,13 +281,10 @@ def main():
     )
     print(f"F32 tg{n_tg} / its limit, trial by trial (the rule read just before): {shares}")
     if trials["llama F32"]:
-        f32 = " ".join(f"{t['tg'] / l[1]:.2f}" for t, l in zip(trials["F32"], trials["llama F32"]))
+        f32 = by_round(trials["F32"], trials["llama F32"])
         print(f"F32 tg{n_tg} / llama.cpp's F32, round by round: {f32}")
     if trials["llama"]:
-        ratios = {
-            kind: " ".join(f"{t['tg'] / l[1]:.2f}" for t, l in zip(trials[kind], trials["llama"]))
-            for kind in ("Q4_1", "Q4_1 int8")
-        }
+        ratios = {kind: by_round(trials[kind], trials["llama"]) for kind in ("Q4_1", "Q4_1 int8")}
         print(
             f"tg{n_tg} / llama.cpp's, round by round: Q4_1 {ratios['Q4_1']}; int8 {ratios['Q4_1 int8']}"
         )
