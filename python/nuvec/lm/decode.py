@@ -24,7 +24,9 @@ from .._compile import _enabled as _compile_enabled
 from .._compile import compile as _compile
 from .models.cache import KVCache
 
-__all__ = ["compiled_decode"]
+__all__ = ["compiled_decode", "forget_compiled_decode"]
+
+_KEY = "_compiled_decode"  # where a model keeps its compiled step
 
 
 class _WindowCache:
@@ -114,8 +116,14 @@ def compiled_decode(model: Any) -> _Decode:
     """The model's compiled step (kept on the model, so its traces serve later generations),
     traced anew where its weights or settings changed."""
     sig = _signature(model)
-    step = vars(model).get("_compiled_decode")
+    step = vars(model).get(_KEY)
     if step is None or step.signature != sig:
         step = _Decode(model, sig)
-        vars(model)["_compiled_decode"] = step
+        vars(model)[_KEY] = step
     return step
+
+
+def forget_compiled_decode(model: Any) -> None:
+    """Drops the model's compiled step now (its traces hold the weights they were traced over),
+    not at the next ``compiled_decode`` call."""
+    vars(model).pop(_KEY, None)

@@ -8,6 +8,7 @@ from typing import Any
 
 from .. import _core as mx
 from ..nn.layers.quantized import QuantizedEmbedding, QuantizedLinear
+from .decode import forget_compiled_decode
 from .gguf import load_gguf
 from .hf import load_model
 from .models.fused import fuse_projections
@@ -125,7 +126,7 @@ def dequantize_model(model: Any, evaluate: bool = True) -> Any:
     # keep their weights alive.
     for m in model.modules():
         vars(m).pop("fused", None)
-    vars(model).pop("_compiled_decode", None)
+    forget_compiled_decode(model)
     if evaluate:  # packed, the float layers fused as load fuses quantized ones
         pack_weights(model)
     return model
