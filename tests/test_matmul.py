@@ -416,6 +416,9 @@ def test_thread_count_independence(dtype):
         )
         for sa, sb in cases
     ]
+    # x @ W.T of few rows (float32: each thread's columns in lanes of long runs of W's rows).
+    w = mx.array(operand(rng, (1501, 300), dtype), dtype=MX[dtype])
+    arrays.append((mx.array(operand(rng, (3, 300), dtype), dtype=MX[dtype]), w.T))
     before = mx.get_num_threads()
     try:
         results = {}

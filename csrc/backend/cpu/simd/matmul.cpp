@@ -191,6 +191,13 @@ inline Blk blk_load_first(const float* p, int count) { return _mm512_maskz_loadu
 inline void blk_store_first(float* p, int count, Blk v) { _mm512_mask_storeu_ps(p, __mmask16((1u << count) - 1), v); }
 inline Blk blk_zero() { return _mm512_setzero_ps(); }
 inline Blk blk_fma(float a, Blk b, Blk c) { return _mm512_fmadd_ps(_mm512_set1_ps(a), b, c); }
+// Lane q to p[q * stride].
+inline void blk_store_strided(float* p, int64_t stride, Blk v) {
+  _mm512_i32scatter_ps(p,
+                       _mm512_mullo_epi32(_mm512_set1_epi32(int(stride)),
+                                          _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)),
+                       v, 4);
+}
 
 // bfloat16 pairs through vdpbf16ps: two products per lane and instruction, twice float32's rate.
 #define NUVEC_BF16 __attribute__((target("avx512bf16")))
@@ -347,6 +354,11 @@ inline Blk blk_load_first(const float* p, int count) { return _mm256_maskload_ps
 inline void blk_store_first(float* p, int count, Blk v) { _mm256_maskstore_ps(p, first_lanes(count), v); }
 inline Blk blk_zero() { return _mm256_setzero_ps(); }
 inline Blk blk_fma(float a, Blk b, Blk c) { return _mm256_fmadd_ps(_mm256_set1_ps(a), b, c); }
+inline void blk_store_strided(float* p, int64_t stride, Blk v) {
+  alignas(32) float lanes[kBlk];
+  _mm256_store_ps(lanes, v);
+  for (int q = 0; q < kBlk; ++q) p[q * stride] = lanes[q];
+}
 #endif
 
 #if defined(__AVX2__)
@@ -355,51 +367,67 @@ inline Blk blk_fma(float a, Blk b, Blk c) { return _mm256_fmadd_ps(_mm256_set1_p
 // W (kBlk output columns), and each output element gets the fma chain over k from zero that every
 // other kernel computes. W is read once, kBlk rows side by side.
 
-// kBlk k of `rows` rows of W (ldw apart), the first kk of them; missing rows and k are zero.
-template <bool Full> inline void load_block(const float* w, int64_t ldw, int rows, int kk, Blk (&r)[kBlk]) {
+// kBlk k of `rows` rows of W (`lanes` elements apart), the first kk of them; missing rows and k
+// are zero.
+template <bool Full> inline void load_block(const float* w, int64_t lanes, int rows, int kk, Blk (&r)[kBlk]) {
 #pragma GCC unroll 16
   for (int q = 0; q < kBlk; ++q) {
     if (Full)
-      r[q] = blk_load(w + q * ldw);
+      r[q] = blk_load(w + q * lanes);
     else
-      r[q] = q < rows ? blk_load_first(w + q * ldw, kk) : blk_zero();
+      r[q] = q < rows ? blk_load_first(w + q * lanes, kk) : blk_zero();
+  }
+}
+
+// acc[i] = row i of a times kBlk rows of W, `lanes` elements apart (lane q: the row at w + q * lanes),
+// the first `rows` of them; `ahead`: ask for each lane's next lines (its run continues past its row).
+template <int R> inline void skinny_t_block(int64_t k, const float* a, int64_t lda, const float* w, int64_t lanes,
+                                            int rows, Blk (&acc)[R], bool ahead) {
+  Blk r[kBlk];
+  for (int i = 0; i < R; ++i) acc[i] = blk_zero();
+  int64_t k0 = 0;
+  if (rows == kBlk)
+    for (; k0 + kBlk <= k; k0 += kBlk) {
+      // Each lane's run asked for 512 bytes ahead, into L2 (256 bytes, 1 KiB, or into L1: 1-2%
+      // slower; none: 15% slower).
+      if (ahead)
+#pragma GCC unroll 16
+        for (int q = 0; q < kBlk; ++q)
+          _mm_prefetch(reinterpret_cast<const char*>(w + q * lanes + k0) + 512, _MM_HINT_T1);
+      load_block<true>(w + k0, lanes, kBlk, kBlk, r);
+      blk_transpose(r);
+#pragma GCC unroll 16
+      for (int u = 0; u < kBlk; ++u)
+#pragma GCC unroll 8
+        for (int i = 0; i < R; ++i) acc[i] = blk_fma(a[i * lda + k0 + u], r[u], acc[i]);
+    }
+  for (; k0 < k; k0 += kBlk) {  // partial blocks: the last rows of W or the last k
+    int kk = int(std::min<int64_t>(kBlk, k - k0));
+    load_block<false>(w + k0, lanes, rows, kk, r);
+    blk_transpose(r);
+    for (int u = 0; u < kk; ++u)
+      for (int i = 0; i < R; ++i) acc[i] = blk_fma(a[i * lda + k0 + u], r[u], acc[i]);
   }
 }
 
 template <int R> void skinny_t_rows(int64_t k, const float* a, int64_t lda, const float* w, int64_t ldw, int64_t n,
                                     float* c, int64_t ldc) {
-  // The first block's rows asked for at once (the loop asks a block ahead from then on): each
-  // piece of a decode step's products started with its first block's loads in turn (SmolLM2's 121
-  // float32 products, compiled: 19.3-19.8 -> 18.7-19.4 ms; 2 blocks measured no better).
-  for (int q = 0; q < kBlk && q < n; ++q)
-    for (int64_t k0 = 0; k0 < k; k0 += 16) _mm_prefetch(reinterpret_cast<const char*>(w + q * ldw + k0), _MM_HINT_T0);
-  for (int64_t j = 0; j < n; j += kBlk, w += kBlk * ldw) {
+  // Lane q takes rows q * s, q * s + 1, ..., q * s + s - 1 in turn, so each lane reads one long
+  // run of W (s rows back to back) and the prefetchers follow kBlk long runs. Blocks of kBlk
+  // neighbouring rows had each lane read one row and jump past the others: kBlk runs of one row
+  // at a time, which the prefetchers lose (SmolLM2's float32 decode step: its products read at
+  // 30.1 GB/s on two threads of a 2-core Xeon, 31.8 GB/s this way). The lanes' outputs are s
+  // apart; the bits are unchanged (each output is still its own chain over k).
+  const int64_t s = n / kBlk;
+  Blk acc[R];
+  for (int64_t j = 0; j < s; ++j) {
+    skinny_t_block<R>(k, a, lda, w + j * ldw, s * ldw, kBlk, acc, true);
+    for (int i = 0; i < R; ++i) blk_store_strided(c + i * ldc + j, s, acc[i]);
+  }
+  // The last n % kBlk rows: one block of neighbouring rows.
+  for (int64_t j = s * kBlk; j < n; j += kBlk) {
     int rows = int(std::min<int64_t>(kBlk, n - j));
-    Blk acc[R], r[kBlk];
-    for (int i = 0; i < R; ++i) acc[i] = blk_zero();
-    int64_t k0 = 0;
-    // The next block's rows, fetched a block ahead: kBlk streams at once outrun the hardware
-    // prefetchers on short rows (k = 576: 19 GB/s without, on a 2-core Xeon).
-    const float* next = j + 2 * kBlk <= n ? w + kBlk * ldw : nullptr;
-    if (rows == kBlk)
-      for (; k0 + kBlk <= k; k0 += kBlk) {
-        if (next)
-#pragma GCC unroll 16
-          for (int q = 0; q < kBlk; ++q) _mm_prefetch(reinterpret_cast<const char*>(next + q * ldw + k0), _MM_HINT_T0);
-        load_block<true>(w + k0, ldw, kBlk, kBlk, r);
-        blk_transpose(r);
-#pragma GCC unroll 16
-        for (int u = 0; u < kBlk; ++u)
-#pragma GCC unroll 8
-          for (int i = 0; i < R; ++i) acc[i] = blk_fma(a[i * lda + k0 + u], r[u], acc[i]);
-      }
-    for (; k0 < k; k0 += kBlk) {  // partial blocks: the last rows of W or the last k
-      int kk = int(std::min<int64_t>(kBlk, k - k0));
-      load_block<false>(w + k0, ldw, rows, kk, r);
-      blk_transpose(r);
-      for (int u = 0; u < kk; ++u)
-        for (int i = 0; i < R; ++i) acc[i] = blk_fma(a[i * lda + k0 + u], r[u], acc[i]);
-    }
+    skinny_t_block<R>(k, a, lda, w + j * ldw, ldw, rows, acc, false);
     for (int i = 0; i < R; ++i) blk_store_first(c + i * ldc + j, rows, acc[i]);
   }
 }
