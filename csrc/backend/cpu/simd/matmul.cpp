@@ -425,8 +425,8 @@ template <int R> void skinny_t_rows(int64_t k, const float* a, int64_t lda, cons
     for (int i = 0; i < R; ++i) blk_store_strided(c + i * ldc + j, s, acc[i]);
   }
   // The last n % kBlk rows: one block of neighbouring rows.
-  for (int64_t j = s * kBlk; j < n; j += kBlk) {
-    int rows = int(std::min<int64_t>(kBlk, n - j));
+  if (const int64_t j = s * kBlk; j < n) {
+    const int rows = int(n - j);
     skinny_t_block<R>(k, a, lda, w + j * ldw, ldw, rows, acc, false);
     for (int i = 0; i < R; ++i) blk_store_first(c + i * ldc + j, rows, acc[i]);
   }
