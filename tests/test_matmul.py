@@ -431,6 +431,49 @@ def test_thread_count_independence(dtype):
         mx.set_num_threads(before)
 
 
+@pytest.mark.parametrize("dtype", [dtype_param(d) for d in DTYPES])
+@pytest.mark.parametrize(
+    "x_shape,t_shape,view",
+    [
+        ((1, 96), (18, 96, 32), "plain"),  # one row against a stack of 32-column tiles
+        ((3, 50), (5, 50, 16), "plain"),
+        ((7, 40), (4, 40, 64), "plain"),
+        ((2, 33), (3, 33, 40), "plain"),  # widths off the vector length
+        ((1, 20), (7, 20, 8), "plain"),
+        ((1, 2, 30), (2, 3, 30, 32), "plain"),  # two batch axes that merge into one
+        ((2, 30), (6, 30, 32), "every_other"),  # a strided stack
+        ((2, 30), (3, 4, 30, 32), "swapped"),  # batch axes that do not merge
+    ],
+)
+def test_few_rows_against_a_stack_of_matrices(dtype, x_shape, t_shape, view):
+    """x @ T for a stack T of matrices, x's rows shared by every one (one pass over the stack
+    split between threads, as one product's columns): near float64's, and on nuvec each matrix's
+    product has the bits of its own product, whatever the thread count."""
+    rng = seeded_rng("stack", dtype, x_shape, t_shape, view)
+    x_np = operand(rng, x_shape, dtype)
+    full = t_shape if view != "every_other" else (2 * t_shape[0],) + t_shape[1:]
+    t_np = operand(rng, full, dtype)
+    x, t = mx.array(x_np, dtype=MX[dtype]), mx.array(t_np, dtype=MX[dtype])
+    if view == "every_other":
+        t, t_np = t[::2], t_np[::2]
+    elif view == "swapped":
+        t, t_np = mx.swapaxes(t, 0, 1), np.swapaxes(t_np, 0, 1)
+    check(x @ t, x_np, t_np, dtype, f"{x_shape} @ {t.shape}")
+    if IS_MLX:
+        return
+    stack = t.reshape((-1,) + t.shape[-2:])
+    before = mx.get_num_threads()
+    try:
+        for threads in (1, 2, 3):
+            mx.set_num_threads(threads)
+            out = to_np(x @ t).reshape((-1,) + x.shape[-2:-1] + t.shape[-1:])
+            for i in range(stack.shape[0]):
+                one = to_np(x.reshape(x.shape[-2:]) @ stack[i])
+                assert out[i].tobytes() == one.tobytes(), f"{threads} threads: matrix {i} differs"
+    finally:
+        mx.set_num_threads(before)
+
+
 @pytest.mark.nuvec_only
 @pytest.mark.parametrize(
     "k,n,row_stride", [(576, 100, 576), (512, 48, 640), (64, 16, 64), (96, 7, 96)]
@@ -496,7 +539,7 @@ out = {"isa": mx._core._cpu_isa(), "cases": []}
 def np_of(x):
     return np.array(x.astype(mx.float32) if x.dtype == mx.bfloat16 else x)
 for dtype in ["float32", "float64", "float16", "bfloat16", "complex64"]:
-    for m, k, n in [(1, 300, 70), (5, 97, 33), (40, 600, 75)]:
+    for m, k, n in [(1, 300, 70), (5, 97, 33), (40, 600, 75), (3, 200, 32), (2, 64, 16), (1, 50, 8)]:
         a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
         A, B = mx.array(a).astype(getattr(mx, dtype)), mx.array(b).astype(getattr(mx, dtype))
         full = np_of(mx.matmul(A, B))

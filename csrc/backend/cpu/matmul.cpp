@@ -448,8 +448,13 @@ void gemm_blocked(const Plan& p, const Operand& a, const Operand& b, const Out& 
                    [&](int64_t item) { compute_tile(p, t, a, b, out, shared_a.get(), shared_b.get(), item); });
 }
 
+// Products that share A, one for each of `count` Bs and Cs `b_stride` and `c_stride` elements
+// apart (x @ T[i] for a stack T of matrices; with count 1, one product).
+struct Batches { int64_t count = 1, b_stride = 0, c_stride = 0; };
+
 // Few rows against B with unit stride along n: the weights are read once, straight from B.
-bool gemm_skinny(Mode mode, const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, const Out& out) {
+bool gemm_skinny(Mode mode, const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, const Out& out,
+                 const Batches& bat = {}) {
   const MatmulKernels& g = matmul_kernels();
   // x @ W.T with float32 W contiguous along k: a kernel that transposes W in registers.
   bool along_k =
@@ -474,30 +479,40 @@ bool gemm_skinny(Mode mode, const Operand& a, const Operand& b, int64_t m, int64
   std::vector<char> abuf(size_t(m * lda) * asz + 64, 0);
   for (int64_t i = 0; i < m; ++i)
     kernels().convert[int(a.dtype)][int(pack_target(mode))](a.at(i, 0), a.k_stride, abuf.data() + i * lda * asz, k);
-  std::vector<float> cbuf(out.direct ? 0 : size_t(m * n));
-  float* c = out.direct ? reinterpret_cast<float*>(out.data) : cbuf.data();
-  int64_t ldc = out.direct ? out.ld : n;
-  // One piece of equal whole blocks of 16 columns a thread: each thread's weights one long run,
-  // which the prefetchers follow (SmolLM2's float32 decode step 1.2% faster than in four pieces
-  // on two threads; pieces of at least 256 columns had left one thread a third more of a
-  // 576-column product than the other). Each column is its own chain over k, so the split changes
-  // no bit.
-  int64_t chunk = round_up(ceil_div(n, get_num_threads()), 16);
-  for_each_product(ceil_div(n, chunk), m * n * k, [&](int64_t item) {
-    int64_t j0 = item * chunk, j1 = std::min(n, j0 + chunk);
-    if (mode == Mode::f64) {
-      g.skinny_f64(m, k, reinterpret_cast<const double*>(abuf.data()), lda,
-                   reinterpret_cast<const double*>(b.at(j0, 0)), b.k_stride, j1 - j0,
-                   reinterpret_cast<double*>(out.data) + j0, ldc);
-    } else {
-      kern(m, k, abuf.data(), mode == Mode::bf16 ? lda / 2 : lda, b.at(j0, 0), along_k ? b.lane_stride : b.k_stride,
-           j1 - j0, c + j0, ldc);
+  std::vector<float> cbuf(out.direct ? 0 : size_t(bat.count * m * n));
+  const int64_t b_item = int64_t(size_of(b.dtype)), c_item = mode == Mode::f64 ? 8 : 4;
+  // Columns [j0, j1) of product `bi`.
+  auto run = [&](int64_t bi, int64_t j0, int64_t j1) {
+    const char* bp = b.at(j0, 0) + bi * bat.b_stride * b_item;
+    char* c = out.direct ? out.data + (bi * bat.c_stride + j0) * c_item
+                         : reinterpret_cast<char*>(cbuf.data() + bi * m * n + j0);
+    int64_t ldc = out.direct ? out.ld : n;
+    if (mode == Mode::f64)
+      g.skinny_f64(m, k, reinterpret_cast<const double*>(abuf.data()), lda, reinterpret_cast<const double*>(bp),
+                   b.k_stride, j1 - j0, reinterpret_cast<double*>(c), ldc);
+    else
+      kern(m, k, abuf.data(), mode == Mode::bf16 ? lda / 2 : lda, bp, along_k ? b.lane_stride : b.k_stride, j1 - j0,
+           reinterpret_cast<float*>(c), ldc);
+  };
+  // One piece of equal whole blocks of 16 columns a thread, the products' columns taken in turn:
+  // each thread's weights one long run, which the prefetchers follow (SmolLM2's float32 decode
+  // step 1.2% faster than in four pieces on two threads; pieces of at least 256 columns had left
+  // one thread a third more of a 576-column product than the other). Each column is its own chain
+  // over k, so the split changes no bit.
+  const int64_t total = bat.count * n, chunk = round_up(ceil_div(total, get_num_threads()), 16);
+  for_each_product(ceil_div(total, chunk), bat.count * m * n * k, [&](int64_t item) {
+    for (int64_t g0 = item * chunk, g1 = std::min(total, g0 + chunk); g0 < g1;) {
+      int64_t bi = g0 / n, j0 = g0 % n, j1 = std::min(n, j0 + (g1 - g0));
+      run(bi, j0, j1);
+      g0 += j1 - j0;
     }
   });
   if (!out.direct) {
     ConvertKernel store = kernels().convert[int(Dtype::float32)][int(out.dtype)];
-    for (int64_t i = 0; i < m; ++i)
-      store(cbuf.data() + i * n, 1, out.data + i * out.ld * int64_t(size_of(out.dtype)), n);
+    const int64_t item = int64_t(size_of(out.dtype));
+    for (int64_t bi = 0; bi < bat.count; ++bi)
+      for (int64_t i = 0; i < m; ++i)
+        store(cbuf.data() + (bi * m + i) * n, 1, out.data + (bi * bat.c_stride + i * out.ld) * item, n);
   }
   return true;
 }
@@ -669,15 +684,15 @@ void gemm(const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, c
   gemm_blocked(make_plan(mode, m, n, k, b.lane_major()), a, b, out);
 }
 
-// Batch axes of `x` (all but the last two) that merge with its rows into one strided axis.
-bool rows_merge(const Array& x, int64_t& row_stride) {
-  int nd = x.ndim();
+// Axes [0, last] of `x` that merge into one strided axis: with `last` the rows' axis, the batch
+// axes with the rows; with the axis before it, the batch axes alone.
+bool axes_merge(const Array& x, int last, int64_t& stride) {
   int64_t expect = -1;
-  row_stride = 0;
-  for (int d = nd - 2; d >= 0; --d) {
+  stride = 0;
+  for (int d = last; d >= 0; --d) {
     if (x.shape(d) == 1) continue;
     if (expect >= 0 && x.strides()[d] != expect) return false;
-    if (expect < 0) row_stride = x.strides()[d];
+    if (expect < 0) stride = x.strides()[d];
     expect = x.strides()[d] * x.shape(d);
   }
   return true;
@@ -697,15 +712,26 @@ void eval_matmul(const Matmul&, const std::vector<Array>& in, std::vector<Array>
   Dtype d = c.dtype();
   bool direct = d == Dtype::float32 || d == Dtype::float64 || d == Dtype::complex64;
   int64_t batch = c.size() / (m * n);
-  bool b_shared = true;
-  for (int i = 0; i < nd - 2; ++i) b_shared &= b.strides()[i] == 0 || b.shape(i) == 1;
-  int64_t row_stride;
-  if (b_shared && rows_merge(a, row_stride)) {
+  bool a_shared = true, b_shared = true;
+  for (int i = 0; i < nd - 2; ++i) {
+    a_shared &= a.strides()[i] == 0 || a.shape(i) == 1;
+    b_shared &= b.strides()[i] == 0 || b.shape(i) == 1;
+  }
+  int64_t row_stride, b_stride;
+  if (b_shared && axes_merge(a, nd - 2, row_stride)) {
     // Every batch uses the same B: one product over all rows.
     Operand oa{a.data_bytes(), d, row_stride, a.strides()[nd - 1], false};
     Operand ob{b.data_bytes(), d, b.strides()[nd - 1], b.strides()[nd - 2], true};
     gemm(oa, ob, batch * m, n, k, {c.data_bytes(), d, n, direct});
     return;
+  }
+  // Few rows against a stack of matrices (x @ T with T of shape (count, k, n)): one pass over
+  // the stack, split between threads as one product's columns (bfloat16 on AMX keeps its tiles).
+  Mode mode = mode_for(d);
+  if (a_shared && axes_merge(b, nd - 3, b_stride) && !(mode == Mode::bf16 && amx_ready())) {
+    Operand oa{a.data_bytes(), d, a.strides()[nd - 2], a.strides()[nd - 1], false};
+    Operand ob{b.data_bytes(), d, b.strides()[nd - 1], b.strides()[nd - 2], true};
+    if (gemm_skinny(mode, oa, ob, m, n, k, {c.data_bytes(), d, n, direct}, {batch, b_stride, m * n})) return;
   }
   for (int64_t bi = 0; bi < batch; ++bi) {
     int64_t oa = 0, ob = 0, rest = bi;

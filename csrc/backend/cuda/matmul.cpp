@@ -12,7 +12,7 @@ namespace nuvec::cuda {
 namespace {
 
 // Batch axes of `x` (all but the last two) that merge with its rows into one strided axis (as the
-// CPU's rows_merge): then a B shared by every batch makes one product of all the rows.
+// CPU's axes_merge): then a B shared by every batch makes one product of all the rows.
 bool rows_merge(const Array& x, int64_t& row_stride) {
   int64_t expect = -1;
   row_stride = 0;

@@ -147,8 +147,52 @@ void skinny_any(int64_t m, int64_t k, const E* a, int64_t lda, const S* b, int64
     skinny_group<V, S, E>(std::min<int64_t>(kSkinnyR, m - i), k, a + i * lda, lda, b, ldb, n, c + i * ldc, ldc);
 }
 
+// B of NV vectors' width (a tile of a stack of matrices: x @ T[i]): the R x NV accumulators stay
+// in registers over all of k, the same chain as skinny_rows', and B's rows (back to back in a
+// stack's tiles) are asked for four rows ahead into L2.
+template <int R, int NV>
+void narrow_rows(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  constexpr int L = sizeof(VecF) / sizeof(float);
+  VecF acc[R][NV] = {};
+  for (int64_t kk = 0; kk < k; ++kk, b += ldb) {
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) __builtin_prefetch(b + 4 * ldb + j * L, 0, 2);
+    VecF bv[NV];
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) bv[j] = loadv<VecF>(b + j * L);
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) {
+      VecF av = splat(a[i * lda + kk]);
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j) acc[i][j] = fmadd(av, bv[j], acc[i][j]);
+    }
+  }
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < NV; ++j) storev(c + i * ldc + j * L, acc[i][j]);
+}
+
+template <int NV, int R = kSkinnyR> void narrow_group(int64_t r, int64_t k, const float* a, int64_t lda, const float* b,
+                                                      int64_t ldb, float* c, int64_t ldc) {
+  if constexpr (R > 1)
+    if (r < R) return narrow_group<NV, R - 1>(r, k, a, lda, b, ldb, c, ldc);
+  narrow_rows<R, NV>(k, a, lda, b, ldb, c, ldc);
+}
+
+template <int NV = kSkinnyNV> bool narrow_any(int64_t m, int64_t k, const float* a, int64_t lda, const float* b,
+                                              int64_t ldb, int64_t n, float* c, int64_t ldc) {
+  constexpr int L = sizeof(VecF) / sizeof(float);
+  if constexpr (NV > 1)
+    if (n < NV * L) return narrow_any<NV - 1>(m, k, a, lda, b, ldb, n, c, ldc);
+  if (n != NV * L) return false;
+  for (int64_t i = 0; i < m; i += kSkinnyR)
+    narrow_group<NV>(std::min<int64_t>(kSkinnyR, m - i), k, a + i * lda, lda, b, ldb, c + i * ldc, ldc);
+  return true;
+}
+
 template <class S> void skinny(int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, int64_t n,
                                float* c, int64_t ldc) {
+  if constexpr (std::is_same_v<S, float>)
+    if (narrow_any(m, k, static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb, n, c, ldc)) return;
   skinny_any<VecF>(m, k, static_cast<const float*>(a), lda, static_cast<const S*>(b), ldb, n, c, ldc);
 }
 
