@@ -149,14 +149,14 @@ void skinny_any(int64_t m, int64_t k, const E* a, int64_t lda, const S* b, int64
 
 // B of NV vectors' width (a tile of a stack of matrices: x @ T[i]): the R x NV accumulators stay
 // in registers over all of k, the same chain as skinny_rows', and B's rows (back to back in a
-// stack's tiles) are asked for four rows ahead into L2.
+// stack's tiles) are asked for four rows ahead into L2, one line a row (the prefetchers bring its
+// neighbours; a request for every line of the row read a 1 GiB stack at 27.7 GB/s, this 30.3).
 template <int R, int NV>
 void narrow_rows(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
   constexpr int L = sizeof(VecF) / sizeof(float);
   VecF acc[R][NV] = {};
   for (int64_t kk = 0; kk < k; ++kk, b += ldb) {
-#pragma GCC unroll 4
-    for (int j = 0; j < NV; ++j) __builtin_prefetch(b + 4 * ldb + j * L, 0, 2);
+    __builtin_prefetch(b + 4 * ldb, 0, 2);
     VecF bv[NV];
 #pragma GCC unroll 4
     for (int j = 0; j < NV; ++j) bv[j] = loadv<VecF>(b + j * L);
