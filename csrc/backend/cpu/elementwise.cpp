@@ -294,7 +294,7 @@ void donate_or_copy(const Array& in, Array& out, long holders) {
 }
 
 // A small row-contiguous `in` into `out` of the same shape and dtype with unit stride along its
-// last axis: row by row with memcpy (a decode step's key and value written into its cache, 60 a
+// last axis: row by row with memmove (a decode step's key and value written into its cache, 60 a
 // step, went through the strided engine's set-up at ~2 us each).
 bool copy_rows(const Array& in, Array& out) {
   constexpr int64_t kMaxRowsCopy = int64_t(1) << 14;  // elements; larger copies share threads
