@@ -8,12 +8,15 @@ evaluation") and compiled, beside MLX's uncompiled and compiled where mlx is ins
 
 import argparse
 import math
-import statistics
-import time
+import os
+import sys
 
 import numpy as np
 
 import nuvec
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import median_time  # noqa: E402
 
 N = 16 * 2**20
 
@@ -30,14 +33,7 @@ def chain(mx, x, step):
 
 
 def median_ms(mx, f, x, rounds):
-    for _ in range(3):
-        mx.eval(f(x))
-    times = []
-    for _ in range(rounds):
-        tic = time.perf_counter()
-        mx.eval(f(x))
-        times.append(time.perf_counter() - tic)
-    return statistics.median(times) * 1e3
+    return median_time(lambda: mx.eval(f(x)), reps=rounds) * 1e3
 
 
 def rows(mx, name, rounds):
