@@ -8,9 +8,10 @@ float32 weights (torch.set_num_threads(2)) and llama.cpp's figures measured on t
 pp512 is one 512-token prompt into an empty cache, tg128 128 greedy tokens after a one-token prompt
 (llama-bench's tests); medians of the trials. The bandwidth limit is the memory's read bandwidth
 (STREAM's rule: two threads over 4 x the last-level cache, bench/_common.py) over the bytes of
-weights one decode step reads; for F32, the median of the rule read just before each trial (it
-moves 29-36 GB/s between minutes). The two-core copy of 64 MiB (the limit before 2026-12-03) is
-printed beside it: this VM's 480 MiB L3 holds part of it, so it moved 27-50 GB/s between runs.
+weights one decode step reads; for F32, the median over the trials of the rule's mean just before
+and just after each (it moves 29-36 GB/s between minutes; before 2026-12-05, the reading before
+the trial alone). The two-core copy of 64 MiB (the limit before 2026-12-03) is printed beside it:
+this VM's 480 MiB L3 holds part of it, so it moved 27-50 GB/s between runs.
 The machine may be shared: read ratios.
 
 ``--llama-bench PATH`` also runs llama.cpp's ``llama-bench`` on the same GGUF file in the same run
@@ -233,15 +234,19 @@ def main():
     # cache keeps what it copied: docs/quantization.md); F32's peak is the float model's alone.
     mx.clear_cache()
     measure(model, 16, 4)  # warm-up
-    # Each F32 trial right after a reading of the rule: its limit from the same minute.
-    # (llama.cpp's F32 trial, when given, just before: the same minute too.)
+    # Each F32 trial between two readings of the rule, its limit from their mean: the memory's
+    # rate during the trial (the readings around one trial differed by up to 20%: the rule moves
+    # 29-36 GB/s between minutes). (llama.cpp's F32 trial, when given, just before: the same
+    # minute too.)
     rules, trials["F32"], trials["llama F32"] = [], [], []
     for _ in range(args.trials):
         if args.llama_bench and args.llama_f32:
             trials["llama F32"].append(llama_bench(args.llama_bench, args.llama_f32, n_pp, n_tg, 1))
-        rules.append(memory_bandwidth()[0])
+        before = memory_bandwidth()[0]
         trials["F32"].append(measure(model, n_pp, n_tg))
-    limits["F32"] = statistics.median(rules) * 1e9 / weight_bytes(model)
+        rules.append((before, memory_bandwidth()[0]))
+    rule_means = [statistics.mean(r) for r in rules]
+    limits["F32"] = statistics.median(rule_means) * 1e9 / weight_bytes(model)
     if trials["llama F32"]:
         anchors["F32"] = median_pair(trials["llama F32"])
     for kind in ("Q4_1", "Q4_1 int8", "F32"):
@@ -276,10 +281,13 @@ def main():
             f"| {name} | {pp:.1f} | {tg:.1f} | {peak:.3f} | {limit:.0f} | {lpp:.0f} / {ltg:.0f} |"
         )
     shares = " ".join(
-        f"{t['tg'] * weight_bytes(model) / (r * 1e9):.0%} ({r:.1f} GB/s)"
-        for t, r in zip(trials["F32"], rules)
+        f"{t['tg'] * weight_bytes(model) / (m * 1e9):.0%} ({r[0]:.1f} / {r[1]:.1f} GB/s)"
+        for t, r, m in zip(trials["F32"], rules, rule_means)
     )
-    print(f"F32 tg{n_tg} / its limit, trial by trial (the rule read just before): {shares}")
+    print(
+        f"F32 tg{n_tg} / its limit, trial by trial (the rule read just before / just after): "
+        f"{shares}"
+    )
     if trials["llama F32"]:
         f32 = by_round(trials["F32"], trials["llama F32"])
         print(f"F32 tg{n_tg} / llama.cpp's F32, round by round: {f32}")
