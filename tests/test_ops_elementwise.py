@@ -472,6 +472,15 @@ def test_float_floor_divide_and_remainder_signs(dt):
     assert_array_equal_np(x % y, np.remainder(a64, b64), dtype=dt)
 
 
+@pytest.mark.parametrize("dt", FLOATS)
+def test_sign_of_zeros_and_nan_is_positive_zero(dt):
+    # MLX's sign is +0 for -0.0, +0.0 and NaN (NumPy's keeps NaN); the infinities give -1 and 1.
+    x = mx.array([-0.0, 0.0, np.nan, -np.nan, -np.inf, np.inf, -2.5, 1e-3], dtype=getattr(mx, dt))
+    out = np.array(mx.sign(x).astype(mx.float32))
+    np.testing.assert_array_equal(out, [0, 0, 0, 0, -1, 1, -1, 1])
+    assert not np.signbit(out[:4]).any()
+
+
 @pytest.mark.nuvec_only
 @pytest.mark.parametrize("dt", BOOL_INT)
 def test_integer_division_by_zero_is_zero(dt):

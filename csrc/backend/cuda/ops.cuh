@@ -150,7 +150,7 @@ struct Sign {
     else if constexpr (std::is_unsigned_v<T>)
       return T(x > 0);
     else
-      return x > 0 ? T(1) : (x < 0 ? T(-1) : x);  // NaN and signed zero pass through
+      return x > 0 ? T(1) : (x < 0 ? T(-1) : T(0));  // both zeros and NaN give +0, as MLX
   }
 };
 struct Square {
