@@ -319,7 +319,8 @@ def array_section():
         "",
         "Operators call the element-wise ops (a Python scalar operand is weak, as in "
         "MLX; the reflected forms exist too). An operand must be an array, a scalar or an "
-        "array-like (a NumPy array, a buffer, a DLPack producer): a list, a tuple or another "
+        "array-like (a NumPy array, a buffer, a DLPack producer), which is converted to the "
+        "array's dtype, as MLX (`int8 + np.array([3.5])` is `int8`): a list, a tuple or another "
         "object raises `OpError`, except that `==` and `!=` then give `False` and `True`, as "
         "MLX. In-place forms (`a += b`, ..., `a @= b`) replace the array inside the Python "
         "object, as MLX: other names for that object see the new value (`/=` of an integer "

@@ -108,6 +108,39 @@ def test_dlpack_producers_are_operands():
     assert_array_equal_np(x + torch.ones(3), np.array([2, 3, 4], np.float32))
 
 
+def _iadd(x, other):
+    x += other
+    return x
+
+
+@pytest.mark.parametrize(
+    "fn, dtype, out_dtype, ref",
+    [
+        pytest.param(lambda x: x + np.array([3.5]), "int8", "int8", [4], id="int8+float64"),
+        pytest.param(lambda x: x + np.array(1.0), "float16", "float16", [2.5], id="float16+0d"),
+        pytest.param(
+            lambda x: mx.add(x, np.array([1.0], np.float32)), "float16", "float16", [2.5], id="add"
+        ),
+        pytest.param(lambda x: mx.power(x, np.array([0.5])), "int32", "int32", [1], id="power"),
+        pytest.param(
+            lambda x: x + np.array([1j], np.complex64), "float32", "float32", [1.5], id="complex"
+        ),
+        pytest.param(lambda x: x == np.array([1.5]), "int8", "bool_", [True], id="compare"),
+        pytest.param(
+            lambda x: mx.where(True, x, np.array([2.0])), "float16", "float16", [1.5], id="where"
+        ),
+        pytest.param(lambda x: mx.clip(x, np.array([2.5]), None), "int8", "int8", [2], id="clip"),
+        pytest.param(lambda x: _iadd(x, np.array([2.7])), "int8", "int8", [3], id="in-place"),
+    ],
+)
+def test_numpy_operands_take_the_arrays_dtype(fn, dtype, out_dtype, ref):
+    # As MLX: a NumPy array next to an array is converted to that array's dtype (cast, where a
+    # Python scalar would promote): 1.5 is 1 in the integer dtypes (so int8 1 == 1.5).
+    out = fn(mx.array([1.5]).astype(getattr(mx, dtype)))
+    assert out.dtype == getattr(mx, out_dtype)
+    assert out.tolist() == ref
+
+
 @pytest.mark.nuvec_only
 def test_op_functions_still_accept_lists():
     # nuvec's functions take anything array() takes; MLX's reject lists.

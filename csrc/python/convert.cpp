@@ -429,8 +429,12 @@ std::optional<Scalar> weak_value(nb::handle h) {
 Array arg_like(nb::handle h, Dtype other, const char* op) {
   if (nb::isinstance<Array>(h)) return *nb::inst_ptr<Array>(h);
   if (auto v = weak_value(h)) return weak_scalar(*v, other, op);
+  // As MLX: an array-like (a NumPy array, a buffer, a DLPack producer) is converted to the other
+  // operand's dtype (`int8 + np.array([3.5])` is int8); a list or tuple, which MLX's ops refuse,
+  // keeps the dtype its values make.
+  const bool listed = PyList_Check(h.ptr()) || PyTuple_Check(h.ptr());
   try {
-    return to_array(h);
+    return listed ? to_array(h) : to_array(h, other);
   } catch (const OpError& e) {  // an operand that is not array-like: name the op the user called
     throw OpError(op, std::string(e.what()).substr(e.op_name.size() + 2), e.is_index);
   }
