@@ -248,6 +248,23 @@ def test_same_array_passed_twice_gets_separate_gradients():
     _close(gb, [2.0, 8.0])
 
 
+def test_ties_of_maximum_and_minimum_send_the_gradient_to_the_second_argument():
+    # As MLX: d max(a, b) / da is (a > b), d / db is (a <= b), and alike for min; so relu's
+    # gradient is 0 at 0 and clip's is 0 at its bounds.
+    a, b = _f32([1.0, 2.0, 3.0]), _f32([2.0, 2.0, 2.0])
+    ga, gb = mx.grad(lambda a, b: mx.maximum(a, b).sum(), argnums=(0, 1))(a, b)
+    _close(ga, [0.0, 0.0, 1.0])
+    _close(gb, [1.0, 1.0, 0.0])
+    ga, gb = mx.grad(lambda a, b: mx.minimum(a, b).sum(), argnums=(0, 1))(a, b)
+    _close(ga, [1.0, 0.0, 0.0])
+    _close(gb, [0.0, 1.0, 1.0])
+    _, (t,) = mx.jvp(lambda a: mx.maximum(a, b), [a], [mx.ones((3,))])
+    _close(t, [0.0, 0.0, 1.0])
+    x = _f32([-1.0, 0.0, 0.5, 1.0, 2.0])
+    _close(mx.grad(lambda x: mx.maximum(x, 0.0).sum())(x), [0.0, 0.0, 1.0, 1.0, 1.0])
+    _close(mx.grad(lambda x: mx.clip(x, 0.0, 1.0).sum())(x), [0.0, 0.0, 1.0, 0.0, 0.0])
+
+
 def test_output_independent_of_input_gives_zeros():
     x = mx.array(np.array([[1.0, 2.0, 3.0]]), dtype=mx.float32)
     g = mx.grad(lambda a: mx.array(3.0))(x)

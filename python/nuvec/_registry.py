@@ -239,13 +239,14 @@ _ELEMENTWISE = [
         "maximum",
         "same",
         "numpy.maximum",
-        ("mask(BinaryOp::greater_equal, a, b)", "mask(BinaryOp::less, a, b)"),
+        # As MLX: a tie's gradient goes to b (relu's, maximum(x, 0), is 0 at 0).
+        ("mask(BinaryOp::greater, a, b)", "mask(BinaryOp::less_equal, a, b)"),
     ),
     _binary(
         "minimum",
         "same",
         "numpy.minimum",
-        ("mask(BinaryOp::less_equal, a, b)", "mask(BinaryOp::greater, a, b)"),
+        ("mask(BinaryOp::less, a, b)", "mask(BinaryOp::greater_equal, a, b)"),
     ),
     _binary("equal", "bool", "numpy.equal", ZERO, differentiable=BOOL_RESULT),
     _binary("not_equal", "bool", "numpy.not_equal", ZERO, differentiable=BOOL_RESULT),
