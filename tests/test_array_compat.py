@@ -131,11 +131,15 @@ def _iadd(x, other):
         ),
         pytest.param(lambda x: mx.clip(x, np.array([2.5]), None), "int8", "int8", [2], id="clip"),
         pytest.param(lambda x: _iadd(x, np.array([2.7])), "int8", "int8", [3], id="in-place"),
+        pytest.param(lambda x: x + np.float32(2.5), "int32", "int32", [3], id="np-float32"),
+        pytest.param(lambda x: x + np.int64(1000), "int8", "int8", [-23], id="np-int64-wraps"),
+        # NumPy's float64 is a Python float: weak, so it promotes as 2.5 would.
+        pytest.param(lambda x: x + np.float64(2.5), "int32", "float32", [3.5], id="np-float64"),
     ],
 )
 def test_numpy_operands_take_the_arrays_dtype(fn, dtype, out_dtype, ref):
-    # As MLX: a NumPy array next to an array is converted to that array's dtype (cast, where a
-    # Python scalar would promote): 1.5 is 1 in the integer dtypes (so int8 1 == 1.5).
+    # As MLX: a NumPy array or scalar next to an array is converted to that array's dtype (cast,
+    # where a Python scalar would promote): 1.5 is 1 in the integer dtypes (so int8 1 == 1.5).
     out = fn(mx.array([1.5]).astype(getattr(mx, dtype)))
     assert out.dtype == getattr(mx, out_dtype)
     assert out.tolist() == ref

@@ -410,28 +410,13 @@ Array to_array(nb::handle obj, std::optional<Dtype> dtype) {
                              nb::cast<std::string>(nb::str(obj.type().attr("__name__"))));
 }
 
-namespace {
-// Python scalars, and NumPy scalars, which MLX treats like them next to an array.
-std::optional<Scalar> weak_value(nb::handle h) {
-  if (auto v = as_scalar(h)) return v;
-  static PyObject* np_generic = [] {
-    nb::object g = nb::module_::import_("numpy").attr("generic");
-    return g.release().ptr();
-  }();
-  if (PyObject_IsInstance(h.ptr(), np_generic) == 1) {
-    nb::object py = h.attr("item")();
-    if (auto v = as_scalar(py)) return v;
-  }
-  return std::nullopt;
-}
-}  // namespace
-
 Array arg_like(nb::handle h, Dtype other, const char* op) {
   if (nb::isinstance<Array>(h)) return *nb::inst_ptr<Array>(h);
-  if (auto v = weak_value(h)) return weak_scalar(*v, other, op);
-  // As MLX: an array-like (a NumPy array, a buffer, a DLPack producer) is converted to the other
-  // operand's dtype (`int8 + np.array([3.5])` is int8); a list or tuple, which MLX's ops refuse,
-  // keeps the dtype its values make.
+  // Python scalars are weak (NumPy's float64 and complex128 are Python floats and complexes).
+  if (auto v = as_scalar(h)) return weak_scalar(*v, other, op);
+  // As MLX: an array-like (a NumPy array or scalar, a buffer, a DLPack producer) is converted to
+  // the other operand's dtype (`int8 + np.array([3.5])` and `int32 + np.float32(2.5)` are int8
+  // and int32); a list or tuple, which MLX's ops refuse, keeps the dtype its values make.
   const bool listed = PyList_Check(h.ptr()) || PyTuple_Check(h.ptr());
   try {
     return listed ? to_array(h) : to_array(h, other);
@@ -452,7 +437,7 @@ std::pair<Array, Array> binary_args(nb::handle a, nb::handle b, const char* op) 
     return {arg_like(a, y.dtype(), op), y};
   }
   // Neither is an array: a scalar is weak next to a converted operand.
-  auto sa = weak_value(a), sb = weak_value(b);
+  auto sa = as_scalar(a), sb = as_scalar(b);
   if (sa && !sb) {
     Array y = to_array(b);
     return {weak_scalar(*sa, y.dtype(), op), y};
