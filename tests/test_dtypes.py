@@ -104,7 +104,7 @@ def test_weak_python_scalars(dt, s):
         (lambda: mx.zeros((1,), mx.int64) * 2.0, "float32"),
         (lambda: mx.zeros((1,), mx.float16) + 1j, "complex64"),
         (lambda: mx.zeros((1,), mx.uint16) < 3, "bool"),
-        # NumPy scalars are weak too.
+        # NumPy scalars take the array's dtype (np.float64, a Python float, is weak).
         (lambda: mx.zeros((1,), mx.float16) + np.float32(1.5), "float16"),
         (lambda: mx.zeros((1,), mx.int8) + np.int64(3), "int8"),
         (lambda: mx.zeros((1,), mx.int8) + np.float64(1.5), "float32"),

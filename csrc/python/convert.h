@@ -12,7 +12,7 @@ namespace nuvec::python {
 
 namespace nb = nanobind;
 
-// A Python bool/int/float/complex (or NumPy scalar of those kinds), else nothing.
+// A Python bool/int/float/complex (NumPy's float64 and complex128 are floats and complexes), else nothing.
 std::optional<Scalar> as_scalar(nb::handle h);
 // The value of an int, bool, NumPy integer or any object with __index__ (nothing for other objects).
 // `overflow` is set when it does not fit in int64; the one-argument form raises OverflowError then
